@@ -1,0 +1,48 @@
+# The two commands the README opens with: `make demo` and `make test`.
+# Both create .venv themselves; `make test` also starts (and stops) the servers tests need.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip --disable-pip-version-check -q
+RUNTIME := $(VENV)/.installed-runtime
+DEV := $(VENV)/.installed-dev
+TYPECHECK := build/typecheck
+
+.PHONY: demo test lint typecheck bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(RUNTIME): pyproject.toml | $(BIN)/python
+	$(PIP) install -e .
+	touch $@
+
+$(DEV): pyproject.toml | $(BIN)/python
+	$(PIP) install -e '.[dev]'
+	touch $@ $(RUNTIME)
+
+demo: $(RUNTIME)
+	$(BIN)/otel-prov demo
+
+test: lint typecheck
+	$(BIN)/python -m pytest
+
+lint: $(DEV)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+# mypy cannot follow setuptools' package-dir mapping, so check a tree of links laid
+# out as the installed package is.
+typecheck: $(DEV)
+	rm -rf $(TYPECHECK) && mkdir -p $(TYPECHECK)/otel_prov
+	ln -s $(CURDIR)/otel_prov/* $(TYPECHECK)/otel_prov/
+	ln -s $(CURDIR)/exporters $(TYPECHECK)/otel_prov/exporters
+	ln -s $(CURDIR)/semconv $(TYPECHECK)/otel_prov/semconv
+	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p otel_prov
+
+bench: $(DEV)
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis .otel-prov

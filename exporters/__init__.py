@@ -1,0 +1,20 @@
+"""Provenance exporters: where the PROV-O triples of finished sessions go.
+
+* :class:`OxigraphStoreExporter` - an embedded on-disk store (the default).
+* :class:`FileExporter` - N-Quads, N-Triples, TriG or Turtle files, by suffix.
+
+All implement :class:`ProvExporter`; write your own by subclassing it.
+"""
+
+from otel_prov.exporters._base import DEFAULT_GRAPH, ExportResult, ProvExporter
+from otel_prov.exporters._file import FileExporter
+from otel_prov.exporters._oxigraph import DEFAULT_STORE, OxigraphStoreExporter
+
+__all__ = [
+    "DEFAULT_GRAPH",
+    "DEFAULT_STORE",
+    "ExportResult",
+    "FileExporter",
+    "OxigraphStoreExporter",
+    "ProvExporter",
+]

@@ -1,0 +1,58 @@
+"""The interface every provenance exporter implements.
+
+It mirrors OpenTelemetry's ``SpanExporter``: ``export`` takes a batch and returns
+success or failure and never raises into the caller; ``force_flush`` and ``shutdown``
+behave as the SDK's do.  The processor calls it from its worker thread only, never
+from the agent's.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from collections.abc import Sequence
+
+from otel_prov._rdf import InvalidIRIError, iri
+from otel_prov._record import ProvRecord
+from otel_prov._settings import env_str
+from otel_prov.environment_variables import OTEL_PROV_GRAPH
+
+__all__ = ["DEFAULT_GRAPH", "ExportResult", "ProvExporter", "graph_term"]
+
+DEFAULT_GRAPH = "urn:otel-prov:graph"
+"""The named graph provenance goes to unless ``graph=`` or ``OTEL_PROV_GRAPH`` says otherwise."""
+
+
+class ExportResult(enum.Enum):
+    SUCCESS = 0
+    FAILURE = 1
+
+
+class ProvExporter(abc.ABC):
+    """Receives the PROV-O triples of finished agent sessions and stores them."""
+
+    @abc.abstractmethod
+    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        """Store ``records``.  Must not raise; report failure through the result."""
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Deliver anything buffered; ``True`` when it all went out within the timeout."""
+        return True
+
+    def shutdown(self) -> None:  # noqa: B027 - optional hook, as in SpanExporter
+        """Flush and release resources; later exports fail."""
+
+
+def graph_term(graph: str | None) -> str:
+    """The provenance graph as an IRI term, from the argument, ``OTEL_PROV_GRAPH`` or the default.
+
+    Raises ``ValueError`` naming the bad IRI: a graph name is constructor input, and
+    writing to the wrong graph silently would lose the user's data.
+    """
+    value = graph or env_str(OTEL_PROV_GRAPH, DEFAULT_GRAPH) or DEFAULT_GRAPH
+    try:
+        return iri(value)
+    except InvalidIRIError as exc:
+        raise ValueError(
+            f"invalid provenance graph IRI ({OTEL_PROV_GRAPH} or graph=): {exc}"
+        ) from exc

@@ -1,0 +1,51 @@
+"""otel-prov: why did this AI agent do that?  OpenTelemetry spans in, W3C PROV-O out.
+
+Instrument an agent (by hand with :func:`agent_session`, :func:`iteration`,
+:func:`tool_call` and :func:`model_call`), add :class:`ProvSpanProcessor` to your
+``TracerProvider`` (or call :func:`configure`), and every finished agent session lands
+in a triple store as PROV-O, next to your regular OTLP traces, joined by trace and
+span ids.
+"""
+
+from otel_prov._configure import ProvHandle, configure
+from otel_prov._instrument import (
+    agent_session,
+    iteration,
+    model_call,
+    set_action,
+    set_answer,
+    set_arguments,
+    set_observation,
+    set_question,
+    set_thought,
+    set_usage,
+    tool_call,
+)
+from otel_prov._mapper import map_spans
+from otel_prov._processor import ProcessorStatistics, ProvSpanProcessor
+from otel_prov._record import ProvRecord
+from otel_prov._span_record import SpanRecord, record_from_span
+from otel_prov._version import __version__
+
+__all__ = [
+    "ProcessorStatistics",
+    "ProvHandle",
+    "ProvRecord",
+    "ProvSpanProcessor",
+    "SpanRecord",
+    "__version__",
+    "agent_session",
+    "configure",
+    "iteration",
+    "map_spans",
+    "model_call",
+    "record_from_span",
+    "set_action",
+    "set_answer",
+    "set_arguments",
+    "set_observation",
+    "set_question",
+    "set_thought",
+    "set_usage",
+    "tool_call",
+]

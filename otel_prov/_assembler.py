@@ -1,0 +1,179 @@
+"""Ended spans in, complete span trees out: when is an agent session ready to map?
+
+Kept free of threads and clocks (callers pass ``now_ns``), so the policy is tested
+directly and shared by the span processor (which also knows which spans are still
+open) and by the span-exporter entry point (which sees ended spans only, in batches).
+
+The rules:
+
+* Spans are buffered per trace.  A session is *ready* when its outermost session span
+  has ended and none of its descendants is still open (children may end after their
+  parent).  Without knowledge of open spans, it waits ``late_span_grace_ns`` after its
+  end for stragglers instead.  A descendant still open after the grace is exported when
+  it ends.
+* A ready session takes every buffered span of its trace that is not inside another
+  session still running: the HTTP or database spans around the agent come along.  After
+  that, spans that end in the trace outside a running session go out on their own.
+* A session span open for longer than ``session_timeout_ns`` is exported as it stands,
+  snapshotted with no end (the mapper marks it ``incomplete``).
+* A trace with no session, nothing open and nothing new for ``idle_timeout_ns`` is not
+  provenance: its spans are discarded (and counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from otel_prov._span_record import Role, SpanRecord
+
+__all__ = ["SessionAssembler"]
+
+
+@dataclass
+class _Trace:
+    spans: dict[int, SpanRecord] = field(default_factory=dict)
+    last_seen_ns: int = 0
+    exported: bool = False
+    """A session of this trace was exported: later spans follow it on their own."""
+
+
+class SessionAssembler:
+    """Buffers spans per trace and releases the groups that are ready to map."""
+
+    def __init__(
+        self,
+        *,
+        session_timeout_ns: int,
+        late_span_grace_ns: int,
+        idle_timeout_ns: int,
+        knows_open_spans: bool,
+    ) -> None:
+        self._session_timeout_ns = session_timeout_ns
+        self._grace_ns = late_span_grace_ns
+        self._idle_ns = idle_timeout_ns
+        self._knows_open = knows_open_spans
+        self._traces: dict[int, _Trace] = {}
+        self.pending = 0
+        """Spans buffered now."""
+        self.discarded = 0
+        """Spans of traces that turned out to hold no agent session."""
+
+    def add(self, span: SpanRecord, now_ns: int) -> None:
+        trace = self._traces.get(span.trace_id)
+        if trace is None:
+            trace = self._traces[span.trace_id] = _Trace()
+        if span.span_id not in trace.spans:
+            self.pending += 1
+        trace.spans[span.span_id] = span
+        trace.last_seen_ns = now_ns
+
+    def poll(
+        self,
+        now_ns: int,
+        open_spans: Iterable[SpanRecord] = (),
+        *,
+        flush: bool = False,
+        final: bool = False,
+    ) -> list[list[SpanRecord]]:
+        """Groups of spans ready to map, each from one trace.
+
+        ``open_spans`` are snapshots of spans that started and have not ended.  ``flush``
+        releases every ended session without waiting for its stragglers (force_flush);
+        ``final`` also releases sessions still open, as incomplete snapshots (shutdown).
+        """
+        flush = flush or final
+        open_by_trace: dict[int, list[SpanRecord]] = {}
+        for span in open_spans:
+            open_by_trace.setdefault(span.trace_id, []).append(span)
+        ready: list[list[SpanRecord]] = []
+        for trace_id in list(self._traces):
+            trace = self._traces[trace_id]
+            group = self._release(trace, open_by_trace.get(trace_id, []), now_ns, flush, final)
+            if group:
+                ready.append(group)
+            if not trace.spans and not open_by_trace.get(trace_id):
+                del self._traces[trace_id]
+        return ready
+
+    def _release(
+        self,
+        trace: _Trace,
+        open_spans: Sequence[SpanRecord],
+        now_ns: int,
+        flush: bool,
+        final: bool,
+    ) -> list[SpanRecord]:
+        known = {span.span_id: span for span in open_spans}
+        known.update(trace.spans)
+        open_ids = {span.span_id for span in open_spans}
+
+        memo: dict[int, SpanRecord | None] = {}
+
+        def outermost_session(span: SpanRecord) -> SpanRecord | None:
+            if span.span_id in memo:
+                return memo[span.span_id]
+            found = None
+            seen: set[int] = set()
+            current: SpanRecord | None = span
+            while current is not None and current.span_id not in seen:
+                if current.role is Role.SESSION:
+                    found = current
+                seen.add(current.span_id)
+                current = known.get(current.parent_id) if current.parent_id is not None else None
+            memo[span.span_id] = found
+            return found
+
+        def open_below(root: SpanRecord) -> bool:
+            return any(
+                span.span_id != root.span_id and outermost_session(span) is root
+                for span in open_spans
+            )
+
+        blocked: set[int] = set()
+        released_roots = False
+        timed_out: list[SpanRecord] = []
+        for span in known.values():
+            if span.role is not Role.SESSION or outermost_session(span) is not span:
+                continue
+            if span.span_id in open_ids:
+                if final or now_ns - span.start_ns >= self._session_timeout_ns:
+                    timed_out.append(span)
+                    released_roots = True
+                else:
+                    blocked.add(span.span_id)
+                continue
+            end_ns = span.end_ns if span.end_ns is not None else span.start_ns
+            settled = not open_below(span) if self._knows_open else False
+            if flush or settled or now_ns - end_ns >= self._grace_ns:
+                released_roots = True
+            else:
+                blocked.add(span.span_id)
+
+        def in_blocked(span: SpanRecord) -> bool:
+            root = outermost_session(span)
+            return root is not None and root.span_id in blocked
+
+        if not (released_roots or trace.exported):
+            idle = now_ns - trace.last_seen_ns >= self._idle_ns
+            no_session = not any(outermost_session(s) for s in trace.spans.values())
+            if (final or (not open_spans and idle)) and not blocked and no_session:
+                self.discarded += len(trace.spans)
+                self.pending -= len(trace.spans)
+                trace.spans.clear()
+            return []
+
+        group = [span for span in trace.spans.values() if not in_blocked(span)]
+        for span in group:
+            del trace.spans[span.span_id]
+        self.pending -= len(group)
+        if timed_out:
+            timed_out_ids = {root.span_id for root in timed_out}
+            group.extend(
+                span
+                for span in open_spans
+                if (root := outermost_session(span)) is not None and root.span_id in timed_out_ids
+            )
+        if group:
+            trace.exported = True
+        return group

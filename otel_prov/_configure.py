@@ -1,0 +1,102 @@
+"""``configure()``: one call that sets up tracing with provenance (and OTLP when asked)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from otel_prov import _content
+from otel_prov._processor import ProvSpanProcessor
+from otel_prov._settings import env_str
+from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
+from otel_prov.exporters import OxigraphStoreExporter, ProvExporter
+
+__all__ = ["ProvHandle", "configure"]
+
+_logger = logging.getLogger(__name__)
+
+_OTLP_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+@dataclass(frozen=True)
+class ProvHandle:
+    """What :func:`configure` built; flush or shut it all down through it."""
+
+    tracer_provider: TracerProvider
+    processor: ProvSpanProcessor
+    exporter: ProvExporter
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.tracer_provider.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.tracer_provider.shutdown()
+
+
+def _otlp_processor() -> SpanProcessor:
+    protocol = (
+        env_str("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        or env_str("OTEL_EXPORTER_OTLP_PROTOCOL")
+        or "http/protobuf"
+    )
+    if protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+            OTLPSpanExporter as GrpcExporter,
+        )
+
+        return BatchSpanProcessor(GrpcExporter())
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    return BatchSpanProcessor(OTLPSpanExporter())
+
+
+def configure(
+    *,
+    service_name: str | None = None,
+    store: str | os.PathLike[str] | None = None,
+    graph: str | None = None,
+    exporter: ProvExporter | None = None,
+    otlp: bool | None = None,
+    capture_content: bool | None = None,
+    session_timeout: float | None = None,
+    max_pending_spans: int | None = None,
+    set_global: bool = True,
+) -> ProvHandle:
+    """Build a ``TracerProvider`` that records provenance, install it, and return a handle.
+
+    Provenance goes to ``exporter`` if given, else to the embedded store at ``store``
+    (``OTEL_PROV_STORE``, default ``.otel-prov/store``).  Regular OTLP export is added
+    when ``otlp=True``, or when ``otlp`` is left unset and ``OTEL_EXPORTER_OTLP_ENDPOINT``
+    (or its ``_TRACES_`` form) is set; ``OTEL_EXPORTER_OTLP_PROTOCOL`` picks
+    ``http/protobuf`` (default) or ``grpc``.  The resource comes from ``service_name``,
+    ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.  ``capture_content`` overrides
+    ``OTEL_PROV_CAPTURE_CONTENT``.  ``set_global=False`` leaves the global provider alone.
+    """
+    if capture_content is not None:
+        _content.set_override(capture_content)
+    if exporter is None:
+        if env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT):
+            _logger.warning(
+                "%s is set, but this version of otel-prov has no SPARQL exporter yet; "
+                "provenance goes to the embedded store",
+                OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
+            )
+        exporter = OxigraphStoreExporter(Path(store) if store is not None else None, graph=graph)
+    resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
+    provider = TracerProvider(resource=resource)
+    if otlp or (otlp is None and any(env_str(name) for name in _OTLP_ENDPOINT_VARIABLES)):
+        provider.add_span_processor(_otlp_processor())
+    processor = ProvSpanProcessor(
+        exporter, session_timeout=session_timeout, max_pending_spans=max_pending_spans
+    )
+    provider.add_span_processor(processor)
+    if set_global:
+        trace.set_tracer_provider(provider)
+    return ProvHandle(provider, processor, exporter)

@@ -1,0 +1,164 @@
+"""A small deterministic ReAct agent, instrumented by hand: what ``otel-prov demo`` runs.
+
+The model is scripted (no network, no API key) and one tool fails once, so the
+provenance shows a failed tool call, the agent's recovery, a calculation and the
+final answer derived from the observations.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.trace import TracerProvider
+
+from otel_prov._instrument import (
+    agent_session,
+    iteration,
+    model_call,
+    set_action,
+    set_answer,
+    set_arguments,
+    set_observation,
+    set_thought,
+    set_usage,
+    tool_call,
+)
+
+__all__ = ["DEMO_QUESTION", "ScriptedModel", "Step", "WeatherTools", "run_demo_agent"]
+
+DEMO_QUESTION = "What is the temperature in Paris right now, in Fahrenheit?"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One scripted model reply: a thought and the action it chose."""
+
+    thought: str
+    action: str
+    arguments: str
+    """The arguments as the model wrote them (JSON text)."""
+    input_tokens: int
+    output_tokens: int
+
+
+_SCRIPT = (
+    Step("I need the current weather in Paris.", "get_weather", '{"city": "Paris"}', 112, 24),
+    Step(
+        "The weather service timed out. I will try once more.",
+        "get_weather",
+        '{"city": "Paris"}',
+        161,
+        27,
+    ),
+    Step(
+        "It is 18 °C. In Fahrenheit that is 18 * 9 / 5 + 32.",
+        "calculator",
+        '{"expression": "18 * 9 / 5 + 32"}',
+        203,
+        31,
+    ),
+    Step(
+        "I have everything I need.",
+        "final_answer",
+        '{"answer": "It is 64.4 °F (18 °C) in Paris, with light rain."}',
+        241,
+        29,
+    ),
+)
+
+
+class ScriptedModel:
+    """Returns the next prepared step on each call, like a chat model would."""
+
+    name = "scripted-react-1"
+    provider = "otel-prov-demo"
+
+    def __init__(self, script: tuple[Step, ...] = _SCRIPT) -> None:
+        self._steps = iter(script)
+
+    def next_step(self, observation: str | None) -> Step:
+        return next(self._steps)
+
+
+_OPERATORS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Expression):
+        return _evaluate(node.body)
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return float(_OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right)))
+    raise ValueError(f"unsupported expression element: {ast.dump(node)}")
+
+
+class WeatherTools:
+    """The demo's tools; the weather service fails on its first call."""
+
+    def __init__(self) -> None:
+        self._weather_calls = 0
+
+    def get_weather(self, city: str) -> str:
+        self._weather_calls += 1
+        if self._weather_calls == 1:
+            raise TimeoutError(f"weather service did not answer for {city} within 2 s")
+        return f"{city}: 18 °C, light rain"
+
+    def calculator(self, expression: str) -> str:
+        return f"{_evaluate(ast.parse(expression, mode='eval')):g}"
+
+    def run(self, name: str, arguments: dict[str, Any]) -> str:
+        tool: Callable[..., str] = getattr(self, name)
+        return tool(**arguments)
+
+
+def run_demo_agent(
+    question: str = DEMO_QUESTION,
+    *,
+    conversation_id: str = "demo-conversation",
+    tracer_provider: TracerProvider | None = None,
+) -> str:
+    """Run the ReAct loop once and return the answer; spans go to ``tracer_provider``."""
+    model, tools = ScriptedModel(), WeatherTools()
+    observation: str | None = None
+    tp = tracer_provider
+    with agent_session(
+        "weather-assistant", question=question, conversation_id=conversation_id, tracer_provider=tp
+    ) as session:
+        for number in range(1, 10):
+            with iteration(number, tracer_provider=tp):
+                with model_call(model.name, provider=model.provider, tracer_provider=tp):
+                    step = model.next_step(observation)
+                    set_usage(input_tokens=step.input_tokens, output_tokens=step.output_tokens)
+                set_thought(step.thought)
+                set_action(step.action)
+                set_arguments(step.arguments)
+                arguments = json.loads(step.arguments)
+                if step.action == "final_answer":
+                    answer = str(arguments["answer"])
+                    set_answer(answer, span=session)
+                    return answer
+                try:
+                    with tool_call(
+                        step.action,
+                        arguments=step.arguments,
+                        call_id=f"call_{number}",
+                        tracer_provider=tp,
+                    ):
+                        observation = tools.run(step.action, arguments)
+                        set_observation(observation)
+                except Exception as exc:  # noqa: BLE001 - the agent reads errors as observations
+                    observation = f"error: {type(exc).__name__}: {exc}"
+                set_observation(observation)
+    raise RuntimeError("the scripted model ran out of steps without answering")

@@ -1,0 +1,63 @@
+"""Deterministic IRIs: the same OTel ids always give the same IRIs.
+
+That is what makes a retried or replayed export idempotent: inserting the same triples
+twice leaves the store as it was.  Activities are named by trace and span id, the
+entities an activity produced or read by suffixing its IRI, agents by their (percent
+encoded) names, so every IRI written here is valid without further checks.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+__all__ = [
+    "activity_iri",
+    "agent_iri",
+    "entity_iri",
+    "model_iri",
+    "service_iri",
+    "span_hex",
+    "tool_iri",
+    "trace_hex",
+]
+
+_BASE = "urn:otel-prov:"
+
+
+def trace_hex(trace_id: int) -> str:
+    """32 lowercase hex digits, as W3C trace context and Jaeger print it."""
+    return f"{trace_id:032x}"
+
+
+def span_hex(span_id: int) -> str:
+    """16 lowercase hex digits."""
+    return f"{span_id:016x}"
+
+
+def activity_iri(trace_id: int, span_id: int) -> str:
+    return f"<{_BASE}{trace_id:032x}:{span_id:016x}>"
+
+
+def entity_iri(activity: str, kind: str) -> str:
+    """An entity of ``activity`` (an IRI term), e.g. its ``thought`` or ``observation``."""
+    return f"{activity[:-1]}:{kind}>"
+
+
+def _named(kind: str, name: str) -> str:
+    return f"<{_BASE}{kind}:{quote(name, safe='', errors='surrogatepass')}>"
+
+
+def agent_iri(name: str) -> str:
+    return _named("agent", name)
+
+
+def tool_iri(name: str) -> str:
+    return _named("tool", name)
+
+
+def model_iri(name: str) -> str:
+    return _named("model", name)
+
+
+def service_iri(name: str) -> str:
+    return _named("service", name)

@@ -1,0 +1,276 @@
+"""``ProvSpanProcessor``: turns finished agent sessions into provenance, off the agent's thread.
+
+Add it to any ``TracerProvider`` beside your own OTLP processor::
+
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    provider.add_span_processor(ProvSpanProcessor(OxigraphStoreExporter()))
+
+``on_start`` and ``on_end`` only record the span in memory (a dict entry and a deque
+append); assembling trees, mapping to PROV-O and exporting happen on one daemon worker
+thread, with instrumentation suppressed so the exporter's own I/O is not traced.
+A session goes out as soon as its session span and everything under it have ended.
+
+Memory is bounded by ``max_pending_spans``: past it, new spans are dropped, counted
+(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import os
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+
+from opentelemetry.context import (
+    _SUPPRESS_INSTRUMENTATION_KEY,
+    Context,
+    attach,
+    detach,
+    set_value,
+)
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+
+from otel_prov._assembler import SessionAssembler
+from otel_prov._mapper import map_spans
+from otel_prov._settings import env_float, env_int
+from otel_prov._span_record import SpanRecord, classify, record_from_span
+from otel_prov.environment_variables import (
+    OTEL_PROV_MAX_PENDING_SPANS,
+    OTEL_PROV_SESSION_TIMEOUT,
+)
+from otel_prov.exporters._base import ExportResult, ProvExporter
+from otel_prov.semconv import GEN_AI_OPERATION_NAME
+
+__all__ = ["ProcessorStatistics", "ProvSpanProcessor"]
+
+_logger = logging.getLogger(__name__)
+
+_DEFAULT_SESSION_TIMEOUT_S = 600.0
+_DEFAULT_MAX_PENDING = 100_000
+_SESSION_END_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow"})
+
+
+@dataclass(frozen=True)
+class ProcessorStatistics:
+    """Counters since the processor started."""
+
+    spans_received: int
+    spans_dropped: int
+    """Refused because ``max_pending_spans`` were already held."""
+    spans_discarded: int
+    """Belonged to traces without any agent session (not provenance)."""
+    records_exported: int
+    records_failed: int
+    """Records the exporter reported as not stored."""
+    problems: int
+    """Attributes or spans the mapper could only convert partly."""
+    pending_spans: int
+
+
+class ProvSpanProcessor(SpanProcessor):
+    """Collects ended spans per trace and exports each finished agent session as PROV-O.
+
+    ``session_timeout`` (seconds, ``OTEL_PROV_SESSION_TIMEOUT``, default 600): a session
+    span open longer is exported as ``incomplete``.  ``late_span_grace`` (seconds,
+    default 5): how long a finished session waits for descendants still running before
+    it goes out without them (they follow when they end).  ``schedule_delay`` (seconds,
+    default 1): how often the worker checks timeouts when nothing wakes it.
+    """
+
+    def __init__(
+        self,
+        exporter: ProvExporter,
+        *,
+        session_timeout: float | None = None,
+        late_span_grace: float = 5.0,
+        max_pending_spans: int | None = None,
+        schedule_delay: float = 1.0,
+        export_batch_size: int = 512,
+    ) -> None:
+        if not isinstance(exporter, ProvExporter):
+            raise TypeError(
+                "exporter must be an otel_prov.exporters.ProvExporter, "
+                f"not {type(exporter).__name__}"
+            )
+        self._exporter = exporter
+        timeout = session_timeout or env_float(
+            OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT_S
+        )
+        self._max_pending = max_pending_spans or env_int(
+            OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING
+        )
+        self._schedule_delay = schedule_delay
+        self._batch_size = export_batch_size
+        self._assembler = SessionAssembler(
+            session_timeout_ns=int(timeout * 1e9),
+            late_span_grace_ns=int(late_span_grace * 1e9),
+            idle_timeout_ns=0,
+            knows_open_spans=True,
+        )
+        self._open: dict[int, Span] = {}
+        self._queue: collections.deque[ReadableSpan] = collections.deque()
+        self._counts = collections.Counter[str]()
+        self._dropped = 0
+        self._dropped_reported = 0
+        self._shutdown = False
+        self._export_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._start_worker()
+        if hasattr(os, "register_at_fork"):
+            reinit = weakref.WeakMethod(self._after_fork)
+            os.register_at_fork(after_in_child=lambda: (method := reinit()) and method())
+
+    # --- agent thread: keep these cheap -------------------------------------------
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        context = span.context
+        if context is not None:
+            self._open[context.span_id] = span
+
+    def on_end(self, span: ReadableSpan) -> None:
+        context = span.context
+        if context is not None:
+            self._open.pop(context.span_id, None)
+        if self._shutdown:
+            return
+        if len(self._queue) + self._assembler.pending >= self._max_pending:
+            self._dropped += 1
+            return
+        self._queue.append(span)
+        attributes = span.attributes
+        if (
+            attributes is not None
+            and attributes.get(GEN_AI_OPERATION_NAME) in _SESSION_END_OPERATIONS
+        ) or len(self._queue) >= self._batch_size:
+            self._wake.set()
+
+    # --- worker thread -------------------------------------------------------------
+    def _start_worker(self) -> None:
+        self._worker = threading.Thread(name="OtelProvProcessor", target=self._run, daemon=True)
+        self._worker.start()
+
+    def _after_fork(self) -> None:
+        # The child inherits the parent's buffers but not its thread: start clean.
+        self._export_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._queue.clear()
+        self._open.clear()
+        self._start_worker()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait(self._schedule_delay)
+            self._wake.clear()
+            if self._shutdown:
+                break
+            self._cycle(flush=False, final=False)
+        self._cycle(flush=True, final=True)
+
+    def _open_snapshots(self) -> list[SpanRecord]:
+        """A cheap view of the open spans for deciding: ids and role, no attribute copies."""
+        return [
+            SpanRecord(
+                trace_id=span.context.trace_id,
+                span_id=span.context.span_id,
+                parent_id=span.parent.span_id if span.parent is not None else None,
+                name=span.name,
+                start_ns=span.start_time or 0,
+                end_ns=None,
+                role=classify(span.attributes or {}),
+            )
+            for span in list(self._open.values())
+        ]
+
+    def _cycle(self, *, flush: bool, final: bool) -> None:
+        with self._export_lock:
+            token = attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))
+            try:
+                self._collect_and_export(flush=flush, final=final)
+            except Exception:
+                _logger.exception("provenance worker cycle failed; spans stay buffered")
+            finally:
+                detach(token)
+            self._report_drops()
+
+    def _collect_and_export(self, *, flush: bool, final: bool) -> None:
+        now = time.time_ns()
+        while self._queue:
+            span = self._queue.popleft()
+            self._assembler.add(record_from_span(span), now)
+            self._counts["received"] += 1
+        open_spans = self._open_snapshots()
+        groups = self._assembler.poll(now, open_spans, flush=flush, final=final)
+        if not groups:
+            return
+        live = {span.context.span_id: span for span in list(self._open.values())}
+        records = []
+        for group in groups:
+            complete = [
+                record_from_span(live[s.span_id], ended=False)
+                if s.end_ns is None and s.span_id in live
+                else s
+                for s in group
+            ]
+            record = map_spans(complete)
+            if record.problems:
+                self._counts["problems"] += len(record.problems)
+                _logger.warning(
+                    "trace %s: %d span attribute(s) converted only partly: %s",
+                    record.trace_id,
+                    len(record.problems),
+                    "; ".join(record.problems[:5]),
+                )
+            records.append(record)
+        for start in range(0, len(records), self._batch_size):
+            batch = records[start : start + self._batch_size]
+            try:
+                result = self._exporter.export(batch)
+            except Exception:
+                _logger.exception("provenance exporter raised")
+                result = ExportResult.FAILURE
+            key = "exported" if result is ExportResult.SUCCESS else "failed"
+            self._counts[key] += len(batch)
+
+    def _report_drops(self) -> None:
+        dropped = self._dropped
+        if dropped != self._dropped_reported:
+            _logger.warning(
+                "dropped %d span(s): more than %d pending (max_pending_spans / %s)",
+                dropped - self._dropped_reported,
+                self._max_pending,
+                OTEL_PROV_MAX_PENDING_SPANS,
+            )
+            self._dropped_reported = dropped
+
+    # --- lifecycle -----------------------------------------------------------------
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Export every session whose span has ended, without waiting for stragglers."""
+        if self._shutdown:
+            return False
+        self._cycle(flush=True, final=False)
+        return self._exporter.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        """Export everything, open sessions as ``incomplete``, then shut the exporter down."""
+        if self._shutdown:
+            return
+        self._shutdown = True
+        self._wake.set()
+        self._worker.join(timeout=30)
+        self._exporter.shutdown()
+
+    def statistics(self) -> ProcessorStatistics:
+        return ProcessorStatistics(
+            spans_received=self._counts["received"],
+            spans_dropped=self._dropped,
+            spans_discarded=self._assembler.discarded,
+            records_exported=self._counts["exported"],
+            records_failed=self._counts["failed"],
+            problems=self._counts["problems"],
+            pending_spans=self._assembler.pending + len(self._queue),
+        )
+
+    def __repr__(self) -> str:
+        return f"ProvSpanProcessor(exporter={self._exporter!r})"

@@ -1,0 +1,165 @@
+"""RDF terms as N-Triples text: the one place where literals are escaped and IRIs checked.
+
+The mapper emits every term already in N-Triples syntax (a plain ``str``), because that
+text is valid, unchanged, in N-Quads files, in pyoxigraph's bulk loader and inside a
+SPARQL 1.1 ``INSERT DATA`` block.  Building strings is several times faster than building
+rdflib or pyoxigraph term objects, and a triple is just a tuple of three of them.
+
+Escaping follows the N-Triples ``ECHAR``/``UCHAR`` rules: backslash, double quote, line
+feed and carriage return are escaped, every other control character becomes ``\\uXXXX``.
+Lone surrogates (which cannot be encoded as UTF-8 and which stores reject) become
+U+FFFD.  Everything else, emoji and U+2028 included, is written as itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+__all__ = [
+    "OPROV",
+    "PREFIXES",
+    "PROV",
+    "RDFS",
+    "RDF_TYPE",
+    "XSD",
+    "InvalidIRIError",
+    "Triple",
+    "boolean",
+    "datetime_from_ns",
+    "integer",
+    "iri",
+    "literal",
+    "ntriples_iri_value",
+    "parse_literal",
+    "to_nquads",
+    "to_ntriples",
+]
+
+PROV = "http://www.w3.org/ns/prov#"
+OPROV = "https://w3id.org/otel-prov/ns#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+
+#: Prefixes bound in every serialization we write (PROV-MODEL: bind one per namespace).
+PREFIXES: dict[str, str] = {
+    "prov": PROV,
+    "oprov": OPROV,
+    "rdf": RDF,
+    "rdfs": RDFS,
+    "xsd": XSD,
+}
+
+Triple = tuple[str, str, str]
+"""Subject, predicate and object, each in N-Triples syntax."""
+
+RDF_TYPE = f"<{RDF}type>"
+
+_XSD_INTEGER = f"^^<{XSD}integer>"
+_XSD_BOOLEAN = f"^^<{XSD}boolean>"
+_XSD_DATETIME = f"^^<{XSD}dateTime>"
+
+# Characters that need escaping in a quoted literal: controls, quote, backslash, DEL,
+# and lone surrogates.
+_NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\\x7f\ud800-\udfff]')
+_ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F)}
+_ESCAPES.update(
+    {
+        ord("\\"): "\\\\",
+        ord('"'): '\\"',
+        ord("\n"): "\\n",
+        ord("\r"): "\\r",
+        ord("\t"): "\\t",
+        ord("\b"): "\\b",
+        ord("\f"): "\\f",
+    }
+)
+_ESCAPES.update({c: "\ufffd" for c in range(0xD800, 0xE000)})
+
+# RFC 3987 forbids these in an IRI; N-Triples forbids them inside <...> as well.
+_BAD_IRI_CHARS = re.compile('[\x00-\x20<>"{}|^`\\\\\ud800-\udfff]')
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+class InvalidIRIError(ValueError):
+    """An IRI that cannot be written between ``<`` and ``>`` without changing meaning."""
+
+
+def literal(value: str) -> str:
+    """A plain (``xsd:string``) literal, escaped so that it round-trips byte for byte."""
+    if _NEEDS_ESCAPE.search(value) is None:
+        return f'"{value}"'
+    return f'"{value.translate(_ESCAPES)}"'
+
+
+def integer(value: int) -> str:
+    """An ``xsd:integer`` literal in canonical form."""
+    return f'"{int(value)}"{_XSD_INTEGER}'
+
+
+def boolean(value: bool) -> str:
+    """An ``xsd:boolean`` literal in canonical form."""
+    return f'"{"true" if value else "false"}"{_XSD_BOOLEAN}'
+
+
+def datetime_from_ns(unix_nanos: int) -> str:
+    """An ``xsd:dateTime`` literal in UTC, microsecond precision, canonical lexical form.
+
+    Microseconds because Python's ``datetime`` (and so the ``prov`` package and rdflib)
+    holds no more; truncation is monotone, so start <= end survives it.  Trailing zeros of
+    the fraction are dropped, as the XSD canonical form wants and as stores print it.
+    """
+    seconds, nanos = divmod(unix_nanos, 1_000_000_000)
+    stamp = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    micros = nanos // 1000
+    fraction = f".{micros:06d}".rstrip("0") if micros else ""
+    return f'"{stamp}{fraction}Z"{_XSD_DATETIME}'
+
+
+def iri(value: str) -> str:
+    """An IRI term; raises :class:`InvalidIRIError` for text that is not an absolute IRI."""
+    if _SCHEME.match(value) is None:
+        raise InvalidIRIError(f"not an absolute IRI (no scheme): {value!r}")
+    bad = _BAD_IRI_CHARS.search(value)
+    if bad is not None:
+        raise InvalidIRIError(
+            f"character {bad.group()!r} at position {bad.start()} is not allowed in an IRI: "
+            f"{value!r}"
+        )
+    return f"<{value}>"
+
+
+def ntriples_iri_value(term: str) -> str:
+    """The IRI inside an IRI term written by :func:`iri`."""
+    return term[1:-1]
+
+
+_UNESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE_SEQUENCE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+
+
+def parse_literal(term: str) -> str:
+    """The lexical value of a literal written by this module (used by tests and readers)."""
+    end = term.rindex('"')
+    body = term[1:end]
+
+    def unescape(match: re.Match[str]) -> str:
+        short, long, char = match.groups()
+        if short or long:
+            return chr(int(short or long, 16))
+        return _UNESCAPES[char]
+
+    return _ESCAPE_SEQUENCE.sub(unescape, body)
+
+
+def to_ntriples(triples: Iterable[Triple]) -> str:
+    """N-Triples text, one statement per line."""
+    return "".join(f"{s} {p} {o} .\n" for s, p, o in triples)
+
+
+def to_nquads(triples: Iterable[Triple], graph: str) -> str:
+    """N-Quads text with every triple in ``graph`` (an IRI term, or ``""`` for default)."""
+    suffix = f" {graph} .\n" if graph else " .\n"
+    return "".join(f"{s} {p} {o}{suffix}" for s, p, o in triples)

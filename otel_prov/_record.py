@@ -1,0 +1,27 @@
+"""What the mapper hands to an exporter: the triples of one span tree and what went wrong."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from otel_prov._rdf import Triple
+
+__all__ = ["ProvRecord"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProvRecord:
+    """The provenance of one agent session (or of spans that joined a trace later).
+
+    ``triples`` are in N-Triples syntax and carry no graph: the exporter decides where
+    they go.  ``problems`` lists what the mapper could not convert as-is; the triples
+    still hold everything that could be.
+    """
+
+    trace_id: str
+    """32 lowercase hex digits."""
+    root: str
+    """IRI term of the outermost activity (the session, when there is one)."""
+    triples: tuple[Triple, ...]
+    problems: tuple[str, ...] = ()
+    span_count: int = 0

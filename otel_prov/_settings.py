@@ -1,0 +1,62 @@
+"""Reading settings the SDK way: keyword argument, else environment variable, else default.
+
+A malformed variable is logged (naming the variable and the value expected) and the
+default is used: configuration mistakes never crash the host application.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+__all__ = ["env_bool", "env_float", "env_int", "env_str"]
+
+_logger = logging.getLogger(__name__)
+
+_TRUE = frozenset({"true", "1", "yes", "on"})
+_FALSE = frozenset({"false", "0", "no", "off"})
+
+
+def env_str(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or default
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    _logger.warning("%s=%r is not a boolean (true/false); using %s", name, value, default)
+    return default
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if number <= 0:
+        _logger.warning("%s=%r is not a positive number; using %s", name, value, default)
+        return default
+    return number
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number <= 0:
+        _logger.warning("%s=%r is not a positive integer; using %s", name, value, default)
+        return default
+    return number

@@ -1,0 +1,132 @@
+"""The mapper's input: a plain, immutable snapshot of one span, whatever produced it.
+
+The SDK's ``ReadableSpan`` (ended spans), a live ``Span`` that never ended (flushed on
+timeout) and, later, OTLP JSON files all become a :class:`SpanRecord`, so that the
+mapper depends on none of them and stays a pure function.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.trace import StatusCode
+
+from otel_prov.semconv import GEN_AI_OPERATION_NAME, OTEL_PROV_ITERATION_NUMBER, SERVICE_NAME
+
+__all__ = ["Role", "SpanEvent", "SpanRecord", "classify", "record_from_span"]
+
+
+class Role(enum.Enum):
+    """What a span is in the provenance model (PROV-MODEL.md, "Which span is what")."""
+
+    SESSION = "session"
+    ITERATION = "iteration"
+    TOOL_CALL = "tool_call"
+    MODEL_CALL = "model_call"
+    RETRIEVAL = "retrieval"
+    SPAN = "span"
+
+
+@dataclass(frozen=True, slots=True)
+class SpanEvent:
+    name: str
+    time_ns: int
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SpanRecord:
+    """One span.  Ids are the OTel integers; ``end_ns`` is ``None`` for a span that never ended."""
+
+    trace_id: int
+    span_id: int
+    parent_id: int | None
+    name: str
+    start_ns: int
+    end_ns: int | None
+    status: str = "unset"
+    """``ok``, ``error`` or ``unset`` (the OTel status code, lower case)."""
+    status_message: str | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    events: tuple[SpanEvent, ...] = ()
+    links: tuple[tuple[int, int], ...] = ()
+    """(trace id, span id) of each span link."""
+    service_name: str | None = None
+    role: Role = Role.SPAN
+
+
+_SESSION_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow"})
+_TOOL_OPERATIONS = frozenset({"execute_tool"})
+_MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+_RETRIEVAL_OPERATIONS = frozenset({"retrieval"})
+
+_OPENINFERENCE = {
+    "AGENT": Role.SESSION,
+    "TOOL": Role.TOOL_CALL,
+    "LLM": Role.MODEL_CALL,
+    "RETRIEVER": Role.RETRIEVAL,
+}
+_OPENLLMETRY = {
+    "agent": Role.SESSION,
+    "workflow": Role.SESSION,
+    "tool": Role.TOOL_CALL,
+}
+
+
+def classify(attributes: Mapping[str, Any]) -> Role:
+    """The role of a span, from the official GenAI, our own or third-party conventions."""
+    if OTEL_PROV_ITERATION_NUMBER in attributes:
+        return Role.ITERATION
+    operation = attributes.get(GEN_AI_OPERATION_NAME)
+    if operation is not None:
+        if operation in _SESSION_OPERATIONS:
+            return Role.SESSION
+        if operation in _TOOL_OPERATIONS:
+            return Role.TOOL_CALL
+        if operation in _MODEL_OPERATIONS:
+            return Role.MODEL_CALL
+        if operation in _RETRIEVAL_OPERATIONS:
+            return Role.RETRIEVAL
+    kind = attributes.get("openinference.span.kind")
+    if isinstance(kind, str) and kind in _OPENINFERENCE:
+        return _OPENINFERENCE[kind]
+    kind = attributes.get("traceloop.span.kind")
+    if isinstance(kind, str) and kind in _OPENLLMETRY:
+        return _OPENLLMETRY[kind]
+    return Role.SPAN
+
+
+_STATUS = {StatusCode.OK: "ok", StatusCode.ERROR: "error", StatusCode.UNSET: "unset"}
+
+
+def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
+    """Snapshot an SDK span.  ``ended=False`` snapshots a live span that has not ended yet."""
+    context = span.context
+    parent = span.parent
+    attributes = dict(span.attributes or {})
+    resource = span.resource.attributes if span.resource is not None else {}
+    service = resource.get(SERVICE_NAME)
+    return SpanRecord(
+        trace_id=context.trace_id if context is not None else 0,
+        span_id=context.span_id if context is not None else 0,
+        parent_id=parent.span_id if parent is not None else None,
+        name=span.name,
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time if ended else None,
+        status=_STATUS.get(span.status.status_code, "unset"),
+        status_message=span.status.description,
+        attributes=attributes,
+        events=tuple(
+            SpanEvent(event.name, event.timestamp, dict(event.attributes or {}))
+            for event in span.events
+        ),
+        links=tuple(
+            (link.context.trace_id, link.context.span_id) for link in span.links if link.context
+        ),
+        service_name=service if isinstance(service, str) else None,
+        role=classify(attributes),
+    )

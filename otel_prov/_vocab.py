@@ -1,0 +1,76 @@
+"""The PROV-O and ``oprov`` terms the mapper writes, as ready N-Triples IRI terms.
+
+Every ``oprov`` term here is declared in ``semconv/ontology.ttl``; a test checks it.
+"""
+
+from __future__ import annotations
+
+from otel_prov._rdf import OPROV, PROV, RDF_TYPE, RDFS
+
+__all__ = ["ALL_OPROV_TERMS", "RDFS_LABEL", "RDF_TYPE", "O", "P"]
+
+RDFS_LABEL = f"<{RDFS}label>"
+
+
+class P:
+    """PROV-O terms."""
+
+    Activity = f"<{PROV}Activity>"
+    Entity = f"<{PROV}Entity>"
+    Agent = f"<{PROV}Agent>"
+    SoftwareAgent = f"<{PROV}SoftwareAgent>"
+    startedAtTime = f"<{PROV}startedAtTime>"
+    endedAtTime = f"<{PROV}endedAtTime>"
+    generatedAtTime = f"<{PROV}generatedAtTime>"
+    used = f"<{PROV}used>"
+    wasGeneratedBy = f"<{PROV}wasGeneratedBy>"
+    wasDerivedFrom = f"<{PROV}wasDerivedFrom>"
+    wasInformedBy = f"<{PROV}wasInformedBy>"
+    wasStartedBy = f"<{PROV}wasStartedBy>"
+    wasAssociatedWith = f"<{PROV}wasAssociatedWith>"
+    wasAttributedTo = f"<{PROV}wasAttributedTo>"
+    value = f"<{PROV}value>"
+
+
+class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
+    """``oprov`` terms (https://w3id.org/otel-prov/ns#)."""
+
+    AgentSession = f"<{OPROV}AgentSession>"
+    Iteration = f"<{OPROV}Iteration>"
+    ToolCall = f"<{OPROV}ToolCall>"
+    ModelCall = f"<{OPROV}ModelCall>"
+    Retrieval = f"<{OPROV}Retrieval>"
+    Span = f"<{OPROV}Span>"
+    Question = f"<{OPROV}Question>"
+    Thought = f"<{OPROV}Thought>"
+    Arguments = f"<{OPROV}Arguments>"
+    Observation = f"<{OPROV}Observation>"
+    Answer = f"<{OPROV}Answer>"
+    AIAgent = f"<{OPROV}AIAgent>"
+    Tool = f"<{OPROV}Tool>"
+    AIModel = f"<{OPROV}AIModel>"
+    Service = f"<{OPROV}Service>"
+    traceId = f"<{OPROV}traceId>"
+    spanId = f"<{OPROV}spanId>"
+    parentSpanId = f"<{OPROV}parentSpanId>"
+    partOf = f"<{OPROV}partOf>"
+    serviceName = f"<{OPROV}serviceName>"
+    status = f"<{OPROV}status>"
+    errorType = f"<{OPROV}errorType>"
+    errorMessage = f"<{OPROV}errorMessage>"
+    iterationNumber = f"<{OPROV}iterationNumber>"
+    action = f"<{OPROV}action>"
+    toolName = f"<{OPROV}toolName>"
+    toolCallId = f"<{OPROV}toolCallId>"
+    sessionId = f"<{OPROV}sessionId>"
+    agentName = f"<{OPROV}agentName>"
+    modelName = f"<{OPROV}modelName>"
+    providerName = f"<{OPROV}providerName>"
+    inputTokens = f"<{OPROV}inputTokens>"
+    outputTokens = f"<{OPROV}outputTokens>"
+
+
+ALL_OPROV_TERMS = tuple(
+    value[1 + len(OPROV) : -1] for name, value in vars(O).items() if not name.startswith("_")
+)
+"""Local names of every ``oprov`` term above (for the ontology test)."""

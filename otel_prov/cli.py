@@ -1,0 +1,216 @@
+"""``otel-prov``: run the demo, list sessions, show one, query provenance with SPARQL.
+
+Exit status: 0 success, 1 nothing found (or an empty query answer), 2 usage or store
+errors.  Errors are one line on stderr; data goes to stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyoxigraph
+
+from otel_prov._backend import EmbeddedBackend, QueryBackend, QueryResult, StoreUnavailableError
+from otel_prov._rdf import PREFIXES
+from otel_prov._render import (
+    render_json,
+    render_mermaid,
+    render_sessions_table,
+    render_text,
+)
+from otel_prov._session_view import (
+    PREFIXES as SPARQL_PREFIXES,
+)
+from otel_prov._session_view import (
+    find_sessions,
+    list_sessions,
+    load_session,
+    session_construct_query,
+)
+from otel_prov._settings import env_str
+from otel_prov._version import __version__
+from otel_prov.environment_variables import OTEL_PROV_JAEGER_URL
+from otel_prov.exporters._base import graph_term
+from otel_prov.exporters._oxigraph import default_store_path
+
+__all__ = ["main"]
+
+EXIT_OK, EXIT_NOT_FOUND, EXIT_ERROR = 0, 1, 2
+
+DEMO_QUERY = (
+    SPARQL_PREFIXES
+    + """
+# What did the final answer rest on?  Each observation, with the tool call behind it.
+SELECT ?tool ?callId ?observation WHERE {{ GRAPH {graph} {{
+  ?answer a oprov:Answer ; prov:wasGeneratedBy {session} ; prov:wasDerivedFrom ?obs .
+  ?obs a oprov:Observation ; prov:value ?observation ; prov:wasGeneratedBy ?call .
+  ?call oprov:toolName ?tool ; prov:startedAtTime ?start .
+  OPTIONAL {{ ?call oprov:toolCallId ?callId }}
+}} }} ORDER BY ?start"""
+)
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="otel-prov",
+        description="Provenance of AI agents from OpenTelemetry spans, as W3C PROV-O.",
+    )
+    parser.add_argument("--version", action="version", version=f"otel-prov {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument(
+            "--store",
+            type=Path,
+            help="embedded store directory (default: $OTEL_PROV_STORE or .otel-prov/store)",
+        )
+        sub.add_argument("--graph", help="provenance graph IRI (default: $OTEL_PROV_GRAPH)")
+        return sub
+
+    command("demo", "run the demo agent, store its provenance and print its trace")
+    sessions = command("sessions", "list agent sessions, newest first")
+    sessions.add_argument("--limit", type=int, default=20, help="at most N sessions (20)")
+    sessions.add_argument("--format", choices=("table", "json"), default="table")
+    show = command("show", "show one session: its question, iterations, tool calls, answer")
+    show.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
+    show.add_argument("--format", choices=("text", "json", "turtle", "mermaid"), default="text")
+    query = command("query", "run a SPARQL query (the default graph is the union of all)")
+    query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
+    query.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    return parser
+
+
+def _backend(args: argparse.Namespace) -> QueryBackend:
+    return EmbeddedBackend(args.store or default_store_path())
+
+
+def _graph(args: argparse.Namespace) -> str:
+    try:
+        return graph_term(args.graph)
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from exc
+
+
+def _write_table(result: QueryResult, fmt: str) -> None:
+    if result.kind == "ask":
+        print(json.dumps(result.boolean) if fmt == "json" else str(result.boolean).lower())
+        return
+    if result.kind == "graph":
+        data = pyoxigraph.serialize(
+            result.triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES
+        )
+        sys.stdout.write((data or b"").decode())
+        return
+    if fmt == "json":
+        print(json.dumps(result.rows, ensure_ascii=False, indent=2))
+    elif fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(result.variables), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(result.rows)
+        sys.stdout.write(buffer.getvalue())
+    else:
+        header = list(result.variables)
+        cells = [[(row[name] or "").replace("\n", "\\n") for name in header] for row in result.rows]
+        widths = [max(len(r[i]) for r in [header, *cells]) for i in range(len(header))]
+        for row in [header, *cells]:
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _show(backend: QueryBackend, graph: str, session: str, fmt: str) -> str:
+    if fmt == "turtle":
+        triples = backend.query(session_construct_query(graph, session)).triples
+        data = pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES)
+        return (data or b"").decode()
+    view = load_session(backend, graph, session)
+    if fmt == "mermaid":
+        return render_mermaid(view)
+    return render_text(view, jaeger_url=env_str(OTEL_PROV_JAEGER_URL))
+
+
+def _run(args: argparse.Namespace) -> int:
+    graph = _graph(args)
+    if args.command == "demo":
+        return _demo(args, graph)
+    backend = _backend(args)
+    if args.command == "sessions":
+        found = list_sessions(backend, graph, args.limit)
+        print(render_json(found) if args.format == "json" else render_sessions_table(found))
+        return EXIT_OK if found else EXIT_NOT_FOUND
+    if args.command == "show":
+        matches = find_sessions(backend, graph, args.id)
+        if not matches:
+            print(
+                f"otel-prov: no session with id, trace id or conversation id {args.id!r}",
+                file=sys.stderr,
+            )
+            return EXIT_NOT_FOUND
+        if args.format == "json":
+            print(render_json([load_session(backend, graph, m) for m in matches]))
+        else:
+            print("\n\n".join(_show(backend, graph, m, args.format).rstrip("\n") for m in matches))
+        return EXIT_OK
+    text = sys.stdin.read() if args.sparql == "-" else args.sparql
+    try:
+        result = backend.query(text)
+    except ValueError as exc:
+        raise _UsageError(str(exc).splitlines()[0]) from exc
+    _write_table(result, args.format)
+    empty = (result.kind == "select" and not result.rows) or (
+        result.kind == "graph" and not result.triples
+    )
+    return EXIT_NOT_FOUND if empty or result.boolean is False else EXIT_OK
+
+
+def _demo(args: argparse.Namespace, graph: str) -> int:
+    from otel_prov._configure import configure
+    from otel_prov._demo import run_demo_agent
+
+    store = args.store or default_store_path()
+    handle = configure(
+        store=store, graph=args.graph, set_global=False, otlp=False, service_name="otel-prov-demo"
+    )
+    try:
+        run_demo_agent(tracer_provider=handle.tracer_provider)
+    finally:
+        handle.shutdown()
+    stats = handle.processor.statistics()
+    if stats.records_failed or not stats.records_exported:
+        print(
+            "otel-prov: the demo's provenance was not stored (see the log above)", file=sys.stderr
+        )
+        return EXIT_ERROR
+    backend = EmbeddedBackend(store)
+    session = list_sessions(backend, graph, 1)[0].id
+    print(f"Provenance stored in {store}\n")
+    print(_show(backend, graph, session, "text"))
+    query = DEMO_QUERY.format(graph=graph, session=f"<{session}>")
+    print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
+    _write_table(backend.query(query), "table")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except (_UsageError, StoreUnavailableError) as exc:
+        print(f"otel-prov: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

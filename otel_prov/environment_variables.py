@@ -1,0 +1,91 @@
+"""Environment variables read by otel-prov.
+
+Every setting is also a keyword argument (of :func:`otel_prov.configure`, the processor
+or the exporter), which wins over the variable; a malformed value is logged and the
+documented default used instead, never a crash.
+"""
+
+OTEL_PROV_SPARQL_UPDATE_ENDPOINT = "OTEL_PROV_SPARQL_UPDATE_ENDPOINT"
+"""
+.. envvar:: OTEL_PROV_SPARQL_UPDATE_ENDPOINT
+
+SPARQL 1.1 Update endpoint that provenance is sent to.  Unset: the embedded store.
+"""
+
+OTEL_PROV_SPARQL_QUERY_ENDPOINT = "OTEL_PROV_SPARQL_QUERY_ENDPOINT"
+"""
+.. envvar:: OTEL_PROV_SPARQL_QUERY_ENDPOINT
+
+SPARQL query endpoint; the CLI reads from it when ``--store``/``--endpoint`` are not given.
+"""
+
+OTEL_PROV_SPARQL_HEADERS = "OTEL_PROV_SPARQL_HEADERS"
+"""
+.. envvar:: OTEL_PROV_SPARQL_HEADERS
+
+``key=value,...`` headers for the SPARQL endpoints (same syntax as
+``OTEL_EXPORTER_OTLP_HEADERS``).  Never logged.
+"""
+
+OTEL_PROV_GRAPH = "OTEL_PROV_GRAPH"
+"""
+.. envvar:: OTEL_PROV_GRAPH
+
+Named graph IRI that provenance is written to.  Default: ``urn:otel-prov:graph``.
+"""
+
+OTEL_PROV_STORE = "OTEL_PROV_STORE"
+"""
+.. envvar:: OTEL_PROV_STORE
+
+Directory of the embedded (pyoxigraph, on disk) store.  Default: ``.otel-prov/store``
+in the current directory.
+"""
+
+OTEL_PROV_SPOOL_DIR = "OTEL_PROV_SPOOL_DIR"
+"""
+.. envvar:: OTEL_PROV_SPOOL_DIR
+
+Durable spool for batches the store has not accepted yet.
+"""
+
+OTEL_PROV_CAPTURE_CONTENT = "OTEL_PROV_CAPTURE_CONTENT"
+"""
+.. envvar:: OTEL_PROV_CAPTURE_CONTENT
+
+``true`` (default) records thoughts, arguments, observations, questions and answers on
+the ``otel_prov.*`` attributes; ``false`` records structure only.
+"""
+
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = (
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+)
+"""
+.. envvar:: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
+
+The OpenTelemetry GenAI opt-in for the ``gen_ai.*`` content attributes (off unless set to
+``true``, ``SPAN_ONLY`` or ``SPAN_AND_EVENT``).  ``NO_CONTENT`` set explicitly also turns
+the ``otel_prov.*`` content off.
+"""
+
+OTEL_PROV_SESSION_TIMEOUT = "OTEL_PROV_SESSION_TIMEOUT"
+"""
+.. envvar:: OTEL_PROV_SESSION_TIMEOUT
+
+Seconds after which a session whose span never ended is exported as ``incomplete``.
+Default: 600.
+"""
+
+OTEL_PROV_MAX_PENDING_SPANS = "OTEL_PROV_MAX_PENDING_SPANS"
+"""
+.. envvar:: OTEL_PROV_MAX_PENDING_SPANS
+
+Most spans the processor holds before it drops (and counts) new ones.  Default: 100000.
+"""
+
+OTEL_PROV_JAEGER_URL = "OTEL_PROV_JAEGER_URL"
+"""
+.. envvar:: OTEL_PROV_JAEGER_URL
+
+URL template with ``{trace_id}``: ``otel-prov show`` prints a link to the trace.
+"""

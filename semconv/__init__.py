@@ -1,0 +1,82 @@
+"""otel-prov semantic conventions: attribute names, the ``oprov`` ontology and SHACL shapes.
+
+The attribute registry (``registry/otel_prov.yaml``, Weaver v2 syntax) is the source of
+truth; the constants below mirror it and a test keeps the two in step.  The official
+``gen_ai.*`` names we rely on are listed too, so that the rest of the code refers to one
+place and a test can check them against the OpenTelemetry semantic-conventions package.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "ERROR_TYPE",
+    "GEN_AI_AGENT_ID",
+    "GEN_AI_AGENT_NAME",
+    "GEN_AI_CONVERSATION_ID",
+    "GEN_AI_OPERATION_NAME",
+    "GEN_AI_PROVIDER_NAME",
+    "GEN_AI_REQUEST_MODEL",
+    "GEN_AI_RESPONSE_MODEL",
+    "GEN_AI_TOOL_CALL_ARGUMENTS",
+    "GEN_AI_TOOL_CALL_ID",
+    "GEN_AI_TOOL_CALL_RESULT",
+    "GEN_AI_TOOL_NAME",
+    "GEN_AI_TOOL_TYPE",
+    "GEN_AI_USAGE_INPUT_TOKENS",
+    "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "ONTOLOGY_PATH",
+    "OTEL_PROV_ACTION",
+    "OTEL_PROV_ANSWER",
+    "OTEL_PROV_ARGUMENTS",
+    "OTEL_PROV_ITERATION_NUMBER",
+    "OTEL_PROV_OBSERVATION",
+    "OTEL_PROV_QUESTION",
+    "OTEL_PROV_THOUGHT",
+    "REGISTRY_DIR",
+    "SERVICE_NAME",
+    "SHAPES_PATH",
+]
+
+_HERE = Path(__file__).resolve().parent
+REGISTRY_DIR = _HERE / "registry"
+"""The Weaver v2 registry of the ``otel_prov.*`` attributes."""
+ONTOLOGY_PATH = _HERE / "ontology.ttl"
+"""The ``oprov`` ontology (Turtle); every class and object property refines PROV-O."""
+SHAPES_PATH = _HERE / "shapes.ttl"
+"""SHACL shapes for the graphs the mapper writes."""
+
+# --- otel_prov.* (this project's registry) ---------------------------------------
+OTEL_PROV_QUESTION = "otel_prov.question"
+"""The user's question or task, on the agent session span."""
+OTEL_PROV_ANSWER = "otel_prov.answer"
+"""The final answer, on the agent session span."""
+OTEL_PROV_ITERATION_NUMBER = "otel_prov.iteration.number"
+"""1-based number of a reason-act step; its presence marks an iteration span."""
+OTEL_PROV_THOUGHT = "otel_prov.thought"
+"""The model's reasoning for this step."""
+OTEL_PROV_ACTION = "otel_prov.action"
+"""The tool the step chose, or ``final_answer``."""
+OTEL_PROV_ARGUMENTS = "otel_prov.arguments"
+"""The exact JSON arguments chosen, on an iteration or a tool-call span."""
+OTEL_PROV_OBSERVATION = "otel_prov.observation"
+"""What the action returned, on an iteration or a tool-call span."""
+
+# --- official OpenTelemetry conventions we build on ---------------------------------
+GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
+GEN_AI_AGENT_NAME = "gen_ai.agent.name"
+GEN_AI_AGENT_ID = "gen_ai.agent.id"
+GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
+GEN_AI_TOOL_NAME = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE = "gen_ai.tool.type"
+GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
+GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
+GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
+GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+ERROR_TYPE = "error.type"
+SERVICE_NAME = "service.name"

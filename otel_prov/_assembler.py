@@ -87,13 +87,15 @@ class SessionAssembler:
         for span in open_spans:
             open_by_trace.setdefault(span.trace_id, []).append(span)
         ready: list[list[SpanRecord]] = []
-        for trace_id in list(self._traces):
-            trace = self._traces[trace_id]
+        for trace_id in [*self._traces, *(t for t in open_by_trace if t not in self._traces)]:
+            trace = self._traces.get(trace_id) or _Trace(last_seen_ns=now_ns)
             group = self._release(trace, open_by_trace.get(trace_id, []), now_ns, flush, final)
             if group:
                 ready.append(group)
-            if not trace.spans and not open_by_trace.get(trace_id):
-                del self._traces[trace_id]
+            if trace.spans or (trace.exported and open_by_trace.get(trace_id)):
+                self._traces[trace_id] = trace
+            else:
+                self._traces.pop(trace_id, None)
         return ready
 
     def _release(
@@ -167,7 +169,10 @@ class SessionAssembler:
         for span in group:
             del trace.spans[span.span_id]
         self.pending -= len(group)
-        if timed_out:
+        if final:
+            # The process is ending: whatever still runs in this trace never will end.
+            group.extend(open_spans)
+        elif timed_out:
             timed_out_ids = {root.span_id for root in timed_out}
             group.extend(
                 span

@@ -11,7 +11,8 @@ thread, with instrumentation suppressed so the exporter's own I/O is not traced.
 A session goes out as soon as its session span and everything under it have ended.
 
 Memory is bounded by ``max_pending_spans``: past it, new spans are dropped, counted
-(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.
+(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.  Session
+spans are still taken, since they are what lets the held spans go out.
 """
 
 from __future__ import annotations
@@ -135,15 +136,17 @@ class ProvSpanProcessor(SpanProcessor):
             self._open.pop(context.span_id, None)
         if self._shutdown:
             return
-        if len(self._queue) + self._assembler.pending >= self._max_pending:
+        attributes = span.attributes
+        ends_session = (
+            attributes is not None
+            and attributes.get(GEN_AI_OPERATION_NAME) in _SESSION_END_OPERATIONS
+        )
+        # A session span is taken even when full: it is what releases the spans held.
+        if not ends_session and len(self._queue) + self._assembler.pending >= self._max_pending:
             self._dropped += 1
             return
         self._queue.append(span)
-        attributes = span.attributes
-        if (
-            attributes is not None
-            and attributes.get(GEN_AI_OPERATION_NAME) in _SESSION_END_OPERATIONS
-        ) or len(self._queue) >= self._batch_size:
+        if ends_session or len(self._queue) >= self._batch_size:
             self._wake.set()
 
     # --- worker thread -------------------------------------------------------------

@@ -1,0 +1,32 @@
+"""Shared fixtures: an SDK provider with an in-memory exporter, and span-record builders."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_prov import _content
+
+
+@pytest.fixture
+def memory_provider() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "test-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def _clean_content_switches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Each test starts with the default capture settings and no configure() override."""
+    monkeypatch.delenv("OTEL_PROV_CAPTURE_CONTENT", raising=False)
+    monkeypatch.delenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", raising=False)
+    _content.set_override(None)
+    yield
+    _content.set_override(None)

@@ -1,0 +1,43 @@
+"""A ProvExporter that keeps what it receives, for processor tests (the interface is ours)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+
+from otel_prov._record import ProvRecord
+from otel_prov.exporters import ExportResult, ProvExporter
+
+
+class RecordingExporter(ProvExporter):
+    def __init__(self, *, gate: threading.Event | None = None, fail: bool = False) -> None:
+        self.records: list[ProvRecord] = []
+        self.batches = 0
+        self.shut_down = False
+        self._gate = gate
+        self._fail = fail
+        self._lock = threading.Lock()
+
+    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        if self._gate is not None:
+            self._gate.wait()
+        if self._fail:
+            raise ConnectionError("store unreachable")
+        with self._lock:
+            self.records.extend(records)
+            self.batches += 1
+        return ExportResult.SUCCESS
+
+    def shutdown(self) -> None:
+        self.shut_down = True
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[ProvRecord]:
+        """Records once at least ``count`` arrived (the worker exports on its own thread)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if len(self.records) >= count:
+                    return list(self.records)
+            time.sleep(0.01)
+        raise AssertionError(f"expected {count} records, got {len(self.records)}")

@@ -1,0 +1,277 @@
+"""The mapper: golden output for a known tree, determinism, PROV shape, and bad input."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from otel_prov._mapper import map_spans
+from otel_prov._rdf import parse_literal, to_ntriples
+from otel_prov._span_record import SpanEvent
+from otel_prov._vocab import RDF_TYPE, O, P
+from tests.builders import TRACE, make_span
+from tests.session_tree import known_session
+
+GOLDEN = Path(__file__).parent / "golden" / "known_session.nt"
+
+
+def _act(span_id: int) -> str:
+    return f"<urn:otel-prov:{TRACE:032x}:{span_id:016x}>"
+
+
+def _ent(span_id: int, kind: str) -> str:
+    return f"<urn:otel-prov:{TRACE:032x}:{span_id:016x}:{kind}>"
+
+
+def test_known_session_matches_golden_file() -> None:
+    text = "".join(sorted(to_ntriples(map_spans(known_session()).triples).splitlines(True)))
+    if os.environ.get("OTEL_PROV_UPDATE_GOLDEN"):
+        GOLDEN.write_text(text, encoding="utf-8")
+    expected = GOLDEN.read_text(encoding="utf-8")
+    diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True)))
+    assert text == expected, f"mapper output changed (OTEL_PROV_UPDATE_GOLDEN=1 to accept):\n{diff}"
+
+
+def test_same_spans_in_any_order_give_the_same_triples() -> None:
+    spans = known_session()
+    first = map_spans(spans)
+    for seed in range(5):
+        shuffled = spans[:]
+        random.Random(seed).shuffle(shuffled)
+        again = map_spans(shuffled)
+        assert again.triples == first.triples
+    assert first.root == _act(0x20)
+    assert first.trace_id == f"{TRACE:032x}"
+
+
+def test_iterations_chain_and_parallel_observations_form_a_dag() -> None:
+    triples = set(map_spans(known_session()).triples)
+    assert (_act(0x24), P.wasInformedBy, _act(0x21)) in triples
+    assert (_act(0x26), P.wasInformedBy, _act(0x24)) in triples
+    assert (_act(0x29), P.wasInformedBy, _act(0x26)) in triples
+    # iteration 4 used both observations of the two parallel calls of iteration 3
+    assert (_act(0x29), P.used, _ent(0x27, "observation")) in triples
+    assert (_act(0x29), P.used, _ent(0x28, "observation")) in triples
+    answer = _ent(0x20, "answer")
+    derived = {o for s, p, o in triples if s == answer and p == P.wasDerivedFrom}
+    assert {
+        _ent(0x25, "observation"),
+        _ent(0x27, "observation"),
+        _ent(0x28, "observation"),
+    } <= derived
+
+
+def test_failed_tool_call_has_error_and_no_observation() -> None:
+    triples = set(map_spans(known_session()).triples)
+    failed = _act(0x23)
+    assert (failed, O.status, '"error"') in triples
+    assert (failed, O.errorType, '"TimeoutError"') in triples
+    assert (failed, O.errorMessage, '"timed out"') in triples
+    assert not any(p == P.wasGeneratedBy and o == failed for _, p, o in triples)
+    # the failure informs the next step, but nothing of it is used as a result
+    assert not any(s == _act(0x24) and p == P.used for s, p, _ in triples)
+
+
+def test_nested_session_is_part_of_and_started_by_its_parent() -> None:
+    spans = [
+        make_span(
+            1, None, gen_ai__operation__name="invoke_agent", gen_ai__agent__name="outer", end_ms=10
+        ),
+        make_span(
+            2, 1, gen_ai__operation__name="execute_tool", gen_ai__tool__name="delegate", end_ms=9
+        ),
+        make_span(
+            3, 2, gen_ai__operation__name="invoke_agent", gen_ai__agent__name="inner", end_ms=8
+        ),
+    ]
+    record = map_spans(spans)
+    triples = set(record.triples)
+    assert record.root == _act(1)
+    assert (_act(3), RDF_TYPE, O.AgentSession) in triples
+    assert (_act(3), O.partOf, _act(2)) in triples
+    assert (_act(3), P.wasStartedBy, _act(2)) in triples
+    assert not any(s == _act(1) and p == P.wasStartedBy for s, p, _ in triples)
+
+
+def test_third_party_conventions_map_to_the_same_classes() -> None:
+    spans = [
+        make_span(
+            1,
+            None,
+            openinference__span__kind="AGENT",
+            input__value="q?",
+            output__value="a!",
+            session__id="s-1",
+        ),
+        make_span(
+            2,
+            1,
+            openinference__span__kind="TOOL",
+            tool__name="search",
+            input__value='{"q": "x"}',
+            output__value="found",
+        ),
+        make_span(3, 1, openinference__span__kind="LLM", llm__model_name="gpt"),
+        make_span(4, 1, traceloop__span__kind="tool", traceloop__entity__name="calc"),
+        make_span(5, 1, openinference__span__kind="RETRIEVER"),
+    ]
+    triples = set(map_spans(spans).triples)
+    assert (_act(1), RDF_TYPE, O.AgentSession) in triples
+    assert (_act(1), O.sessionId, '"s-1"') in triples
+    assert (_ent(1, "question"), P.value, '"q?"') in triples
+    assert (_act(2), O.toolName, '"search"') in triples
+    assert (_ent(2, "observation"), P.value, '"found"') in triples
+    assert (_act(3), RDF_TYPE, O.ModelCall) in triples
+    assert (_act(3), O.modelName, '"gpt"') in triples
+    assert (_act(4), O.toolName, '"calc"') in triples
+    assert (_act(5), RDF_TYPE, O.Retrieval) in triples
+
+
+def test_non_json_arguments_are_kept_as_text_and_reported() -> None:
+    spans = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent"),
+        make_span(
+            2,
+            1,
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="t",
+            otel_prov__arguments="city=Paris",
+        ),
+    ]
+    record = map_spans(spans)
+    assert (_ent(2, "arguments"), P.value, '"city=Paris"') in record.triples
+    assert any(
+        "not JSON" in problem and "0000000000000002" in problem for problem in record.problems
+    )
+
+
+def test_unexpected_attribute_types_are_converted_and_reported() -> None:
+    spans = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent", otel_prov__question=["a", "b"]),
+        make_span(2, 1, otel_prov__iteration__number="2", otel_prov__thought=42),
+        make_span(3, 1, otel_prov__iteration__number="two"),
+    ]
+    record = map_spans(spans)
+    triples = set(record.triples)
+    assert (_ent(1, "question"), P.value, '"[\\"a\\", \\"b\\"]"') in triples
+    assert (
+        _act(2),
+        O.iterationNumber,
+        '"2"^^<http://www.w3.org/2001/XMLSchema#integer>',
+    ) in triples
+    assert (_ent(2, "thought"), P.value, '"42"') in triples
+    assert (_act(3), RDF_TYPE, O.Iteration) in triples  # kept, without a number
+    assert not any(s == _act(3) and p == O.iterationNumber for s, p, _ in triples)
+    assert len(record.problems) == 4
+
+
+def test_missing_parent_keeps_the_span_and_its_link() -> None:
+    spans = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent"),
+        make_span(3, 2, gen_ai__operation__name="execute_tool", gen_ai__tool__name="t"),
+    ]
+    triples = set(map_spans(spans).triples)
+    assert (_act(3), O.partOf, _act(2)) in triples
+    assert (_act(3), RDF_TYPE, O.ToolCall) in triples
+
+
+def test_ten_megabyte_attribute_survives_whole() -> None:
+    big = "x" * 10_000_000 + '"\n'
+    spans = [make_span(1, None, gen_ai__operation__name="invoke_agent", otel_prov__answer=big)]
+    values = [o for s, p, o in map_spans(spans).triples if p == P.value]
+    assert [parse_literal(v) for v in values] == [big]
+
+
+def test_a_span_whose_mapping_fails_is_kept_as_a_plain_span() -> None:
+    class Exploding(dict[str, object]):
+        def get(self, key: str, default: object = None) -> object:
+            if key == "gen_ai.tool.name":
+                raise RuntimeError("boom")
+            return super().get(key, default)
+
+    base = make_span(2, 1, gen_ai__operation__name="execute_tool")
+    broken = type(base)(
+        **{
+            **{f: getattr(base, f) for f in base.__slots__},
+            "attributes": Exploding(base.attributes),
+        }
+    )
+    record = map_spans([make_span(1, None, gen_ai__operation__name="invoke_agent"), broken])
+    triples = set(record.triples)
+    assert (_act(2), RDF_TYPE, O.Span) in triples
+    assert (_act(2), O.spanId, '"0000000000000002"') in triples
+    assert (_act(2), RDF_TYPE, O.ToolCall) not in triples
+    assert any("boom" in problem for problem in record.problems)
+
+
+def test_end_before_start_is_clamped_and_reported() -> None:
+    record = map_spans([make_span(1, None, start_ms=5, end_ms=1)])
+    ends = [o for s, p, o in record.triples if p == P.endedAtTime]
+    starts = [o for s, p, o in record.triples if p == P.startedAtTime]
+    assert ends == starts
+    assert any("ends before it starts" in problem for problem in record.problems)
+
+
+def test_exception_event_fills_error_details() -> None:
+    event = SpanEvent("exception", 0, {"exception.type": "KeyError", "exception.message": "k"})
+    record = map_spans([make_span(1, None, status="error", events=(event,))])
+    assert (_act(1), O.errorType, '"KeyError"') in record.triples
+    assert (_act(1), O.errorMessage, '"k"') in record.triples
+
+
+def test_unfinished_span_is_incomplete_without_end_time() -> None:
+    triples = set(
+        map_spans([make_span(1, None, end_ms=None, gen_ai__operation__name="invoke_agent")]).triples
+    )
+    assert (_act(1), O.status, '"incomplete"') in triples
+    assert not any(p == P.endedAtTime for _, p, _ in triples)
+
+
+def test_links_become_was_informed_by() -> None:
+    other = (0xABC, 0xDEF)
+    record = map_spans([make_span(1, None, links=(other,))])
+    assert (
+        _act(1),
+        P.wasInformedBy,
+        f"<urn:otel-prov:{0xABC:032x}:{0xDEF:016x}>",
+    ) in record.triples
+
+
+@pytest.mark.parametrize("name", ["a b", "ü/ä", "<x>", "\ud800", "a\nb"])
+def test_agent_and_tool_names_always_give_valid_iris(name: str) -> None:
+    from otel_prov._rdf import iri
+
+    spans = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent", gen_ai__agent__name=name),
+        make_span(2, 1, gen_ai__operation__name="execute_tool", gen_ai__tool__name=name),
+    ]
+    for s, _, o in map_spans(spans).triples:
+        for term in (s, o):
+            if term.startswith("<"):
+                assert iri(term[1:-1]) == term
+
+
+def test_arguments_are_kept_byte_for_byte() -> None:
+    raw = '{"b": 1,   "a": [1.50, "é"]}'
+    spans = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent"),
+        make_span(
+            2,
+            1,
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="t",
+            gen_ai__tool__call__arguments=raw,
+        ),
+    ]
+    values = [
+        parse_literal(o)
+        for s, p, o in map_spans(spans).triples
+        if s == _ent(2, "arguments") and p == P.value
+    ]
+    assert values == [raw]
+    assert json.loads(values[0]) == {"b": 1, "a": [1.5, "é"]}

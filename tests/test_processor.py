@@ -1,0 +1,261 @@
+"""ProvSpanProcessor with a real SDK provider: trees, late children, timeouts, bounds."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import otel_prov
+from otel_prov import ProvSpanProcessor
+from otel_prov._demo import run_demo_agent
+from otel_prov._vocab import RDF_TYPE, O
+from tests.recording_exporter import RecordingExporter
+
+
+def _provider(
+    exporter: RecordingExporter, **options: float
+) -> tuple[TracerProvider, ProvSpanProcessor]:
+    provider = TracerProvider()
+    processor = ProvSpanProcessor(exporter, **options)  # type: ignore[arg-type]
+    provider.add_span_processor(processor)
+    return provider, processor
+
+
+def _types(record: otel_prov.ProvRecord, cls: str) -> int:
+    return sum(1 for _, p, o in record.triples if p == RDF_TYPE and o == cls)
+
+
+def test_a_session_is_exported_when_its_span_ends_without_any_flush() -> None:
+    exporter = RecordingExporter()
+    provider, processor = _provider(exporter)
+    run_demo_agent(tracer_provider=provider)
+    (record,) = exporter.wait_for(1)
+    assert _types(record, O.AgentSession) == 1
+    assert _types(record, O.Iteration) == 4
+    assert _types(record, O.ToolCall) == 3
+    assert _types(record, O.ModelCall) == 4
+    assert processor.statistics().records_exported == 1
+    provider.shutdown()
+
+
+def test_child_ending_after_its_session_is_waited_for() -> None:
+    exporter = RecordingExporter()
+    provider, _ = _provider(exporter)
+    tracer = provider.get_tracer("t")
+    session = tracer.start_span(
+        "invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    from opentelemetry import trace
+
+    with trace.use_span(session, end_on_exit=False):
+        straggler = tracer.start_span(
+            "execute_tool slow",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "slow"},
+        )
+    session.end()
+    time.sleep(0.3)
+    assert exporter.records == []  # still waiting for the open child
+    straggler.end()
+    (record,) = exporter.wait_for(1)
+    assert _types(record, O.ToolCall) == 1 and _types(record, O.AgentSession) == 1
+    provider.shutdown()
+
+
+def test_concurrent_sessions_in_threads_stay_apart() -> None:
+    exporter = RecordingExporter()
+    provider, _ = _provider(exporter)
+    threads = [
+        threading.Thread(
+            target=run_demo_agent, kwargs={"tracer_provider": provider, "conversation_id": f"c{i}"}
+        )
+        for i in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    records = exporter.wait_for(8)
+    assert len({record.trace_id for record in records}) == 8
+    for record in records:
+        assert _types(record, O.AgentSession) == 1
+        assert _types(record, O.Iteration) == 4
+        assert _types(record, O.ToolCall) == 3
+    provider.shutdown()
+
+
+def test_interleaved_asyncio_sessions_stay_apart() -> None:
+    exporter = RecordingExporter()
+    provider, _ = _provider(exporter)
+
+    async def agent(n: int) -> None:
+        async with otel_prov.agent_session(f"a{n}", tracer_provider=provider):
+            for step in range(1, 4):
+                async with otel_prov.iteration(step, tracer_provider=provider):
+                    await asyncio.sleep(0.001 * ((n + step) % 3))
+                    async with otel_prov.tool_call("t", tracer_provider=provider):
+                        await asyncio.sleep(0)
+
+    async def main() -> None:
+        await asyncio.gather(*(agent(n) for n in range(6)))
+
+    asyncio.run(main())
+    records = exporter.wait_for(6)
+    assert len({record.trace_id for record in records}) == 6
+    for record in records:
+        assert _types(record, O.Iteration) == 3 and _types(record, O.ToolCall) == 3
+    provider.shutdown()
+
+
+def test_session_that_never_ends_is_flushed_as_incomplete_after_the_timeout() -> None:
+    exporter = RecordingExporter()
+    provider, _ = _provider(exporter, session_timeout=0.2, schedule_delay=0.05)
+    tracer = provider.get_tracer("t")
+    session = tracer.start_span(
+        "invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    from opentelemetry import trace
+
+    with trace.use_span(session, end_on_exit=False):
+        with otel_prov.tool_call("done", tracer_provider=provider):
+            pass
+    (record,) = exporter.wait_for(1)
+    assert (record.root, O.status, '"incomplete"') in record.triples
+    assert _types(record, O.ToolCall) == 1
+    provider.shutdown()
+
+
+def test_memory_is_bounded_and_drops_are_counted_and_logged_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    exporter = RecordingExporter()
+    provider, processor = _provider(exporter, max_pending_spans=10, schedule_delay=0.05)
+    tracer = provider.get_tracer("t")
+    caplog.set_level(logging.WARNING, logger="otel_prov._processor")
+    with otel_prov.agent_session("busy", tracer_provider=provider):
+        for i in range(50):
+            tracer.start_span(f"child {i}").end()
+        time.sleep(0.2)
+        stats = processor.statistics()
+        assert stats.spans_dropped == 40
+        assert stats.pending_spans <= 10
+    (record,) = exporter.wait_for(1)  # the session itself is never dropped
+    assert _types(record, O.Span) == 10
+    drop_logs = [r for r in caplog.records if "dropped" in r.getMessage()]
+    assert len(drop_logs) == 1 and "40 span" in drop_logs[0].getMessage()
+    provider.shutdown()
+
+
+def test_agent_never_waits_for_a_blocked_exporter() -> None:
+    gate = threading.Event()
+    exporter = RecordingExporter(gate=gate)
+    provider, processor = _provider(exporter)
+    for i in range(5):
+        run_demo_agent(tracer_provider=provider, conversation_id=str(i))
+    # all five sessions ran to the end while the exporter was still stuck
+    assert not gate.is_set() and exporter.records == []
+    gate.set()
+    assert len(exporter.wait_for(5)) == 5
+    provider.shutdown()
+    assert processor.statistics().records_exported == 5
+
+
+def test_force_flush_exports_without_waiting_for_stragglers_and_shutdown_flushes_open() -> None:
+    exporter = RecordingExporter()
+    provider, _ = _provider(exporter, late_span_grace=60)
+    tracer = provider.get_tracer("t")
+    from opentelemetry import trace
+
+    first = tracer.start_span(
+        "invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    with trace.use_span(first, end_on_exit=False):
+        straggler = tracer.start_span("straggler")  # never ends
+    first.end()
+    assert provider.force_flush()
+    assert len(exporter.records) == 1
+    second = tracer.start_span(
+        "invoke_agent b", attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    provider.shutdown()
+    assert exporter.shut_down
+    # at shutdown, what still runs goes out as incomplete: the straggler and session b
+    by_root = {record.root: record for record in exporter.records[1:]}
+    for span in (straggler, second):
+        root = f"<urn:otel-prov:{span.get_span_context().trace_id:032x}:"
+        root += f"{span.get_span_context().span_id:016x}>"
+        assert (root, O.status, '"incomplete"') in by_root[root].triples
+    assert len(exporter.records) == 3
+
+
+def test_sits_beside_a_batch_processor_with_the_same_ids() -> None:
+    memory = InMemorySpanExporter()
+    exporter = RecordingExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(memory))
+    provider.add_span_processor(ProvSpanProcessor(exporter))
+    run_demo_agent(tracer_provider=provider)
+    (record,) = exporter.wait_for(1)
+    provider.force_flush()
+    spans = memory.get_finished_spans()
+    assert {f"{s.context.trace_id:032x}" for s in spans} == {record.trace_id}
+    span_ids = {f'"{s.context.span_id:016x}"' for s in spans}
+    assert span_ids == {o for _, p, o in record.triples if p == O.spanId}
+    provider.shutdown()
+
+
+def test_a_raising_exporter_is_counted_and_the_worker_survives(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    exporter = RecordingExporter(fail=True)
+    provider, processor = _provider(exporter)
+    run_demo_agent(tracer_provider=provider)
+    provider.force_flush()
+    assert processor.statistics().records_failed == 1
+    exporter._fail = False
+    run_demo_agent(tracer_provider=provider)
+    assert len(exporter.wait_for(1)) == 1
+    assert any("exporter raised" in r.getMessage() for r in caplog.records)
+    provider.shutdown()
+
+
+def test_traces_without_agent_sessions_are_discarded_and_counted() -> None:
+    exporter = RecordingExporter()
+    provider, processor = _provider(exporter, schedule_delay=0.05)
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("GET /health"):
+        tracer.start_span("db").end()
+    deadline = time.monotonic() + 5
+    while processor.statistics().spans_discarded < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert processor.statistics().spans_discarded == 2
+    assert processor.statistics().pending_spans == 0
+    assert exporter.records == []
+    provider.shutdown()
+
+
+def test_spans_around_the_session_come_along_and_later_ones_follow() -> None:
+    exporter = RecordingExporter()
+    provider, _ = _provider(exporter, schedule_delay=0.05)
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("POST /ask") as http:
+        tracer.start_span("auth").end()
+        with otel_prov.agent_session("a", tracer_provider=provider):
+            pass
+        first = exporter.wait_for(1)[0]
+    second = exporter.wait_for(2)[1]
+    http_iri = f":{http.get_span_context().span_id:016x}>"
+    assert _types(first, O.Span) == 1  # "auth", which ended before the session
+    assert any(s.endswith(http_iri) and o == O.Span for s, _, o in second.triples)
+    provider.shutdown()
+
+
+def test_constructor_rejects_a_span_exporter() -> None:
+    with pytest.raises(TypeError, match="ProvExporter"):
+        ProvSpanProcessor(InMemorySpanExporter())  # type: ignore[arg-type]

@@ -6,8 +6,9 @@ import threading
 import time
 from collections.abc import Sequence
 
-from otel_prov._record import ProvRecord
 from otel_prov.exporters import ExportResult, ProvExporter
+
+from otel_prov._record import ProvRecord
 
 
 class RecordingExporter(ProvExporter):

@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -52,7 +53,6 @@ def test_child_ending_after_its_session_is_waited_for() -> None:
     session = tracer.start_span(
         "invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}
     )
-    from opentelemetry import trace
 
     with trace.use_span(session, end_on_exit=False):
         straggler = tracer.start_span(
@@ -120,11 +120,12 @@ def test_session_that_never_ends_is_flushed_as_incomplete_after_the_timeout() ->
     session = tracer.start_span(
         "invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}
     )
-    from opentelemetry import trace
 
-    with trace.use_span(session, end_on_exit=False):
-        with otel_prov.tool_call("done", tracer_provider=provider):
-            pass
+    with (
+        trace.use_span(session, end_on_exit=False),
+        otel_prov.tool_call("done", tracer_provider=provider),
+    ):
+        pass
     (record,) = exporter.wait_for(1)
     assert (record.root, O.status, '"incomplete"') in record.triples
     assert _types(record, O.ToolCall) == 1
@@ -170,7 +171,6 @@ def test_force_flush_exports_without_waiting_for_stragglers_and_shutdown_flushes
     exporter = RecordingExporter()
     provider, _ = _provider(exporter, late_span_grace=60)
     tracer = provider.get_tracer("t")
-    from opentelemetry import trace
 
     first = tracer.start_span(
         "invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}

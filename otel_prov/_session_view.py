@@ -131,7 +131,7 @@ def find_sessions(backend: QueryBackend, graph: str, ident: str) -> list[str]:
         f"{{ ?s oprov:sessionId {literal(ident)} }}",
     ]
     with contextlib.suppress(InvalidIRIError):
-        branches.append(f"{{ FILTER(?s = {iri(ident)}) }}")
+        branches.append(f"{{ BIND({iri(ident)} AS ?s) }}")
     query = f"""{PREFIXES}
 SELECT DISTINCT ?s ?start WHERE {{ GRAPH {graph} {{
   ?s a oprov:AgentSession ; prov:startedAtTime ?start .

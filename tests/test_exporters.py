@@ -1,0 +1,105 @@
+"""Exporters: the embedded store and files, read back with real parsers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+import rdflib
+from otel_prov.exporters import (
+    DEFAULT_GRAPH,
+    ExportResult,
+    FileExporter,
+    OxigraphStoreExporter,
+)
+
+from otel_prov import map_spans
+from otel_prov._rdf import PREFIXES
+from tests.session_tree import known_session
+
+
+def _store_quads(path: Path) -> set[pyoxigraph.Quad]:
+    store = pyoxigraph.Store.read_only(str(path))
+    return set(store.quads_for_pattern(None, None, None))
+
+
+def test_embedded_store_round_trip_in_the_provenance_graph(tmp_path: Path) -> None:
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    assert exporter.export([record]) is ExportResult.SUCCESS
+    exporter.shutdown()
+    quads = _store_quads(tmp_path / "store")
+    assert len(quads) == len(record.triples)
+    assert {q.graph_name.value for q in quads} == {DEFAULT_GRAPH}
+
+
+def test_re_exporting_the_same_session_adds_nothing(tmp_path: Path) -> None:
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store", graph="urn:my:graph")
+    for _ in range(3):
+        assert exporter.export([record]) is ExportResult.SUCCESS
+    exporter.shutdown()
+    quads = _store_quads(tmp_path / "store")
+    assert len(quads) == len(record.triples)
+    assert {q.graph_name.value for q in quads} == {"urn:my:graph"}
+
+
+def test_graph_from_environment_and_bad_graph_rejected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_PROV_GRAPH", "urn:from:env")
+    exporter = FileExporter(tmp_path / "out.nq")
+    exporter.export([map_spans(known_session())])
+    assert "<urn:from:env> ." in (tmp_path / "out.nq").read_text()
+    with pytest.raises(ValueError, match="OTEL_PROV_GRAPH"):
+        FileExporter(tmp_path / "out.nq", graph="not a graph")
+
+
+def test_second_writer_on_the_same_store_gets_a_clear_error(tmp_path: Path) -> None:
+    first = OxigraphStoreExporter(tmp_path / "store")
+    with pytest.raises(OSError, match="cannot open the embedded provenance store"):
+        OxigraphStoreExporter(tmp_path / "store")
+    first.shutdown()
+    OxigraphStoreExporter(tmp_path / "store").shutdown()  # the lock is released
+
+
+def test_export_after_shutdown_fails_without_raising(tmp_path: Path) -> None:
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    exporter.shutdown()
+    assert exporter.export([map_spans(known_session())]) is ExportResult.FAILURE
+
+
+@pytest.mark.parametrize(
+    ("suffix", "rdflib_format", "has_graph"),
+    [
+        (".nq", "nquads", True),
+        (".trig", "trig", True),
+        (".nt", "nt", False),
+        (".ttl", "turtle", False),
+    ],
+)
+def test_file_formats_by_suffix_parse_back(
+    tmp_path: Path, suffix: str, rdflib_format: str, has_graph: bool
+) -> None:
+    record = map_spans(known_session())
+    path = tmp_path / f"prov{suffix}"
+    exporter = FileExporter(path)
+    assert exporter.export([record]) is ExportResult.SUCCESS
+    assert exporter.export([record]) is ExportResult.SUCCESS  # appended, still parseable
+    dataset = rdflib.Dataset()
+    dataset.parse(path, format=rdflib_format)
+    triples = {(s, p, o) for s, p, o, _ in dataset.quads((None, None, None, None))}
+    assert len(triples) == len(record.triples)
+    if has_graph:
+        graphs = {str(g) for _, _, _, g in dataset.quads((None, None, None, None))}
+        assert graphs == {DEFAULT_GRAPH}
+    if suffix in (".trig", ".ttl"):
+        text = path.read_text()
+        for prefix in ("prov", "oprov", "xsd"):
+            assert f"@prefix {prefix}: <{PREFIXES[prefix]}>" in text
+
+
+def test_unknown_suffix_is_refused_with_the_choices(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"\.nq, \.nt, \.trig, \.ttl"):
+        FileExporter(tmp_path / "prov.json")

@@ -1,0 +1,54 @@
+"""A regular (non-editable) install lays the three source folders out as one package."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_wheel_maps_exporters_and_semconv_into_otel_prov(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("otel_prov-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for expected in (
+        "otel_prov/__init__.py",
+        "otel_prov/py.typed",
+        "otel_prov/exporters/__init__.py",
+        "otel_prov/exporters/_oxigraph.py",
+        "otel_prov/semconv/__init__.py",
+        "otel_prov/semconv/ontology.ttl",
+        "otel_prov/semconv/shapes.ttl",
+        "otel_prov/semconv/registry/otel_prov.yaml",
+    ):
+        assert expected in names, expected
+    assert not any(name.startswith(("exporters/", "semconv/", "tests/")) for name in names)
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "otel-prov = otel_prov.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+    target = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(target)
+    probe = (
+        "import otel_prov, otel_prov.exporters, otel_prov.semconv;"
+        "print(otel_prov.exporters.__file__); print(otel_prov.semconv.ONTOLOGY_PATH.is_file())"
+    )
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(target)!r}); {probe}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=tmp_path,
+    ).stdout
+    first, second = out.splitlines()
+    assert first.startswith(str(target)) and second == "True"

@@ -1,0 +1,151 @@
+"""PROV validity of what the demo stores: the prov package, SHACL, PROV-CONSTRAINTS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyoxigraph
+import pyshacl
+import pytest
+import rdflib
+from otel_prov.semconv import SHAPES_PATH
+from prov.model import ProvDocument
+
+import otel_prov
+from otel_prov._demo import run_demo_agent
+from otel_prov._rdf import PREFIXES
+from tests.session_tree import known_session
+
+PREFIX_LINES = "\n".join(f"PREFIX {k}: <{v}>" for k, v in PREFIXES.items())
+
+# PROV-CONSTRAINTS as SPARQL: each query lists violations, so an empty answer passes.
+CONSTRAINTS = {
+    "30 start precedes end": """
+        SELECT ?a WHERE { ?a prov:startedAtTime ?s ; prov:endedAtTime ?e . FILTER(?s > ?e) }""",
+    "34 generation within its activity": """
+        SELECT ?e WHERE {
+          ?e prov:wasGeneratedBy ?a ; prov:generatedAtTime ?t . ?a prov:startedAtTime ?s .
+          OPTIONAL { ?a prov:endedAtTime ?end }
+          FILTER(?t < ?s || (BOUND(?end) && ?t > ?end)) }""",
+    "37 generation precedes usage": """
+        SELECT ?e ?user WHERE {
+          ?e prov:generatedAtTime ?g . ?user prov:used ?e ; prov:startedAtTime ?u .
+          FILTER(?g > ?u) }""",
+    "55 entity and activity disjoint": """
+        SELECT ?x WHERE { ?x a prov:Entity , prov:Activity }""",
+}
+
+
+@pytest.fixture(scope="module")
+def demo_turtle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    store = tmp_path_factory.mktemp("demo") / "store"
+    handle = otel_prov.configure(store=store, set_global=False, service_name="validity")
+    run_demo_agent(tracer_provider=handle.tracer_provider)
+    run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id="second")
+    handle.shutdown()
+    quads = pyoxigraph.Store.read_only(str(store)).quads_for_pattern(None, None, None)
+    triples = [pyoxigraph.Triple(q.subject, q.predicate, q.object) for q in quads]
+    data = pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES)
+    yield (data or b"").decode()
+
+
+def _graph(turtle: str) -> rdflib.Graph:
+    return rdflib.Graph().parse(data=turtle, format="turtle")
+
+
+def test_prov_package_loads_every_activity_and_entity(demo_turtle: str) -> None:
+    graph = _graph(demo_turtle)
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    activities = {str(s) for s in graph.subjects(rdflib.RDF.type, prov.Activity)}
+    entities = {str(s) for s in graph.subjects(rdflib.RDF.type, prov.Entity)}
+    assert len(activities) == 2 * 12 and len(entities) > 2 * 10
+    document = ProvDocument.deserialize(content=demo_turtle, format="rdf", rdf_format="turtle")
+    loaded_activities = {
+        r.identifier.uri
+        for r in document.get_records()
+        if r.is_element() and r.get_type().localpart == "Activity"
+    }
+    loaded_entities = {
+        r.identifier.uri
+        for r in document.get_records()
+        if r.is_element() and r.get_type().localpart == "Entity"
+    }
+    assert loaded_activities == activities
+    assert loaded_entities == entities
+
+
+def _shacl(graph: rdflib.Graph) -> tuple[bool, str]:
+    shapes = rdflib.Graph().parse(SHAPES_PATH)
+    conforms, _, text = pyshacl.validate(graph, shacl_graph=shapes, advanced=True)
+    return bool(conforms), str(text)
+
+
+def test_shacl_shapes_pass_on_the_demo(demo_turtle: str) -> None:
+    conforms, report = _shacl(_graph(demo_turtle))
+    assert conforms, report
+
+
+def test_shacl_shapes_catch_an_observation_from_a_failed_call(demo_turtle: str) -> None:
+    graph = _graph(demo_turtle)
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    failed = next(graph.subjects(oprov.status, rdflib.Literal("error")))
+    fake = rdflib.URIRef(f"{failed}:observation")
+    graph.add((fake, rdflib.RDF.type, oprov.Observation))
+    graph.add((fake, rdflib.RDF.type, prov.Entity))
+    graph.add((fake, prov.wasGeneratedBy, failed))
+    graph.add(
+        (
+            fake,
+            prov.generatedAtTime,
+            rdflib.Literal("2026-01-01T00:00:00Z", datatype=rdflib.XSD.dateTime),
+        )
+    )
+    conforms, report = _shacl(graph)
+    assert not conforms
+    assert "must not generate an Observation" in report
+
+
+def test_shacl_shapes_catch_a_bad_trace_id(demo_turtle: str) -> None:
+    graph = _graph(demo_turtle)
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    subject, trace_id = next(iter(graph.subject_objects(oprov.traceId)))
+    graph.remove((subject, oprov.traceId, trace_id))
+    graph.add((subject, oprov.traceId, rdflib.Literal("XYZ")))
+    assert not _shacl(graph)[0]
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRAINTS))
+def test_prov_constraints_hold_on_the_demo(demo_turtle: str, name: str) -> None:
+    store = pyoxigraph.Store()
+    store.load(demo_turtle.encode(), pyoxigraph.RdfFormat.TURTLE)
+    violations = list(store.query(PREFIX_LINES + CONSTRAINTS[name]))
+    assert violations == [], f"PROV-CONSTRAINT {name} violated by {violations}"
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRAINTS))
+def test_constraint_queries_can_fail(name: str) -> None:
+    """Each check finds its violation in a graph built to break it."""
+    day1, day2 = '"2026-01-01T00:00:00Z"^^xsd:dateTime', '"2026-01-02T00:00:00Z"^^xsd:dateTime'
+    broken = {
+        "30 start precedes end": f"<urn:a> prov:startedAtTime {day2} ; prov:endedAtTime {day1} .",
+        "34 generation within its activity": f"<urn:e> prov:wasGeneratedBy <urn:a> ;"
+        f" prov:generatedAtTime {day1} . <urn:a> prov:startedAtTime {day2} .",
+        "37 generation precedes usage": f"<urn:e> prov:generatedAtTime {day2} ."
+        f" <urn:a> prov:used <urn:e> ; prov:startedAtTime {day1} .",
+        "55 entity and activity disjoint": "<urn:x> a prov:Entity , prov:Activity .",
+    }[name]
+    store = pyoxigraph.Store()
+    turtle = "\n".join(f"@prefix {k}: <{v}> ." for k, v in PREFIXES.items()) + "\n" + broken
+    store.load(turtle.encode(), pyoxigraph.RdfFormat.TURTLE)
+    assert list(store.query(PREFIX_LINES + CONSTRAINTS[name]))
+
+
+def test_known_session_also_passes_shacl(tmp_path: Path) -> None:
+    record = otel_prov.map_spans(known_session())
+    graph = rdflib.Graph().parse(
+        data="".join(f"{s} {p} {o} .\n" for s, p, o in record.triples), format="nt"
+    )
+    conforms, report = _shacl(graph)
+    assert conforms, report

@@ -1,0 +1,36 @@
+"""The public surface: explicit, sorted ``__all__`` that matches what the packages export."""
+
+from __future__ import annotations
+
+import types
+
+import otel_prov.exporters
+import pytest
+
+import otel_prov
+
+
+@pytest.mark.parametrize("module", [otel_prov, otel_prov.exporters])
+def test_all_is_sorted_and_complete(module: types.ModuleType) -> None:
+    exported = list(module.__all__)
+    assert exported == sorted(exported)
+    public = {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert public == set(exported) - {"__version__"}
+
+
+def test_contract_names_exist() -> None:
+    for name in (
+        "configure",
+        "ProvSpanProcessor",
+        "agent_session",
+        "iteration",
+        "tool_call",
+        "model_call",
+    ):
+        assert callable(getattr(otel_prov, name))
+    for name in ("OxigraphStoreExporter", "FileExporter", "ProvExporter"):
+        assert isinstance(getattr(otel_prov.exporters, name), type)

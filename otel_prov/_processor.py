@@ -5,14 +5,18 @@ Add it to any ``TracerProvider`` beside your own OTLP processor::
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     provider.add_span_processor(ProvSpanProcessor(OxigraphStoreExporter()))
 
-``on_start`` and ``on_end`` only record the span in memory (a dict entry and a deque
-append); assembling trees, mapping to PROV-O and exporting happen on one daemon worker
-thread, with instrumentation suppressed so the exporter's own I/O is not traced.
-A session goes out as soon as its session span and everything under it have ended.
+``on_start`` is one dict entry and ``on_end`` one deque append: as cheap as any span
+processor can be (measured in ``benchmarks/bench_processor.py``).  Assembling trees,
+mapping to PROV-O and exporting happen on one daemon worker thread, every
+``schedule_delay`` seconds, with instrumentation suppressed so the exporter's own I/O
+is not traced.  A session goes out at the first cycle after its session span and
+everything under it have ended.
 
-Memory is bounded by ``max_pending_spans``: past it, new spans are dropped, counted
-(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.  Session
-spans are still taken, since they are what lets the held spans go out.
+Memory is bounded by ``max_pending_spans``, both in the hand-off queue and in what the
+worker holds.  Past it spans are dropped: every drop is counted
+(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.  The queue
+drops its oldest span first, and the worker never refuses a session span, so a session
+(which ends after its children) is not lost to the bound.
 """
 
 from __future__ import annotations
@@ -37,13 +41,12 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from otel_prov._assembler import SessionAssembler
 from otel_prov._mapper import map_spans
 from otel_prov._settings import env_float, env_int
-from otel_prov._span_record import SpanRecord, classify, record_from_span
+from otel_prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov.environment_variables import (
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
 )
 from otel_prov.exporters._base import ExportResult, ProvExporter
-from otel_prov.semconv import GEN_AI_OPERATION_NAME
 
 __all__ = ["ProcessorStatistics", "ProvSpanProcessor"]
 
@@ -51,7 +54,8 @@ _logger = logging.getLogger(__name__)
 
 _DEFAULT_SESSION_TIMEOUT_S = 600.0
 _DEFAULT_MAX_PENDING = 100_000
-_SESSION_END_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow"})
+_DROP_LOG_INTERVAL_S = 10.0
+_TIMEOUT_CHECK_INTERVAL_NS = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class ProcessorStatistics:
 
     spans_received: int
     spans_dropped: int
-    """Refused because ``max_pending_spans`` were already held."""
+    """Lost to the ``max_pending_spans`` bound."""
     spans_discarded: int
     """Belonged to traces without any agent session (not provenance)."""
     records_exported: int
@@ -78,7 +82,9 @@ class ProvSpanProcessor(SpanProcessor):
     span open longer is exported as ``incomplete``.  ``late_span_grace`` (seconds,
     default 5): how long a finished session waits for descendants still running before
     it goes out without them (they follow when they end).  ``schedule_delay`` (seconds,
-    default 1): how often the worker checks timeouts when nothing wakes it.
+    default 0.25): how often the worker collects ended spans; the delay from a session's
+    end to its export.  ``max_pending_spans`` (``OTEL_PROV_MAX_PENDING_SPANS``, default
+    100000): the memory bound.
     """
 
     def __init__(
@@ -88,7 +94,7 @@ class ProvSpanProcessor(SpanProcessor):
         session_timeout: float | None = None,
         late_span_grace: float = 5.0,
         max_pending_spans: int | None = None,
-        schedule_delay: float = 1.0,
+        schedule_delay: float = 0.25,
         export_batch_size: int = 512,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
@@ -112,10 +118,13 @@ class ProvSpanProcessor(SpanProcessor):
             knows_open_spans=True,
         )
         self._open: dict[int, Span] = {}
-        self._queue: collections.deque[ReadableSpan] = collections.deque()
+        """Spans started and not yet collected by the worker (ended ones leave on collection)."""
+        self._queue: collections.deque[ReadableSpan] = collections.deque(maxlen=self._max_pending)
+        self._suspects: set[int] = set()
         self._counts = collections.Counter[str]()
-        self._dropped = 0
         self._dropped_reported = 0
+        self._drop_logged_at = 0.0
+        self._timeouts_checked_ns = 0
         self._shutdown = False
         self._export_lock = threading.Lock()
         self._wake = threading.Event()
@@ -126,28 +135,11 @@ class ProvSpanProcessor(SpanProcessor):
 
     # --- agent thread: keep these cheap -------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        context = span.context
-        if context is not None:
-            self._open[context.span_id] = span
+        self._open[span.context.span_id] = span
 
     def on_end(self, span: ReadableSpan) -> None:
-        context = span.context
-        if context is not None:
-            self._open.pop(context.span_id, None)
-        if self._shutdown:
-            return
-        attributes = span.attributes
-        ends_session = (
-            attributes is not None
-            and attributes.get(GEN_AI_OPERATION_NAME) in _SESSION_END_OPERATIONS
-        )
-        # A session span is taken even when full: it is what releases the spans held.
-        if not ends_session and len(self._queue) + self._assembler.pending >= self._max_pending:
-            self._dropped += 1
-            return
+        # Nothing else here: every check costs the agent, so the worker does them all.
         self._queue.append(span)
-        if ends_session or len(self._queue) >= self._batch_size:
-            self._wake.set()
 
     # --- worker thread -------------------------------------------------------------
     def _start_worker(self) -> None:
@@ -165,7 +157,6 @@ class ProvSpanProcessor(SpanProcessor):
     def _run(self) -> None:
         while True:
             self._wake.wait(self._schedule_delay)
-            self._wake.clear()
             if self._shutdown:
                 break
             self._cycle(flush=False, final=False)
@@ -195,16 +186,37 @@ class ProvSpanProcessor(SpanProcessor):
                 _logger.exception("provenance worker cycle failed; spans stay buffered")
             finally:
                 detach(token)
-            self._report_drops()
+            self._report_drops(force=final)
+
+    def _collect(self, now: int) -> None:
+        """Move ended spans from the queue to the assembler, enforcing the memory bound."""
+        queue, assembler = self._queue, self._assembler
+        while queue:
+            span = queue.popleft()
+            self._open.pop(span.context.span_id, None)
+            record = record_from_span(span)
+            self._counts["received"] += 1
+            if assembler.pending >= self._max_pending and record.role is not Role.SESSION:
+                self._counts["dropped"] += 1
+                continue
+            assembler.add(record, now)
+        # A span that ended but never reached us was pushed out of the full queue.  It
+        # is still in the open set; seen there in two cycles running, it is counted.
+        ended = {sid for sid, span in list(self._open.items()) if span.end_time is not None}
+        lost = ended & self._suspects
+        for span_id in lost:
+            self._open.pop(span_id, None)
+        self._counts["dropped"] += len(lost)
+        self._suspects = ended - lost
 
     def _collect_and_export(self, *, flush: bool, final: bool) -> None:
         now = time.time_ns()
-        while self._queue:
-            span = self._queue.popleft()
-            self._assembler.add(record_from_span(span), now)
-            self._counts["received"] += 1
-        open_spans = self._open_snapshots()
-        groups = self._assembler.poll(now, open_spans, flush=flush, final=final)
+        self._collect(now)
+        check_timeouts = now - self._timeouts_checked_ns >= _TIMEOUT_CHECK_INTERVAL_NS
+        if not (self._assembler.pending or check_timeouts or flush):
+            return
+        self._timeouts_checked_ns = now if check_timeouts else self._timeouts_checked_ns
+        groups = self._assembler.poll(now, self._open_snapshots(), flush=flush, final=final)
         if not groups:
             return
         live = {span.context.span_id: span for span in list(self._open.values())}
@@ -236,16 +248,20 @@ class ProvSpanProcessor(SpanProcessor):
             key = "exported" if result is ExportResult.SUCCESS else "failed"
             self._counts[key] += len(batch)
 
-    def _report_drops(self) -> None:
-        dropped = self._dropped
-        if dropped != self._dropped_reported:
-            _logger.warning(
-                "dropped %d span(s): more than %d pending (max_pending_spans / %s)",
-                dropped - self._dropped_reported,
-                self._max_pending,
-                OTEL_PROV_MAX_PENDING_SPANS,
-            )
-            self._dropped_reported = dropped
+    def _report_drops(self, *, force: bool = False) -> None:
+        dropped = self._counts["dropped"]
+        now = time.monotonic()
+        if dropped == self._dropped_reported:
+            return
+        if not force and now - self._drop_logged_at < _DROP_LOG_INTERVAL_S:
+            return
+        _logger.warning(
+            "dropped %d span(s): more than %d pending (max_pending_spans / %s)",
+            dropped - self._dropped_reported,
+            self._max_pending,
+            OTEL_PROV_MAX_PENDING_SPANS,
+        )
+        self._dropped_reported, self._drop_logged_at = dropped, now
 
     # --- lifecycle -----------------------------------------------------------------
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
@@ -267,7 +283,7 @@ class ProvSpanProcessor(SpanProcessor):
     def statistics(self) -> ProcessorStatistics:
         return ProcessorStatistics(
             spans_received=self._counts["received"],
-            spans_dropped=self._dropped,
+            spans_dropped=self._counts["dropped"],
             spans_discarded=self._assembler.discarded,
             records_exported=self._counts["exported"],
             records_failed=self._counts["failed"],

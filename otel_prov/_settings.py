@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = ["env_bool", "env_float", "env_int", "env_str"]
 
 _logger = logging.getLogger(__name__)
+
+T = TypeVar("T", int, float)
 
 _TRUE = frozenset({"true", "1", "yes", "on"})
 _FALSE = frozenset({"false", "0", "no", "off"})
@@ -34,29 +38,23 @@ def env_bool(name: str, default: bool) -> bool:
     return default
 
 
-def env_float(name: str, default: float) -> float:
+def _env_positive(name: str, default: T, parse: Callable[[str], T], kind: str) -> T:
     value = os.environ.get(name, "").strip()
     if not value:
         return default
     try:
-        number = float(value)
+        number = parse(value)
     except ValueError:
-        number = -1.0
-    if number <= 0:
-        _logger.warning("%s=%r is not a positive number; using %s", name, value, default)
+        number = None
+    if number is None or number <= 0:
+        _logger.warning("%s=%r is not a positive %s; using %s", name, value, kind, default)
         return default
     return number
+
+
+def env_float(name: str, default: float) -> float:
+    return _env_positive(name, default, float, "number")
 
 
 def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        number = -1
-    if number <= 0:
-        _logger.warning("%s=%r is not a positive integer; using %s", name, value, default)
-        return default
-    return number
+    return _env_positive(name, default, int, "integer")

@@ -1,0 +1,80 @@
+"""configure(): embedded store by default, OTLP beside it when the standard variables say so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from otel_prov.exporters import OxigraphStoreExporter
+
+import otel_prov
+
+
+def _exporters(handle: otel_prov.ProvHandle) -> list[object]:
+    processors = handle.tracer_provider._active_span_processor._span_processors
+    return [p._batch_processor._exporter for p in processors if isinstance(p, BatchSpanProcessor)]
+
+
+def test_default_is_the_embedded_store_without_otlp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
+    monkeypatch.setenv("OTEL_PROV_STORE", str(tmp_path / "from-env"))
+    handle = otel_prov.configure(set_global=False, service_name="svc")
+    try:
+        assert isinstance(handle.exporter, OxigraphStoreExporter)
+        assert handle.exporter.path == tmp_path / "from-env"
+        assert _exporters(handle) == []
+        assert handle.tracer_provider.resource.attributes["service.name"] == "svc"
+    finally:
+        handle.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "kind"), [("http/protobuf", HttpExporter), ("grpc", GrpcExporter)]
+)
+def test_otlp_is_added_when_an_endpoint_is_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, protocol: str, kind: type
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+    handle = otel_prov.configure(store=tmp_path / "s", set_global=False)
+    try:
+        (exporter,) = _exporters(handle)
+        assert isinstance(exporter, kind)
+    finally:
+        exporter_shutdown = exporter.shutdown
+        handle.processor.shutdown()
+        exporter_shutdown()
+
+
+def test_capture_content_keyword_wins_over_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_PROV_CAPTURE_CONTENT", "true")
+    handle = otel_prov.configure(store=tmp_path / "s", set_global=False, capture_content=False)
+    try:
+        with otel_prov.agent_session(
+            "a", question="private", tracer_provider=handle.tracer_provider
+        ) as span:
+            assert "otel_prov.question" not in (span.attributes or {})
+    finally:
+        handle.shutdown()
+
+
+def test_bad_input_reaches_the_store_as_far_as_it_converts(tmp_path: Path) -> None:
+    handle = otel_prov.configure(store=tmp_path / "s", set_global=False)
+    provider = handle.tracer_provider
+    with (
+        otel_prov.agent_session("a", tracer_provider=provider),
+        otel_prov.iteration(1, arguments="not json {", tracer_provider=provider) as step,
+    ):
+        step.set_attribute("otel_prov.thought", 3.5)  # wrong type
+        step.set_attribute("otel_prov.observation", "x" * 10_000_000)
+    handle.shutdown()
+    stats = handle.processor.statistics()
+    assert stats.records_exported == 1 and stats.problems == 2

@@ -33,7 +33,7 @@ __all__ = [
     "integer",
     "iri",
     "literal",
-    "ntriples_iri_value",
+    "nquad_lines",
     "parse_literal",
     "to_nquads",
     "to_ntriples",
@@ -134,11 +134,6 @@ def iri(value: str) -> str:
     return f"<{value}>"
 
 
-def ntriples_iri_value(term: str) -> str:
-    """The IRI inside an IRI term written by :func:`iri`."""
-    return term[1:-1]
-
-
 _UNESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_SEQUENCE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
 
@@ -162,7 +157,12 @@ def to_ntriples(triples: Iterable[Triple]) -> str:
     return "".join(f"{s} {p} {o} .\n" for s, p, o in triples)
 
 
+def nquad_lines(triples: Iterable[Triple], graph: str) -> list[str]:
+    """One N-Quads line per triple, all in ``graph`` (an IRI term, or ``""`` for default)."""
+    suffix = f" {graph} .\n" if graph else " .\n"
+    return [f"{s} {p} {o}{suffix}" for s, p, o in triples]
+
+
 def to_nquads(triples: Iterable[Triple], graph: str) -> str:
     """N-Quads text with every triple in ``graph`` (an IRI term, or ``""`` for default)."""
-    suffix = f" {graph} .\n" if graph else " .\n"
-    return "".join(f"{s} {p} {o}{suffix}" for s, p, o in triples)
+    return "".join(nquad_lines(triples, graph))

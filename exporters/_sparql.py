@@ -1,0 +1,431 @@
+"""``SparqlUpdateExporter``: provenance delivered to a SPARQL 1.1 store, nothing lost.
+
+Usage::
+
+    from otel_prov import ProvSpanProcessor
+    from otel_prov.exporters import SparqlUpdateExporter
+
+    exporter = SparqlUpdateExporter("http://localhost:7878/update")
+    provider.add_span_processor(ProvSpanProcessor(exporter))
+
+or set ``OTEL_PROV_SPARQL_UPDATE_ENDPOINT`` and call :func:`otel_prov.configure`.
+
+How it behaves:
+
+* ``export`` only queues the triples and returns; one sender thread posts
+  ``INSERT DATA { GRAPH <g> { ... } }`` batches of at most ``max_batch_triples``
+  (default 1,000) on a persistent HTTP connection, or after ``batch_delay`` seconds.
+* A batch the store rejects as too large (HTTP 413, Virtuoso's SP031) is split in two
+  and the batch size halves for the rest of the run.
+* A batch the store did not acknowledge (network error, timeout, 5xx, 408, 429, refused
+  credentials) goes to the durable spool (``spool_dir``, ``OTEL_PROV_SPOOL_DIR``,
+  default ``.otel-prov/spool``) and is retried with exponential backoff and jitter,
+  honouring ``Retry-After``.  While the store is down new batches go straight to the
+  spool.  The spool is replayed at the next start, and capped at ``max_spool_bytes``
+  (default 1 GiB) with a warning when full.
+* A batch refused for good (other 4xx) goes to ``<spool_dir>/dead-letter`` with the
+  server's reason, and is not retried.
+* Replays never duplicate anything: the mapper's IRIs are deterministic, so inserting a
+  batch twice leaves the store as inserting it once.
+
+Headers (``OTEL_PROV_SPARQL_HEADERS``, ``key=value,...`` as in
+``OTEL_EXPORTER_OTLP_HEADERS``), ``auth`` and ``digest_auth`` are never logged.  Counters
+go to the OpenTelemetry metrics API (``otel_prov.exporter.batches`` by outcome) and to
+``<spool_dir>/status-<pid>.json``, which ``otel-prov status`` reads.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from opentelemetry import metrics
+from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
+from opentelemetry.metrics import CallbackOptions, Observation
+from opentelemetry.util.re import parse_env_headers
+from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._sparql_client import Answer, Outcome, SparqlUpdateClient
+from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError
+from requests.auth import AuthBase, HTTPDigestAuth
+
+from otel_prov._rdf import nquad_lines
+from otel_prov._record import ProvRecord
+from otel_prov._settings import env_str
+from otel_prov._version import __version__
+from otel_prov.environment_variables import (
+    OTEL_PROV_SPARQL_HEADERS,
+    OTEL_PROV_SPARQL_QUERY_ENDPOINT,
+    OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
+    OTEL_PROV_SPOOL_DIR,
+)
+
+__all__ = ["DEFAULT_SPOOL_DIR", "SparqlUpdateExporter", "sparql_headers"]
+
+_logger = logging.getLogger(__name__)
+
+DEFAULT_SPOOL_DIR = ".otel-prov/spool"
+_OUTCOMES = ("exported", "retried", "spooled", "dead_lettered", "dropped")
+_STATUS_INTERVAL_S = 1.0
+
+
+def sparql_headers(value: str | None = None) -> dict[str, str]:
+    """Headers from ``OTEL_PROV_SPARQL_HEADERS`` (or ``value``), OTLP syntax."""
+    raw = value if value is not None else env_str(OTEL_PROV_SPARQL_HEADERS, "") or ""
+    return dict(parse_env_headers(raw, liberal=True))
+
+
+def default_query_endpoint(update_endpoint: str) -> str:
+    """Oxigraph and Fuseki answer queries beside updates; Virtuoso on the same URL."""
+    if update_endpoint.endswith("/update"):
+        return update_endpoint.removesuffix("/update") + "/query"
+    return update_endpoint
+
+
+class SparqlUpdateExporter(ProvExporter):
+    """Sends provenance to a SPARQL 1.1 Update endpoint; see the module documentation."""
+
+    def __init__(
+        self,
+        update_endpoint: str | None = None,
+        query_endpoint: str | None = None,
+        *,
+        graph: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        auth: AuthBase | None = None,
+        digest_auth: tuple[str, str] | None = None,
+        connect_timeout: float = 5.0,
+        read_timeout: float = 30.0,
+        verify: bool | str = True,
+        max_batch_triples: int = 1000,
+        batch_delay: float = 0.1,
+        spool_dir: str | os.PathLike[str] | None = None,
+        max_spool_bytes: int = 1 << 30,
+        max_queued_triples: int = 200_000,
+        retry_initial_delay: float = 0.5,
+        retry_max_delay: float = 30.0,
+        graph_store_endpoint: str | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
+    ) -> None:
+        endpoint = update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
+        if not endpoint:
+            raise ValueError(
+                "SparqlUpdateExporter needs an update endpoint: pass update_endpoint= or set "
+                f"{OTEL_PROV_SPARQL_UPDATE_ENDPOINT}"
+            )
+        if not endpoint.startswith(("http://", "https://")):
+            raise ValueError(f"update endpoint must be an http(s) URL, not {endpoint!r}")
+        if auth is not None and digest_auth is not None:
+            raise ValueError("pass auth= or digest_auth=, not both")
+        if max_batch_triples < 1:
+            raise ValueError(f"max_batch_triples must be >= 1, not {max_batch_triples}")
+        self.update_endpoint = endpoint
+        self.query_endpoint = (
+            query_endpoint
+            or env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
+            or default_query_endpoint(endpoint)
+        )
+        self.headers = dict(headers) if headers is not None else sparql_headers()
+        self.auth = HTTPDigestAuth(*digest_auth) if digest_auth is not None else auth
+        self._graph = graph_term(graph)
+        self._client = SparqlUpdateClient(
+            endpoint,
+            headers=self.headers,
+            auth=self.auth,
+            timeout=(connect_timeout, read_timeout),
+            verify=verify,
+            graph_store_endpoint=graph_store_endpoint,
+        )
+        spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
+        self.spool = Spool(spool_path, max_bytes=max_spool_bytes)
+        self.batch_size = max_batch_triples
+        self._batch_delay = batch_delay
+        self._max_queued = max_queued_triples
+        self._retry_initial = retry_initial_delay
+        self._retry_max = retry_max_delay
+        self._queue: collections.deque[str] = collections.deque()
+        self._in_flight = False
+        self._first_queued = 0.0
+        self._lock = threading.Condition()
+        self._wake = threading.Event()
+        self._closed = False
+        self._flush_until = 0.0
+        self._failures = 0
+        self._retry_at = 0.0
+        self._auth_reported = False
+        self._last_error = ""
+        self._status_written = 0.0
+        self.counts = dict.fromkeys(_OUTCOMES, 0)
+        """Batches by outcome since start (also on the metrics API)."""
+        self._triples = 0
+        meter = metrics.get_meter("otel_prov", __version__, meter_provider=meter_provider)
+        self._batches_metric = meter.create_counter(
+            "otel_prov.exporter.batches", unit="{batch}", description="Batches by outcome."
+        )
+        self._triples_metric = meter.create_counter(
+            "otel_prov.exporter.triples", unit="{triple}", description="Triples stored."
+        )
+        meter.create_observable_gauge(
+            "otel_prov.exporter.spool.size",
+            callbacks=[self._observe_spool],
+            unit="By",
+            description="Bytes waiting in the durable spool.",
+        )
+        self._sender = threading.Thread(name="OtelProvSparqlSender", target=self._run, daemon=True)
+        self._sender.start()
+
+    def __repr__(self) -> str:
+        return f"SparqlUpdateExporter({self._client.where!r})"
+
+    # --- called by the processor's worker ----------------------------------------------
+    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        lines = [line for record in records for line in nquad_lines(record.triples, self._graph)]
+        with self._lock:
+            if self._closed:
+                _logger.warning("export after shutdown: %d triples not sent", len(lines))
+                return ExportResult.FAILURE
+            if len(self._queue) + len(lines) > self._max_queued:
+                # The store is behind: keep memory bounded, keep the data on disk.
+                return self._spool_now(lines)
+            if not self._queue:
+                self._first_queued = time.monotonic()
+            self._queue.extend(lines)
+        self._wake.set()
+        return ExportResult.SUCCESS
+
+    def _spool_now(self, lines: Sequence[str]) -> ExportResult:
+        try:
+            self.spool.write(lines)
+        except SpoolFullError as exc:
+            self._count("dropped")
+            _logger.warning("%s: %d triples dropped", exc, len(lines))
+            return ExportResult.FAILURE
+        except OSError:
+            self._count("dropped")
+            _logger.exception("cannot spool %d triples", len(lines))
+            return ExportResult.FAILURE
+        self._count("spooled")
+        return ExportResult.SUCCESS
+
+    # --- the sender thread ---------------------------------------------------------------
+    def _run(self) -> None:
+        attach(set_value(_SUPPRESS_INSTRUMENTATION_KEY, True))  # do not trace our own HTTP
+        while True:
+            self._wake.clear()
+            try:
+                worked = self._step()
+            except Exception:
+                _logger.exception("SPARQL sender step failed")
+                worked = False
+            self._write_status()
+            with self._lock:
+                self._lock.notify_all()
+                if self._closed and self._done_closing():
+                    return
+            if not worked:
+                self._wake.wait(self._wait_time())
+
+    def _done_closing(self) -> bool:
+        """Shutting down: stop once all is delivered, or kept on disk and the store is down."""
+        now = time.monotonic()
+        if (
+            not self._queue
+            and not self._in_flight
+            and (not len(self.spool) or self._retry_at > now)
+        ):
+            return True
+        return now >= self._flush_until
+
+    def _wait_time(self) -> float:
+        now = time.monotonic()
+        waits = [1.0]
+        if self._retry_at > now:
+            waits.append(self._retry_at - now)
+        elif self._queue:
+            waits.append(max(0.0, self._first_queued + self._batch_delay - now))
+        return min(waits)
+
+    def _take(self, force: bool) -> list[str]:
+        with self._lock:
+            due = time.monotonic() >= self._first_queued + self._batch_delay
+            if not self._queue or not (force or due or len(self._queue) >= self.batch_size):
+                return []
+            count = min(self.batch_size, len(self._queue))
+            lines = [self._queue.popleft() for _ in range(count)]
+            self._first_queued = time.monotonic()
+            self._in_flight = True
+            return lines
+
+    def _step(self) -> bool:
+        """Do one piece of work; False when there was nothing to do yet."""
+        now = time.monotonic()
+        flushing = self._closed or now < self._flush_until
+        if now < self._retry_at:
+            # The store is down: move what waits in memory to disk, then wait.
+            lines = self._take(force=True)
+            if lines:
+                self._spool_now(lines)
+                self._in_flight = False
+            return bool(lines)
+        spooled = self.spool.oldest()
+        if spooled is not None:
+            self._deliver_spooled(spooled)
+            return True
+        lines = self._take(force=flushing)
+        if not lines:
+            return False
+        try:
+            self._deliver(lines)
+        finally:
+            self._in_flight = False
+        return True
+
+    def _deliver(self, lines: list[str]) -> None:
+        answer = self._client.send(lines)
+        if answer.outcome is Outcome.DELIVERED:
+            self._delivered(len(lines))
+        elif answer.outcome is Outcome.TOO_LARGE and len(lines) > 1:
+            self._shrink(len(lines), answer)
+            with self._lock:  # back to the front, to go again in smaller batches
+                self._queue.extendleft(reversed(lines))
+        elif answer.outcome is Outcome.RETRY:
+            self._failed(answer)
+            self._spool_now(lines)
+        else:
+            self._dead_letter(lines, answer)
+
+    def _deliver_spooled(self, batch: SpooledBatch) -> None:
+        answer = self._client.send(batch.lines)
+        if answer.outcome is Outcome.DELIVERED:
+            self.spool.remove(batch)
+            self._delivered(len(batch.lines))
+        elif answer.outcome is Outcome.TOO_LARGE and len(batch.lines) > 1:
+            self._shrink(len(batch.lines), answer)
+            self.spool.split(batch)
+        elif answer.outcome is Outcome.RETRY:
+            self._count("retried")
+            self._failed(answer)
+        else:
+            self._dead_letter(batch.lines, answer)
+            self.spool.remove(batch)
+
+    def _shrink(self, size: int, answer: Answer) -> None:
+        self.batch_size = max(1, min(self.batch_size, size // 2))
+        _logger.info("%s; batch size now %d triples", answer.reason[:200], self.batch_size)
+
+    def _delivered(self, triples: int) -> None:
+        self._failures = 0
+        self._retry_at = 0.0
+        self._auth_reported = False
+        self._triples += triples
+        self._triples_metric.add(triples)
+        self._count("exported")
+
+    def _failed(self, answer: Answer) -> None:
+        self._failures += 1
+        delay = min(self._retry_max, self._retry_initial * 2 ** (self._failures - 1))
+        delay *= random.uniform(0.5, 1.5)
+        if answer.retry_after is not None:
+            delay = max(delay, answer.retry_after)
+        self._retry_at = time.monotonic() + delay
+        self._last_error = answer.reason
+        if answer.auth_failed:
+            if not self._auth_reported:
+                _logger.error("%s", answer.reason)
+                self._auth_reported = True
+        elif self._failures == 1 or self._failures % 10 == 0:
+            _logger.warning(
+                "SPARQL store not accepting (attempt %d): %s; retrying in %.1f s from %s",
+                self._failures,
+                answer.reason[:300],
+                delay,
+                self.spool.directory,
+            )
+
+    def _dead_letter(self, lines: Sequence[str], answer: Answer) -> None:
+        letter = self.spool.dead_letter(lines, answer.reason)
+        self._last_error = answer.reason
+        self._count("dead_lettered")
+        _logger.error(
+            "the store refused %d triples for good (%s); kept in %s",
+            len(lines),
+            answer.reason[:300],
+            letter.path,
+        )
+
+    def _count(self, outcome: str) -> None:
+        self.counts[outcome] += 1
+        self._batches_metric.add(1, {"outcome": outcome})
+
+    def _observe_spool(self, options: CallbackOptions) -> list[Observation]:
+        return [Observation(self.spool.size_bytes)]
+
+    def status(self) -> dict[str, Any]:
+        """What ``otel-prov status`` shows: counters, spool and last error (no secrets)."""
+        return {
+            "pid": os.getpid(),
+            "endpoint": self._client.where,
+            "updated": time.time(),
+            "batches": dict(self.counts),
+            "triples_exported": self._triples,
+            "queued_triples": len(self._queue),
+            "spool_files": len(self.spool),
+            "spool_bytes": self.spool.size_bytes,
+            "batch_size": self.batch_size,
+            "last_error": self._last_error,
+        }
+
+    def _write_status(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._status_written < _STATUS_INTERVAL_S:
+            return
+        self._status_written = now
+        path = self.spool.root / f"status-{os.getpid()}.json"
+        try:
+            temporary = path.with_suffix(".tmp")
+            temporary.write_text(json.dumps(self.status(), indent=2))
+            temporary.replace(path)
+        except OSError:
+            _logger.debug("cannot write %s", path, exc_info=True)
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Send everything queued and spooled now; True when nothing is left waiting."""
+        deadline = time.monotonic() + timeout_millis / 1000
+        with self._lock:
+            self._flush_until = deadline
+            self._retry_at = 0.0
+            self._wake.set()
+            while self._waiting() and time.monotonic() < deadline:
+                if not self._sender.is_alive():
+                    break
+                self._lock.wait(min(0.05, max(0.0, deadline - time.monotonic())))
+            return not self._waiting()
+
+    def _waiting(self) -> bool:
+        return bool(self._queue) or self._in_flight or len(self.spool) > 0
+
+    def shutdown(self, timeout_millis: int = 10_000) -> None:
+        """Deliver what it can within the timeout; whatever is left stays in the spool."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._flush_until = time.monotonic() + timeout_millis / 1000
+            self._retry_at = min(self._retry_at, time.monotonic())
+        self._wake.set()
+        self._sender.join(timeout_millis / 1000 + 1)
+        with self._lock:
+            if self._queue:
+                self._spool_now(list(self._queue))
+                self._queue.clear()
+        self._write_status(force=True)
+        self._client.close()
+        self.spool.close()

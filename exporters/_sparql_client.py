@@ -1,0 +1,161 @@
+"""One HTTP conversation with a SPARQL store: send a batch, say what became of it.
+
+The client builds the update text (``INSERT DATA { GRAPH <g> { ... } }`` from N-Quads
+lines, whose terms are already escaped), posts it on a persistent connection and sorts
+the answer into four outcomes the exporter acts on.  It never raises for an HTTP or
+network failure and never puts a header, a password or a URL's user info in a message.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import requests
+from requests.auth import AuthBase
+
+__all__ = ["Answer", "Outcome", "SparqlUpdateClient", "redact_url", "update_text"]
+
+# Stores say "too large" in their own words; Virtuoso answers 400 with SP031 (generated
+# SQL too long) or SP030 "memory exhausted" above about 1,000 triples per update.
+_TOO_LARGE = re.compile(
+    r"SP031|memory exhausted|too large|exceeded .*lines|Request Entity Too Large", re.IGNORECASE
+)
+_RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+_AUTH_STATUSES = frozenset({401, 403})
+
+
+class Outcome(enum.Enum):
+    DELIVERED = "delivered"
+    RETRY = "retry"
+    """Not now (network, timeout, 5xx, 408/429, or credentials refused): keep and retry."""
+    TOO_LARGE = "too_large"
+    REFUSED = "refused"
+    """A 4xx that retrying cannot fix: dead-letter it with the reason."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    outcome: Outcome
+    reason: str
+    status: int | None = None
+    retry_after: float | None = None
+    auth_failed: bool = False
+
+
+def redact_url(url: str) -> str:
+    """The URL without user info (``https://user:secret@host`` -> ``https://host``)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _split_graph(line: str) -> tuple[str, str]:
+    """``s p o g .`` -> (``s p o .``, ``g``); the graph IRI never holds a space."""
+    body, graph = line.rstrip().removesuffix(" .").rsplit(" ", 1)
+    return f"{body} .", graph
+
+
+def _by_graph(lines: Sequence[str]) -> dict[str, list[str]]:
+    graphs: dict[str, list[str]] = {}
+    for line in lines:
+        statement, graph = _split_graph(line)
+        graphs.setdefault(graph, []).append(statement)
+    return graphs
+
+
+def update_text(lines: Sequence[str]) -> str:
+    """The SPARQL 1.1 update that inserts these N-Quads lines."""
+    blocks = (
+        f"GRAPH {graph} {{\n{chr(10).join(statements)}\n}}"
+        for graph, statements in _by_graph(lines).items()
+    )
+    return "INSERT DATA {\n" + "\n".join(blocks) + "\n}"
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None  # an HTTP date: fall back to our own backoff
+
+
+class SparqlUpdateClient:
+    """Posts batches to a SPARQL 1.1 Update endpoint (or a Graph Store) over one session."""
+
+    def __init__(
+        self,
+        update_endpoint: str,
+        *,
+        headers: Mapping[str, str],
+        auth: AuthBase | None,
+        timeout: tuple[float, float],
+        verify: bool | str,
+        graph_store_endpoint: str | None = None,
+    ) -> None:
+        self._endpoint = update_endpoint
+        self._graph_store = graph_store_endpoint
+        self._timeout = timeout
+        self._session = requests.Session()
+        self._session.headers.update(headers)
+        self._session.auth = auth
+        self._session.verify = verify
+        self.where = redact_url(graph_store_endpoint or update_endpoint)
+        """The endpoint as it may be logged."""
+
+    def send(self, lines: Sequence[str]) -> Answer:
+        if self._graph_store is None:
+            return self._post(
+                self._endpoint,
+                update_text(lines).encode(),
+                "application/sparql-update; charset=utf-8",
+            )
+        answer = Answer(Outcome.DELIVERED, "")
+        for graph, statements in _by_graph(lines).items():
+            url = self._graph_store.replace("{graph}", quote(graph[1:-1], safe=""))
+            body = "\n".join(statements).encode()
+            answer = self._post(url, body, "application/n-triples")
+            if answer.outcome is not Outcome.DELIVERED:
+                return answer
+        return answer
+
+    def _post(self, url: str, body: bytes, content_type: str) -> Answer:
+        try:
+            response = self._session.post(
+                url, data=body, headers={"Content-Type": content_type}, timeout=self._timeout
+            )
+        except requests.Timeout:
+            return Answer(Outcome.RETRY, f"no answer from {self.where} within the timeout")
+        except requests.RequestException as exc:
+            return Answer(Outcome.RETRY, f"cannot reach {self.where}: {type(exc).__name__}")
+        status = response.status_code
+        if 200 <= status < 300:
+            return Answer(Outcome.DELIVERED, "", status)
+        text = response.text[:2000].strip()
+        reason = f"HTTP {status} from {self.where}: {text[:500]}" if text else f"HTTP {status}"
+        if status == 413 or (status in (400, 500) and _TOO_LARGE.search(text)):
+            return Answer(Outcome.TOO_LARGE, reason, status)
+        if status in _AUTH_STATUSES:
+            return Answer(
+                Outcome.RETRY,
+                f"{self.where} refused the credentials (HTTP {status}); check "
+                "OTEL_PROV_SPARQL_HEADERS or the exporter's auth; batches stay spooled",
+                status,
+                auth_failed=True,
+            )
+        if status in _RETRY_STATUSES or status >= 500:
+            return Answer(
+                Outcome.RETRY, reason, status, _retry_after(response.headers.get("Retry-After"))
+            )
+        return Answer(Outcome.REFUSED, reason, status)
+
+    def close(self) -> None:
+        self._session.close()

@@ -1,0 +1,167 @@
+"""A durable spool: batches the store has not acknowledged, kept on disk until it does.
+
+Each batch is one N-Quads file, written atomically (temporary file, fsync, rename,
+fsync of the directory), so a crash leaves either the whole batch or nothing.  Files
+are replayed oldest first by whichever exporter holds the spool's lock; a second process
+pointed at the same directory spools into its own subdirectory, which the lock holder
+adopts once that process is gone.  Batches the store refuses for good go to
+``dead-letter/`` beside a ``.reason`` file with the server's answer.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+__all__ = ["DeadLetter", "Spool", "SpoolFullError", "SpooledBatch"]
+
+_logger = logging.getLogger(__name__)
+
+_SUFFIX = ".nq"
+_LOCK = ".lock"
+
+
+class SpoolFullError(Exception):
+    """The spool reached its size cap; the batch was not written."""
+
+
+@dataclass(frozen=True)
+class SpooledBatch:
+    path: Path
+    lines: list[str]
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    path: Path
+    reason: str
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _try_lock(path: Path) -> IO[str] | None:
+    handle = path.open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        return None
+    return handle
+
+
+class Spool:
+    """Batches waiting for the store, one file each, under ``directory``."""
+
+    def __init__(self, directory: Path, *, max_bytes: int) -> None:
+        self.root = directory
+        self.max_bytes = max_bytes
+        directory.mkdir(parents=True, exist_ok=True)
+        self._lock = _try_lock(directory / _LOCK)
+        if self._lock is None:
+            # Another live exporter owns the spool: keep ours apart, it adopts it later.
+            self.directory = directory / f"pid-{os.getpid()}"
+            self.directory.mkdir(exist_ok=True)
+            self._lock = _try_lock(self.directory / _LOCK)
+        else:
+            self.directory = directory
+            self._adopt_orphans()
+        self.dead_letters = directory / "dead-letter"
+        self._sequence = 0
+        self._bytes = sum(path.stat().st_size for path in self._files())
+
+    def _adopt_orphans(self) -> None:
+        for sub in self.root.glob("pid-*"):
+            lock = _try_lock(sub / _LOCK)
+            if lock is None:
+                continue  # its process is alive
+            for path in sub.glob(f"*{_SUFFIX}"):
+                path.rename(self.root / path.name)
+            lock.close()
+            (sub / _LOCK).unlink(missing_ok=True)
+            sub.rmdir()
+
+    def _files(self) -> list[Path]:
+        return sorted(self.directory.glob(f"*{_SUFFIX}"))
+
+    @property
+    def size_bytes(self) -> int:
+        return self._bytes
+
+    def __len__(self) -> int:
+        return len(self._files())
+
+    def _atomic_write(self, directory: Path, name: str, data: bytes) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        temporary = directory / f".{name}.tmp"
+        with temporary.open("wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        target = directory / name
+        temporary.rename(target)
+        _fsync_directory(directory)
+        return target
+
+    def _name(self) -> str:
+        self._sequence += 1
+        return f"{time.time_ns():020d}-{os.getpid()}-{self._sequence:06d}"
+
+    def write(self, lines: Sequence[str]) -> Path:
+        """Keep a batch durably; raises :class:`SpoolFullError` past ``max_bytes``."""
+        data = "".join(lines).encode()
+        if self._bytes + len(data) > self.max_bytes:
+            raise SpoolFullError(
+                f"spool {self.directory} is full ({self._bytes} of {self.max_bytes} bytes)"
+            )
+        path = self._atomic_write(self.directory, self._name() + _SUFFIX, data)
+        self._bytes += len(data)
+        return path
+
+    def oldest(self) -> SpooledBatch | None:
+        for path in self._files():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError:
+                _logger.exception("cannot read spooled batch %s; skipped", path)
+                continue
+            return SpooledBatch(path, text.splitlines(keepends=True))
+        return None
+
+    def remove(self, batch: SpooledBatch) -> None:
+        size = batch.path.stat().st_size if batch.path.exists() else 0
+        batch.path.unlink(missing_ok=True)
+        self._bytes = max(0, self._bytes - size)
+        _fsync_directory(self.directory)
+
+    def split(self, batch: SpooledBatch) -> None:
+        """Replace a batch by its two halves (the store found it too large)."""
+        middle = len(batch.lines) // 2
+        stem = batch.path.name.removesuffix(_SUFFIX)
+        for index, half in enumerate((batch.lines[:middle], batch.lines[middle:])):
+            self._atomic_write(self.directory, f"{stem}.{index}{_SUFFIX}", "".join(half).encode())
+        batch.path.unlink()
+        _fsync_directory(self.directory)
+
+    def dead_letter(self, lines: Sequence[str], reason: str) -> DeadLetter:
+        """Keep a batch refused for good, with the store's reason; it is not retried."""
+        name = self._name()
+        path = self._atomic_write(self.dead_letters, name + _SUFFIX, "".join(lines).encode())
+        self._atomic_write(self.dead_letters, name + ".reason", reason.encode())
+        return DeadLetter(path, reason)
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None

@@ -1,19 +1,34 @@
-"""Where the CLI reads provenance from: the embedded store (and, later, SPARQL endpoints).
+"""Where the CLI reads provenance from: the embedded store or a SPARQL query endpoint.
 
 A backend answers SPARQL and returns plain Python values, so the session views and the
-renderers do not care which store they read.
+renderers do not care which store they read.  The remote backend pages through SELECT
+answers, so a server's row cap (Virtuoso's ``ResultSetMaxRows``, 10,000 by default)
+never truncates a listing silently.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import sys
+import urllib.error
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pyoxigraph
+from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
+from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
-__all__ = ["EmbeddedBackend", "QueryBackend", "QueryResult", "StoreUnavailableError"]
+__all__ = [
+    "EmbeddedBackend",
+    "QueryBackend",
+    "QueryResult",
+    "RemoteBackend",
+    "StoreUnavailableError",
+]
 
 
 class StoreUnavailableError(Exception):
@@ -74,3 +89,106 @@ class EmbeddedBackend:
             rows = [{name: _value(solution[name]) for name in variables} for solution in answer]
             return QueryResult("select", variables=variables, rows=rows)
         return QueryResult("graph", triples=list(answer))
+
+
+# A query's prologue (BASE and PREFIX declarations), its form, and a top-level LIMIT.
+_PROLOGUE = re.compile(
+    r"^(\s*(?:#[^\n]*\n\s*)*(?:(?:BASE|PREFIX)\s[^\n]*\n\s*|#[^\n]*\n\s*)*)", re.I
+)
+_FORM = re.compile(r"\b(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
+_TOP_LIMIT = re.compile(r"\b(LIMIT|OFFSET)\s+\d+\s*$", re.I)
+_FROM = re.compile(r"\bFROM\s", re.I)
+
+
+class RemoteBackend:
+    """Reads a SPARQL 1.1 query endpoint with SPARQLWrapper, paging through SELECT answers."""
+
+    def __init__(
+        self, endpoint: str, *, headers: Mapping[str, str] | None = None, page_size: int = 5000
+    ) -> None:
+        self.endpoint = endpoint
+        self._headers = dict(headers or {})
+        self._page_size = page_size
+
+    def _wrapper(self, sparql: str, return_format: str) -> SPARQLWrapper:
+        wrapper = SPARQLWrapper(self.endpoint)
+        wrapper.setMethod(POST)
+        wrapper.setTimeout(60)
+        wrapper.setReturnFormat(return_format)
+        for name, value in self._headers.items():
+            wrapper.addCustomHttpHeader(name, value)
+        wrapper.setQuery(sparql)
+        return wrapper
+
+    def _run(self, sparql: str, return_format: str) -> Any:
+        from otel_prov.exporters._sparql_client import redact_url
+
+        where = redact_url(self.endpoint)
+        try:
+            response = self._wrapper(sparql, return_format).query().response
+            return response.read()
+        except QueryBadFormed as exc:
+            raise ValueError(f"invalid SPARQL (the server says: {_first_line(exc)})") from exc
+        except urllib.error.HTTPError as exc:
+            if exc.code in (401, 403):
+                raise StoreUnavailableError(
+                    f"{where} refused the credentials (HTTP {exc.code})"
+                ) from exc
+            raise StoreUnavailableError(f"{where} answered HTTP {exc.code}") from exc
+        except SPARQLWrapperException as exc:
+            raise StoreUnavailableError(f"{where}: {_first_line(exc)}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise StoreUnavailableError(f"cannot reach {where}: {reason}") from exc
+
+    def _select_page(self, sparql: str) -> tuple[tuple[str, ...], list[dict[str, str | None]]]:
+        answer = json.loads(self._run(sparql, JSON))
+        variables = tuple(answer["head"].get("vars", []))
+        rows = [
+            {name: binding[name]["value"] if name in binding else None for name in variables}
+            for binding in answer["results"]["bindings"]
+        ]
+        return variables, rows
+
+    def _select_all(self, prologue: str, body: str) -> QueryResult:
+        """Every row of a SELECT, a page at a time (stable order needs ORDER BY in ``body``)."""
+        rows: list[dict[str, str | None]] = []
+        variables: tuple[str, ...] = ()
+        offset = 0
+        while True:
+            page = f"{prologue}SELECT * WHERE {{ {body} }} LIMIT {self._page_size} OFFSET {offset}"
+            variables, batch = self._select_page(page)
+            rows.extend(batch)
+            if len(batch) < self._page_size:
+                return QueryResult("select", variables=variables, rows=rows)
+            offset += self._page_size
+
+    def query(self, sparql: str) -> QueryResult:
+        prologue_match = _PROLOGUE.match(sparql)
+        prologue = prologue_match.group(1) if prologue_match else ""
+        body = sparql[len(prologue) :].strip()
+        form_match = _FORM.search(body)
+        form = form_match.group(1).upper() if form_match else ""
+        if form == "ASK":
+            return QueryResult("ask", boolean=bool(json.loads(self._run(sparql, JSON))["boolean"]))
+        if form in ("CONSTRUCT", "DESCRIBE"):
+            data = self._run(sparql, TURTLE)
+            return QueryResult(
+                "graph", triples=list(pyoxigraph.parse(data, pyoxigraph.RdfFormat.TURTLE))
+            )
+        if not body.upper().startswith("SELECT") or _TOP_LIMIT.search(body) or _FROM.search(body):
+            # The query pages itself, or cannot be nested (FROM): run it as written.
+            variables, rows = self._select_page(sparql)
+            if len(rows) >= 10_000:
+                print(
+                    f"otel-prov: warning: {len(rows)} rows; the server may cap answers "
+                    "(add ORDER BY without LIMIT to let otel-prov page)",
+                    file=sys.stderr,
+                )
+            return QueryResult("select", variables=variables, rows=rows)
+        return self._select_all(prologue, body)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pyoxigraph
 
-from otel_prov._backend import EmbeddedBackend, QueryBackend, QueryResult, StoreUnavailableError
+from otel_prov._backend import (
+    EmbeddedBackend,
+    QueryBackend,
+    QueryResult,
+    RemoteBackend,
+    StoreUnavailableError,
+)
+from otel_prov._delivery_status import delivery_status, render_status
 from otel_prov._rdf import PREFIXES
 from otel_prov._render import (
     render_json,
@@ -35,9 +42,14 @@ from otel_prov._session_view import (
 )
 from otel_prov._settings import env_str
 from otel_prov._version import __version__
-from otel_prov.environment_variables import OTEL_PROV_JAEGER_URL
+from otel_prov.environment_variables import (
+    OTEL_PROV_JAEGER_URL,
+    OTEL_PROV_SPARQL_QUERY_ENDPOINT,
+    OTEL_PROV_SPOOL_DIR,
+)
 from otel_prov.exporters._base import graph_term
 from otel_prov.exporters._oxigraph import default_store_path
+from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, sparql_headers
 
 __all__ = ["main"]
 
@@ -68,17 +80,24 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"otel-prov {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
+    def command(name: str, help_text: str, *, reads: bool = True) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         sub.add_argument(
             "--store",
             type=Path,
             help="embedded store directory (default: $OTEL_PROV_STORE or .otel-prov/store)",
         )
+        if reads:
+            sub.add_argument(
+                "--endpoint",
+                metavar="URL",
+                help="SPARQL query endpoint to read instead of a store (default: "
+                "$OTEL_PROV_SPARQL_QUERY_ENDPOINT; headers from $OTEL_PROV_SPARQL_HEADERS)",
+            )
         sub.add_argument("--graph", help="provenance graph IRI (default: $OTEL_PROV_GRAPH)")
         return sub
 
-    command("demo", "run the demo agent, store its provenance and print its trace")
+    command("demo", "run the demo agent, store its provenance and print its trace", reads=False)
     sessions = command("sessions", "list agent sessions, newest first")
     sessions.add_argument("--limit", type=int, default=20, help="at most N sessions (20)")
     sessions.add_argument("--format", choices=("table", "json"), default="table")
@@ -88,10 +107,29 @@ def _parser() -> argparse.ArgumentParser:
     query = command("query", "run a SPARQL query (the default graph is the union of all)")
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
     query.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    status = commands.add_parser(
+        "status",
+        help="delivery to the SPARQL store: counters, spooled and dead-lettered batches",
+        description="Delivery to the SPARQL store, from the spool directory the exporters "
+        "write to. Exit 1 when batches wait in the spool or were dead-lettered.",
+    )
+    status.add_argument(
+        "--spool-dir",
+        type=Path,
+        help="the exporters' spool (default: $OTEL_PROV_SPOOL_DIR or .otel-prov/spool)",
+    )
+    status.add_argument("--format", choices=("text", "json"), default="text")
     return parser
 
 
 def _backend(args: argparse.Namespace) -> QueryBackend:
+    if args.store is not None and args.endpoint:
+        raise _UsageError("give --store or --endpoint, not both")
+    endpoint = args.endpoint or (
+        None if args.store is not None else env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
+    )
+    if endpoint:
+        return RemoteBackend(endpoint, headers=sparql_headers())
     return EmbeddedBackend(args.store or default_store_path())
 
 
@@ -140,6 +178,8 @@ def _show(backend: QueryBackend, graph: str, session: str, fmt: str) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "status":
+        return _status(args)
     graph = _graph(args)
     if args.command == "demo":
         return _demo(args, graph)
@@ -199,6 +239,19 @@ def _demo(args: argparse.Namespace, graph: str) -> int:
     print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
     _write_table(backend.query(query), "table")
     return EXIT_OK
+
+
+def _status(args: argparse.Namespace) -> int:
+    spool = args.spool_dir or Path(env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
+    if not spool.is_dir():
+        print(f"otel-prov: no spool at {spool}: no SPARQL exporter has run here", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    report = delivery_status(spool)
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+    else:
+        print(render_status(report))
+    return EXIT_NOT_FOUND if report["spooled_batches"] or report["dead_letters"] else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -110,7 +110,8 @@ class _Handler(BaseHTTPRequestHandler):
         refuse, failure, delay = proxy._take_fault(record)
         if refuse:
             self.close_connection = True
-            self.connection.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
             return
         if failure is not None:
             record.status = failure.status

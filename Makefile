@@ -9,7 +9,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 TYPECHECK := build/typecheck
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test servers lint typecheck bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +25,13 @@ $(DEV): pyproject.toml | $(BIN)/python
 demo: $(RUNTIME)
 	$(BIN)/otel-prov demo
 
-test: lint typecheck
+# The integration tests start Oxigraph's server (from PyPI, in .venv) and Virtuoso (from
+# Debian's packages, installed here when missing) in temporary directories, and stop them.
+test: lint typecheck servers
 	$(BIN)/python -m pytest
+
+servers:
+	bash scripts/install-virtuoso.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

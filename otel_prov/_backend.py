@@ -22,6 +22,8 @@ import pyoxigraph
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
+from otel_prov._rdf import canonical_datetime
+
 __all__ = [
     "EmbeddedBackend",
     "QueryBackend",
@@ -48,8 +50,12 @@ class QueryResult:
 
 
 class QueryBackend(Protocol):
-    def query(self, sparql: str) -> QueryResult:
-        """Run any SPARQL query; raises ``ValueError`` for a malformed one."""
+    def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
+        """Run any SPARQL query; raises ``ValueError`` for a malformed one.
+
+        ``default_graph`` (an IRI) becomes the query's default graph; without it the
+        default graph is the store's (the union of all graphs, for the embedded store).
+        """
 
 
 def _value(term: object) -> str | None:
@@ -77,9 +83,14 @@ class EmbeddedBackend:
         except OSError as exc:
             raise StoreUnavailableError(f"cannot open the store at {self.path}: {exc}") from exc
 
-    def query(self, sparql: str) -> QueryResult:
+    def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
         try:
-            answer = self._store.query(sparql, use_default_graph_as_union=True)
+            if default_graph is None:
+                answer = self._store.query(sparql, use_default_graph_as_union=True)
+            else:
+                answer = self._store.query(
+                    sparql, default_graph=pyoxigraph.NamedNode(default_graph)
+                )
         except SyntaxError as exc:
             raise ValueError(f"invalid SPARQL: {exc}") from exc
         if isinstance(answer, pyoxigraph.QueryBoolean):
@@ -98,6 +109,7 @@ _PROLOGUE = re.compile(
 _FORM = re.compile(r"\b(SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
 _TOP_LIMIT = re.compile(r"\b(LIMIT|OFFSET)\s+\d+\s*$", re.I)
 _FROM = re.compile(r"\bFROM\s", re.I)
+_XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 
 
 class RemoteBackend:
@@ -109,9 +121,10 @@ class RemoteBackend:
         self.endpoint = endpoint
         self._headers = dict(headers or {})
         self._page_size = page_size
+        self._default_graph: str | None = None
 
     def _wrapper(self, sparql: str, return_format: str) -> SPARQLWrapper:
-        wrapper = SPARQLWrapper(self.endpoint)
+        wrapper = SPARQLWrapper(self.endpoint, defaultGraph=self._default_graph)
         wrapper.setMethod(POST)
         wrapper.setTimeout(60)
         wrapper.setReturnFormat(return_format)
@@ -145,7 +158,7 @@ class RemoteBackend:
         answer = json.loads(self._run(sparql, JSON))
         variables = tuple(answer["head"].get("vars", []))
         rows = [
-            {name: binding[name]["value"] if name in binding else None for name in variables}
+            {name: _plain(binding[name]) if name in binding else None for name in variables}
             for binding in answer["results"]["bindings"]
         ]
         return variables, rows
@@ -163,7 +176,8 @@ class RemoteBackend:
                 return QueryResult("select", variables=variables, rows=rows)
             offset += self._page_size
 
-    def query(self, sparql: str) -> QueryResult:
+    def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
+        self._default_graph = default_graph
         prologue_match = _PROLOGUE.match(sparql)
         prologue = prologue_match.group(1) if prologue_match else ""
         body = sparql[len(prologue) :].strip()
@@ -187,6 +201,15 @@ class RemoteBackend:
                 )
             return QueryResult("select", variables=variables, rows=rows)
         return self._select_all(prologue, body)
+
+
+def _plain(term: Mapping[str, str]) -> str:
+    value = term["value"]
+    if term.get("datatype") == _XSD_DATETIME:
+        return canonical_datetime(value)
+    if term.get("type") == "bnode":
+        return f"_:{value}"
+    return value
 
 
 def _first_line(exc: BaseException) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "InvalidIRIError",
     "Triple",
     "boolean",
+    "canonical_datetime",
     "datetime_from_ns",
     "integer",
     "iri",
@@ -116,6 +117,24 @@ def datetime_from_ns(unix_nanos: int) -> str:
     micros = nanos // 1000
     fraction = f".{micros:06d}".rstrip("0") if micros else ""
     return f'"{stamp}{fraction}Z"{_XSD_DATETIME}'
+
+
+def canonical_datetime(lexical: str) -> str:
+    """A stored ``xsd:dateTime`` as :func:`datetime_from_ns` writes it (UTC, no trailing zeros).
+
+    Stores print the same instant differently (Virtuoso ``.090Z``, others ``+00:00``);
+    readers normalise so that every store shows the same text.  Text that is not a
+    dateTime comes back unchanged.
+    """
+    try:
+        moment = datetime.fromisoformat(lexical.replace("Z", "+00:00"))
+    except ValueError:
+        return lexical
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    moment = moment.astimezone(timezone.utc)
+    fraction = f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else ""
+    return f"{moment.strftime('%Y-%m-%dT%H:%M:%S')}{fraction}Z"
 
 
 def iri(value: str) -> str:

@@ -176,79 +176,118 @@ WHERE {{ GRAPH {graph} {{
         question=row["question"],
         answer=row["answer"],
     )
+    _fill_iterations(backend, graph, s, view)
+    return view
+
+
+_PROPERTIES = {
+    "iterationNumber": "number",
+    "action": "action",
+    "toolName": "tool",
+    "toolCallId": "call_id",
+    "errorType": "error_type",
+    "errorMessage": "error_message",
+    "modelName": "model",
+    "inputTokens": "input_tokens",
+    "outputTokens": "output_tokens",
+}
+
+
+def _fill_iterations(backend: QueryBackend, graph: str, s: str, view: SessionView) -> None:
+    """Iterations with their model and tool calls, from three small queries.
+
+    Small on purpose: one query joining it all makes Virtuoso's planner refuse to run it
+    ("estimated execution time exceeds the limit").
+    """
+    oprov = "https://w3id.org/otel-prov/ns#"
     activities = backend.query(
         f"""{PREFIXES}
-SELECT ?a ?type ?parent ?start ?status ?number ?action ?tool ?callId ?errorType ?errorMessage
-       ?model ?inTokens ?outTokens ?thought ?arguments ?observation
-WHERE {{ GRAPH {graph} {{
-  ?a oprov:partOf+ {s} ; oprov:partOf ?parent ; a ?type ; prov:startedAtTime ?start ;
-     oprov:status ?status .
+SELECT ?a ?type ?parent ?start ?status WHERE {{ GRAPH {graph} {{
+  ?a oprov:partOf+ {s} .
+  ?a oprov:partOf ?parent ; a ?type ; prov:startedAtTime ?start ; oprov:status ?status .
   FILTER(?type IN (oprov:Iteration, oprov:ToolCall, oprov:ModelCall))
-  OPTIONAL {{ ?a oprov:iterationNumber ?number }}
-  OPTIONAL {{ ?a oprov:action ?action }}
-  OPTIONAL {{ ?a oprov:toolName ?tool }}
-  OPTIONAL {{ ?a oprov:toolCallId ?callId }}
-  OPTIONAL {{ ?a oprov:errorType ?errorType }}
-  OPTIONAL {{ ?a oprov:errorMessage ?errorMessage }}
-  OPTIONAL {{ ?a oprov:modelName ?model }}
-  OPTIONAL {{ ?a oprov:inputTokens ?inTokens }}
-  OPTIONAL {{ ?a oprov:outputTokens ?outTokens }}
-  OPTIONAL {{ ?te prov:wasGeneratedBy ?a ; a oprov:Thought ; prov:value ?thought }}
-  OPTIONAL {{ ?a prov:used ?ue . ?ue a oprov:Arguments ; prov:value ?arguments }}
-  OPTIONAL {{ ?ge prov:wasGeneratedBy ?a ; a oprov:Arguments ; prov:value ?arguments }}
-  OPTIONAL {{ ?oe prov:wasGeneratedBy ?a ; a oprov:Observation ; prov:value ?observation }}
 }} }} ORDER BY ?start ?a"""
     ).rows
+    properties: dict[str, dict[str, str]] = {}
+    for row in backend.query(
+        f"""{PREFIXES}
+SELECT ?a ?p ?o WHERE {{ GRAPH {graph} {{
+  ?a oprov:partOf+ {s} . ?a ?p ?o .
+  FILTER(?p IN ({", ".join(f"oprov:{name}" for name in _PROPERTIES)}))
+}} }} ORDER BY ?a ?p ?o"""
+    ).rows:
+        name = _PROPERTIES[(row["p"] or "").removeprefix(oprov)]
+        properties.setdefault(row["a"] or "", {}).setdefault(name, row["o"] or "")
+    content: dict[tuple[str, str, str], set[str]] = {}
+    for row in backend.query(
+        f"""{PREFIXES}
+SELECT ?a ?link ?kind ?value WHERE {{ GRAPH {graph} {{
+  ?a oprov:partOf+ {s} .
+  {{ ?e prov:wasGeneratedBy ?a . BIND("generated" AS ?link) }}
+  UNION {{ ?a prov:used ?e . BIND("used" AS ?link) }}
+  ?e a ?kind ; prov:value ?value .
+  FILTER(?kind IN (oprov:Thought, oprov:Arguments, oprov:Observation))
+}} }} ORDER BY ?a ?link ?kind ?value"""
+    ).rows:
+        kind = (row["kind"] or "").removeprefix(oprov)
+        content.setdefault((row["a"] or "", row["link"] or "", kind), set()).add(row["value"] or "")
+
+    def one(activity: str, link: str, kind: str) -> str | None:
+        # One value, or None where parallel calls each hold their own.
+        values = content.get((activity, link, kind), set())
+        return next(iter(values)) if len(values) == 1 else None
+
     iterations: dict[str, IterationView] = {}
-    children = []
-    oprov = "https://w3id.org/otel-prov/ns#"
+    seen: set[str] = set()
     for row in activities:
-        kind = (row["type"] or "").removeprefix(oprov)
-        if kind == "Iteration" and row["a"] not in iterations:
-            iterations[row["a"] or ""] = IterationView(
-                id=row["a"] or "",
-                number=_int(row["number"]),
-                thought=row["thought"],
-                action=row["action"],
-                arguments=row["arguments"],
-                observation=row["observation"],
+        activity, kind = row["a"] or "", (row["type"] or "").removeprefix(oprov)
+        if activity in seen:
+            continue
+        seen.add(activity)
+        props = properties.get(activity, {})
+        if kind == "Iteration":
+            iterations[activity] = IterationView(
+                id=activity,
+                number=_int(props.get("number")),
+                thought=one(activity, "generated", "Thought"),
+                action=props.get("action"),
+                arguments=one(activity, "generated", "Arguments"),
+                observation=one(activity, "generated", "Observation"),
                 status=row["status"] or "",
             )
-        elif kind in ("ToolCall", "ModelCall"):
-            children.append((kind, row))
-    seen: set[str | None] = set()
-    for kind, row in children:
+    for row in activities:
+        activity, kind = row["a"] or "", (row["type"] or "").removeprefix(oprov)
         owner = iterations.get(row["parent"] or "")
-        if owner is None or row["a"] in seen:
+        if owner is None or kind == "Iteration" or activity not in seen:
             continue
-        seen.add(row["a"])
+        seen.discard(activity)
+        props = properties.get(activity, {})
         if kind == "ToolCall":
             owner.tool_calls.append(
                 ToolCallView(
-                    id=row["a"] or "",
-                    name=row["tool"] or "",
-                    call_id=row["callId"],
+                    id=activity,
+                    name=props.get("tool", ""),
+                    call_id=props.get("call_id"),
                     status=row["status"] or "",
-                    error_type=row["errorType"],
-                    error_message=row["errorMessage"],
-                    arguments=row["arguments"],
-                    observation=row["observation"],
+                    error_type=props.get("error_type"),
+                    error_message=props.get("error_message"),
+                    arguments=one(activity, "used", "Arguments"),
+                    observation=one(activity, "generated", "Observation"),
                 )
             )
         else:
             owner.model_calls.append(
                 ModelCallView(
-                    id=row["a"] or "",
-                    model=row["model"],
-                    input_tokens=_int(row["inTokens"]),
-                    output_tokens=_int(row["outTokens"]),
+                    id=activity,
+                    model=props.get("model"),
+                    input_tokens=_int(props.get("input_tokens")),
+                    output_tokens=_int(props.get("output_tokens")),
                     status=row["status"] or "",
                 )
             )
     view.iterations = sorted(
         iterations.values(), key=lambda it: it.number if it.number is not None else 1 << 62
     )
-    return view
 
 
 def session_construct_query(graph: str, session: str) -> str:

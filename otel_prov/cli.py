@@ -104,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     show = command("show", "show one session: its question, iterations, tool calls, answer")
     show.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
     show.add_argument("--format", choices=("text", "json", "turtle", "mermaid"), default="text")
-    query = command("query", "run a SPARQL query (the default graph is the union of all)")
+    query = command("query", "run a SPARQL query (its default graph is the provenance graph)")
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
     query.add_argument("--format", choices=("table", "json", "csv"), default="table")
     status = commands.add_parser(
@@ -203,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
     try:
-        result = backend.query(text)
+        result = backend.query(text, default_graph=graph[1:-1])
     except ValueError as exc:
         raise _UsageError(str(exc).splitlines()[0]) from exc
     _write_table(result, args.format)

@@ -1,0 +1,22 @@
+"""Real SPARQL servers for the integration tests, started here and stopped afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.servers import SparqlServer, start_oxigraph, start_virtuoso
+
+SERVERS = {"oxigraph": start_oxigraph, "virtuoso": start_virtuoso}
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SparqlServer]:
+    """A fresh server of each kind, on its own data directory."""
+    started = SERVERS[request.param](tmp_path)
+    try:
+        yield started
+    finally:
+        started.stop()

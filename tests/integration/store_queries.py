@@ -1,0 +1,35 @@
+"""Reading a real store back with plain HTTP (independent of the code under test)."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+import urllib.request
+
+from tests.servers import SparqlServer
+
+GRAPH = "urn:otel-prov:graph"
+
+
+def select(server: SparqlServer, query: str) -> list[dict[str, str]]:
+    data = urllib.parse.urlencode({"query": query}).encode()
+    request = urllib.request.Request(
+        server.query_endpoint,
+        data=data,
+        headers={
+            "Accept": "application/sparql-results+json",
+            "Content-Type": "application/x-www-form-urlencoded",
+        },
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        answer = json.loads(response.read())
+    return [{k: v["value"] for k, v in row.items()} for row in answer["results"]["bindings"]]
+
+
+def count(server: SparqlServer, where: str) -> int:
+    rows = select(server, f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{GRAPH}> {{ {where} }} }}")
+    return int(rows[0]["n"])
+
+
+def triple_count(server: SparqlServer) -> int:
+    return count(server, "?s ?p ?o")

@@ -1,0 +1,133 @@
+"""The CLI reads a remote store exactly as it reads the embedded one, and pages past row caps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
+
+from otel_prov import ProvRecord, ProvSpanProcessor, map_spans
+from otel_prov._backend import RemoteBackend
+from otel_prov._demo import run_demo_agent
+from tests.builders import make_span
+from tests.recording_exporter import RecordingExporter
+from tests.servers import SparqlServer
+from tests.session_tree import known_session
+from tests.test_rdf import HOSTILE
+
+pytestmark = pytest.mark.integration
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "otel_prov", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _demo_record() -> ProvRecord:
+    """A real run of the demo agent (microsecond times, model calls, a failure)."""
+    exporter = RecordingExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(ProvSpanProcessor(exporter))
+    run_demo_agent(tracer_provider=provider)
+    provider.shutdown()
+    (record,) = exporter.records
+    return record
+
+
+def _records() -> list[ProvRecord]:
+    records = [map_spans(known_session()), _demo_record()]
+
+    for index, text in enumerate(HOSTILE):
+        records.append(
+            map_spans(
+                [
+                    make_span(
+                        1,
+                        None,
+                        trace_id=1000 + index,
+                        start_ms=index * 1000,
+                        end_ms=index * 1000 + 5,
+                        gen_ai__operation__name="invoke_agent",
+                        gen_ai__agent__name="hostile",
+                        gen_ai__conversation__id=f"h{index}",
+                        otel_prov__question=text,
+                        otel_prov__answer=text,
+                    ),
+                ]
+            )
+        )
+    return records
+
+
+def test_sessions_show_and_query_agree_between_store_and_endpoint(
+    server: SparqlServer, tmp_path: Path
+) -> None:
+    records = _records()
+    store = OxigraphStoreExporter(tmp_path / "store")
+    store.export(records)
+    store.shutdown()
+    remote = SparqlUpdateExporter(server.update_endpoint, spool_dir=tmp_path / "spool")
+    remote.export(records)
+    assert remote.force_flush(30_000)
+    remote.shutdown()
+    local_args = ("--store", str(tmp_path / "store"))
+    remote_args = ("--endpoint", server.query_endpoint)
+    trace = f"{0x4BF92F3577B34DA6A3CE929D0E0E4736:032x}"
+    query = (
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> SELECT ?tool ?status WHERE { "
+        "?c oprov:toolName ?tool ; oprov:status ?status ; a oprov:ToolCall } "
+        "ORDER BY ?tool ?status"
+    )
+    for command in (
+        ("sessions", "--format", "json", "--limit", "50"),
+        ("sessions",),
+        ("show", trace, "--format", "json"),
+        ("show", trace),
+        ("show", "h3", "--format", "json"),
+        ("show", "demo-conversation"),
+        ("show", "demo-conversation", "--format", "json"),
+        ("show", trace, "--format", "mermaid"),
+        ("query", query, "--format", "csv"),
+    ):
+        local, there = _cli(*command, *local_args), _cli(*command, *remote_args)
+        assert local.returncode == there.returncode == 0, (command, there.stderr)
+        assert there.stdout == local.stdout, command
+    for index, text in enumerate(HOSTILE):
+        (view,) = json.loads(_cli("show", f"h{index}", "--format", "json", *remote_args).stdout)
+        assert view["question"] == text and view["answer"] == text
+    missing = _cli("show", "nothing-here", *remote_args)
+    assert missing.returncode == 1
+
+
+def test_unreachable_endpoint_is_exit_2_with_one_line() -> None:
+    result = _cli("sessions", "--endpoint", "http://127.0.0.1:9/sparql")
+    assert result.returncode == 2
+    assert result.stderr.startswith("otel-prov: cannot reach http://127.0.0.1:9/sparql")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_paging_reads_past_the_servers_row_cap(server: SparqlServer, tmp_path: Path) -> None:
+    triples = tuple((f"<urn:s:{i:05d}>", "<urn:p>", f'"{i}"') for i in range(12_000))
+    exporter = SparqlUpdateExporter(server.update_endpoint, spool_dir=tmp_path / "spool")
+    exporter.export([ProvRecord("0" * 32, "<urn:s:0>", triples)])
+    assert exporter.force_flush(60_000)
+    exporter.shutdown()
+    backend = RemoteBackend(server.query_endpoint)
+    query = "SELECT ?s ?o WHERE { GRAPH <urn:otel-prov:graph> { ?s <urn:p> ?o } } ORDER BY ?s"
+    rows = backend.query(query).rows
+    assert len(rows) == 12_000
+    assert len({row["s"] for row in rows}) == 12_000
+    if server.name == "virtuoso":  # the cap is real: unpaged, the answer stops at 10,000
+        from tests.integration.store_queries import select
+
+        assert len(select(server, query)) == 10_000

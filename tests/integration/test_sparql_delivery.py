@@ -1,0 +1,300 @@
+"""SparqlUpdateExporter against real Oxigraph and Virtuoso servers: nothing lost, nothing twice."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from otel_prov.exporters import SparqlUpdateExporter
+
+import otel_prov
+from otel_prov import ProvRecord, ProvSpanProcessor, map_spans, record_from_span
+from tests.fault_proxy import FaultProxy
+from tests.integration.store_queries import count, select, triple_count
+from tests.servers import SparqlServer
+from tests.session_tree import known_session
+from tests.test_rdf import HOSTILE
+
+pytestmark = pytest.mark.integration
+
+PREFIXES = (
+    "PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX oprov: <https://w3id.org/otel-prov/ns#>"
+)
+FAST_RETRY = {"retry_initial_delay": 0.05, "retry_max_delay": 0.3, "batch_delay": 0.02}
+
+
+class Pipeline:
+    """A provider whose spans go to the SPARQL exporter and to memory (to compute the truth)."""
+
+    def __init__(self, exporter: SparqlUpdateExporter) -> None:
+        self.exporter = exporter
+        self.memory = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.memory))
+        self.processor = ProvSpanProcessor(exporter, schedule_delay=0.05)
+        self.provider.add_span_processor(self.processor)
+
+    def session(self, index: int, text: str = "") -> None:
+        tp = self.provider
+        question = f"question {index} {text}"
+        with otel_prov.agent_session(
+            "agent", question=question, conversation_id=f"c{index}", tracer_provider=tp
+        ) as session:
+            with (
+                otel_prov.iteration(
+                    1, thought=f"thought {text}", action="lookup", tracer_provider=tp
+                ),
+                otel_prov.tool_call(
+                    "lookup",
+                    arguments=f'{{"i": {index}}}',
+                    call_id=f"call-{index}",
+                    tracer_provider=tp,
+                ),
+            ):
+                otel_prov.set_observation(f"observation {index} {text}")
+            otel_prov.set_answer(f"answer {index} {text}", span=session)
+
+    def expected_triples(self) -> int:
+        by_trace: dict[int, list] = {}
+        for span in self.memory.get_finished_spans():
+            by_trace.setdefault(span.context.trace_id, []).append(record_from_span(span))
+        return len({t for spans in by_trace.values() for t in map_spans(spans).triples})
+
+    def close(self) -> None:
+        self.provider.shutdown()
+
+
+@pytest.fixture
+def spool(tmp_path: Path) -> Path:
+    return tmp_path / "spool"
+
+
+def _pipeline(
+    server: SparqlServer, spool: Path, endpoint: str | None = None, **options: object
+) -> Pipeline:
+    exporter = SparqlUpdateExporter(
+        endpoint or server.update_endpoint,
+        server.query_endpoint,
+        spool_dir=spool,
+        **{**FAST_RETRY, **options},
+    )  # type: ignore[arg-type]
+    return Pipeline(exporter)
+
+
+def test_round_trip_keeps_every_string_byte_exact(server: SparqlServer, spool: Path) -> None:
+    pipeline = _pipeline(server, spool)
+    for index, text in enumerate(HOSTILE):
+        pipeline.session(index, text)
+    pipeline.processor.force_flush()
+    assert pipeline.exporter.force_flush(20_000)
+    stored = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?q WHERE { GRAPH <urn:otel-prov:graph> {
+          ?s a oprov:Question ; prov:value ?q } }""",
+    )
+    assert sorted(row["q"] for row in stored) == sorted(
+        f"question {i} {text}" for i, text in enumerate(HOSTILE)
+    )
+    observations = {
+        row["o"]
+        for row in select(
+            server,
+            PREFIXES
+            + """
+        SELECT ?o WHERE { GRAPH <urn:otel-prov:graph> {
+          ?e a oprov:Observation ; prov:value ?o } }""",
+        )
+    }
+    assert observations == {f"observation {i} {text}" for i, text in enumerate(HOSTILE)}
+    assert triple_count(server) == pipeline.expected_triples()
+    pipeline.close()
+
+
+def test_outage_mid_run_loses_nothing_and_duplicates_nothing(
+    server: SparqlServer, spool: Path
+) -> None:
+    pipeline = _pipeline(server, spool)
+    for index in range(100):
+        pipeline.session(index)
+    pipeline.processor.force_flush()
+    server.stop()
+    for index in range(100, 200):
+        pipeline.session(index)
+    pipeline.processor.force_flush(timeout_millis=100)  # hands over; the store is down
+    assert not pipeline.exporter.force_flush(500)  # the store is down: kept, not lost
+    assert len(pipeline.exporter.spool) > 0
+    server.start()
+    assert pipeline.exporter.force_flush(60_000)
+    assert count(server, "?s a <https://w3id.org/otel-prov/ns#AgentSession>") == 200
+    assert triple_count(server) == pipeline.expected_triples()
+    assert pipeline.exporter.counts["spooled"] >= 1
+    assert pipeline.exporter.counts["dropped"] == 0
+    pipeline.close()
+
+
+@pytest.mark.parametrize("fault", ["slow", "http500"])
+def test_slow_or_failing_server_is_retried_then_delivered(
+    server: SparqlServer, spool: Path, fault: str
+) -> None:
+    upstream = server.update_endpoint.rsplit("/", 1)
+    with FaultProxy(upstream[0]) as proxy:
+        pipeline = _pipeline(server, spool, f"{proxy.url}/{upstream[1]}", read_timeout=0.5)
+        if fault == "slow":
+            proxy.delay_next(1, 2.0)
+        else:
+            proxy.fail_next(3, 500, "boom")
+        for index in range(5):
+            pipeline.session(index)
+        pipeline.processor.force_flush()
+        assert pipeline.exporter.force_flush(30_000)
+        assert triple_count(server) == pipeline.expected_triples()
+        assert pipeline.exporter.counts["spooled"] >= 1
+        statuses = [r.status for r in proxy.requests]
+        assert statuses[-1] in (200, 204)
+        if fault == "http500":
+            assert statuses[:3] == [500, 500, 500]
+        pipeline.close()
+
+
+def test_bad_batch_is_dead_lettered_with_the_reason(server: SparqlServer, spool: Path) -> None:
+    exporter = SparqlUpdateExporter(server.update_endpoint, spool_dir=spool, **FAST_RETRY)  # type: ignore[arg-type]
+    bad = ProvRecord("0" * 32, "<urn:x>", (("<urn:x>", "<urn:p>", '"unterminated'),))
+    exporter.export([bad])
+    exporter.force_flush(10_000)
+    good = map_spans(known_session())
+    exporter.export([good])
+    assert exporter.force_flush(10_000)
+    (reason_file,) = (spool / "dead-letter").glob("*.reason")
+    reason = reason_file.read_text()
+    assert reason.startswith("HTTP 400")
+    assert "unterminated" in reason_file.with_suffix(".nq").read_text()
+    assert exporter.counts["dead_lettered"] == 1 and exporter.counts["exported"] == 1
+    assert triple_count(server) == len(good.triples)
+    exporter.shutdown()
+
+
+@pytest.fixture
+def all_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    caplog.set_level(logging.DEBUG)  # every logger, urllib3 and requests included
+    yield caplog
+
+
+def test_auth_failure_is_one_clear_error_and_never_logs_the_secret(
+    server: SparqlServer, spool: Path, all_logs: pytest.LogCaptureFixture
+) -> None:
+    secret = "s3cr3t-Token-4711"
+    if server.name == "virtuoso":
+        assert server.auth_update_endpoint is not None
+        exporter = SparqlUpdateExporter(
+            server.auth_update_endpoint, spool_dir=spool, digest_auth=("dba", secret), **FAST_RETRY
+        )  # type: ignore[arg-type]
+        proxy = None
+    else:
+        upstream = server.update_endpoint.rsplit("/", 1)
+        proxy = FaultProxy(upstream[0])
+        proxy.start()
+        proxy.fail_next(1000, 401, "unauthorized")
+        exporter = SparqlUpdateExporter(
+            f"{proxy.url}/{upstream[1]}",
+            spool_dir=spool,
+            headers={"Authorization": f"Bearer {secret}"},
+            **FAST_RETRY,
+        )  # type: ignore[arg-type]
+    try:
+        exporter.export([map_spans(known_session())])
+        assert not exporter.force_flush(1500)
+        errors = [r for r in all_logs.records if r.levelno >= logging.ERROR]
+        assert len(errors) == 1 and "refused the credentials" in errors[0].getMessage()
+        assert exporter.counts["dead_lettered"] == 0 and len(exporter.spool) >= 1
+        exporter.shutdown()
+        for record in all_logs.records:
+            assert secret not in record.getMessage()
+            assert secret not in str(record.args)
+        status = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "otel_prov",
+                "status",
+                "--spool-dir",
+                str(spool),
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert status.returncode == 1 and secret not in status.stdout + status.stderr
+        assert '"spooled_batches": 1' in status.stdout
+    finally:
+        if proxy is not None:
+            proxy.stop()
+
+
+def test_a_new_process_replays_the_spool_left_by_the_old_one(
+    server: SparqlServer, spool: Path
+) -> None:
+    server.stop()
+    script = textwrap.dedent(f"""
+        from otel_prov import map_spans
+        from otel_prov.exporters import SparqlUpdateExporter
+        from tests.session_tree import known_session
+        exporter = SparqlUpdateExporter({server.update_endpoint!r}, spool_dir={str(spool)!r},
+                                        retry_initial_delay=0.05)
+        exporter.export([map_spans(known_session())])
+        exporter.shutdown(timeout_millis=2000)
+    """)
+    subprocess.run(
+        [sys.executable, "-c", script],
+        check=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ},
+    )
+    assert len(list(spool.glob("*.nq"))) >= 1
+    server.start()
+    exporter = SparqlUpdateExporter(server.update_endpoint, spool_dir=spool, **FAST_RETRY)  # type: ignore[arg-type]
+    assert exporter.force_flush(30_000)
+    expected = map_spans(known_session())
+    assert triple_count(server) == len(expected.triples)
+    assert list(spool.glob("*.nq")) == []
+    exporter.shutdown()
+
+
+def test_replaying_the_same_batches_never_duplicates(server: SparqlServer, spool: Path) -> None:
+    record = map_spans(known_session())
+    exporter = SparqlUpdateExporter(server.update_endpoint, spool_dir=spool, **FAST_RETRY)  # type: ignore[arg-type]
+    for _ in range(3):
+        exporter.export([record])
+        assert exporter.force_flush(10_000)
+    exporter.spool.write(
+        ["".join(f"{s} {p} {o} <urn:otel-prov:graph> .\n" for s, p, o in record.triples)]
+    )
+    assert exporter.force_flush(10_000)
+    assert triple_count(server) == len(record.triples)
+    exporter.shutdown()
+
+
+def test_batches_the_store_finds_too_large_are_split(server: SparqlServer, spool: Path) -> None:
+    pipeline = _pipeline(server, spool, max_batch_triples=20_000)
+    for index in range(120):
+        pipeline.session(index)
+    pipeline.processor.force_flush()
+    assert pipeline.exporter.force_flush(60_000)
+    assert triple_count(server) == pipeline.expected_triples()
+    if server.name == "virtuoso":  # Virtuoso fails above about 1,000 triples per update
+        assert pipeline.exporter.batch_size <= 5000
+    assert pipeline.exporter.counts["dead_lettered"] == 0
+    pipeline.close()

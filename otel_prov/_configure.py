@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,11 +16,10 @@ from otel_prov import _content
 from otel_prov._processor import ProvSpanProcessor
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
-from otel_prov.exporters import OxigraphStoreExporter, ProvExporter
+from otel_prov.exporters import OxigraphStoreExporter, ProvExporter, SparqlUpdateExporter
 
 __all__ = ["ProvHandle", "configure"]
 
-_logger = logging.getLogger(__name__)
 
 _OTLP_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 
@@ -61,6 +60,10 @@ def configure(
     *,
     service_name: str | None = None,
     store: str | os.PathLike[str] | None = None,
+    sparql_update_endpoint: str | None = None,
+    sparql_query_endpoint: str | None = None,
+    sparql_headers: Mapping[str, str] | None = None,
+    spool_dir: str | os.PathLike[str] | None = None,
     graph: str | None = None,
     exporter: ProvExporter | None = None,
     otlp: bool | None = None,
@@ -71,8 +74,11 @@ def configure(
 ) -> ProvHandle:
     """Build a ``TracerProvider`` that records provenance, install it, and return a handle.
 
-    Provenance goes to ``exporter`` if given, else to the embedded store at ``store``
-    (``OTEL_PROV_STORE``, default ``.otel-prov/store``).  Regular OTLP export is added
+    Provenance goes to ``exporter`` if given; else to the SPARQL store at
+    ``sparql_update_endpoint`` (``OTEL_PROV_SPARQL_UPDATE_ENDPOINT``; with
+    ``sparql_query_endpoint``, ``sparql_headers``, ``spool_dir`` and their variables) through
+    a :class:`~otel_prov.exporters.SparqlUpdateExporter`; else to the embedded store at
+    ``store`` (``OTEL_PROV_STORE``, default ``.otel-prov/store``).  Regular OTLP export is added
     when ``otlp=True``, or when ``otlp`` is left unset and ``OTEL_EXPORTER_OTLP_ENDPOINT``
     (or its ``_TRACES_`` form) is set; ``OTEL_EXPORTER_OTLP_PROTOCOL`` picks
     ``http/protobuf`` (default) or ``grpc``.  The resource comes from ``service_name``,
@@ -82,13 +88,19 @@ def configure(
     if capture_content is not None:
         _content.set_override(capture_content)
     if exporter is None:
-        if env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT):
-            _logger.warning(
-                "%s is set, but this version of otel-prov has no SPARQL exporter yet; "
-                "provenance goes to the embedded store",
-                OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
+        endpoint = sparql_update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
+        if endpoint:
+            exporter = SparqlUpdateExporter(
+                endpoint,
+                sparql_query_endpoint,
+                graph=graph,
+                headers=sparql_headers,
+                spool_dir=spool_dir,
             )
-        exporter = OxigraphStoreExporter(Path(store) if store is not None else None, graph=graph)
+        else:
+            exporter = OxigraphStoreExporter(
+                Path(store) if store is not None else None, graph=graph
+            )
     resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
     provider = TracerProvider(resource=resource)
     if otlp or (otlp is None and any(env_str(name) for name in _OTLP_ENDPOINT_VARIABLES)):

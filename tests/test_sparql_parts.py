@@ -1,0 +1,111 @@
+"""Pure parts of SPARQL delivery: update text, header parsing, URL redaction, the spool."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from otel_prov.exporters._sparql import default_query_endpoint, sparql_headers
+from otel_prov.exporters._sparql_client import redact_url, update_text
+from otel_prov.exporters._spool import Spool, SpoolFullError
+
+from otel_prov._rdf import literal
+
+
+@given(
+    st.lists(st.text(alphabet=st.characters(exclude_categories=("Cs",))), min_size=1, max_size=5)
+)
+def test_update_text_inserts_exactly_the_lines(values: list[str]) -> None:
+    lines = [f"<urn:s:{i}> <urn:p> {literal(v)} <urn:g:{i % 2}> .\n" for i, v in enumerate(values)]
+    store = pyoxigraph.Store()
+    store.update(update_text(lines))
+    found = {
+        (q.subject.value, q.object.value, q.graph_name.value)
+        for q in store.quads_for_pattern(None, None, None)
+    }
+    assert found == {(f"urn:s:{i}", v, f"urn:g:{i % 2}") for i, v in enumerate(values)}
+
+
+def test_headers_parse_like_otlp_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_PROV_SPARQL_HEADERS", "Authorization=Bearer%20abc,x-tenant=t1")
+    assert sparql_headers() == {"authorization": "Bearer abc", "x-tenant": "t1"}
+    assert sparql_headers("") == {}
+
+
+def test_urls_lose_their_user_info_before_any_message() -> None:
+    assert (
+        redact_url("https://bob:hunter2@db.example:8443/sparql") == "https://db.example:8443/sparql"
+    )
+    assert redact_url("http://db/sparql") == "http://db/sparql"
+
+
+def test_query_endpoint_defaults_beside_the_update_endpoint() -> None:
+    assert default_query_endpoint("http://h:7878/update") == "http://h:7878/query"
+    assert default_query_endpoint("http://h:8890/sparql") == "http://h:8890/sparql"
+
+
+def test_spool_keeps_order_splits_and_dead_letters(tmp_path: Path) -> None:
+    spool = Spool(tmp_path, max_bytes=10_000)
+    first = spool.write(["a .\n", "b .\n", "c .\n"])
+    spool.write(["d .\n"])
+    assert len(spool) == 2 and spool.size_bytes == 16
+    oldest = spool.oldest()
+    assert (
+        oldest is not None and oldest.path == first and oldest.lines == ["a .\n", "b .\n", "c .\n"]
+    )
+    spool.split(oldest)
+    halves = [spool.oldest()]
+    assert halves[0] is not None and halves[0].lines == ["a .\n"]
+    spool.remove(halves[0])
+    second = spool.oldest()
+    assert second is not None and second.lines == ["b .\n", "c .\n"]
+    letter = spool.dead_letter(second.lines, "HTTP 400: bad")
+    spool.remove(second)
+    assert letter.path.read_text() == "b .\nc .\n"
+    assert letter.path.with_suffix(".reason").read_text() == "HTTP 400: bad"
+    assert not list(tmp_path.glob(".*.tmp"))
+    with pytest.raises(SpoolFullError, match="is full"):
+        spool.write(["x" * 10_000])
+    spool.close()
+
+
+def test_a_second_process_spools_apart_and_is_adopted_later(tmp_path: Path) -> None:
+    owner = Spool(tmp_path, max_bytes=1 << 20)
+    script = textwrap.dedent(f"""
+        from pathlib import Path
+        from otel_prov.exporters._spool import Spool
+        spool = Spool(Path({str(tmp_path)!r}), max_bytes=1 << 20)
+        print(spool.directory)
+        spool.write(["from the other process .\\n"])
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ},
+    ).stdout.strip()
+    assert Path(out).parent == tmp_path and Path(out).name.startswith("pid-")
+    owner.close()
+    adopter = Spool(tmp_path, max_bytes=1 << 20)  # the other process is gone: its batch is ours
+    batch = adopter.oldest()
+    assert batch is not None and batch.lines == ["from the other process .\n"]
+    assert not list(tmp_path.glob("pid-*"))
+    adopter.close()
+
+
+def test_exporter_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from otel_prov.exporters import SparqlUpdateExporter
+
+    monkeypatch.delenv("OTEL_PROV_SPARQL_UPDATE_ENDPOINT", raising=False)
+    with pytest.raises(ValueError, match="OTEL_PROV_SPARQL_UPDATE_ENDPOINT"):
+        SparqlUpdateExporter(spool_dir=tmp_path)
+    with pytest.raises(ValueError, match="http"):
+        SparqlUpdateExporter("ftp://x", spool_dir=tmp_path)

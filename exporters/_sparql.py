@@ -52,11 +52,16 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_val
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.util.re import parse_env_headers
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
-from otel_prov.exporters._sparql_client import Answer, Outcome, SparqlUpdateClient
+from otel_prov.exporters._sparql_client import (
+    Answer,
+    Outcome,
+    SparqlUpdateClient,
+    by_graph,
+    to_nquad_lines,
+)
 from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError
 from requests.auth import AuthBase, HTTPDigestAuth
 
-from otel_prov._rdf import nquad_lines
 from otel_prov._record import ProvRecord
 from otel_prov._settings import env_str
 from otel_prov._version import __version__
@@ -186,30 +191,34 @@ class SparqlUpdateExporter(ProvExporter):
 
     # --- called by the processor's worker ----------------------------------------------
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
-        lines = [line for record in records for line in nquad_lines(record.triples, self._graph)]
+        statements = [f"{s} {p} {o} ." for record in records for s, p, o in record.triples]
         with self._lock:
             if self._closed:
-                _logger.warning("export after shutdown: %d triples not sent", len(lines))
+                _logger.warning("export after shutdown: %d triples not sent", len(statements))
                 return ExportResult.FAILURE
-            if len(self._queue) + len(lines) > self._max_queued:
+            if len(self._queue) + len(statements) > self._max_queued:
                 # The store is behind: keep memory bounded, keep the data on disk.
-                return self._spool_now(lines)
+                return self._spool_now(statements)
             if not self._queue:
                 self._first_queued = time.monotonic()
-            self._queue.extend(lines)
+            self._queue.extend(statements)
         self._wake.set()
         return ExportResult.SUCCESS
 
-    def _spool_now(self, lines: Sequence[str]) -> ExportResult:
+    def _spool_now(self, statements: Sequence[str]) -> ExportResult:
+        """Write to the spool in batches of the current size (replays send them as they are)."""
+        size, written = self.batch_size, 0
         try:
-            self.spool.write(lines)
+            for start in range(0, len(statements), size):
+                self.spool.write(to_nquad_lines({self._graph: statements[start : start + size]}))
+                written = min(start + size, len(statements))
         except SpoolFullError as exc:
             self._count("dropped")
-            _logger.warning("%s: %d triples dropped", exc, len(lines))
+            _logger.warning("%s: %d triples dropped", exc, len(statements) - written)
             return ExportResult.FAILURE
         except OSError:
             self._count("dropped")
-            _logger.exception("cannot spool %d triples", len(lines))
+            _logger.exception("cannot spool %d triples", len(statements) - written)
             return ExportResult.FAILURE
         self._count("spooled")
         return ExportResult.SUCCESS
@@ -288,7 +297,7 @@ class SparqlUpdateExporter(ProvExporter):
         return True
 
     def _deliver(self, lines: list[str]) -> None:
-        answer = self._client.send(lines)
+        answer = self._client.send({self._graph: lines})
         if answer.outcome is Outcome.DELIVERED:
             self._delivered(len(lines))
         elif answer.outcome is Outcome.TOO_LARGE and len(lines) > 1:
@@ -299,10 +308,10 @@ class SparqlUpdateExporter(ProvExporter):
             self._failed(answer)
             self._spool_now(lines)
         else:
-            self._dead_letter(lines, answer)
+            self._dead_letter(to_nquad_lines({self._graph: lines}), answer)
 
     def _deliver_spooled(self, batch: SpooledBatch) -> None:
-        answer = self._client.send(batch.lines)
+        answer = self._client.send(by_graph(batch.lines))
         if answer.outcome is Outcome.DELIVERED:
             self.spool.remove(batch)
             self._delivered(len(batch.lines))

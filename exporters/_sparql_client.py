@@ -1,7 +1,7 @@
 """One HTTP conversation with a SPARQL store: send a batch, say what became of it.
 
-The client builds the update text (``INSERT DATA { GRAPH <g> { ... } }`` from N-Quads
-lines, whose terms are already escaped), posts it on a persistent connection and sorts
+The client builds the update text (``INSERT DATA { GRAPH <g> { ... } }`` from N-Triples
+statements, whose terms are already escaped), posts it on a persistent connection and sorts
 the answer into four outcomes the exporter acts on.  It never raises for an HTTP or
 network failure and never puts a header, a password or a URL's user info in a message.
 """
@@ -17,7 +17,18 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import requests
 from requests.auth import AuthBase
 
-__all__ = ["Answer", "Outcome", "SparqlUpdateClient", "redact_url", "update_text"]
+__all__ = [
+    "Answer",
+    "Outcome",
+    "SparqlUpdateClient",
+    "by_graph",
+    "redact_url",
+    "to_nquad_lines",
+    "update_text",
+]
+
+Statements = Mapping[str, Sequence[str]]
+"""N-Triples statements (``s p o .``) by graph IRI term."""
 
 # Stores say "too large" in their own words; Virtuoso answers 400 with SP031 (generated
 # SQL too long) or SP030 "memory exhausted" above about 1,000 triples per update.
@@ -56,26 +67,23 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _split_graph(line: str) -> tuple[str, str]:
-    """``s p o g .`` -> (``s p o .``, ``g``); the graph IRI never holds a space."""
-    body, graph = line.rstrip().removesuffix(" .").rsplit(" ", 1)
-    return f"{body} .", graph
-
-
-def _by_graph(lines: Sequence[str]) -> dict[str, list[str]]:
+def by_graph(lines: Sequence[str]) -> dict[str, list[str]]:
+    """N-Quads lines (``s p o g .``) as statements by graph; a graph IRI holds no space."""
     graphs: dict[str, list[str]] = {}
     for line in lines:
-        statement, graph = _split_graph(line)
-        graphs.setdefault(graph, []).append(statement)
+        body, graph = line.rstrip().removesuffix(" .").rsplit(" ", 1)
+        graphs.setdefault(graph, []).append(f"{body} .")
     return graphs
 
 
-def update_text(lines: Sequence[str]) -> str:
-    """The SPARQL 1.1 update that inserts these N-Quads lines."""
-    blocks = (
-        f"GRAPH {graph} {{\n{chr(10).join(statements)}\n}}"
-        for graph, statements in _by_graph(lines).items()
-    )
+def to_nquad_lines(statements: Statements) -> list[str]:
+    """The inverse of :func:`by_graph`, for the spool (which keeps each line's graph)."""
+    return [f"{s[:-2]} {graph} .\n" for graph, group in statements.items() for s in group]
+
+
+def update_text(statements: Statements) -> str:
+    """The SPARQL 1.1 update that inserts these statements into their graphs."""
+    blocks = (f"GRAPH {graph} {{\n{chr(10).join(group)}\n}}" for graph, group in statements.items())
     return "INSERT DATA {\n" + "\n".join(blocks) + "\n}"
 
 
@@ -111,18 +119,17 @@ class SparqlUpdateClient:
         self.where = redact_url(graph_store_endpoint or update_endpoint)
         """The endpoint as it may be logged."""
 
-    def send(self, lines: Sequence[str]) -> Answer:
+    def send(self, statements: Statements) -> Answer:
         if self._graph_store is None:
             return self._post(
                 self._endpoint,
-                update_text(lines).encode(),
+                update_text(statements).encode(),
                 "application/sparql-update; charset=utf-8",
             )
         answer = Answer(Outcome.DELIVERED, "")
-        for graph, statements in _by_graph(lines).items():
+        for graph, group in statements.items():
             url = self._graph_store.replace("{graph}", quote(graph[1:-1], safe=""))
-            body = "\n".join(statements).encode()
-            answer = self._post(url, body, "application/n-triples")
+            answer = self._post(url, "\n".join(group).encode(), "application/n-triples")
             if answer.outcome is not Outcome.DELIVERED:
                 return answer
         return answer

@@ -95,7 +95,7 @@ class ProvSpanProcessor(SpanProcessor):
         late_span_grace: float = 5.0,
         max_pending_spans: int | None = None,
         schedule_delay: float = 0.25,
-        export_batch_size: int = 512,
+        export_batch_size: int = 64,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(

@@ -13,6 +13,7 @@ U+FFFD.  Everything else, emoji and U+2028 included, is written as itself.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
@@ -105,6 +106,12 @@ def boolean(value: bool) -> str:
     return f'"{"true" if value else "false"}"{_XSD_BOOLEAN}'
 
 
+@functools.lru_cache(maxsize=4096)
+def _utc_seconds(seconds: int) -> str:
+    # Spans of a session share their seconds: formatting them once is most of the cost.
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+
+
 def datetime_from_ns(unix_nanos: int) -> str:
     """An ``xsd:dateTime`` literal in UTC, microsecond precision, canonical lexical form.
 
@@ -113,7 +120,7 @@ def datetime_from_ns(unix_nanos: int) -> str:
     the fraction are dropped, as the XSD canonical form wants and as stores print it.
     """
     seconds, nanos = divmod(unix_nanos, 1_000_000_000)
-    stamp = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    stamp = _utc_seconds(seconds)
     micros = nanos // 1000
     fraction = f".{micros:06d}".rstrip("0") if micros else ""
     return f'"{stamp}{fraction}Z"{_XSD_DATETIME}'

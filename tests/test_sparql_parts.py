@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from otel_prov.exporters._sparql import default_query_endpoint, sparql_headers
-from otel_prov.exporters._sparql_client import redact_url, update_text
+from otel_prov.exporters._sparql_client import by_graph, redact_url, to_nquad_lines, update_text
 from otel_prov.exporters._spool import Spool, SpoolFullError
 
 from otel_prov._rdf import literal
@@ -25,7 +25,10 @@ from otel_prov._rdf import literal
 def test_update_text_inserts_exactly_the_lines(values: list[str]) -> None:
     lines = [f"<urn:s:{i}> <urn:p> {literal(v)} <urn:g:{i % 2}> .\n" for i, v in enumerate(values)]
     store = pyoxigraph.Store()
-    store.update(update_text(lines))
+    store.update(update_text(by_graph(lines)))
+    assert to_nquad_lines(by_graph(lines)) == sorted(
+        lines, key=lambda line: line.endswith("1> .\n")
+    )
     found = {
         (q.subject.value, q.object.value, q.graph_name.value)
         for q in store.quads_for_pattern(None, None, None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -15,8 +14,8 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from otel_prov import _content
 from otel_prov._processor import ProvSpanProcessor
 from otel_prov._settings import env_str
-from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
-from otel_prov.exporters import OxigraphStoreExporter, ProvExporter, SparqlUpdateExporter
+from otel_prov.exporters import ProvExporter
+from otel_prov.exporters._default import exporter_from_settings
 
 __all__ = ["ProvHandle", "configure"]
 
@@ -88,19 +87,14 @@ def configure(
     if capture_content is not None:
         _content.set_override(capture_content)
     if exporter is None:
-        endpoint = sparql_update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
-        if endpoint:
-            exporter = SparqlUpdateExporter(
-                endpoint,
-                sparql_query_endpoint,
-                graph=graph,
-                headers=sparql_headers,
-                spool_dir=spool_dir,
-            )
-        else:
-            exporter = OxigraphStoreExporter(
-                Path(store) if store is not None else None, graph=graph
-            )
+        exporter = exporter_from_settings(
+            store=store,
+            sparql_update_endpoint=sparql_update_endpoint,
+            sparql_query_endpoint=sparql_query_endpoint,
+            sparql_headers=sparql_headers,
+            spool_dir=spool_dir,
+            graph=graph,
+        )
     resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
     provider = TracerProvider(resource=resource)
     if otlp or (otlp is None and any(env_str(name) for name in _OTLP_ENDPOINT_VARIABLES)):

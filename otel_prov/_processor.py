@@ -39,6 +39,7 @@ from opentelemetry.context import (
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_prov._assembler import SessionAssembler
+from otel_prov._export_api import ExportResult, ProvExporter
 from otel_prov._mapper import map_spans
 from otel_prov._settings import env_float, env_int
 from otel_prov._span_record import Role, SpanRecord, classify, record_from_span
@@ -46,7 +47,6 @@ from otel_prov.environment_variables import (
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
 )
-from otel_prov.exporters._base import ExportResult, ProvExporter
 
 __all__ = ["ProcessorStatistics", "ProvSpanProcessor"]
 
@@ -84,7 +84,9 @@ class ProvSpanProcessor(SpanProcessor):
     it goes out without them (they follow when they end).  ``schedule_delay`` (seconds,
     default 0.25): how often the worker collects ended spans; the delay from a session's
     end to its export.  ``max_pending_spans`` (``OTEL_PROV_MAX_PENDING_SPANS``, default
-    100000): the memory bound.
+    100000): the memory bound.  ``knows_open_spans=False`` is for feeding ended spans
+    without ``on_start`` (the ``prov`` span exporter): sessions then wait
+    ``late_span_grace`` after their end for children arriving in later batches.
     """
 
     def __init__(
@@ -96,6 +98,7 @@ class ProvSpanProcessor(SpanProcessor):
         max_pending_spans: int | None = None,
         schedule_delay: float = 0.25,
         export_batch_size: int = 64,
+        knows_open_spans: bool = True,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -114,8 +117,10 @@ class ProvSpanProcessor(SpanProcessor):
         self._assembler = SessionAssembler(
             session_timeout_ns=int(timeout * 1e9),
             late_span_grace_ns=int(late_span_grace * 1e9),
-            idle_timeout_ns=0,
-            knows_open_spans=True,
+            # Fed only ended spans (the span-exporter path), a trace's spans may wait for
+            # their session span as long as a session may last.
+            idle_timeout_ns=0 if knows_open_spans else int(timeout * 1e9),
+            knows_open_spans=knows_open_spans,
         )
         self._open: dict[int, Span] = {}
         """Spans started and not yet collected by the worker (ended ones leave on collection)."""

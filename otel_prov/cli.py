@@ -215,7 +215,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _demo(args: argparse.Namespace, graph: str) -> int:
     from otel_prov._configure import configure
-    from otel_prov._demo import run_demo_agent
+    from otel_prov.demo import run_demo_agent
 
     store = args.store or default_store_path()
     handle = configure(

@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_prov
 from otel_prov import ProvSpanProcessor
-from otel_prov._demo import run_demo_agent
 from otel_prov._vocab import RDF_TYPE, O
+from otel_prov.demo import run_demo_agent
 from tests.recording_exporter import RecordingExporter
 
 

@@ -13,7 +13,7 @@ from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans
 from otel_prov._backend import RemoteBackend
-from otel_prov._demo import run_demo_agent
+from otel_prov.demo import run_demo_agent
 from tests.builders import make_span
 from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer

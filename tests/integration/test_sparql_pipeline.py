@@ -13,7 +13,7 @@ from otel_prov.exporters import SparqlUpdateExporter
 
 import otel_prov
 from otel_prov import map_spans
-from otel_prov._demo import run_demo_agent
+from otel_prov.demo import run_demo_agent
 from tests.fault_proxy import FaultProxy
 from tests.integration.store_queries import count, triple_count
 from tests.servers import SparqlServer

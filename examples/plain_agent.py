@@ -1,0 +1,13 @@
+"""An agent script with no OpenTelemetry set-up at all: run it under opentelemetry-instrument.
+
+    OTEL_TRACES_EXPORTER=otlp,prov OTEL_SERVICE_NAME=plain-agent \\
+        opentelemetry-instrument python examples/plain_agent.py
+
+The spans go to the OTLP backend and, as provenance, to the embedded store (or to
+OTEL_PROV_SPARQL_UPDATE_ENDPOINT); `otel-prov show plain-agent-run` shows the session.
+"""
+
+from otel_prov.demo import run_demo_agent
+
+if __name__ == "__main__":
+    print(run_demo_agent(conversation_id="plain-agent-run"))

@@ -1,0 +1,56 @@
+"""Zero-code setup through ``opentelemetry-instrument``: otel-prov's configurator.
+
+``opentelemetry-instrument`` loads one ``opentelemetry_configurator``.  Ours does what
+the SDK's does (providers and exporters from the ``OTEL_*`` variables) and, when
+``OTEL_TRACES_EXPORTER`` lists ``prov`` or an ``OTEL_PROV_*`` destination is set, adds a
+:class:`~otel_prov.ProvSpanProcessor` to the tracer provider: the full processor, with
+span-start hooks, rather than the batch-fed ``prov`` exporter (which then stands aside).
+With ``opentelemetry-distro`` installed too, pick ours with
+``OTEL_PYTHON_CONFIGURATOR=otel_prov``; with the distro's, ``prov`` still works as an
+exporter.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+
+from otel_prov.environment_variables import (
+    OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
+    OTEL_PROV_STORE,
+)
+
+__all__ = ["ProvConfigurator", "processor_installed", "wants_provenance"]
+
+_installed = False
+
+
+def processor_installed() -> bool:
+    """Did the configurator put a ProvSpanProcessor on the provider of this process?"""
+    return _installed
+
+
+def wants_provenance() -> bool:
+    names = os.environ.get("OTEL_TRACES_EXPORTER", "")
+    listed = "prov" in {name.strip() for name in names.split(",")}
+    destination = any(
+        os.environ.get(v) for v in (OTEL_PROV_SPARQL_UPDATE_ENDPOINT, OTEL_PROV_STORE)
+    )
+    return listed or destination
+
+
+class ProvConfigurator(_OTelSDKConfigurator):
+    """The SDK's configurator, plus provenance when the environment asks for it."""
+
+    def _configure(self, **kwargs: Any) -> None:
+        global _installed
+        if wants_provenance():
+            from otel_prov._processor import ProvSpanProcessor
+            from otel_prov.exporters._default import exporter_from_settings
+
+            processor = ProvSpanProcessor(exporter_from_settings())
+            kwargs["span_processors"] = [*kwargs.get("span_processors", ()), processor]
+            _installed = True
+        super()._configure(**kwargs)  # type: ignore[no-untyped-call]

@@ -1,0 +1,110 @@
+"""Zero-code: the `prov` traces exporter fed in batches, and opentelemetry-instrument end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from otel_prov.exporters import ProvSpanExporter
+
+from otel_prov._vocab import RDF_TYPE, O
+from otel_prov.demo import run_demo_agent
+from tests.recording_exporter import RecordingExporter
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _count(record: object, cls: str) -> int:
+    return sum(1 for _, p, o in record.triples if p == RDF_TYPE and o == cls)  # type: ignore[attr-defined]
+
+
+def test_prov_exporter_assembles_sessions_from_batches() -> None:
+    recording = RecordingExporter()
+    provider = TracerProvider()
+    # Small batches: one session's spans arrive over several export calls.
+    provider.add_span_processor(
+        BatchSpanProcessor(
+            ProvSpanExporter(recording, late_span_grace=0.3),
+            max_export_batch_size=3,
+            schedule_delay_millis=50,
+        )
+    )
+    run_demo_agent(tracer_provider=provider)
+    tracer = provider.get_tracer("t")
+    session = tracer.start_span(
+        "invoke_agent late", attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    with trace.use_span(session, end_on_exit=False):
+        child = tracer.start_span(
+            "execute_tool slow",
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "slow"},
+        )
+    session.end()
+    time.sleep(0.1)  # the session span is exported in one batch...
+    child.end()  # ...its late child in a later one, within the grace
+    records = recording.wait_for(2)
+    demo = next(r for r in records if _count(r, O.Iteration) == 4)
+    assert _count(demo, O.ToolCall) == 3 and _count(demo, O.ModelCall) == 4
+    late = next(r for r in records if r is not demo)
+    assert _count(late, O.AgentSession) == 1 and _count(late, O.ToolCall) == 1
+    provider.shutdown()
+
+
+def _console_spans(stdout: str) -> list[dict[str, object]]:
+    decoder, spans, index = json.JSONDecoder(), [], 0
+    while (start := stdout.find("{", index)) != -1:
+        span, index = decoder.raw_decode(stdout, start)
+        spans.append(span)
+    return spans
+
+
+def test_opentelemetry_instrument_records_an_unmodified_script(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "OTEL_TRACES_EXPORTER": "console,prov",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_LOGS_EXPORTER": "none",
+        "OTEL_SERVICE_NAME": "plain-agent",
+        "OTEL_PROV_STORE": str(tmp_path / "store"),
+    }
+    instrument = Path(sys.executable).parent / "opentelemetry-instrument"
+    run = subprocess.run(
+        [str(instrument), sys.executable, str(ROOT / "examples/plain_agent.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    console = [s for s in _console_spans(run.stdout) if isinstance(s, dict) and "context" in s]
+    assert len(console) == 12  # the session, 4 iterations, 4 model calls, 3 tool calls
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otel_prov",
+            "show",
+            "plain-agent-run",
+            "--format",
+            "turtle",
+            "--store",
+            str(tmp_path / "store"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for span in console:
+        context = span["context"]
+        assert isinstance(context, dict)
+        assert f'oprov:spanId "{context["span_id"][2:]}"' in shown
+        assert f'oprov:traceId "{context["trace_id"][2:]}"' in shown
+    assert 'oprov:serviceName "plain-agent"' in shown

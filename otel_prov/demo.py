@@ -128,9 +128,14 @@ def run_demo_agent(
     *,
     conversation_id: str = "demo-conversation",
     tracer_provider: TracerProvider | None = None,
+    tools: WeatherTools | None = None,
 ) -> str:
-    """Run the ReAct loop once and return the answer; spans go to ``tracer_provider``."""
-    model, tools = ScriptedModel(), WeatherTools()
+    """Run the ReAct loop once and return the answer; spans go to ``tracer_provider``.
+
+    ``tools`` replaces the demo's in-process tools (the service example calls a real
+    weather service over HTTP).
+    """
+    model, tools = ScriptedModel(), tools or WeatherTools()
     observation: str | None = None
     tp = tracer_provider
     with agent_session(

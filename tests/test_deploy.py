@@ -1,0 +1,546 @@
+"""Static checks of deploy/: no Docker engine, no network.
+
+The Compose file is validated against the Compose Specification's JSON schema as
+shipped in the ``check-jsonschema`` package; the Collector, Tempo and Grafana files are
+parsed and cross-checked with the Compose file.  Each check is a function that returns
+the problems it finds, tested on the real files (no problem) and on broken copies (the
+problem is found), so that a broken deployment cannot pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import jsonschema
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+COMPOSE = DEPLOY / "docker-compose.yaml"
+COLLECTOR = DEPLOY / "otel-collector.yaml"
+LOADBALANCING = DEPLOY / "otel-collector-loadbalancing.yaml"
+TEMPO = DEPLOY / "tempo.yaml"
+DATASOURCES = DEPLOY / "grafana" / "datasources.yaml"
+DOCKERFILE = DEPLOY / "agent.Dockerfile"
+
+SCHEMA_DISTRIBUTION = "check-jsonschema"
+SCHEMA_FILE = "check_jsonschema/builtin_schemas/vendor/compose-spec.json"
+
+AGENT_ENV = {
+    "OTEL_SERVICE_NAME": "agent-service",
+    "OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318",
+    "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+    "OTEL_PROV_SPARQL_UPDATE_ENDPOINT": "http://oxigraph:7878/update",
+    "OTEL_PROV_SPARQL_QUERY_ENDPOINT": "http://oxigraph:7878/query",
+    "OTEL_PROV_JAEGER_URL": "http://localhost:16686/trace/{trace_id}",
+    "OTEL_PROV_SPOOL_DIR": "/spool",
+}
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+Config = dict[str, Any]
+
+
+def _load(path: Path) -> Config:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), f"{path} is not a YAML mapping"
+    return data
+
+
+@cache
+def _compose() -> Config:
+    return _load(COMPOSE)
+
+
+def _fresh(path: Path) -> Config:
+    """A copy that a test may break."""
+    return copy.deepcopy(_compose() if path == COMPOSE else _load(path))
+
+
+# --- Compose Specification schema -------------------------------------------------
+
+
+@cache
+def _compose_validator() -> jsonschema.protocols.Validator:
+    try:
+        dist = metadata.distribution(SCHEMA_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        pytest.fail(f"the dev extra's {SCHEMA_DISTRIBUTION} (Compose schema) is not installed")
+    path = Path(str(dist.locate_file(SCHEMA_FILE)))
+    schema = json.loads(path.read_text(encoding="utf-8"))
+    assert schema.get("title") == "Compose Specification", path
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def schema_problems(compose: Config) -> list[str]:
+    return [
+        f"{'/'.join(map(str, error.absolute_path)) or '(top)'}: {error.message}"
+        for error in _compose_validator().iter_errors(compose)
+    ]
+
+
+def test_compose_file_matches_the_compose_specification() -> None:
+    assert schema_problems(_fresh(COMPOSE)) == []
+
+
+def _misspelt_top_level_key(c: Config) -> None:
+    c["service"] = c.pop("services")
+
+
+def _unknown_service_key(c: Config) -> None:
+    c["services"]["agent"]["enviroment"] = {"A": "b"}
+
+
+def _healthcheck_test_not_a_command(c: Config) -> None:
+    c["services"]["jaeger"]["healthcheck"]["test"] = {"cmd": "wget"}
+
+
+def _bad_depends_on_condition(c: Config) -> None:
+    c["services"]["agent"]["depends_on"]["oxigraph"]["condition"] = "service_ready"
+
+
+def _ports_not_a_list(c: Config) -> None:
+    c["services"]["oxigraph"]["ports"] = "7878:7878"
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        _misspelt_top_level_key,
+        _unknown_service_key,
+        _healthcheck_test_not_a_command,
+        _bad_depends_on_condition,
+        _ports_not_a_list,
+    ],
+)
+def test_schema_rejects_a_broken_compose_file(breakage: Callable[[Config], None]) -> None:
+    compose = _fresh(COMPOSE)
+    breakage(compose)
+    assert schema_problems(compose)
+
+
+# --- Collector configurations -------------------------------------------------------
+
+
+def _component_type(component_id: str) -> str:
+    return component_id.split("/", 1)[0]
+
+
+def _host_port(endpoint: str) -> tuple[str, int]:
+    parts = urlsplit(endpoint if "://" in endpoint else f"//{endpoint}")
+    assert parts.hostname is not None and parts.port is not None, endpoint
+    return parts.hostname, parts.port
+
+
+def pipeline_problems(config: Config, *, backends: Mapping[str, int]) -> list[str]:
+    """What keeps the ``traces`` pipeline from taking OTLP in and sending it to ``backends``
+    (host -> OTLP gRPC port), each through an insecure ``otlp`` exporter."""
+    problems: list[str] = []
+    service = config.get("service") or {}
+    for kind in ("extensions",):
+        for name in service.get(kind) or []:
+            if name not in (config.get(kind) or {}):
+                problems.append(f"service.{kind} names undefined {name!r}")
+    traces = (service.get("pipelines") or {}).get("traces")
+    if not isinstance(traces, dict):
+        return [*problems, "no traces pipeline"]
+    for kind in ("receivers", "processors", "exporters"):
+        for name in traces.get(kind) or []:
+            if name not in (config.get(kind) or {}):
+                problems.append(f"traces pipeline names undefined {kind[:-1]} {name!r}")
+    if "otlp" not in (traces.get("receivers") or []):
+        problems.append("traces pipeline does not receive otlp")
+    protocols = ((config.get("receivers") or {}).get("otlp") or {}).get("protocols") or {}
+    for protocol, port in (("grpc", 4317), ("http", 4318)):
+        endpoint = (protocols.get(protocol) or {}).get("endpoint")
+        if endpoint != f"0.0.0.0:{port}":
+            problems.append(f"otlp {protocol} receiver listens on {endpoint!r}, not 0.0.0.0:{port}")
+    processors = traces.get("processors") or []
+    if processors[:1] != ["memory_limiter"] or "batch" not in processors:
+        problems.append(f"processors {processors} do not start with memory_limiter and batch")
+    exporters = config.get("exporters") or {}
+    sent_to: dict[str, int] = {}
+    for name in traces.get("exporters") or []:
+        settings = exporters.get(name) or {}
+        if _component_type(name) == "otlp" and "endpoint" in settings:
+            host, port = _host_port(settings["endpoint"])
+            sent_to[host] = port
+            if not (settings.get("tls") or {}).get("insecure"):
+                problems.append(f"{name} to {host} (plain gRPC in the stack) lacks tls.insecure")
+    for host, port in backends.items():
+        if sent_to.get(host) != port:
+            problems.append(f"traces pipeline sends nothing to {host}:{port} over OTLP")
+    return problems
+
+
+def loadbalancing_problems(config: Config) -> list[str]:
+    """What keeps the load-balancing exporter from sending each trace, whole, to one of
+    the provenance exporters behind ``agent-prov-exporters``."""
+    problems: list[str] = []
+    traces = ((config.get("service") or {}).get("pipelines") or {}).get("traces") or {}
+    names = [n for n in traces.get("exporters") or [] if _component_type(n) == "loadbalancing"]
+    if len(names) != 1:
+        return [f"traces pipeline has {len(names)} loadbalancing exporters, not 1"]
+    settings = (config.get("exporters") or {}).get(names[0]) or {}
+    if settings.get("routing_key") != "traceID":
+        problems.append(f"routing_key is {settings.get('routing_key')!r}, not 'traceID'")
+    otlp = (settings.get("protocol") or {}).get("otlp")
+    if not isinstance(otlp, dict):
+        problems.append("protocol is not otlp")
+    elif "endpoint" in otlp:
+        problems.append("protocol.otlp sets an endpoint, which the resolver owns")
+    dns = (settings.get("resolver") or {}).get("dns") or {}
+    if dns.get("hostname") != "agent-prov-exporters":
+        problems.append(f"dns resolver hostname is {dns.get('hostname')!r}")
+    if str(dns.get("port", "4317")) != "4317":
+        problems.append(f"dns resolver port is {dns.get('port')!r}, not the OTLP gRPC 4317")
+    return problems
+
+
+BACKENDS = {"jaeger": 4317, "tempo": 4317}
+
+
+@pytest.mark.parametrize("path", [COLLECTOR, LOADBALANCING], ids=lambda p: p.name)
+def test_collector_traces_pipeline(path: Path) -> None:
+    assert pipeline_problems(_fresh(path), backends=BACKENDS) == []
+
+
+def test_loadbalancing_routes_by_trace_id() -> None:
+    assert loadbalancing_problems(_fresh(LOADBALANCING)) == []
+
+
+def test_plain_collector_has_no_loadbalancing_exporter() -> None:
+    assert "loadbalancing" not in _fresh(COLLECTOR)["exporters"]
+
+
+def _drop_tempo_from_pipeline(c: Config) -> None:
+    c["service"]["pipelines"]["traces"]["exporters"].remove("otlp/tempo")
+
+
+def _undefined_exporter(c: Config) -> None:
+    del c["exporters"]["otlp/jaeger"]
+
+
+def _localhost_receiver(c: Config) -> None:
+    c["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"] = "localhost:4317"
+
+
+def _batch_before_memory_limiter(c: Config) -> None:
+    c["service"]["pipelines"]["traces"]["processors"] = ["batch", "memory_limiter"]
+
+
+def _jaeger_port_wrong(c: Config) -> None:
+    c["exporters"]["otlp/jaeger"]["endpoint"] = "jaeger:14250"
+
+
+def _no_traces_pipeline(c: Config) -> None:
+    c["service"]["pipelines"] = {"metrics": c["service"]["pipelines"]["traces"]}
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        _drop_tempo_from_pipeline,
+        _undefined_exporter,
+        _localhost_receiver,
+        _batch_before_memory_limiter,
+        _jaeger_port_wrong,
+        _no_traces_pipeline,
+    ],
+)
+def test_pipeline_check_catches(breakage: Callable[[Config], None]) -> None:
+    config = _fresh(COLLECTOR)
+    breakage(config)
+    assert pipeline_problems(config, backends=BACKENDS)
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("routing_key",), "service"),
+        (("resolver", "dns", "hostname"), "otel-collector"),
+        (("protocol",), {"otlphttp": {}}),
+    ],
+)
+def test_loadbalancing_check_catches(where: tuple[str, ...], value: object) -> None:
+    config = _fresh(LOADBALANCING)
+    target = config["exporters"]["loadbalancing"]
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+    assert loadbalancing_problems(config)
+
+
+def test_loadbalancing_check_catches_a_missing_exporter() -> None:
+    config = _fresh(LOADBALANCING)
+    config["service"]["pipelines"]["traces"]["exporters"].remove("loadbalancing")
+    assert loadbalancing_problems(config)
+
+
+# --- Compose file: services, mounts, images, environment ----------------------------
+
+
+def _services(compose: Config) -> dict[str, Config]:
+    services = compose.get("services")
+    assert isinstance(services, dict)
+    return services
+
+
+def _environment(service: Config) -> dict[str, str]:
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        return dict(item.split("=", 1) if "=" in item else (item, "") for item in env)
+    return {str(k): "" if v is None else str(v) for k, v in env.items()}
+
+
+def _depends_on(service: Config) -> dict[str, str]:
+    """Target -> condition, for both the list and the mapping form."""
+    deps = service.get("depends_on") or {}
+    if isinstance(deps, list):
+        return {name: "service_started" for name in deps}
+    return {name: (spec or {}).get("condition", "service_started") for name, spec in deps.items()}
+
+
+def _mounts(service: Config) -> list[tuple[str, str, str]]:
+    """(type, source, target) of each volume entry: ``bind`` or ``volume``."""
+    mounts = []
+    for entry in service.get("volumes") or []:
+        if isinstance(entry, str):
+            source, _, rest = entry.partition(":")
+            target = rest.split(":", 1)[0]
+            kind = "bind" if source.startswith((".", "/", "~")) else "volume"
+        else:
+            kind, source, target = entry["type"], entry.get("source", ""), entry["target"]
+        mounts.append((kind, source, target))
+    return mounts
+
+
+def dependency_problems(compose: Config) -> list[str]:
+    services = _services(compose)
+    problems = []
+    for name, service in services.items():
+        for target, condition in _depends_on(service).items():
+            if target not in services:
+                problems.append(f"{name} depends on undefined service {target!r}")
+            elif condition == "service_healthy" and "healthcheck" not in services[target]:
+                problems.append(f"{name} waits for {target} to be healthy: it has no healthcheck")
+            elif condition == "service_completed_successfully" and (
+                services[target].get("restart", "no") != "no"
+            ):
+                problems.append(f"{name} waits for {target} to exit, but it restarts")
+    return problems
+
+
+def mount_problems(compose: Config, base: Path = DEPLOY) -> list[str]:
+    """Bind-mounted files that are not in the repository, and undeclared named volumes."""
+    declared = set(compose.get("volumes") or {})
+    problems = []
+    for name, service in _services(compose).items():
+        for kind, source, target in _mounts(service):
+            if kind == "bind" and not (base / source).exists():
+                problems.append(f"{name} mounts missing {source} at {target}")
+            if kind == "volume" and source not in declared:
+                problems.append(f"{name} mounts undeclared volume {source!r}")
+        build = service.get("build")
+        if build is not None:
+            context = base / (build if isinstance(build, str) else build.get("context", "."))
+            dockerfile = "Dockerfile" if isinstance(build, str) else build.get("dockerfile")
+            if not (context / (dockerfile or "Dockerfile")).is_file():
+                problems.append(f"{name} builds from missing {context / (dockerfile or '')}")
+    return problems
+
+
+_PINNED = re.compile(r"^[^@\s]+(:(?P<tag>[\w][\w.-]{0,127}))?(@sha256:[0-9a-f]{64})?$")
+
+
+def image_problems(compose: Config) -> list[str]:
+    problems = []
+    for name, service in _services(compose).items():
+        image = service.get("image")
+        if image is None:
+            problems.append(f"{name} has no image")
+            continue
+        match = _PINNED.match(image)
+        tag = match.group("tag") if match else None
+        if match is None or (tag is None and "@sha256:" not in image) or tag == "latest":
+            problems.append(f"{name} image {image!r} is not pinned to a version")
+    return problems
+
+
+def test_depends_on_targets_exist() -> None:
+    assert dependency_problems(_fresh(COMPOSE)) == []
+
+
+def test_mounted_files_and_build_files_exist() -> None:
+    assert mount_problems(_fresh(COMPOSE)) == []
+
+
+def test_every_image_is_pinned() -> None:
+    assert image_problems(_fresh(COMPOSE)) == []
+
+
+def test_dependency_check_catches_an_undefined_target() -> None:
+    compose = _fresh(COMPOSE)
+    compose["services"]["agent"]["depends_on"]["otel-collectr"] = {"condition": "service_started"}
+    assert dependency_problems(compose)
+
+
+def test_dependency_check_catches_a_wait_for_health_without_healthcheck() -> None:
+    compose = _fresh(COMPOSE)
+    compose["services"]["agent"]["depends_on"]["oxigraph"] = {"condition": "service_healthy"}
+    assert dependency_problems(compose)
+
+
+def test_mount_check_catches_a_missing_file_and_an_undeclared_volume() -> None:
+    compose = _fresh(COMPOSE)
+    compose["services"]["tempo"]["volumes"][0] = "./tempo.yml:/etc/tempo.yaml:ro"
+    compose["services"]["oxigraph"]["volumes"] = ["oxigraph-dat:/data"]
+    assert len(mount_problems(compose)) == 2
+
+
+@pytest.mark.parametrize(
+    "image", ["grafana/grafana", "grafana/grafana:latest", "ghcr.io/oxigraph/oxigraph:latest"]
+)
+def test_image_check_catches_an_unpinned_image(image: str) -> None:
+    compose = _fresh(COMPOSE)
+    compose["services"]["grafana"]["image"] = image
+    assert image_problems(compose)
+
+
+def test_agent_environment() -> None:
+    env = _environment(_fresh(COMPOSE)["services"]["agent"])
+    assert {k: env.get(k) for k in AGENT_ENV} == AGENT_ENV
+    assert {k for k in env if k.startswith("OTEL_EXPORTER_OTLP_")} >= {
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    }
+    assert "{trace_id}" in env["OTEL_PROV_TEMPO_URL"]
+
+
+def test_agent_endpoints_name_services_it_waits_for() -> None:
+    compose = _fresh(COMPOSE)
+    agent = compose["services"]["agent"]
+    env = _environment(agent)
+    for variable in (
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_PROV_SPARQL_UPDATE_ENDPOINT",
+        "OTEL_PROV_SPARQL_QUERY_ENDPOINT",
+    ):
+        host, _ = _host_port(env[variable])
+        assert host in _depends_on(agent), f"{variable} names {host}, which agent does not wait for"
+    oxigraph_command = compose["services"]["oxigraph"]["command"]
+    bind = oxigraph_command[oxigraph_command.index("--bind") + 1]
+    assert _host_port(bind) == ("0.0.0.0", _host_port(env["OTEL_PROV_SPARQL_QUERY_ENDPOINT"])[1])
+    spool = env["OTEL_PROV_SPOOL_DIR"]
+    assert any(kind == "volume" and target == spool for kind, _, target in _mounts(agent))
+
+
+def test_trace_links_open_the_trace() -> None:
+    compose = _fresh(COMPOSE)
+    env = _environment(compose["services"]["agent"])
+    published = {
+        str(port).rsplit(":", 2)[-2]
+        for service in compose["services"].values()
+        for port in service.get("ports") or []
+    }
+    jaeger = urlsplit(env["OTEL_PROV_JAEGER_URL"].replace("{trace_id}", TRACE_ID))
+    assert str(jaeger.port) in published and jaeger.path == f"/trace/{TRACE_ID}"
+
+    tempo = urlsplit(env["OTEL_PROV_TEMPO_URL"].replace("{trace_id}", TRACE_ID))
+    assert str(tempo.port) in published and tempo.path == "/explore"
+    panes = json.loads(parse_qs(tempo.query)["panes"][0])
+    (pane,) = panes.values()
+    (query,) = pane["queries"]
+    assert query["query"] == TRACE_ID
+    provisioned = {ds["uid"]: ds["type"] for ds in _load(DATASOURCES)["datasources"]}
+    assert provisioned.get(query["datasource"]["uid"]) == "tempo" == query["datasource"]["type"]
+    assert provisioned.get(pane["datasource"]) == "tempo"
+
+
+def test_published_ports_are_local_and_distinct() -> None:
+    ports = [
+        str(port) for service in _services(_fresh(COMPOSE)).values() for port in service.get("ports") or []
+    ]
+    assert all(port.startswith("127.0.0.1:") for port in ports), ports
+    host_ports = [port.split(":")[1] for port in ports]
+    assert len(host_ports) == len(set(host_ports)), host_ports
+
+
+def test_services_restart_and_long_running_ones_are_probed_where_possible() -> None:
+    services = _services(_fresh(COMPOSE))
+    for name, service in services.items():
+        assert "restart" in service, f"{name} has no restart policy"
+    # Alpine-based images (wget available): Jaeger, Tempo, Grafana.  The Collector and
+    # Oxigraph images have no shell, the agent no HTTP server of its own.
+    for name in ("jaeger", "tempo", "grafana"):
+        test = services[name]["healthcheck"]["test"]
+        assert test[0] == "CMD" and test[1] == "wget", f"{name}: {test}"
+
+
+def test_collector_mounts_its_config_where_its_command_reads_it() -> None:
+    collector = _fresh(COMPOSE)["services"]["otel-collector"]
+    (config_arg,) = [a for a in collector["command"] if a.startswith("--config=")]
+    mounted = {target: source for kind, source, target in _mounts(collector) if kind == "bind"}
+    assert mounted.get(config_arg.removeprefix("--config=")) == "./otel-collector.yaml"
+
+
+def test_tempo_and_grafana_agree_with_the_collector() -> None:
+    tempo = _load(TEMPO)
+    protocols = tempo["distributor"]["receivers"]["otlp"]["protocols"]
+    assert protocols["grpc"]["endpoint"] == f"0.0.0.0:{BACKENDS['tempo']}"
+    assert protocols["http"]["endpoint"] == "0.0.0.0:4318"
+    storage = tempo["storage"]["trace"]
+    assert storage["backend"] == "local"
+    tempo_service = _fresh(COMPOSE)["services"]["tempo"]
+    (data,) = [t for kind, _, t in _mounts(tempo_service) if kind == "volume"]
+    for path in (storage["wal"]["path"], storage["local"]["path"]):
+        assert PurePosixPath(data) in PurePosixPath(path).parents, path
+    (datasource,) = _load(DATASOURCES)["datasources"]
+    assert datasource["type"] == "tempo"
+    assert _host_port(datasource["url"]) == ("tempo", tempo["server"]["http_listen_port"])
+
+
+# --- agent.Dockerfile ----------------------------------------------------------------
+
+
+def _dockerfile_instructions(text: str) -> list[tuple[str, str]]:
+    joined = re.sub(r"\\\n", " ", text)
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "")
+        for line in (raw.strip() for raw in joined.splitlines())
+        if line and not line.startswith("#")
+    ]
+
+
+def test_agent_image_installs_the_package_and_runs_the_example() -> None:
+    instructions = _dockerfile_instructions(DOCKERFILE.read_text(encoding="utf-8"))
+    assert instructions[0] == ("FROM", "python:3.11-slim")
+    copied = {
+        source
+        for op, args in instructions
+        if op == "COPY"
+        for source in args.split()[:-1]
+    }
+    for source in copied:
+        assert (ROOT / source).exists(), f"COPY of missing {source}"
+    # Every folder that pyproject maps to a package is in the image before `pip install .`.
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    package_dir = re.search(r"^package-dir\s*=\s*\{(.*)\}\s*$", pyproject, re.MULTILINE)
+    assert package_dir is not None
+    folders = set(re.findall(r'=\s*"([^"]+)"', package_dir.group(1)))
+    assert folders <= copied, folders - copied
+    assert {"pyproject.toml", "README.md"} <= copied
+    assert ("RUN", "pip install .") in instructions
+    cmd = json.loads(dict(instructions)["CMD"])
+    assert cmd == ["python", "examples/service_app.py"]
+    assert PurePosixPath(cmd[1]).parts[0] in copied

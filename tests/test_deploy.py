@@ -147,10 +147,9 @@ def pipeline_problems(config: Config, *, backends: Mapping[str, int]) -> list[st
     (host -> OTLP gRPC port), each through an insecure ``otlp`` exporter."""
     problems: list[str] = []
     service = config.get("service") or {}
-    for kind in ("extensions",):
-        for name in service.get(kind) or []:
-            if name not in (config.get(kind) or {}):
-                problems.append(f"service.{kind} names undefined {name!r}")
+    for name in service.get("extensions") or []:
+        if name not in (config.get("extensions") or {}):
+            problems.append(f"service.extensions names undefined {name!r}")
     traces = (service.get("pipelines") or {}).get("traces")
     if not isinstance(traces, dict):
         return [*problems, "no traces pipeline"]
@@ -360,19 +359,23 @@ def mount_problems(compose: Config, base: Path = DEPLOY) -> list[str]:
     return problems
 
 
-_PINNED = re.compile(r"^[^@\s]+(:(?P<tag>[\w][\w.-]{0,127}))?(@sha256:[0-9a-f]{64})?$")
+def _image_tag(image: str) -> str | None:
+    """The tag of ``[registry[:port]/]name[:tag][@digest]``, or None."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.split(":", 1)[1] if ":" in last else None
 
 
 def image_problems(compose: Config) -> list[str]:
+    """Images that do not name a version: no tag (and no digest), or ``latest``."""
     problems = []
     for name, service in _services(compose).items():
         image = service.get("image")
-        if image is None:
+        if not isinstance(image, str):
             problems.append(f"{name} has no image")
             continue
-        match = _PINNED.match(image)
-        tag = match.group("tag") if match else None
-        if match is None or (tag is None and "@sha256:" not in image) or tag == "latest":
+        tag = _image_tag(image)
+        if (tag is None and "@sha256:" not in image) or tag in ("latest", ""):
             problems.append(f"{name} image {image!r} is not pinned to a version")
     return problems
 
@@ -409,7 +412,13 @@ def test_mount_check_catches_a_missing_file_and_an_undeclared_volume() -> None:
 
 
 @pytest.mark.parametrize(
-    "image", ["grafana/grafana", "grafana/grafana:latest", "ghcr.io/oxigraph/oxigraph:latest"]
+    "image",
+    [
+        "grafana/grafana",
+        "grafana/grafana:latest",
+        "ghcr.io/oxigraph/oxigraph:latest",
+        "localhost:5000/oxigraph",
+    ],
 )
 def test_image_check_catches_an_unpinned_image(image: str) -> None:
     compose = _fresh(COMPOSE)
@@ -445,11 +454,17 @@ def test_agent_endpoints_name_services_it_waits_for() -> None:
     assert any(kind == "volume" and target == spool for kind, _, target in _mounts(agent))
 
 
+def _host_port_of(published: str) -> str:
+    """The host side of a short ``[ip:][host:]container`` port entry."""
+    parts = published.split("/", 1)[0].rsplit(":", 2)
+    return parts[-2] if len(parts) >= 2 else parts[-1]
+
+
 def test_trace_links_open_the_trace() -> None:
     compose = _fresh(COMPOSE)
     env = _environment(compose["services"]["agent"])
     published = {
-        str(port).rsplit(":", 2)[-2]
+        _host_port_of(str(port))
         for service in compose["services"].values()
         for port in service.get("ports") or []
     }
@@ -469,10 +484,12 @@ def test_trace_links_open_the_trace() -> None:
 
 def test_published_ports_are_local_and_distinct() -> None:
     ports = [
-        str(port) for service in _services(_fresh(COMPOSE)).values() for port in service.get("ports") or []
+        str(port)
+        for service in _services(_fresh(COMPOSE)).values()
+        for port in service.get("ports") or []
     ]
     assert all(port.startswith("127.0.0.1:") for port in ports), ports
-    host_ports = [port.split(":")[1] for port in ports]
+    host_ports = [_host_port_of(port) for port in ports]
     assert len(host_ports) == len(set(host_ports)), host_ports
 
 
@@ -529,7 +546,7 @@ def test_agent_image_installs_the_package_and_runs_the_example() -> None:
         source
         for op, args in instructions
         if op == "COPY"
-        for source in args.split()[:-1]
+        for source in [a for a in args.split() if not a.startswith("--")][:-1]
     }
     for source in copied:
         assert (ROOT / source).exists(), f"COPY of missing {source}"

@@ -71,6 +71,12 @@ def services(
     try:
         answer = requests.post(f"http://127.0.0.1:{agent_port}/ask", json={}, timeout=30)
         assert answer.status_code == 200 and "64.4 °F" in answer.json()["answer"]
+        # The server span ends just after the response is sent: wait for it.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(
+            s.name == "POST /ask" for s in agent_spans.get_finished_spans()
+        ):
+            time.sleep(0.01)
     finally:
         RequestsInstrumentor().uninstrument()
         for server in servers:

@@ -11,12 +11,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # The package first (pyproject's package-dir mapping: otel_prov, exporters, semconv),
-# so that editing the example does not reinstall it.
-COPY pyproject.toml README.md ./
+# with the example's web stack, so that editing the example does not reinstall them.
+COPY pyproject.toml README.md deploy/agent-requirements.txt ./
 COPY otel_prov ./otel_prov
 COPY exporters ./exporters
 COPY semconv ./semconv
-RUN pip install .
+RUN pip install . -r agent-requirements.txt
 
 COPY examples ./examples
 
@@ -26,4 +26,6 @@ RUN useradd --system --uid 10001 --create-home agent \
     && chown agent /spool
 USER agent
 
+# The agent service on :8000 (POST /ask), its weather service on :8001.
+EXPOSE 8000
 CMD ["python", "examples/service_app.py"]

@@ -20,7 +20,8 @@ def _line(label: str, value: str | None, indent: str = "  ") -> str:
     return f"{indent}{label:<{_WIDTH}}{pad.join(text.splitlines() or [''])}"
 
 
-def render_text(session: SessionView, *, jaeger_url: str | None = None) -> str:
+def render_text(session: SessionView, *, trace_links: dict[str, str] | None = None) -> str:
+    """``trace_links`` maps a backend name to a URL template with ``{trace_id}``."""
     lines = [
         f"Session {session.id}",
         _line("agent", session.agent),
@@ -55,10 +56,9 @@ def render_text(session: SessionView, *, jaeger_url: str | None = None) -> str:
         if not step.tool_calls and step.observation is not None:
             lines.append(_line("observation", step.observation, "    "))
     lines.append(_line("answer", session.answer, ""))
-    trace_line = session.trace_id
-    if jaeger_url:
-        trace_line += f"  {jaeger_url.replace('{trace_id}', session.trace_id)}"
-    lines.append(_line("trace", trace_line, ""))
+    lines.append(_line("trace", session.trace_id, ""))
+    for backend, template in (trace_links or {}).items():
+        lines.append(_line(backend, template.replace("{trace_id}", session.trace_id), ""))
     return "\n".join(lines)
 
 

@@ -46,6 +46,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_QUERY_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
+    OTEL_PROV_TEMPO_URL,
 )
 from otel_prov.exporters._base import graph_term
 from otel_prov.exporters._oxigraph import default_store_path
@@ -174,7 +175,8 @@ def _show(backend: QueryBackend, graph: str, session: str, fmt: str) -> str:
     view = load_session(backend, graph, session)
     if fmt == "mermaid":
         return render_mermaid(view)
-    return render_text(view, jaeger_url=env_str(OTEL_PROV_JAEGER_URL))
+    links = {"jaeger": env_str(OTEL_PROV_JAEGER_URL), "tempo": env_str(OTEL_PROV_TEMPO_URL)}
+    return render_text(view, trace_links={k: v for k, v in links.items() if v})
 
 
 def _run(args: argparse.Namespace) -> int:

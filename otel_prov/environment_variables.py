@@ -89,3 +89,11 @@ OTEL_PROV_JAEGER_URL = "OTEL_PROV_JAEGER_URL"
 
 URL template with ``{trace_id}``: ``otel-prov show`` prints a link to the trace.
 """
+
+OTEL_PROV_TEMPO_URL = "OTEL_PROV_TEMPO_URL"
+"""
+.. envvar:: OTEL_PROV_TEMPO_URL
+
+URL template with ``{trace_id}`` (e.g. Grafana's explore view on Tempo): ``otel-prov
+show`` prints a link to the trace.
+"""

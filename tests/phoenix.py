@@ -55,6 +55,13 @@ _SETTINGS = {
 }
 
 
+# How `phoenix serve` says a port was taken (uvicorn for HTTP, grpcio for gRPC); it exits 3.
+_PORT_TAKEN = (
+    "error while attempting to bind on address",  # ... ('127.0.0.1', P): address already in use
+    "Failed to bind to address [::]:",  # ...; set GRPC_VERBOSITY=debug environment variable ...
+)
+
+
 def _free_port() -> int:
     """A TCP port free a moment ago on every interface (gRPC binds all of them)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -268,9 +275,10 @@ def _launch(executable: Path, working_dir: Path, log_path: Path) -> Phoenix | No
         elapsed = time.monotonic() - begin
         if code is not None or elapsed > READY_TIMEOUT:
             phoenix.stop()
-            tail = _tail(log_path, start=start)
-            if code is not None and "address already in use" in tail.lower():
+            output = _tail(log_path, lines=100_000, start=start)
+            if code is not None and any(sign in output for sign in _PORT_TAKEN):
                 return None
+            tail = "\n".join(output.splitlines()[-40:])
             why = f"exited with code {code}" if code is not None else "timed out"
             raise RuntimeError(
                 f"Phoenix {why} before {base}/healthz answered (waited {elapsed:.1f}s); "

@@ -93,8 +93,12 @@ def test_show_turtle_parses_and_mermaid_draws(store: Path, monkeypatch: pytest.M
     assert mermaid.stdout.startswith("flowchart TD") and "get_weather (failed)" in mermaid.stdout
 
 
-def test_show_prints_a_jaeger_link_when_configured(store: Path) -> None:
-    env = {**os.environ, "OTEL_PROV_JAEGER_URL": "http://jaeger.local/trace/{trace_id}"}
+def test_show_prints_jaeger_and_tempo_links_when_configured(store: Path) -> None:
+    env = {
+        **os.environ,
+        "OTEL_PROV_JAEGER_URL": "http://jaeger.local/trace/{trace_id}",
+        "OTEL_PROV_TEMPO_URL": "http://grafana.local/explore?traceId={trace_id}",
+    }
     result = subprocess.run(
         [*CLI, "show", "demo-conversation", "--store", str(store)],
         capture_output=True,
@@ -102,10 +106,15 @@ def test_show_prints_a_jaeger_link_when_configured(store: Path) -> None:
         check=False,
         env=env,
     )
-    trace_line = next(line for line in result.stdout.splitlines() if line.startswith("trace"))
-    trace_id = trace_line.split()[1]
+    lines = {
+        line.split()[0]: line.split()[1]
+        for line in result.stdout.splitlines()
+        if line.startswith(("trace", "jaeger", "tempo"))
+    }
+    trace_id = lines["trace"]
     assert len(trace_id) == 32
-    assert trace_line.endswith(f"http://jaeger.local/trace/{trace_id}")
+    assert lines["jaeger"] == f"http://jaeger.local/trace/{trace_id}"
+    assert lines["tempo"] == f"http://grafana.local/explore?traceId={trace_id}"
 
 
 def test_unknown_id_is_exit_1_with_a_message(store: Path) -> None:

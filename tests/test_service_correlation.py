@@ -135,3 +135,21 @@ def test_services_are_agents(services: tuple) -> None:
         ?session a oprov:AgentSession ; prov:wasAssociatedWith ?service . }""",
     )
     assert [row["name"] for row in rows] == ["agent-service"]
+
+
+def _readme_queries() -> list[str]:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```sparql\n", 1)[1].split("```", 1)[0]
+    prefixes, *queries = block.split("\n\n")
+    return [prefixes + "\n" + query for query in queries]
+
+
+def test_the_readme_join_queries_answer(services: tuple) -> None:
+    store, agent_spans, _ = services
+    failed, by_service = _readme_queries()
+    (row,) = list(store.query(failed, use_default_graph_as_union=True))
+    trace_id = f"{agent_spans.get_finished_spans()[0].context.trace_id:032x}"
+    assert row["tool"].value == "get_weather" and row["trace"].value == trace_id
+    assert row["request"].value == "POST /ask" and "503" in row["message"].value
+    (session,) = list(store.query(by_service, use_default_graph_as_union=True))
+    assert session["trace"].value == trace_id

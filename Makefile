@@ -25,13 +25,15 @@ $(DEV): pyproject.toml | $(BIN)/python
 demo: $(RUNTIME)
 	$(BIN)/otel-prov demo
 
-# The integration tests start Oxigraph's server (from PyPI, in .venv) and Virtuoso (from
-# Debian's packages, installed here when missing) in temporary directories, and stop them.
+# The integration tests start Oxigraph's server (from PyPI, in .venv), Virtuoso (from
+# Debian's packages, installed here when missing) and Arize Phoenix as a real OTLP
+# receiver (in its own venv, cached in .cache/phoenix-venv) in temporary directories.
 test: lint typecheck servers
 	$(BIN)/python -m pytest
 
 servers:
 	bash scripts/install-virtuoso.sh
+	bash scripts/phoenix-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .
@@ -50,4 +52,4 @@ bench: $(DEV)
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache .hypothesis .otel-prov
+	rm -rf $(VENV) build .cache .pytest_cache .mypy_cache .ruff_cache .hypothesis .otel-prov

@@ -9,9 +9,12 @@ problem is found), so that a broken deployment cannot pass.
 
 from __future__ import annotations
 
+import ast
 import copy
+import importlib.util
 import json
 import re
+import sys
 from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import metadata
@@ -23,6 +26,11 @@ import jsonschema
 import pytest
 import yaml
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yaml"
@@ -31,6 +39,8 @@ LOADBALANCING = DEPLOY / "otel-collector-loadbalancing.yaml"
 TEMPO = DEPLOY / "tempo.yaml"
 DATASOURCES = DEPLOY / "grafana" / "datasources.yaml"
 DOCKERFILE = DEPLOY / "agent.Dockerfile"
+AGENT_REQUIREMENTS = DEPLOY / "agent-requirements.txt"
+EXAMPLE = ROOT / "examples" / "service_app.py"
 
 SCHEMA_DISTRIBUTION = "check-jsonschema"
 SCHEMA_FILE = "check_jsonschema/builtin_schemas/vendor/compose-spec.json"
@@ -493,15 +503,21 @@ def test_published_ports_are_local_and_distinct() -> None:
     assert len(host_ports) == len(set(host_ports)), host_ports
 
 
-def test_services_restart_and_long_running_ones_are_probed_where_possible() -> None:
+def test_services_restart_and_are_probed_with_what_their_image_has() -> None:
     services = _services(_fresh(COMPOSE))
     for name, service in services.items():
         assert "restart" in service, f"{name} has no restart policy"
-    # Alpine-based images (wget available): Jaeger, Tempo, Grafana.  The Collector and
-    # Oxigraph images have no shell, the agent no HTTP server of its own.
-    for name in ("jaeger", "tempo", "grafana"):
-        test = services[name]["healthcheck"]["test"]
-        assert test[0] == "CMD" and test[1] == "wget", f"{name}: {test}"
+    # Jaeger, Tempo and Grafana are Alpine-based (busybox wget); the agent's image is
+    # python:3.11-slim (python, no wget or curl).  The Collector and Oxigraph images
+    # have no shell and no HTTP client: they have no probe, and nothing waits for them
+    # to be healthy (test_depends_on_targets_exist).
+    probes = {"jaeger": "wget", "tempo": "wget", "grafana": "wget", "agent": "python"}
+    for name, service in services.items():
+        test = (service.get("healthcheck") or {}).get("test")
+        if name in probes:
+            assert test is not None and test[:2] == ["CMD", probes[name]], f"{name}: {test}"
+        else:
+            assert test is None, f"{name} has a probe its image cannot run: {test}"
 
 
 def test_collector_mounts_its_config_where_its_command_reads_it() -> None:
@@ -539,6 +555,26 @@ def _dockerfile_instructions(text: str) -> list[tuple[str, str]]:
     ]
 
 
+def _pyproject() -> Config:
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        return tomllib.load(file)
+
+
+def _requirement_name(requirement: str) -> str:
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    assert match is not None, requirement
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower()
+
+
+def _agent_requirements() -> dict[str, str]:
+    lines = AGENT_REQUIREMENTS.read_text(encoding="utf-8").splitlines()
+    return {
+        _requirement_name(line): line.strip()
+        for line in (raw.split("#", 1)[0] for raw in lines)
+        if line.strip()
+    }
+
+
 def test_agent_image_installs_the_package_and_runs_the_example() -> None:
     instructions = _dockerfile_instructions(DOCKERFILE.read_text(encoding="utf-8"))
     assert instructions[0] == ("FROM", "python:3.11-slim")
@@ -551,13 +587,96 @@ def test_agent_image_installs_the_package_and_runs_the_example() -> None:
     for source in copied:
         assert (ROOT / source).exists(), f"COPY of missing {source}"
     # Every folder that pyproject maps to a package is in the image before `pip install .`.
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    package_dir = re.search(r"^package-dir\s*=\s*\{(.*)\}\s*$", pyproject, re.MULTILINE)
-    assert package_dir is not None
-    folders = set(re.findall(r'=\s*"([^"]+)"', package_dir.group(1)))
+    folders = set(_pyproject()["tool"]["setuptools"]["package-dir"].values())
     assert folders <= copied, folders - copied
-    assert {"pyproject.toml", "README.md"} <= copied
-    assert ("RUN", "pip install .") in instructions
+    assert {"pyproject.toml", "README.md", "deploy/agent-requirements.txt"} <= copied
+    assert ("RUN", "pip install . -r agent-requirements.txt") in instructions
     cmd = json.loads(dict(instructions)["CMD"])
     assert cmd == ["python", "examples/service_app.py"]
     assert PurePosixPath(cmd[1]).parts[0] in copied
+
+
+def test_agent_requirements_are_pinned_as_in_the_dev_extra() -> None:
+    dev = {_requirement_name(r): r for r in _pyproject()["project"]["optional-dependencies"]["dev"]}
+    for name, requirement in _agent_requirements().items():
+        assert "==" in requirement, f"{requirement} is not pinned"
+        assert dev.get(name) == requirement, f"{requirement} vs the dev extra's {dev.get(name)}"
+
+
+def _requires_closure(names: set[str]) -> set[str]:
+    """``names`` and everything they require (no extras), from installed metadata."""
+    seen: set[str] = set()
+    todo = list(names)
+    while todo:
+        name = _requirement_name(todo.pop())
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo.extend(r for r in requires if "extra ==" not in r.replace('"', "").replace("'", ""))
+    return seen
+
+
+@cache
+def _packages_distributions() -> Mapping[str, list[str]]:
+    return metadata.packages_distributions()
+
+
+def _module_owner(module: str) -> str | None:
+    """The installed distribution that holds ``module``'s file."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return None
+    origin = Path(spec.origin).resolve()
+    top = module.split(".", 1)[0]
+    for dist_name in _packages_distributions().get(top, []):
+        dist = metadata.distribution(dist_name)
+        for file in dist.files or []:
+            if Path(str(dist.locate_file(file))).resolve() == origin:
+                return _requirement_name(dist_name)
+    return None
+
+
+def test_agent_image_has_what_the_example_imports() -> None:
+    """Each module the example imports comes with otel-prov's dependencies or with
+    agent-requirements.txt, else the container dies on an ImportError."""
+    tree = ast.parse(EXAMPLE.read_text(encoding="utf-8"))
+    modules = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    modules |= {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level
+    }
+    installed = _requires_closure(
+        {*_pyproject()["project"]["dependencies"], *_agent_requirements()}
+    )
+    missing = []
+    for module in sorted(modules):
+        top = module.split(".", 1)[0]
+        if top in sys.stdlib_module_names or top == "__future__" or top == "otel_prov":
+            continue
+        owner = _module_owner(module)
+        if owner is None or owner not in installed:
+            missing.append(f"{module} (from {owner or 'nothing installed'})")
+    assert not missing, missing
+
+
+def test_agent_otel_prov_variables_are_ones_otel_prov_reads() -> None:
+    source = (ROOT / "otel_prov" / "environment_variables.py").read_text(encoding="utf-8")
+    known = {
+        target.id
+        for node in ast.parse(source).body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id.startswith("OTEL_PROV_")
+    }
+    env = _environment(_fresh(COMPOSE)["services"]["agent"])
+    assert {name for name in env if name.startswith("OTEL_PROV_")} <= known

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from otel_prov.exporters import ProvSpanExporter
 
 from otel_prov._vocab import RDF_TYPE, O
 from otel_prov.demo import run_demo_agent
+from tests.instrumented import SPANS_PER_RUN, run_plain_agent
 from tests.recording_exporter import RecordingExporter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,26 +66,9 @@ def _console_spans(stdout: str) -> list[dict[str, object]]:
 
 
 def test_opentelemetry_instrument_records_an_unmodified_script(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "OTEL_TRACES_EXPORTER": "console,prov",
-        "OTEL_METRICS_EXPORTER": "none",
-        "OTEL_LOGS_EXPORTER": "none",
-        "OTEL_SERVICE_NAME": "plain-agent",
-        "OTEL_PROV_STORE": str(tmp_path / "store"),
-    }
-    instrument = Path(sys.executable).parent / "opentelemetry-instrument"
-    run = subprocess.run(
-        [str(instrument), sys.executable, str(ROOT / "examples/plain_agent.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
+    run = run_plain_agent("console,prov", OTEL_PROV_STORE=str(tmp_path / "store"))
     console = [s for s in _console_spans(run.stdout) if isinstance(s, dict) and "context" in s]
-    assert len(console) == 12  # the session, 4 iterations, 4 model calls, 3 tool calls
+    assert len(console) == SPANS_PER_RUN
     shown = subprocess.run(
         [
             sys.executable,

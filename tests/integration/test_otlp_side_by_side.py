@@ -7,14 +7,12 @@ provenance to Oxigraph's server over SPARQL Update.  Then both are read back.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.instrumented import SPANS_PER_RUN, run_plain_agent
 from tests.integration.store_queries import select
 from tests.phoenix import Phoenix, start_phoenix
 from tests.servers import SparqlServer, start_oxigraph
@@ -43,30 +41,16 @@ def test_every_span_in_phoenix_is_an_activity_in_the_store_and_back(
 ) -> None:
     project = f"otel-prov-{protocol.split('/')[0]}"
     endpoint = phoenix.otlp_http_traces if protocol != "grpc" else f"http://{phoenix.otlp_grpc}"
-    env = {
-        **os.environ,
-        "OTEL_TRACES_EXPORTER": "otlp,prov",
-        "OTEL_METRICS_EXPORTER": "none",
-        "OTEL_LOGS_EXPORTER": "none",
-        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": protocol,
-        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": endpoint,
-        "OTEL_EXPORTER_OTLP_TRACES_INSECURE": "true",
-        "OTEL_SERVICE_NAME": "plain-agent",
-        "OTEL_RESOURCE_ATTRIBUTES": f"openinference.project.name={project}",
-        "OTEL_PROV_SPARQL_UPDATE_ENDPOINT": oxigraph.update_endpoint,
-        "OTEL_PROV_SPOOL_DIR": str(tmp_path / "spool"),
-    }
-    instrument = Path(sys.executable).parent / "opentelemetry-instrument"
-    run = subprocess.run(
-        [str(instrument), sys.executable, str(ROOT / "examples/plain_agent.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-        check=False,
+    run_plain_agent(
+        "otlp,prov",
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=protocol,
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=endpoint,
+        OTEL_EXPORTER_OTLP_TRACES_INSECURE="true",
+        OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={project}",
+        OTEL_PROV_SPARQL_UPDATE_ENDPOINT=oxigraph.update_endpoint,
+        OTEL_PROV_SPOOL_DIR=str(tmp_path / "spool"),
     )
-    assert run.returncode == 0, run.stderr
-    stored = phoenix.spans(project, expected=12, timeout=90)
+    stored = phoenix.spans(project, expected=SPANS_PER_RUN, timeout=90)
     in_phoenix = {(span["trace_id"], span["span_id"]) for span in stored}
     rows = select(
         oxigraph,
@@ -77,7 +61,7 @@ def test_every_span_in_phoenix_is_an_activity_in_the_store_and_back(
              <https://w3id.org/otel-prov/ns#spanId> ?span } }""",
     )
     in_store = {(row["trace"], row["span"]) for row in rows}
-    assert len(in_phoenix) == 12
+    assert len(in_phoenix) == SPANS_PER_RUN
     assert in_phoenix == in_store
     names = {span["name"] for span in stored}
     assert {"invoke_agent weather-assistant", "execute_tool get_weather"} <= names

@@ -18,8 +18,6 @@ from otel_prov.demo import run_demo_agent
 from tests.instrumented import SPANS_PER_RUN, run_plain_agent
 from tests.recording_exporter import RecordingExporter
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _count(record: object, cls: str) -> int:
     return sum(1 for _, p, o in record.triples if p == RDF_TYPE and o == cls)  # type: ignore[attr-defined]

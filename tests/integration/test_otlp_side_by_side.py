@@ -18,7 +18,6 @@ from tests.phoenix import Phoenix, start_phoenix
 from tests.servers import SparqlServer, start_oxigraph
 
 pytestmark = pytest.mark.integration
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ drops its oldest span first, and the worker never refuses a session span, so a s
 from __future__ import annotations
 
 import collections
+import dataclasses
 import logging
 import os
 import threading
@@ -39,8 +40,11 @@ from opentelemetry.context import (
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_prov._assembler import SessionAssembler
+from otel_prov._bundle import agent_of, bundles_in, chain_triples
 from otel_prov._export_api import ExportResult, ProvExporter
 from otel_prov._mapper import map_spans
+from otel_prov._rdf import Triple
+from otel_prov._record import ProvRecord
 from otel_prov._settings import env_float, env_int
 from otel_prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov.environment_variables import (
@@ -130,6 +134,7 @@ class ProvSpanProcessor(SpanProcessor):
         self._dropped_reported = 0
         self._drop_logged_at = 0.0
         self._timeouts_checked_ns = 0
+        self._last_bundle: dict[str, dict[str, str]] = {}
         self._shutdown = False
         self._export_lock = threading.Lock()
         self._wake = threading.Event()
@@ -233,7 +238,7 @@ class ProvSpanProcessor(SpanProcessor):
                 else s
                 for s in group
             ]
-            record = map_spans(complete)
+            record = self._chain(map_spans(complete))
             if record.problems:
                 self._counts["problems"] += len(record.problems)
                 _logger.warning(
@@ -252,6 +257,16 @@ class ProvSpanProcessor(SpanProcessor):
                 result = ExportResult.FAILURE
             key = "exported" if result is ExportResult.SUCCESS else "failed"
             self._counts[key] += len(batch)
+
+    def _chain(self, record: ProvRecord) -> ProvRecord:
+        """Link each new bundle to the previous bundle of the same agent (this process)."""
+        triples = record.triples
+        added: list[Triple] = []
+        for bundle, session, digest in bundles_in(triples):
+            agent = agent_of(triples, session)
+            added += chain_triples(bundle, self._last_bundle.get(agent))
+            self._last_bundle[agent] = {"bundle": bundle, "hash": digest}
+        return dataclasses.replace(record, triples=triples + tuple(added)) if added else record
 
     def _report_drops(self, *, force: bool = False) -> None:
         dropped = self._counts["dropped"]

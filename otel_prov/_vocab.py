@@ -30,6 +30,7 @@ class P:
     wasAssociatedWith = f"<{PROV}wasAssociatedWith>"
     wasAttributedTo = f"<{PROV}wasAttributedTo>"
     value = f"<{PROV}value>"
+    Bundle = f"<{PROV}Bundle>"
 
 
 class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
@@ -68,6 +69,13 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     providerName = f"<{OPROV}providerName>"
     inputTokens = f"<{OPROV}inputTokens>"
     outputTokens = f"<{OPROV}outputTokens>"
+    bundleOf = f"<{OPROV}bundleOf>"
+    contentHash = f"<{OPROV}contentHash>"
+    canonicalization = f"<{OPROV}canonicalization>"
+    manifest = f"<{OPROV}manifest>"
+    exporterVersion = f"<{OPROV}exporterVersion>"
+    previousBundle = f"<{OPROV}previousBundle>"
+    previousHash = f"<{OPROV}previousHash>"
 
 
 ALL_OPROV_TERMS = tuple(

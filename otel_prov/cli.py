@@ -41,6 +41,7 @@ from otel_prov._session_view import (
     session_construct_query,
 )
 from otel_prov._settings import env_str
+from otel_prov._verify import verify_sessions
 from otel_prov._version import __version__
 from otel_prov.environment_variables import (
     OTEL_PROV_JAEGER_URL,
@@ -108,6 +109,12 @@ def _parser() -> argparse.ArgumentParser:
     query = command("query", "run a SPARQL query (its default graph is the provenance graph)")
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
     query.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    verify = command("verify", "check that stored sessions are unchanged since export")
+    verify.add_argument(
+        "id", metavar="ID", nargs="?", help="one session (IRI, trace or conversation id)"
+    )
+    verify.add_argument("--all", action="store_true", help="every session (the default without ID)")
+    verify.add_argument("--format", choices=("text", "json"), default="text")
     status = commands.add_parser(
         "status",
         help="delivery to the SPARQL store: counters, spooled and dead-lettered batches",
@@ -203,6 +210,8 @@ def _run(args: argparse.Namespace) -> int:
         else:
             print("\n\n".join(_show(backend, graph, m, args.format).rstrip("\n") for m in matches))
         return EXIT_OK
+    if args.command == "verify":
+        return _verify(backend, graph, args)
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
     try:
         result = backend.query(text, default_graph=graph[1:-1])
@@ -241,6 +250,33 @@ def _demo(args: argparse.Namespace, graph: str) -> int:
     print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
     _write_table(backend.query(query), "table")
     return EXIT_OK
+
+
+def _verify(backend: QueryBackend, graph: str, args: argparse.Namespace) -> int:
+    if args.id is not None and args.all:
+        raise _UsageError("give an ID or --all, not both")
+    checks = verify_sessions(backend, graph, args.id)
+    if not checks:
+        print("otel-prov: no session to verify", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    if args.format == "json":
+        print(
+            json.dumps(
+                [
+                    {"session": c.session, "bundle": c.bundle, "ok": c.ok, "problems": c.problems}
+                    for c in checks
+                ],
+                indent=2,
+            )
+        )
+    else:
+        for check in checks:
+            print(f"{'ok' if check.ok else 'FAILED'}  {check.session}")
+            for problem in check.problems:
+                print(f"    {problem}")
+        failed = sum(not c.ok for c in checks)
+        print(f"{len(checks) - failed} verified, {failed} failed")
+    return EXIT_OK if all(c.ok for c in checks) else EXIT_NOT_FOUND
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ import pyoxigraph
 import pyshacl
 import pytest
 import rdflib
+from otel_prov._verify import CONSTRAINTS
 from otel_prov.semconv import SHAPES_PATH
 from prov.model import ProvDocument
 
@@ -18,24 +19,6 @@ from otel_prov.demo import run_demo_agent
 from tests.session_tree import known_session
 
 PREFIX_LINES = "\n".join(f"PREFIX {k}: <{v}>" for k, v in PREFIXES.items())
-
-# PROV-CONSTRAINTS as SPARQL: each query lists violations, so an empty answer passes.
-CONSTRAINTS = {
-    "30 start precedes end": """
-        SELECT ?a WHERE { ?a prov:startedAtTime ?s ; prov:endedAtTime ?e . FILTER(?s > ?e) }""",
-    "34 generation within its activity": """
-        SELECT ?e WHERE {
-          ?e prov:wasGeneratedBy ?a ; prov:generatedAtTime ?t . ?a prov:startedAtTime ?s .
-          OPTIONAL { ?a prov:endedAtTime ?end }
-          FILTER(?t < ?s || (BOUND(?end) && ?t > ?end)) }""",
-    "37 generation precedes usage": """
-        SELECT ?e ?user WHERE {
-          ?e prov:generatedAtTime ?g . ?user prov:used ?e ; prov:startedAtTime ?u .
-          FILTER(?g > ?u) }""",
-    "55 entity and activity disjoint": """
-        SELECT ?x WHERE { ?x a prov:Entity , prov:Activity }""",
-}
-
 
 @pytest.fixture(scope="module")
 def demo_turtle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

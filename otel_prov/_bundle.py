@@ -1,0 +1,144 @@
+"""Tamper evidence: each session's provenance as a ``prov:Bundle`` with a content hash.
+
+The content of a session is every triple whose subject is the session, an activity
+``oprov:partOf`` it (transitively), or an entity one of those generated or used.  Agent
+descriptions are shared between sessions and left out; the links to them are in.
+
+Canonical form (``otel-prov-nt-sorted-1``): each triple as one N-Triples line written by
+``otel_prov._rdf`` (the mapper never writes blank nodes, literals are escaped one way,
+dateTimes and integers are canonical), duplicates removed, lines sorted by code point,
+each ended by ``\\n``, UTF-8.  The hash is SHA-256 over that text.  The bundle also keeps
+a manifest (one short hash per subject) so that a check can name what changed, and may
+point to the previous bundle of the same agent with its hash: a chain in which a deleted
+or rewritten session shows.
+
+Everything here is pure: the same triples give the same bundle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+
+from otel_prov._iris import entity_iri
+from otel_prov._rdf import Triple, datetime_from_ns, literal
+from otel_prov._version import __version__
+from otel_prov._vocab import RDF_TYPE, O, P
+
+__all__ = [
+    "CANONICALIZATION",
+    "agent_of",
+    "bundle_iri",
+    "bundle_triples",
+    "bundles_in",
+    "canonical_text",
+    "chain_triples",
+    "content_hash",
+    "manifest",
+    "session_content",
+]
+
+CANONICALIZATION = "otel-prov-nt-sorted-1"
+
+
+def bundle_iri(session: str) -> str:
+    return entity_iri(session, "bundle")
+
+
+def session_content(triples: Iterable[Triple], session: str) -> list[Triple]:
+    """The triples that make up a session (see the module documentation)."""
+    triples = list(triples)
+    parents: dict[str, str] = {s: o for s, p, o in triples if p == O.partOf}
+
+    def inside(activity: str) -> bool:
+        seen = set()
+        while activity not in seen:
+            if activity == session:
+                return True
+            seen.add(activity)
+            parent = parents.get(activity)
+            if parent is None:
+                return False
+            activity = parent
+        return False
+
+    activities = {s for s in {session, *parents} if inside(s)}
+    entities = {s for s, p, o in triples if p == P.wasGeneratedBy and o in activities}
+    entities |= {o for s, p, o in triples if p == P.used and s in activities}
+    subjects = activities | entities
+    bundle = bundle_iri(session)
+    return [t for t in triples if t[0] in subjects and t[0] != bundle]
+
+
+def canonical_text(triples: Iterable[Triple]) -> str:
+    return "".join(sorted({f"{s} {p} {o} .\n" for s, p, o in triples}))
+
+
+def content_hash(triples: Iterable[Triple]) -> str:
+    return "sha256:" + hashlib.sha256(canonical_text(triples).encode()).hexdigest()
+
+
+def manifest(triples: Iterable[Triple], session: str) -> dict[str, str]:
+    """Subject -> the first 16 hex digits of the hash of its triples.
+
+    Subjects are written relative to the session's trace (``urn:otel-prov:<trace>:``).
+    """
+    prefix = session[1:].rsplit(":", 1)[0] + ":"
+    by_subject: dict[str, list[Triple]] = {}
+    for triple in triples:
+        by_subject.setdefault(triple[0][1:-1].removeprefix(prefix), []).append(triple)
+    return {subject: content_hash(group)[7:23] for subject, group in sorted(by_subject.items())}
+
+
+def bundle_triples(
+    session: str, generated_ns: int | None, content: Sequence[Triple]
+) -> list[Triple]:
+    """The bundle that describes ``session``: hash, manifest, canonical form, version."""
+    bundle = bundle_iri(session)
+    triples = [
+        (bundle, RDF_TYPE, P.Bundle),
+        (bundle, RDF_TYPE, P.Entity),
+        (bundle, O.bundleOf, session),
+        (bundle, O.contentHash, literal(content_hash(content))),
+        (bundle, O.canonicalization, literal(CANONICALIZATION)),
+        (
+            bundle,
+            O.manifest,
+            literal(json.dumps(manifest(content, session), separators=(",", ":"))),
+        ),
+        (bundle, O.exporterVersion, literal(f"otel-prov {__version__}")),
+    ]
+    if generated_ns is not None:
+        triples.append((bundle, P.generatedAtTime, datetime_from_ns(generated_ns)))
+    return triples
+
+
+def chain_triples(bundle: str, previous: Mapping[str, str] | None) -> list[Triple]:
+    """Link ``bundle`` to the previous bundle of the same agent (``{"bundle", "hash"}``)."""
+    if not previous:
+        return []
+    return [
+        (bundle, O.previousBundle, previous["bundle"]),
+        (bundle, O.previousHash, literal(previous["hash"])),
+    ]
+
+
+def bundles_in(triples: Sequence[Triple]) -> list[tuple[str, str, str]]:
+    """(bundle, session, content hash) of every bundle among ``triples``."""
+    sessions = {s: o for s, p, o in triples if p == O.bundleOf}
+    hashes = {s: o for s, p, o in triples if p == O.contentHash}
+    return [
+        (bundle, session, hashes[bundle][1:-1])
+        for bundle, session in sessions.items()
+        if bundle in hashes
+    ]
+
+
+def agent_of(triples: Sequence[Triple], session: str) -> str:
+    """The session's AI agent (its IRI term), or ``""`` when it has none."""
+    agents = {s for s, p, o in triples if p == RDF_TYPE and o == O.AIAgent}
+    for s, p, o in triples:
+        if s == session and p == P.wasAssociatedWith and o in agents:
+            return o
+    return ""

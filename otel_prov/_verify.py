@@ -1,0 +1,155 @@
+"""``otel-prov verify``: recompute each session's hash from the store and check its bundle.
+
+A session passes when the triples stored for it hash to the value its ``prov:Bundle``
+recorded at export, its bundle chain is intact (the previous bundle of the same agent
+exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <= end), 34 (generation
+within its activity), 37 (generation before use) and 55 (nothing both Entity and
+Activity) hold on it.  A failure names what changed: the subjects whose triples differ,
+are missing, or were added.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import cast
+
+import pyoxigraph
+
+from otel_prov._backend import QueryBackend
+from otel_prov._bundle import content_hash, manifest
+from otel_prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal
+from otel_prov._session_view import PREFIXES as SPARQL_PREFIXES
+from otel_prov._session_view import find_sessions
+
+__all__ = ["CONSTRAINTS", "SessionCheck", "verify_sessions"]
+
+# PROV-CONSTRAINTS as SPARQL: each query lists violations, so an empty answer passes.
+CONSTRAINTS = {
+    "30 start precedes end": """
+        SELECT ?x WHERE { ?x prov:startedAtTime ?s ; prov:endedAtTime ?e . FILTER(?s > ?e) }""",
+    "34 generation within its activity": """
+        SELECT ?x WHERE {
+          ?x prov:wasGeneratedBy ?a ; prov:generatedAtTime ?t . ?a prov:startedAtTime ?s .
+          OPTIONAL { ?a prov:endedAtTime ?end }
+          FILTER(?t < ?s || (BOUND(?end) && ?t > ?end)) }""",
+    "37 generation precedes usage": """
+        SELECT ?x WHERE {
+          ?x prov:generatedAtTime ?g . ?user prov:used ?x ; prov:startedAtTime ?u .
+          FILTER(?g > ?u) }""",
+    "55 entity and activity disjoint": """
+        SELECT ?x WHERE { ?x a prov:Entity , prov:Activity }""",
+}
+_CONSTRAINT_PREFIXES = "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
+_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
+
+
+@dataclass
+class SessionCheck:
+    session: str
+    bundle: str | None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _term(term: object) -> str:
+    """A stored term written exactly as the mapper writes it."""
+    if isinstance(term, pyoxigraph.NamedNode):
+        return f"<{term.value}>"
+    if isinstance(term, pyoxigraph.Literal):
+        if term.language:
+            return f"{literal(term.value)}@{term.language}"
+        datatype = term.datatype.value
+        if datatype == _XSD_STRING:
+            return literal(term.value)
+        value = canonical_datetime(term.value) if datatype == _XSD_DATETIME else term.value
+        return f"{literal(value)}^^<{datatype}>"
+    return str(term)
+
+
+def _content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
+    s, b = iri(session), iri(bundle)
+    query = f"""{SPARQL_PREFIXES}
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
+  {{ BIND({s} AS ?x) }}
+  UNION {{ ?x oprov:partOf+ {s} }}
+  UNION {{ ?act oprov:partOf* {s} . ?x prov:wasGeneratedBy ?act }}
+  UNION {{ ?act oprov:partOf* {s} . ?act prov:used ?x }}
+  ?x ?p ?o .
+  FILTER(?x != {b})
+}} }}"""
+    return [
+        (_term(t.subject), _term(t.predicate), _term(t.object))
+        for t in backend.query(query).triples
+    ]
+
+
+def _constraint_violations(triples: list[Triple]) -> list[str]:
+    store = pyoxigraph.Store()
+    text = "".join(f"{s} {p} {o} .\n" for s, p, o in triples)
+    store.load(text.encode(), pyoxigraph.RdfFormat.N_TRIPLES)
+    problems = []
+    for name, query in CONSTRAINTS.items():
+        rows = list(cast(pyoxigraph.QuerySolutions, store.query(_CONSTRAINT_PREFIXES + query)))
+        if rows:
+            names = ", ".join(sorted({row["x"].value for row in rows})[:3])
+            problems.append(f"PROV constraint {name} violated by {names}")
+    return problems
+
+
+def _diff(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
+    changed = sorted(k for k in recorded.keys() & now.keys() if recorded[k] != now[k])
+    missing = sorted(recorded.keys() - now.keys())
+    added = sorted(now.keys() - recorded.keys())
+    parts = [
+        f"changed: {', '.join(changed)}" if changed else "",
+        f"missing: {', '.join(missing)}" if missing else "",
+        f"added: {', '.join(added)}" if added else "",
+    ]
+    return [part for part in parts if part]
+
+
+def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> list[SessionCheck]:
+    """Check every outermost session (or those ``ident`` names)."""
+    wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
+    rows = backend.query(f"""{SPARQL_PREFIXES}
+SELECT ?session ?bundle ?hash ?manifest ?previous ?previousHash WHERE {{ GRAPH {graph} {{
+  ?session a oprov:AgentSession .
+  FILTER NOT EXISTS {{ ?session oprov:partOf+ ?outer . ?outer a oprov:AgentSession }}
+  OPTIONAL {{
+    ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
+    OPTIONAL {{ ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }}
+  }}
+}} }} ORDER BY ?session""").rows
+    stored_hashes = {
+        row["b"]: row["h"]
+        for row in backend.query(f"""{SPARQL_PREFIXES}
+SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b""").rows
+    }
+    checks: dict[str, SessionCheck] = {}
+    for row in rows:
+        session = row["session"] or ""
+        if (wanted is not None and session not in wanted) or session in checks:
+            continue
+        check = checks[session] = SessionCheck(session, row["bundle"])
+        if row["bundle"] is None:
+            check.problems.append("no bundle: the session's record was removed or never sealed")
+            continue
+        if row["previous"] and stored_hashes.get(row["previous"]) != row["previousHash"]:
+            check.problems.append(
+                f"chain broken: the previous bundle {row['previous']} is missing or changed"
+            )
+        content = _content(backend, graph, session, row["bundle"])
+        if content_hash(content) != row["hash"]:
+            recorded = json.loads(row["manifest"] or "{}")
+            check.problems.append(
+                "content changed since export ("
+                + "; ".join(_diff(recorded, manifest(content, iri(session))))
+                + ")"
+            )
+        check.problems.extend(_constraint_violations(content))
+    return list(checks.values())

@@ -1,0 +1,115 @@
+"""Tamper evidence: bundles, hashes, chains, and `otel-prov verify` catching edits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+
+import otel_prov
+from otel_prov import map_spans
+from otel_prov._bundle import content_hash, session_content
+from otel_prov._vocab import O
+from otel_prov.demo import run_demo_agent
+from tests.session_tree import known_session
+
+CLI = [sys.executable, "-m", "otel_prov"]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_bundle_hash_is_the_hash_of_the_session_content() -> None:
+    record = map_spans(known_session())
+    (digest,) = [o for s, p, o in record.triples if p == O.contentHash]
+    content = session_content(record.triples, record.root)
+    assert digest == f'"{content_hash(content)}"'
+    subjects = {s for s, _, _ in content}
+    assert record.root in subjects and not any("bundle" in s or "agent:" in s for s in subjects)
+    # The HTTP span around the session is not part of it.
+    assert not any(s.endswith(":0000000000000010>") for s in subjects)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """Three sessions of one agent, in one process (so their bundles form a chain)."""
+    path = tmp_path / "store"
+    handle = otel_prov.configure(store=path, set_global=False)
+    for index in range(3):
+        run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id=f"c{index}")
+        handle.force_flush()
+    handle.shutdown()
+    return path
+
+
+def _update(path: Path, sparql: str) -> None:
+    store = pyoxigraph.Store(str(path))
+    store.update(
+        "PREFIX prov: <http://www.w3.org/ns/prov#> "
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> " + sparql
+    )
+    del store
+
+
+def test_untouched_sessions_verify(store: Path) -> None:
+    result = _cli("verify", "--store", str(store))
+    assert result.returncode == 0, result.stdout
+    assert result.stdout.splitlines()[-1] == "3 verified, 0 failed"
+
+
+def test_an_edited_literal_is_caught_and_named(store: Path) -> None:
+    _update(
+        store,
+        """
+        DELETE { GRAPH ?g { ?o prov:value ?v } } INSERT { GRAPH ?g { ?o prov:value "sunny" } }
+        WHERE { GRAPH ?g {
+          ?o a oprov:Observation ; prov:value ?v . FILTER(CONTAINS(?v, "rain")) } }""",
+    )
+    result = _cli("verify", "--store", str(store), "--format", "json")
+    assert result.returncode == 1
+    checks = json.loads(result.stdout)
+    failed = [c for c in checks if not c["ok"]]
+    assert len(failed) == 3 and sum(c["ok"] for c in checks) == 0
+    problem = failed[0]["problems"][0]
+    assert problem.startswith("content changed since export (changed: ")
+    assert ":observation" in problem
+
+
+def test_a_deleted_tool_call_and_a_forged_one_are_caught(store: Path) -> None:
+    sessions = json.loads(_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    target = sessions[0]["id"]
+    _update(
+        store,
+        f"""
+        DELETE {{ GRAPH ?g {{ ?c ?p ?o }} }} WHERE {{ GRAPH ?g {{
+          ?c a oprov:ToolCall ; oprov:status "error" ; oprov:partOf+ <{target}> ; ?p ?o }} }}""",
+    )
+    result = _cli("verify", sessions[0]["trace_id"], "--store", str(store))
+    assert result.returncode == 1 and "missing: " in result.stdout
+    other = sessions[1]["id"]
+    _update(
+        store,
+        f"""INSERT DATA {{ GRAPH <urn:otel-prov:graph> {{
+        <urn:forged> a oprov:ToolCall , prov:Activity ; oprov:partOf <{other}> ;
+          oprov:status "ok" ; prov:startedAtTime "2026-01-01T00:00:00Z" }} }}""",
+    )
+    result = _cli("verify", sessions[1]["trace_id"], "--store", str(store))
+    assert result.returncode == 1 and "added: urn:forged" in result.stdout
+
+
+def test_a_removed_session_breaks_the_chain(store: Path) -> None:
+    sessions = json.loads(_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    oldest = sessions[-1]["id"]  # newest first
+    _update(
+        store,
+        f"""DELETE {{ GRAPH ?g {{ ?b ?p ?o }} }} WHERE {{ GRAPH ?g {{
+        ?b oprov:bundleOf <{oldest}> ; ?p ?o }} }}""",
+    )
+    result = _cli("verify", "--all", "--store", str(store))
+    assert result.returncode == 1
+    assert "no bundle" in result.stdout and "chain broken" in result.stdout

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import requests
 from opentelemetry.sdk.trace import TracerProvider
 from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 
@@ -131,3 +132,37 @@ def test_paging_reads_past_the_servers_row_cap(server: SparqlServer, tmp_path: P
         from tests.integration.store_queries import select
 
         assert len(select(server, query)) == 10_000
+
+
+def test_verify_reads_remote_stores_and_catches_an_edit(
+    server: SparqlServer, tmp_path: Path
+) -> None:
+    remote = SparqlUpdateExporter(server.update_endpoint, spool_dir=tmp_path / "spool")
+    remote.export(_records())
+    assert remote.force_flush(30_000)
+    remote.shutdown()
+    args = ("--endpoint", server.query_endpoint)
+    clean = _cli("verify", *args)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert clean.stdout.splitlines()[-1] == f"{len(HOSTILE) + 2} verified, 0 failed"
+    update = (
+        "PREFIX prov: <http://www.w3.org/ns/prov#> "
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
+        "DELETE { GRAPH <urn:otel-prov:graph> { ?t prov:value ?v } } "
+        'INSERT { GRAPH <urn:otel-prov:graph> { ?t prov:value "I never thought that." } } '
+        "WHERE { GRAPH <urn:otel-prov:graph> { ?t a oprov:Thought ; prov:value ?v . "
+        'FILTER(?v = "Retry.") } }'
+    )
+    requests.post(
+        server.update_endpoint,
+        data=update.encode(),
+        headers={"Content-Type": "application/sparql-update"},
+        timeout=30,
+    ).raise_for_status()
+    tampered = _cli("verify", "--format", "json", *args)
+    assert tampered.returncode == 1
+    failed = [check for check in json.loads(tampered.stdout) if not check["ok"]]
+    assert len(failed) == 1
+    assert failed[0]["problems"] == [
+        "content changed since export (changed: 0000000000000024:thought)"
+    ]

@@ -25,6 +25,7 @@ from opentelemetry.instrumentation.fastapi import FastAPIInstrumentor
 from opentelemetry.instrumentation.requests import RequestsInstrumentor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanContext
 from pydantic import BaseModel
 
 import otel_prov
@@ -66,15 +67,22 @@ class Ask(BaseModel):
 
 
 def agent_app(weather_url: str, tracer_provider: TracerProvider | None = None) -> FastAPI:
+    """``POST /ask``; a conversation's next turn links to its previous session (a span link)."""
     app = FastAPI(title="agent-service")
+    last_turn: dict[str, SpanContext] = {}
 
     @app.post("/ask")
     def ask(body: Ask) -> dict[str, str]:
+        previous = last_turn.get(body.conversation_id)
         answer = run_demo_agent(
             body.question,
             conversation_id=body.conversation_id,
             tracer_provider=tracer_provider,
             tools=HttpWeatherTools(weather_url),
+            follows=[previous] if previous else [],
+            on_session=lambda span: last_turn.__setitem__(
+                body.conversation_id, span.get_span_context()
+            ),
         )
         return {"answer": answer}
 

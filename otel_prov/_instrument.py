@@ -23,14 +23,22 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import Token
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
+from opentelemetry.trace import (
+    Link,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TracerProvider,
+)
 
 from otel_prov import semconv as sc
 from otel_prov._content import capture_genai_content, capture_prov_content
@@ -80,8 +88,10 @@ class _SpanScope:
         kind: SpanKind = SpanKind.INTERNAL,
         tracer_provider: TracerProvider | None = None,
         capture_call: bool = False,
+        links: Sequence[Link] = (),
     ) -> None:
         self._name = name
+        self._links = tuple(links)
         self._attributes = {k: v for k, v in attributes.items() if v is not None}
         self._content = {k: v for k, v in content.items() if v is not None}
         self._kind = kind
@@ -98,6 +108,7 @@ class _SpanScope:
             kind=self._kind,
             tracer_provider=self._provider,
             capture_call=self._capture_call,
+            links=self._links,
         )
 
     # --- context manager ---------------------------------------------------------
@@ -116,6 +127,7 @@ class _SpanScope:
             self._name,
             kind=self._kind,
             attributes=attributes,
+            links=self._links,
             record_exception=False,
             set_status_on_exception=False,
         )
@@ -241,9 +253,15 @@ def agent_session(
     question: str | None = None,
     conversation_id: str | None = None,
     agent_id: str | None = None,
+    follows: Sequence[SpanContext] = (),
     tracer_provider: TracerProvider | None = None,
 ) -> _SpanScope:
-    """An agent session (``invoke_agent {name}``): one task from question to answer."""
+    """An agent session (``invoke_agent {name}``): one task from question to answer.
+
+    ``follows``: span contexts of earlier work this session builds on (the previous turn
+    of the conversation, the job that queued it); they become span links, and
+    ``prov:wasInformedBy`` in the provenance.
+    """
     return _SpanScope(
         f"invoke_agent {name}",
         {
@@ -254,6 +272,7 @@ def agent_session(
         },
         {sc.OTEL_PROV_QUESTION: question},
         tracer_provider=tracer_provider,
+        links=[Link(context) for context in follows],
     )
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import ast
 import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from opentelemetry.trace import TracerProvider
+from opentelemetry.trace import Span, SpanContext, TracerProvider
 
 from otel_prov._instrument import (
     agent_session,
@@ -129,18 +129,27 @@ def run_demo_agent(
     conversation_id: str = "demo-conversation",
     tracer_provider: TracerProvider | None = None,
     tools: WeatherTools | None = None,
+    follows: Sequence[SpanContext] = (),
+    on_session: Callable[[Span], object] | None = None,
 ) -> str:
     """Run the ReAct loop once and return the answer; spans go to ``tracer_provider``.
 
     ``tools`` replaces the demo's in-process tools (the service example calls a real
-    weather service over HTTP).
+    weather service over HTTP); ``follows`` links the session to earlier work;
+    ``on_session`` is called with the session span when it starts.
     """
     model, tools = ScriptedModel(), tools or WeatherTools()
     observation: str | None = None
     tp = tracer_provider
     with agent_session(
-        "weather-assistant", question=question, conversation_id=conversation_id, tracer_provider=tp
+        "weather-assistant",
+        question=question,
+        conversation_id=conversation_id,
+        follows=follows,
+        tracer_provider=tp,
     ) as session:
+        if on_session is not None:
+            on_session(session)
         for number in range(1, 10):
             with iteration(number, tracer_provider=tp):
                 with model_call(model.name, provider=model.provider, tracer_provider=tp):

@@ -69,12 +69,14 @@ def services(
     RequestsInstrumentor().instrument(tracer_provider=agent_tp)
     servers = [_serve(weather, weather_port), _serve(agent, agent_port)]
     try:
-        answer = requests.post(f"http://127.0.0.1:{agent_port}/ask", json={}, timeout=30)
-        assert answer.status_code == 200 and "64.4 °F" in answer.json()["answer"]
+        for _ in range(2):  # two turns of one conversation
+            answer = requests.post(f"http://127.0.0.1:{agent_port}/ask", json={}, timeout=30)
+            assert answer.status_code == 200 and "64.4 °F" in answer.json()["answer"]
         # The server span ends just after the response is sent: wait for it.
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not any(
-            s.name == "POST /ask" for s in agent_spans.get_finished_spans()
+        while (
+            time.monotonic() < deadline
+            and sum(s.name == "POST /ask" for s in agent_spans.get_finished_spans()) < 2
         ):
             time.sleep(0.01)
     finally:
@@ -92,7 +94,7 @@ def _ask(store: pyoxigraph.Store, query: str) -> list[dict[str, str]]:
 
 def test_the_session_sits_inside_the_request_and_the_call_inside_the_tool(services: tuple) -> None:
     store, agent_spans, weather_spans = services
-    (server_span,) = [s for s in agent_spans.get_finished_spans() if s.name == "POST /ask"]
+    server_span = next(s for s in agent_spans.get_finished_spans() if s.name == "POST /ask")
     request = (
         f"urn:otel-prov:{server_span.context.trace_id:032x}:{server_span.context.span_id:016x}"
     )
@@ -103,6 +105,15 @@ def test_the_session_sits_inside_the_request_and_the_call_inside_the_tool(servic
         <{request}> a oprov:Span , prov:Activity ; oprov:serviceName ?service . }}""",
     )
     assert [row["service"] for row in rows] == ["agent-service"]
+    # The second turn's session links to the first: prov:wasInformedBy across traces.
+    (turns,) = _ask(
+        store,
+        """SELECT ?second ?first WHERE {
+        ?second a oprov:AgentSession ; prov:wasInformedBy ?first .
+        ?first a oprov:AgentSession ; oprov:traceId ?t1 . ?second oprov:traceId ?t2 .
+        FILTER(?t1 != ?t2) }""",
+    )
+    assert turns["first"] != turns["second"]
     calls = _ask(
         store,
         """SELECT ?call ?tool ?status WHERE {
@@ -110,8 +121,11 @@ def test_the_session_sits_inside_the_request_and_the_call_inside_the_tool(servic
         ?tc a oprov:ToolCall ; oprov:toolName ?tool ; oprov:status ?status .
         FILTER(STRSTARTS(?label, "GET")) }""",
     )
+    # Turn one: the weather service fails once, the agent retries; turn two: both calls work.
     assert sorted((c["tool"], c["status"]) for c in calls) == [
         ("get_weather", "error"),
+        ("get_weather", "ok"),
+        ("get_weather", "ok"),
         ("get_weather", "ok"),
     ]
     # W3C trace context crossed the wire: the weather service's spans joined the trace,
@@ -123,7 +137,10 @@ def test_the_session_sits_inside_the_request_and_the_call_inside_the_tool(servic
         if s.parent is not None and s.parent.span_id in client_ids
     ]
     assert len(weather_servers) >= 2
-    assert {s.context.trace_id for s in weather_servers} == {server_span.context.trace_id}
+    requests_traces = {
+        s.context.trace_id for s in agent_spans.get_finished_spans() if s.name == "POST /ask"
+    }
+    assert {s.context.trace_id for s in weather_servers} == requests_traces
 
 
 def test_services_are_agents(services: tuple) -> None:
@@ -134,7 +151,7 @@ def test_services_are_agents(services: tuple) -> None:
         ?service a oprov:Service , prov:SoftwareAgent , prov:Agent ; oprov:serviceName ?name .
         ?session a oprov:AgentSession ; prov:wasAssociatedWith ?service . }""",
     )
-    assert [row["name"] for row in rows] == ["agent-service"]
+    assert [row["name"] for row in rows] == ["agent-service", "agent-service"]  # two turns
 
 
 def _readme_queries() -> list[str]:
@@ -151,5 +168,5 @@ def test_the_readme_join_queries_answer(services: tuple) -> None:
     trace_id = f"{agent_spans.get_finished_spans()[0].context.trace_id:032x}"
     assert row["tool"].value == "get_weather" and row["trace"].value == trace_id
     assert row["request"].value == "POST /ask" and "503" in row["message"].value
-    (session,) = list(store.query(by_service, use_default_graph_as_union=True))
-    assert session["trace"].value == trace_id
+    sessions = list(store.query(by_service, use_default_graph_as_union=True))
+    assert len(sessions) == 2 and sessions[-1]["trace"].value == trace_id  # newest first

@@ -9,16 +9,17 @@ import pyoxigraph
 import pyshacl
 import pytest
 import rdflib
-from otel_prov._verify import CONSTRAINTS
 from otel_prov.semconv import SHAPES_PATH
 from prov.model import ProvDocument
 
 import otel_prov
 from otel_prov._rdf import PREFIXES
+from otel_prov._verify import CONSTRAINTS
 from otel_prov.demo import run_demo_agent
 from tests.session_tree import known_session
 
 PREFIX_LINES = "\n".join(f"PREFIX {k}: <{v}>" for k, v in PREFIXES.items())
+
 
 @pytest.fixture(scope="module")
 def demo_turtle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:

@@ -1,0 +1,67 @@
+"""Zero-code instrumentation of LangChain v1 agents (``langchain.agents.create_agent``).
+
+::
+
+    from otel_prov.instrumentation.langchain import LangChainInstrumentor
+
+    LangChainInstrumentor().instrument(tracer_provider=provider)
+    agent.invoke({"messages": [{"role": "user", "content": "Weather in Paris?"}]})
+
+A callback handler registered with LangChain's configure hook sees every run, sync and
+async, with no change to the agent's code.  Each root run of a ``create_agent`` graph
+becomes an ``invoke_agent {name}`` session span; each reason-act step an iteration span
+(thought, action, exact JSON arguments); each model call a ``chat {model}`` span and
+each tool call an ``execute_tool {name}`` span with its call id, arguments and
+observation.  LangChain is imported only when :meth:`instrument` is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry import trace
+
+# The upstream module starts with ``# type: ignore``, so mypy sees BaseInstrumentor as Any.
+from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
+    BaseInstrumentor,
+)
+
+from otel_prov._version import __version__
+from otel_prov.instrumentation.langchain.package import _instruments
+
+if TYPE_CHECKING:
+    from otel_prov.instrumentation.langchain._handler import ProvCallbackHandler
+
+__all__ = ["LangChainInstrumentor"]
+
+_TRACER_NAME = "otel_prov.instrumentation.langchain"
+
+
+class LangChainInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Records LangChain agent runs as otel-prov spans: sessions, iterations, model, tool calls."""
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        from otel_prov.instrumentation.langchain import _handler
+
+        tracer = trace.get_tracer(
+            _TRACER_NAME,
+            __version__,
+            tracer_provider=kwargs.get("tracer_provider"),
+        )
+        _handler.install(tracer)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        from otel_prov.instrumentation.langchain import _handler
+
+        _handler.uninstall()
+
+    @property
+    def handler(self) -> ProvCallbackHandler | None:
+        """The active callback handler (None when not instrumented), e.g. to pass explicitly."""
+        from otel_prov.instrumentation.langchain import _handler
+
+        return _handler.active_handler()

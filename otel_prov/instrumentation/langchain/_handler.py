@@ -1,0 +1,597 @@
+"""The LangChain callback handler that turns agent runs into otel-prov spans.
+
+Imported only by :meth:`LangChainInstrumentor.instrument` (it needs ``langchain_core``).
+
+LangChain reports a run tree (``run_id`` / ``parent_run_id``); every span's parent is
+chosen from that tree, never from the ambient OTel context (callbacks may run on other
+threads or event-loop tasks), except the session span, whose parent is whatever span is
+current when the agent is invoked (an HTTP request, say).  The graph of
+``create_agent`` has a ``model`` node and a ``tools`` node: each run of the ``model``
+node directly under the root opens an iteration, and the ``tools`` runs that follow
+(one per tool call when they run in parallel) belong to it.  Runs that get no span of
+their own (graph nodes, middleware, inner chains) pass their parent's span down.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import threading
+from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import ChatGeneration, LLMResult
+from langchain_core.tracers.context import register_configure_hook
+from opentelemetry import trace
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+
+from otel_prov import semconv as sc
+from otel_prov._instrument import _error_type, _put_content
+
+__all__ = ["ProvCallbackHandler", "active_handler", "install", "uninstall"]
+
+_CREATE_AGENT = "langchain_create_agent"
+"""``ls_integration`` metadata ``create_agent`` puts on its graph's root run."""
+_MODEL_NODE = "model"
+_TOOLS_NODE = "tools"
+_FINAL_ANSWER = "final_answer"
+
+
+class _Kind(enum.Enum):
+    SESSION = "session"
+    MODEL_NODE = "model_node"
+    TOOLS_NODE = "tools_node"
+    OTHER = "other"
+    MODEL = "model"
+    TOOL = "tool"
+
+
+@dataclass(eq=False)
+class _Iteration:
+    span: Span
+    expected_tools: int | None = None
+    """Tool calls the model chose (None until it answered)."""
+    finished_tools: int = 0
+    open_tool_nodes: int = 0
+    ended: bool = False
+
+
+@dataclass(eq=False)
+class _Session:
+    span: Span
+    number: int = 0
+    current: _Iteration | None = None
+    arguments: dict[str, str] = field(default_factory=dict)
+    """Exact JSON arguments the model chose, by tool call id."""
+
+
+@dataclass(eq=False, slots=True)
+class _Run:
+    kind: _Kind
+    session: _Session
+    anchor: Span
+    """The span this run's children are parented to: its own, or the one it inherited."""
+    iteration: _Iteration | None = None
+    in_model_node: bool = False
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _content_text(content: Any) -> str:
+    """Message content as text: a string as-is, the text blocks of a list joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+        return "".join(parts)
+    return "" if content is None else _json(content)
+
+
+def _reasoning(message: Any) -> str:
+    try:
+        blocks = message.content_blocks
+    except Exception:  # noqa: BLE001 - content_blocks parses provider formats; never fail on it
+        return ""
+    return "".join(
+        str(block.get("reasoning", ""))
+        for block in blocks
+        if isinstance(block, Mapping) and block.get("type") == "reasoning"
+    )
+
+
+def _first_question(inputs: Any) -> str | None:
+    messages = inputs.get("messages") if isinstance(inputs, Mapping) else None
+    if isinstance(messages, str):
+        return messages
+    if not isinstance(messages, Sequence):
+        return None
+    for message in messages:
+        if isinstance(message, str):
+            return message
+        if isinstance(message, Mapping):
+            if message.get("role") in ("user", "human"):
+                return _content_text(message.get("content"))
+        elif isinstance(message, tuple) and len(message) == 2:
+            if message[0] in ("user", "human"):
+                return _content_text(message[1])
+        elif getattr(message, "type", None) == "human":
+            return _content_text(getattr(message, "content", None))
+    return None
+
+
+def _last_message_text(outputs: Any) -> str | None:
+    messages = outputs.get("messages") if isinstance(outputs, Mapping) else None
+    if not isinstance(messages, Sequence) or not messages:
+        return None
+    last = messages[-1]
+    if isinstance(last, Mapping):
+        return _content_text(last.get("content"))
+    return _content_text(getattr(last, "content", None))
+
+
+def _model_name(
+    serialized: Mapping[str, Any] | None,
+    invocation_params: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any] | None,
+) -> str:
+    for source, key in (
+        (invocation_params, "model"),
+        (invocation_params, "model_name"),
+        (invocation_params, "model_id"),
+        (metadata, "ls_model_name"),
+        (serialized, "name"),
+    ):
+        value = source.get(key) if source else None
+        if isinstance(value, str) and value:
+            return value
+    ids = serialized.get("id") if serialized else None
+    if isinstance(ids, list) and ids and isinstance(ids[-1], str):
+        return ids[-1]
+    return "unknown"
+
+
+def _is_control_flow(error: BaseException) -> bool:
+    """LangGraph's interrupts and bubble-ups are not failures of the agent."""
+    return any(cls.__name__ == "GraphBubbleUp" for cls in type(error).__mro__)
+
+
+def _fail(span: Span, error: BaseException) -> None:
+    span.set_attribute(sc.ERROR_TYPE, _error_type(error))
+    span.record_exception(error)
+    span.set_status(Status(StatusCode.ERROR, str(error) or type(error).__name__))
+
+
+class ProvCallbackHandler(BaseCallbackHandler):
+    """Sees every LangChain run (through the configure hook) and records agent runs as spans."""
+
+    run_inline = True  # cheap and thread-safe: no executor hop for async runs
+
+    def __init__(self, tracer: Tracer) -> None:
+        super().__init__()
+        self._tracer = tracer
+        self._enabled = True
+        self._lock = threading.Lock()
+        self._runs: dict[UUID, _Run] = {}
+
+    # --- lifecycle ---------------------------------------------------------------------
+    def enable(self, tracer: Tracer) -> None:
+        with self._lock:
+            self._tracer = tracer
+            self._enabled = True
+
+    def disable(self) -> None:
+        """Record nothing from now on; runs in flight are forgotten (their spans never end)."""
+        with self._lock:
+            self._enabled = False
+            self._runs.clear()
+
+    # --- helpers -----------------------------------------------------------------------
+    def _start(
+        self,
+        name: str,
+        parent: Span | None,
+        attributes: dict[str, Any],
+        kind: SpanKind = SpanKind.INTERNAL,
+    ) -> Span:
+        context = trace.set_span_in_context(parent) if parent is not None else None
+        return self._tracer.start_span(name, context=context, kind=kind, attributes=attributes)
+
+    def _parent(self, parent_run_id: UUID | None) -> _Run | None:
+        if parent_run_id is None:
+            return None
+        with self._lock:
+            return self._runs.get(parent_run_id) if self._enabled else None
+
+    def _add(self, run_id: UUID, run: _Run) -> None:
+        with self._lock:
+            if self._enabled:
+                self._runs[run_id] = run
+
+    def _pop(self, run_id: UUID) -> _Run | None:
+        with self._lock:
+            return self._runs.pop(run_id, None)
+
+    def _close_iteration(self, iteration: _Iteration | None, error: BaseException | None) -> None:
+        """End an iteration once (callers hold no lock; the flag is flipped under it)."""
+        if iteration is None:
+            return
+        with self._lock:
+            if iteration.ended:
+                return
+            iteration.ended = True
+        if error is not None:
+            _fail(iteration.span, error)
+        iteration.span.end()
+
+    def _maybe_finish_step(self, iteration: _Iteration | None) -> None:
+        """End the iteration once all the tool calls the model chose have run."""
+        if iteration is None:
+            return
+        with self._lock:
+            done = (
+                iteration.expected_tools is not None
+                and iteration.open_tool_nodes == 0
+                and iteration.finished_tools >= iteration.expected_tools
+            )
+        if done:
+            self._close_iteration(iteration, None)
+
+    # --- chains: the agent graph, its nodes, anything else -------------------------------
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: dict[str, Any] | Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not self._enabled:
+            return
+        metadata = metadata or {}
+        if parent_run_id is None:
+            self._start_session(inputs, run_id, metadata, kwargs.get("name"))
+            return
+        parent = self._parent(parent_run_id)
+        if parent is None:
+            return
+        session = parent.session
+        node = metadata.get("langgraph_node") if parent.kind is _Kind.SESSION else None
+        if node == _MODEL_NODE:
+            with self._lock:
+                previous = session.current
+                session.number += 1
+                number = session.number
+            self._close_iteration(previous, None)
+            span = self._start(
+                f"iteration {number}", session.span, {sc.OTEL_PROV_ITERATION_NUMBER: number}
+            )
+            iteration = _Iteration(span)
+            with self._lock:
+                session.current = iteration
+            run = _Run(_Kind.MODEL_NODE, session, span, iteration, in_model_node=True)
+        elif node == _TOOLS_NODE:
+            with self._lock:
+                current = session.current
+                if current is not None:
+                    current.open_tool_nodes += 1
+            anchor = current.span if current is not None else session.span
+            run = _Run(_Kind.TOOLS_NODE, session, anchor, current)
+        else:
+            run = _Run(_Kind.OTHER, session, parent.anchor, parent.iteration, parent.in_model_node)
+        self._add(run_id, run)
+
+    def _start_session(
+        self, inputs: Any, run_id: UUID, metadata: Mapping[str, Any], name: Any
+    ) -> None:
+        if metadata.get("ls_integration") != _CREATE_AGENT or not is_instrumentation_enabled():
+            return
+        agent = name if isinstance(name, str) and name else metadata.get("lc_agent_name")
+        agent = agent if isinstance(agent, str) and agent else "agent"
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: "invoke_agent",
+            sc.GEN_AI_AGENT_NAME: agent,
+        }
+        thread_id = metadata.get("thread_id")
+        if thread_id is not None:
+            attributes[sc.GEN_AI_CONVERSATION_ID] = str(thread_id)
+        question = _first_question(inputs)
+        if question is not None:
+            _put_content(attributes, sc.OTEL_PROV_QUESTION, question, tool=False)
+        # The session's parent is the ambient context (an HTTP request span, say).
+        span = self._tracer.start_span(f"invoke_agent {agent}", attributes=attributes)
+        session = _Session(span)
+        self._add(run_id, _Run(_Kind.SESSION, session, span))
+
+    def on_chain_end(
+        self,
+        outputs: dict[str, Any] | Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        run = self._pop(run_id)
+        if run is None:
+            return
+        if run.kind is _Kind.SESSION:
+            answer = _last_message_text(outputs)
+            if answer is not None:
+                _put_content(run.session.span, sc.OTEL_PROV_ANSWER, answer, tool=False)
+            self._close_iteration(run.session.current, None)
+            run.session.span.end()
+        elif run.kind is _Kind.MODEL_NODE:
+            if run.iteration is not None and run.iteration.expected_tools == 0:
+                self._close_iteration(run.iteration, None)  # the model answered
+        elif run.kind is _Kind.TOOLS_NODE:
+            self._tools_node_done(run)
+
+    def _tools_node_done(self, run: _Run) -> None:
+        if run.iteration is None:
+            return
+        with self._lock:
+            run.iteration.open_tool_nodes -= 1
+        self._maybe_finish_step(run.iteration)
+
+    def on_chain_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> None:
+        run = self._pop(run_id)
+        if run is None:
+            return
+        if run.kind is _Kind.SESSION:
+            failure = None if _is_control_flow(error) else error
+            self._close_iteration(run.session.current, failure)
+            if failure is not None:
+                _fail(run.session.span, failure)
+            run.session.span.end()
+        elif run.kind is _Kind.TOOLS_NODE:
+            self._tools_node_done(run)
+
+    # --- model calls -----------------------------------------------------------------------
+    def on_chat_model_start(
+        self,
+        serialized: dict[str, Any],
+        messages: list[list[Any]],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        self._start_model("chat", serialized, run_id, parent_run_id, metadata, kwargs)
+
+    def on_llm_start(
+        self,
+        serialized: dict[str, Any],
+        prompts: list[str],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        self._start_model("text_completion", serialized, run_id, parent_run_id, metadata, kwargs)
+
+    def _start_model(
+        self,
+        operation: str,
+        serialized: Mapping[str, Any] | None,
+        run_id: UUID,
+        parent_run_id: UUID | None,
+        metadata: Mapping[str, Any] | None,
+        kwargs: Mapping[str, Any],
+    ) -> None:
+        parent = self._parent(parent_run_id)
+        if parent is None:
+            return
+        params = kwargs.get("invocation_params")
+        model = _model_name(serialized, params if isinstance(params, Mapping) else None, metadata)
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: operation,
+            sc.GEN_AI_REQUEST_MODEL: model,
+        }
+        provider = (metadata or {}).get("ls_provider")
+        if isinstance(provider, str) and provider:
+            attributes[sc.GEN_AI_PROVIDER_NAME] = provider
+        span = self._start(f"{operation} {model}", parent.anchor, attributes, SpanKind.CLIENT)
+        run = _Run(_Kind.MODEL, parent.session, span, parent.iteration, parent.in_model_node)
+        self._add(run_id, run)
+
+    def on_llm_end(
+        self,
+        response: LLMResult,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        run = self._pop(run_id)
+        if run is None:
+            return
+        span = run.anchor
+        generations = response.generations
+        generation = generations[0][0] if generations and generations[0] else None
+        message = generation.message if isinstance(generation, ChatGeneration) else None
+        usage = getattr(message, "usage_metadata", None) if message is not None else None
+        if usage:
+            span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, int(usage.get("input_tokens", 0)))
+            span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, int(usage.get("output_tokens", 0)))
+        if message is not None:
+            metadata = message.response_metadata or {}
+            response_model = metadata.get("model_name") or metadata.get("model")
+            if isinstance(response_model, str) and response_model:
+                span.set_attribute(sc.GEN_AI_RESPONSE_MODEL, response_model)
+            if run.in_model_node and run.iteration is not None:
+                self._decide(run.session, run.iteration, message)
+        span.end()
+
+    def _decide(self, session: _Session, iteration: _Iteration, message: Any) -> None:
+        """The step's thought, action and arguments, from the model's answer."""
+        span = iteration.span
+        thought = _content_text(message.content) or _reasoning(message)
+        if thought:
+            _put_content(span, sc.OTEL_PROV_THOUGHT, thought, tool=False)
+        calls = [call for call in getattr(message, "tool_calls", None) or [] if call]
+        arguments = [_json(call.get("args", {})) for call in calls]
+        with self._lock:
+            iteration.expected_tools = len(calls)
+            for call, text in zip(calls, arguments, strict=True):
+                call_id = call.get("id")
+                if call_id:
+                    session.arguments[call_id] = text
+        if not calls:
+            span.set_attribute(sc.OTEL_PROV_ACTION, _FINAL_ANSWER)
+            return
+        names = list(dict.fromkeys(str(call.get("name", "")) for call in calls))
+        span.set_attribute(sc.OTEL_PROV_ACTION, ",".join(names))
+        if len(calls) == 1:
+            _put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments[0], tool=False)
+        else:
+            listed = _json([call.get("args", {}) for call in calls])
+            _put_content(span, sc.OTEL_PROV_ARGUMENTS, listed, tool=False)
+
+    def on_llm_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        run = self._pop(run_id)
+        if run is None:
+            return
+        _fail(run.anchor, error)
+        run.anchor.end()
+
+    # --- tool calls ------------------------------------------------------------------------
+    def on_tool_start(
+        self,
+        serialized: dict[str, Any],
+        input_str: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        inputs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        parent = self._parent(parent_run_id)
+        if parent is None:
+            return
+        name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
+        call_id = kwargs.get("tool_call_id")
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: "execute_tool",
+            sc.GEN_AI_TOOL_NAME: str(name),
+            sc.GEN_AI_TOOL_TYPE: "function",
+        }
+        arguments: str | None = None
+        if isinstance(call_id, str) and call_id:
+            attributes[sc.GEN_AI_TOOL_CALL_ID] = call_id
+            with self._lock:
+                arguments = parent.session.arguments.get(call_id)
+        if arguments is None:
+            arguments = _json(inputs) if inputs is not None else input_str
+        _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)
+        span = self._start(f"execute_tool {name}", parent.anchor, attributes)
+        self._add(run_id, _Run(_Kind.TOOL, parent.session, span, parent.iteration))
+
+    def on_tool_end(
+        self,
+        output: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        run = self._pop(run_id)
+        if run is None:
+            return
+        span = run.anchor
+        content = getattr(output, "content", output)
+        observation = content if isinstance(content, str) else _content_text(content)
+        _put_content(span, sc.OTEL_PROV_OBSERVATION, observation, tool=True)
+        if getattr(output, "status", None) == "error":
+            # A tool (or its error handler) that reports failure as a message still failed.
+            span.set_attribute(sc.ERROR_TYPE, "tool_error")
+            span.set_status(Status(StatusCode.ERROR, observation or "tool error"))
+        span.end()
+        self._tool_done(run)
+
+    def on_tool_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        run = self._pop(run_id)
+        if run is None:
+            return
+        _fail(run.anchor, error)
+        run.anchor.end()
+        self._tool_done(run)
+
+    def _tool_done(self, run: _Run) -> None:
+        if run.iteration is not None:
+            with self._lock:
+                run.iteration.finished_tools += 1
+
+
+# --- the configure hook: registered once per process, switched on and off ---------------
+_HANDLER: ProvCallbackHandler | None = None
+_HOOK: ContextVar[ProvCallbackHandler | None] | None = None
+_INSTALL_LOCK = threading.Lock()
+
+
+def install(tracer: Tracer) -> ProvCallbackHandler:
+    """Make every LangChain run (in every thread and task) report to the handler."""
+    global _HANDLER, _HOOK
+    with _INSTALL_LOCK:
+        if _HANDLER is None or _HOOK is None:
+            _HANDLER = ProvCallbackHandler(tracer)
+            # The default value reaches threads and tasks created before and after this call.
+            _HOOK = ContextVar("otel_prov_langchain_handler", default=_HANDLER)
+            register_configure_hook(_HOOK, inheritable=True)
+        else:
+            _HANDLER.enable(tracer)
+            _HOOK.set(_HANDLER)
+        return _HANDLER
+
+
+def uninstall() -> None:
+    """The hook cannot be unregistered: clear it here and make the handler inert everywhere."""
+    with _INSTALL_LOCK:
+        if _HANDLER is not None and _HOOK is not None:
+            _HOOK.set(None)
+            _HANDLER.disable()
+
+
+def active_handler() -> ProvCallbackHandler | None:
+    with _INSTALL_LOCK:
+        return _HANDLER if _HANDLER is not None and _HANDLER._enabled else None

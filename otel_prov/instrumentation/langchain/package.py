@@ -1,0 +1,3 @@
+"""The distributions this instrumentation supports (checked by ``BaseInstrumentor``)."""
+
+_instruments = ("langchain-core >= 1.0",)

@@ -1,0 +1,507 @@
+"""The SDK tracing processor: OpenAI Agents SDK spans in, otel-prov OTel spans out.
+
+It works live: an OTel span starts when its SDK span starts (at the SDK's
+``started_at``) and ends when it ends (at ``ended_at``), so a run that never finishes
+still shows what it did.  Attributes known only later (the model's decision, the
+answer) are set on the still-open parent spans before they end.
+
+No ``agents`` import here: SDK objects are read by attribute (``Any`` at the boundary),
+so importing otel-prov never imports the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+
+from otel_prov import semconv as sc
+from otel_prov._instrument import _put_content
+
+__all__ = ["OpenAIAgentsSpanConverter"]
+
+_LOG = logging.getLogger(__name__)
+
+_TRACE, _ALIAS, _SESSION, _ITERATION, _MODEL, _TOOL, _OTHER = (
+    "trace",
+    "alias",
+    "session",
+    "iteration",
+    "model",
+    "tool",
+    "other",
+)
+_MODEL_TYPES = frozenset({"generation", "response"})
+_ATTR_SDK_TRACE_ID = "openai_agents.trace_id"
+"""The SDK's own trace id (``trace_...``) on the root span, to find it in OpenAI's UI."""
+
+
+@dataclass(eq=False)
+class _Entry:
+    kind: str
+    span: Span | None
+    trace_key: str
+    alias_of: _Entry | None = None
+    session: _Entry | None = None
+    """For iterations: their session."""
+    iteration: _Entry | None = None
+    """For model and tool spans: their iteration; for sessions: the inferred open one."""
+    # sessions
+    iterations: int = 0
+    has_question: bool = False
+    answer: str | None = None
+    # iterations
+    inferred: bool = False
+    calls: list[tuple[str | None, str, str | None]] = field(default_factory=list)
+    """(call id, tool name, arguments) the model chose in this iteration."""
+    last_end_ns: int = 0
+    # tools
+    name: str = ""
+
+
+def _ns(stamp: Any) -> int | None:
+    """The SDK's ISO-8601 timestamps as epoch nanoseconds."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    seconds = int(moment.timestamp())
+    return seconds * 1_000_000_000 + moment.microsecond * 1_000
+
+
+def _dump(item: Any) -> Any:
+    """Pydantic items (the SDK's Response objects) as plain dicts; dicts unchanged."""
+    model_dump = getattr(item, "model_dump", None)
+    if callable(model_dump):
+        try:
+            return model_dump()
+        except Exception:  # noqa: BLE001 - unreadable item: treat as absent
+            return None
+    return item
+
+
+def _text_of(content: Any) -> str | None:
+    """Text of a message's content: a string, or the text parts of a list."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+        return "\n".join(parts) if parts else None
+    return None
+
+
+@dataclass
+class _Decision:
+    """What one model call produced: its reasoning, tool calls and message text."""
+
+    thoughts: list[str] = field(default_factory=list)
+    calls: list[tuple[str | None, str, str | None]] = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+
+def _output_items(data: Any) -> list[Any]:
+    """A generation's or response's output as a flat list of dict items."""
+    response = getattr(data, "response", None)
+    raw = getattr(response, "output", None) if response is not None else None
+    if raw is None:
+        raw = getattr(data, "output", None)
+    items: list[Any] = []
+    for item in raw if isinstance(raw, list) else []:
+        item = _dump(item)
+        if isinstance(item, dict) and isinstance(item.get("output"), list) and "type" not in item:
+            items.extend(_dump(inner) for inner in item["output"])  # a dumped Response
+        else:
+            items.append(item)
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _decision(data: Any) -> _Decision:
+    found = _Decision()
+    for item in _output_items(data):
+        kind = item.get("type")
+        if kind == "reasoning":
+            for part in (item.get("summary") or []) + (item.get("content") or []):
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    found.thoughts.append(part["text"])
+        elif kind == "function_call" and isinstance(item.get("name"), str):
+            arguments = item.get("arguments")
+            found.calls.append(
+                (
+                    item.get("call_id") or item.get("id"),
+                    item["name"],
+                    arguments if isinstance(arguments, str) else None,
+                )
+            )
+        elif kind == "message" or (kind is None and item.get("role") == "assistant"):
+            # Responses message items, or a Chat Completions assistant message.
+            text = _text_of(item.get("content"))
+            if text:
+                found.messages.append(text)
+            for reasoning_key in ("reasoning_content", "reasoning"):
+                if isinstance(item.get(reasoning_key), str) and item[reasoning_key]:
+                    found.thoughts.append(item[reasoning_key])
+            for call in item.get("tool_calls") or []:
+                function = call.get("function") if isinstance(call, dict) else None
+                if isinstance(function, dict) and isinstance(function.get("name"), str):
+                    arguments = function.get("arguments")
+                    found.calls.append(
+                        (
+                            call.get("id"),
+                            function["name"],
+                            arguments if isinstance(arguments, str) else None,
+                        )
+                    )
+    return found
+
+
+def _question(data: Any) -> str | None:
+    """The user's latest message in a model call's input (the run input on the first call)."""
+    value = getattr(data, "input", None)
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, list):
+        return None
+    for item in reversed(value):
+        item = _dump(item)
+        if isinstance(item, dict) and item.get("role") == "user":
+            return _text_of(item.get("content"))
+    return None
+
+
+def _usage(data: Any) -> tuple[int | None, int | None]:
+    usage = getattr(data, "usage", None)
+    if usage is None:
+        usage = getattr(getattr(data, "response", None), "usage", None)
+    usage = _dump(usage)
+    if not isinstance(usage, dict):
+        return None, None
+    found = []
+    for key in ("input_tokens", "output_tokens"):
+        value = usage.get(key)
+        found.append(value if isinstance(value, int) and not isinstance(value, bool) else None)
+    return found[0], found[1]
+
+
+def _model_name(data: Any) -> str | None:
+    model = getattr(data, "model", None)
+    if model is None:
+        model = getattr(getattr(data, "response", None), "model", None)
+    return str(model) if model else None
+
+
+class OpenAIAgentsSpanConverter:
+    """An ``agents`` ``TracingProcessor`` that re-emits the SDK's spans as OTel spans.
+
+    Thread-safe (one lock around the span table); every callback swallows its own
+    errors, as the SDK asks of processors.  :meth:`disable` makes it inert for traces
+    and spans that start afterwards, while spans already open still end cleanly.
+    """
+
+    def __init__(self, tracer: Tracer) -> None:
+        self._tracer = tracer
+        self._lock = threading.Lock()
+        self._entries: dict[str, _Entry] = {}
+        self._enabled = True
+
+    def disable(self) -> None:
+        self._enabled = False
+
+    # --- the SDK's TracingProcessor interface ------------------------------------
+    def on_trace_start(self, sdk_trace: Any) -> None:
+        if not self._enabled:
+            return
+        try:
+            trace_id = str(sdk_trace.trace_id)
+            name = str(getattr(sdk_trace, "name", None) or "Agent workflow")
+            span = self._tracer.start_span(name, attributes={_ATTR_SDK_TRACE_ID: trace_id})
+            with self._lock:
+                self._entries[trace_id] = _Entry(_TRACE, span, trace_id)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
+
+    def on_trace_end(self, sdk_trace: Any) -> None:
+        try:
+            trace_id = str(sdk_trace.trace_id)
+            with self._lock:
+                entry = self._entries.pop(trace_id, None)
+                leftovers = [
+                    (key, e) for key, e in self._entries.items() if e.trace_key == trace_id
+                ]
+                for key, _ in leftovers:
+                    del self._entries[key]
+            now = time.time_ns()
+            for _, leftover in leftovers:  # spans the SDK never ended
+                if leftover.span is not None:
+                    leftover.span.end(end_time=now)
+            if entry is not None and entry.span is not None:
+                entry.span.end(end_time=now)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
+
+    def on_span_start(self, sdk_span: Any) -> None:
+        if not self._enabled:
+            return
+        try:
+            self._start(sdk_span)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
+
+    def on_span_end(self, sdk_span: Any) -> None:
+        try:
+            self._end(sdk_span)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
+
+    def shutdown(self) -> None:
+        self.disable()
+
+    def force_flush(self) -> None:
+        """Nothing is buffered here; the OTel span processors do their own flushing."""
+
+    # --- start ---------------------------------------------------------------------
+    def _parent(self, sdk_span: Any) -> _Entry | None:
+        parent_id = getattr(sdk_span, "parent_id", None)
+        entry = self._entries.get(str(parent_id)) if parent_id else None
+        if entry is None:
+            entry = self._entries.get(str(getattr(sdk_span, "trace_id", "")))
+        while entry is not None and entry.alias_of is not None:
+            entry = entry.alias_of
+        return entry
+
+    def _open(
+        self,
+        name: str,
+        parent: _Entry | None,
+        start_ns: int | None,
+        attributes: dict[str, Any],
+        kind: SpanKind = SpanKind.INTERNAL,
+    ) -> Span:
+        context = (
+            trace.set_span_in_context(parent.span)
+            if parent is not None and parent.span is not None
+            else None
+        )
+        return self._tracer.start_span(
+            name,
+            context=context,
+            kind=kind,
+            attributes=attributes,
+            start_time=start_ns,
+        )
+
+    def _new_iteration(
+        self, session: _Entry, start_ns: int | None, *, inferred: bool, trace_key: str
+    ) -> _Entry:
+        session.iterations += 1
+        number = session.iterations
+        span = self._open(
+            f"iteration {number}", session, start_ns, {sc.OTEL_PROV_ITERATION_NUMBER: number}
+        )
+        return _Entry(_ITERATION, span, trace_key, session=session, inferred=inferred)
+
+    def _close_inferred(self, session: _Entry, fallback_ns: int | None) -> None:
+        current, session.iteration = session.iteration, None
+        if current is not None and current.span is not None:
+            end = current.last_end_ns or fallback_ns
+            current.span.end(end_time=end)
+
+    def _start(self, sdk_span: Any) -> None:
+        data = sdk_span.span_data
+        kind = str(getattr(data, "type", "") or "")
+        span_id = str(sdk_span.span_id)
+        trace_key = str(sdk_span.trace_id)
+        start = _ns(getattr(sdk_span, "started_at", None))
+        with self._lock:
+            parent = self._parent(sdk_span)
+            entry: _Entry
+            if kind == "task" and parent is not None:
+                entry = _Entry(_ALIAS, None, trace_key, alias_of=parent)
+            elif kind == "agent":
+                name = str(getattr(data, "name", None) or "agent")
+                span = self._open(
+                    f"invoke_agent {name}",
+                    parent,
+                    start,
+                    {sc.GEN_AI_OPERATION_NAME: "invoke_agent", sc.GEN_AI_AGENT_NAME: name},
+                )
+                entry = _Entry(_SESSION, span, trace_key)
+            elif kind == "turn" and parent is not None and parent.kind == _SESSION:
+                self._close_inferred(parent, start)
+                entry = self._new_iteration(parent, start, inferred=False, trace_key=trace_key)
+            elif kind in _MODEL_TYPES or kind == "function":
+                iteration = self._iteration_for(parent, start, trace_key, new=kind != "function")
+                owner = iteration if iteration is not None else parent
+                if kind == "function":
+                    name = str(getattr(data, "name", None) or "tool")
+                    span = self._open(
+                        f"execute_tool {name}",
+                        owner,
+                        start,
+                        {
+                            sc.GEN_AI_OPERATION_NAME: "execute_tool",
+                            sc.GEN_AI_TOOL_NAME: name,
+                            sc.GEN_AI_TOOL_TYPE: "function",
+                        },
+                    )
+                    entry = _Entry(_TOOL, span, trace_key, iteration=iteration, name=name)
+                else:
+                    model = _model_name(data)
+                    attributes: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: "chat"}
+                    if model:
+                        attributes[sc.GEN_AI_REQUEST_MODEL] = model
+                    if kind == "response":
+                        attributes[sc.GEN_AI_PROVIDER_NAME] = "openai"
+                    span = self._open(
+                        f"chat {model}" if model else "chat",
+                        owner,
+                        start,
+                        attributes,
+                        SpanKind.CLIENT,
+                    )
+                    entry = _Entry(_MODEL, span, trace_key, iteration=iteration)
+            else:
+                if parent is not None and parent.kind == _SESSION and parent.iteration:
+                    parent = parent.iteration
+                other = getattr(data, "name", None)
+                label = f"{kind} {other}" if isinstance(other, str) and other else kind or "span"
+                entry = _Entry(_OTHER, self._open(label, parent, start, {}), trace_key)
+            self._entries[span_id] = entry
+
+    def _iteration_for(
+        self, parent: _Entry | None, start: int | None, trace_key: str, *, new: bool
+    ) -> _Entry | None:
+        """The iteration a model or tool span belongs to, opening an inferred one if needed."""
+        if parent is None:
+            return None
+        if parent.kind == _ITERATION:
+            return parent
+        if parent.kind != _SESSION:
+            return None
+        # No turn spans: a model call starts a new iteration; tools join the open one.
+        if new or parent.iteration is None:
+            self._close_inferred(parent, start)
+            parent.iteration = self._new_iteration(
+                parent, start, inferred=True, trace_key=trace_key
+            )
+        return parent.iteration
+
+    # --- end -----------------------------------------------------------------------
+    def _end(self, sdk_span: Any) -> None:
+        with self._lock:
+            entry = self._entries.pop(str(sdk_span.span_id), None)
+            if entry is None or entry.span is None:
+                return
+            end = _ns(getattr(sdk_span, "ended_at", None))
+            data = sdk_span.span_data
+            span = entry.span
+            if entry.kind == _SESSION:
+                self._close_inferred(entry, end)
+                if entry.answer is not None:
+                    _put_content(span, sc.OTEL_PROV_ANSWER, entry.answer, tool=False)
+            elif entry.kind == _MODEL:
+                self._end_model(entry, data)
+            elif entry.kind == _TOOL:
+                self._end_tool(entry, data)
+            error = getattr(sdk_span, "error", None)
+            if isinstance(error, dict):
+                self._set_error(span, error)
+            span.end(end_time=end)
+            if entry.iteration is not None and end is not None:
+                entry.iteration.last_end_ns = max(entry.iteration.last_end_ns, end)
+
+    def _end_model(self, entry: _Entry, data: Any) -> None:
+        span = entry.span
+        assert span is not None
+        model = _model_name(data)
+        if model:
+            span.set_attribute(sc.GEN_AI_REQUEST_MODEL, model)
+            span.update_name(f"chat {model}")
+        input_tokens, output_tokens = _usage(data)
+        if input_tokens is not None:
+            span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
+        if output_tokens is not None:
+            span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+        iteration = entry.iteration
+        session = iteration.session if iteration is not None else None
+        if session is not None and session.span is not None and not session.has_question:
+            question = _question(data)
+            if question is not None:
+                session.has_question = True
+                _put_content(session.span, sc.OTEL_PROV_QUESTION, question, tool=False)
+        if iteration is None or iteration.span is None:
+            return
+        decision = _decision(data)
+        target = iteration.span
+        thoughts = list(decision.thoughts)
+        if not thoughts and decision.calls:
+            thoughts = decision.messages  # text before a tool call is the model's reasoning
+        if thoughts:
+            _put_content(target, sc.OTEL_PROV_THOUGHT, "\n".join(thoughts), tool=False)
+        if decision.calls:
+            iteration.calls.extend(decision.calls)
+            target.set_attribute(
+                sc.OTEL_PROV_ACTION, ", ".join(name for _, name, _ in decision.calls)
+            )
+            if len(decision.calls) == 1 and decision.calls[0][2] is not None:
+                _put_content(target, sc.OTEL_PROV_ARGUMENTS, decision.calls[0][2], tool=False)
+        elif decision.messages:
+            answer = "\n".join(decision.messages)
+            target.set_attribute(sc.OTEL_PROV_ACTION, "final_answer")
+            _put_content(
+                target,
+                sc.OTEL_PROV_ARGUMENTS,
+                json.dumps({"answer": answer}, ensure_ascii=False),
+                tool=False,
+            )
+            if session is not None:
+                session.answer = answer
+
+    def _end_tool(self, entry: _Entry, data: Any) -> None:
+        span = entry.span
+        assert span is not None
+        arguments = getattr(data, "input", None)
+        if arguments is not None:
+            _put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)
+        output = getattr(data, "output", None)
+        if output is not None:
+            _put_content(span, sc.OTEL_PROV_OBSERVATION, output, tool=True)
+        call_id = self._match_call(entry, arguments if isinstance(arguments, str) else None)
+        if call_id:
+            span.set_attribute(sc.GEN_AI_TOOL_CALL_ID, call_id)
+
+    @staticmethod
+    def _match_call(entry: _Entry, arguments: str | None) -> str | None:
+        """The model's call id for this tool run: same name and arguments, else same name."""
+        iteration = entry.iteration
+        if iteration is None:
+            return None
+        calls = iteration.calls
+        for exact in (True, False):
+            for index, (call_id, name, chosen) in enumerate(calls):
+                if name == entry.name and (not exact or chosen == arguments):
+                    del calls[index]
+                    return call_id
+        return None
+
+    @staticmethod
+    def _set_error(span: Span, error: dict[str, Any]) -> None:
+        message = str(error.get("message") or "error")
+        data = error.get("data")
+        detail = data.get("error") if isinstance(data, dict) else None
+        description = f"{message}: {detail}" if detail else message
+        # The SDK reports no exception class; "_OTHER" is OTel's value for that case.
+        span.set_attribute(sc.ERROR_TYPE, "_OTHER")
+        span.set_status(Status(StatusCode.ERROR, description))

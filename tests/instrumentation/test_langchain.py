@@ -1,0 +1,487 @@
+"""LangChainInstrumentor on real ``create_agent`` loops, offline, with a scripted model.
+
+Each test runs the real LangGraph agent loop (model node, tool node, middleware) and
+checks both the exported spans and the PROV-O the mapper makes of them.  LangChain
+swallows exceptions raised inside callback handlers, so every test asserts on spans.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain.agents")
+
+from langchain.agents import create_agent
+from langchain.agents.middleware import wrap_tool_call
+from langchain.tools import ToolRuntime
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import StructuredTool, ToolException, tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
+
+from otel_prov import map_spans, record_from_span
+from otel_prov._iris import activity_iri
+from otel_prov._rdf import RDF_TYPE, parse_literal
+from otel_prov._vocab import O, P
+from otel_prov.instrumentation.langchain import LangChainInstrumentor
+
+QUESTION = "Weather in Paris?"
+
+
+# --- a scripted model and tools --------------------------------------------------------
+class ScriptedModel(FakeMessagesListChatModel):
+    """Returns the prepared messages in order; supports ``bind_tools`` as create_agent needs."""
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
+
+
+def call(name: str, args: dict[str, Any], call_id: str) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": call_id, "type": "tool_call"}
+
+
+def step(thought: str, *calls: dict[str, Any]) -> AIMessage:
+    usage = {"input_tokens": 12, "output_tokens": 5, "total_tokens": 17}
+    return AIMessage(content=thought, tool_calls=list(calls), usage_metadata=usage)
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"{city}: 18 °C"
+
+
+@tool
+def get_time(city: str, utc: bool = False) -> str:
+    """The time in a city."""
+    return f"{city}: 12:00{' UTC' if utc else ''}"
+
+
+@tool
+def broken_weather(city: str) -> str:
+    """A weather service that is down."""
+    raise ConnectionError(f"weather service unreachable for {city}")
+
+
+def weather_agent(*tools: Any, middleware: Sequence[Any] = (), answer: str = "18 °C") -> Any:
+    model = ScriptedModel(
+        responses=[
+            step("I need the weather.", call(tools[0].name, {"city": "Paris"}, "call_1")),
+            AIMessage(content=answer),
+        ]
+    )
+    return create_agent(model, list(tools), middleware=list(middleware), name="weather")
+
+
+def ask(agent: Any, question: str = QUESTION) -> Any:
+    return agent.invoke({"messages": [{"role": "user", "content": question}]})
+
+
+# --- fixtures and span helpers ---------------------------------------------------------
+@pytest.fixture
+def exporter(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> Iterator[InMemorySpanExporter]:
+    provider, memory = memory_provider
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        yield memory
+    finally:
+        instrumentor.uninstrument()
+
+
+def spans_of(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    return list(exporter.get_finished_spans())
+
+
+def one(spans: Sequence[ReadableSpan], name: str) -> ReadableSpan:
+    found = [span for span in spans if span.name == name]
+    assert len(found) == 1, f"expected one {name!r}, got {[s.name for s in spans]}"
+    return found[0]
+
+
+def children(spans: Sequence[ReadableSpan], parent: ReadableSpan) -> list[str]:
+    assert parent.context is not None
+    return sorted(
+        span.name
+        for span in spans
+        if span.parent is not None and span.parent.span_id == parent.context.span_id
+    )
+
+
+def attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def act(span: ReadableSpan) -> str:
+    assert span.context is not None
+    return activity_iri(span.context.trace_id, span.context.span_id)
+
+
+def prov(spans: Sequence[ReadableSpan]) -> set[tuple[str, str, str]]:
+    record = map_spans([record_from_span(span) for span in spans])
+    assert not record.problems, record.problems
+    return set(record.triples)
+
+
+def of_type(triples: set[tuple[str, str, str]], cls: str) -> set[str]:
+    return {s for s, p, o in triples if p == RDF_TYPE and o == cls}
+
+
+def value_of(triples: set[tuple[str, str, str]], subject: str, predicate: str, cls: str) -> str:
+    """The ``prov:value`` of the single entity of ``cls`` linked to ``subject`` by ``predicate``."""
+    linked = {
+        o
+        for s, p, o in triples
+        if s == subject and p == predicate and (o, RDF_TYPE, cls) in triples
+    }
+    linked |= {
+        s
+        for s, p, o in triples
+        if o == subject and p == predicate and (s, RDF_TYPE, cls) in triples
+    }
+    assert len(linked) == 1, f"{subject} {predicate} {cls}: {linked}"
+    (entity,) = linked
+    values = [o for s, p, o in triples if s == entity and p == P.value]
+    assert len(values) == 1
+    return parse_literal(values[0])
+
+
+# --- tests -----------------------------------------------------------------------------
+def test_two_step_run_gives_nested_spans_and_react_provenance(
+    exporter: InMemorySpanExporter,
+) -> None:
+    result = ask(weather_agent(get_weather))
+    assert result["messages"][-1].content == "18 °C"
+
+    spans = spans_of(exporter)
+    session = one(spans, "invoke_agent weather")
+    first, second = one(spans, "iteration 1"), one(spans, "iteration 2")
+    weather = one(spans, "execute_tool get_weather")
+    assert len(spans) == 6
+    assert session.parent is None
+    assert children(spans, session) == ["iteration 1", "iteration 2"]
+    assert children(spans, first) == ["chat ScriptedModel", "execute_tool get_weather"]
+    assert children(spans, second) == ["chat ScriptedModel"]
+    assert attrs(session) == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "weather",
+        "otel_prov.question": QUESTION,
+        "otel_prov.answer": "18 °C",
+    }
+    assert attrs(first) == {
+        "otel_prov.iteration.number": 1,
+        "otel_prov.thought": "I need the weather.",
+        "otel_prov.action": "get_weather",
+        "otel_prov.arguments": '{"city": "Paris"}',
+    }
+    assert attrs(second)["otel_prov.action"] == "final_answer"
+    assert attrs(second)["otel_prov.iteration.number"] == 2
+    assert attrs(weather) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "get_weather",
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.call.id": "call_1",
+        "otel_prov.arguments": '{"city": "Paris"}',
+        "otel_prov.observation": "Paris: 18 °C",
+    }
+    model = [s for s in spans if s.name == "chat ScriptedModel"]
+    assert all(s.kind.name == "CLIENT" for s in model)
+    usage = attrs(next(s for s in model if s.parent == first.context))
+    assert usage["gen_ai.request.model"] == "ScriptedModel"
+    assert (usage["gen_ai.usage.input_tokens"], usage["gen_ai.usage.output_tokens"]) == (12, 5)
+    assert first.end_time is not None and second.start_time is not None
+    assert first.end_time <= second.start_time
+    assert {span.context.trace_id for span in spans if span.context} == {
+        session.context.trace_id if session.context else 0
+    }
+
+    triples = prov(spans)
+    assert of_type(triples, O.AgentSession) == {act(session)}
+    assert of_type(triples, O.Iteration) == {act(first), act(second)}
+    assert of_type(triples, O.ToolCall) == {act(weather)}
+    assert (act(second), P.wasInformedBy, act(first)) in triples
+    assert value_of(triples, act(weather), P.used, O.Arguments) == '{"city": "Paris"}'
+    observation = value_of(triples, act(weather), P.wasGeneratedBy, O.Observation)
+    assert observation == "Paris: 18 °C"
+    assert any(s == act(second) and p == P.used for s, p, _ in triples)
+    assert value_of(triples, act(session), P.used, O.Question) == QUESTION
+
+
+def test_tool_error_is_reraised_and_recorded(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    with pytest.raises(ConnectionError) as bare:
+        ask(weather_agent(broken_weather))  # not instrumented yet: the reference behaviour
+    provider, exporter = memory_provider
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        with pytest.raises(ConnectionError) as instrumented:
+            ask(weather_agent(broken_weather))
+    finally:
+        instrumentor.uninstrument()
+    assert str(instrumented.value) == str(bare.value) == "weather service unreachable for Paris"
+
+    spans = spans_of(exporter)
+    session = one(spans, "invoke_agent weather")
+    failed = one(spans, "execute_tool broken_weather")
+    assert [s.name for s in spans if s.name.startswith("iteration")] == ["iteration 1"]
+    assert failed.status.status_code is StatusCode.ERROR
+    assert attrs(failed)["error.type"] == "ConnectionError"
+    assert attrs(failed)["gen_ai.tool.call.id"] == "call_1"
+    assert "otel_prov.observation" not in attrs(failed)
+    assert [event.name for event in failed.events] == ["exception"]
+    assert session.status.status_code is StatusCode.ERROR
+    assert "otel_prov.answer" not in attrs(session)
+
+    triples = prov(spans)
+    assert (act(failed), O.status, '"error"') in triples
+    assert (act(failed), O.errorType, '"ConnectionError"') in triples
+    assert not of_type(triples, O.Observation)
+
+
+def test_error_turned_into_observation_by_middleware_lets_the_run_continue(
+    exporter: InMemorySpanExporter,
+) -> None:
+    @wrap_tool_call
+    def report_errors(request: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return handler(request)
+        except ConnectionError as exc:
+            return ToolMessage(
+                content=f"error: {exc}", tool_call_id=request.tool_call["id"], status="error"
+            )
+
+    result = ask(weather_agent(broken_weather, middleware=[report_errors], answer="unknown"))
+    assert result["messages"][-1].content == "unknown"
+    assert result["messages"][-2].status == "error"
+
+    spans = spans_of(exporter)
+    session = one(spans, "invoke_agent weather")
+    failed = one(spans, "execute_tool broken_weather")
+    assert failed.status.status_code is StatusCode.ERROR
+    assert attrs(failed)["error.type"] == "ConnectionError"
+    assert session.status.status_code is StatusCode.UNSET
+    assert attrs(session)["otel_prov.answer"] == "unknown"
+    assert attrs(one(spans, "iteration 2"))["otel_prov.action"] == "final_answer"
+
+    triples = prov(spans)
+    assert len(of_type(triples, O.Iteration)) == 2
+    assert (act(failed), O.status, '"error"') in triples
+    assert (act(session), O.status, '"error"') not in triples
+
+
+def test_tool_error_message_from_the_tool_itself_marks_the_span_as_error(
+    exporter: InMemorySpanExporter,
+) -> None:
+    def no_data(city: str) -> str:
+        """Fails politely."""
+        raise ToolException(f"no data for {city}")
+
+    flaky = StructuredTool.from_function(no_data, name="flaky", handle_tool_error=True)
+    ask(weather_agent(flaky))
+    failed = one(spans_of(exporter), "execute_tool flaky")
+    assert failed.status.status_code is StatusCode.ERROR
+    assert attrs(failed)["otel_prov.observation"] == "no data for Paris"
+
+
+def test_parallel_tool_calls_share_one_iteration(exporter: InMemorySpanExporter) -> None:
+    model = ScriptedModel(
+        responses=[
+            step(
+                "Both at once.",
+                call("get_weather", {"city": "Paris"}, "call_w"),
+                call("get_time", {"city": "Lyon", "utc": True}, "call_t"),
+            ),
+            AIMessage(content="18 °C, 12:00 UTC"),
+        ]
+    )
+    ask(create_agent(model, [get_weather, get_time], name="weather"))
+
+    spans = spans_of(exporter)
+    first, second = one(spans, "iteration 1"), one(spans, "iteration 2")
+    weather, clock = one(spans, "execute_tool get_weather"), one(spans, "execute_tool get_time")
+    assert children(spans, first) == [
+        "chat ScriptedModel",
+        "execute_tool get_time",
+        "execute_tool get_weather",
+    ]
+    assert attrs(first)["otel_prov.action"] == "get_weather,get_time"
+    assert json.loads(attrs(first)["otel_prov.arguments"]) == [
+        {"city": "Paris"},
+        {"city": "Lyon", "utc": True},
+    ]
+    assert attrs(clock)["otel_prov.arguments"] == '{"city": "Lyon", "utc": true}'
+    assert attrs(clock)["gen_ai.tool.call.id"] == "call_t"
+    assert attrs(weather)["gen_ai.tool.call.id"] == "call_w"
+    for tool_span in (weather, clock):
+        assert first.end_time is not None and tool_span.end_time is not None
+        assert tool_span.end_time <= first.end_time
+
+    triples = prov(spans)
+    observations = {
+        s for s, p, o in triples if p == P.wasGeneratedBy and o in (act(weather), act(clock))
+    }
+    assert len(observations) == 2
+    assert {o for s, p, o in triples if s == act(second) and p == P.used} == observations
+    assert (act(second), P.wasInformedBy, act(first)) in triples
+
+
+def test_async_run_is_recorded_the_same_way(exporter: InMemorySpanExporter) -> None:
+    @tool
+    async def aweather(city: str) -> str:
+        """The weather, asynchronously."""
+        await asyncio.sleep(0)
+        return f"{city}: 17 °C"
+
+    agent = weather_agent(aweather, answer="17 °C")
+    result = asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": QUESTION}]}))
+    assert result["messages"][-1].content == "17 °C"
+
+    spans = spans_of(exporter)
+    session = one(spans, "invoke_agent weather")
+    first = one(spans, "iteration 1")
+    assert children(spans, session) == ["iteration 1", "iteration 2"]
+    assert children(spans, first) == ["chat ScriptedModel", "execute_tool aweather"]
+    assert attrs(one(spans, "execute_tool aweather"))["otel_prov.observation"] == "Paris: 17 °C"
+    assert attrs(session)["otel_prov.answer"] == "17 °C"
+    triples = prov(spans)
+    assert len(of_type(triples, O.Iteration)) == 2
+
+
+def test_concurrent_agents_in_threads_get_separate_traces(
+    exporter: InMemorySpanExporter,
+) -> None:
+    both_in_tool = threading.Barrier(2, timeout=10)
+
+    @tool
+    def slow_weather(city: str) -> str:
+        """Waits until the other agent is inside its tool too."""
+        both_in_tool.wait()
+        return f"{city}: 18 °C"
+
+    errors: list[BaseException] = []
+
+    def run(city: str) -> None:
+        model = ScriptedModel(
+            responses=[
+                step(f"{city}?", call("slow_weather", {"city": city}, f"id_{city}")),
+                AIMessage(content=city),
+            ]
+        )
+        try:
+            agent = create_agent(model, [slow_weather], name="weather")
+            ask(agent, f"Weather in {city}?")
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(city,)) for city in ("Paris", "Lyon")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+
+    spans = spans_of(exporter)
+    sessions = [s for s in spans if s.name == "invoke_agent weather"]
+    assert len(sessions) == 2
+    traces = {s.context.trace_id for s in sessions if s.context}
+    assert len(traces) == 2
+    for session in sessions:
+        assert session.context is not None
+        trace_spans = [
+            s for s in spans if s.context and s.context.trace_id == session.context.trace_id
+        ]
+        city = attrs(session)["otel_prov.answer"]
+        assert attrs(session)["otel_prov.question"] == f"Weather in {city}?"
+        tool_span = one(trace_spans, "execute_tool slow_weather")
+        assert attrs(tool_span)["gen_ai.tool.call.id"] == f"id_{city}"
+        assert len(trace_spans) == 6
+        triples = prov(trace_spans)
+        assert of_type(triples, O.AgentSession) == {act(session)}
+        assert len(of_type(triples, O.Iteration)) == 2
+
+
+def test_uninstrument_records_nothing_afterwards(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, exporter = memory_provider
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    ask(weather_agent(get_weather))
+    assert len(spans_of(exporter)) == 6
+    exporter.clear()
+
+    instrumentor.uninstrument()
+    assert instrumentor.handler is None
+    ask(weather_agent(get_weather))
+    # a thread started afterwards sees the hook's default value: the handler must be inert
+    worker = threading.Thread(target=lambda: ask(weather_agent(get_weather)))
+    worker.start()
+    worker.join()
+    asyncio.run(weather_agent(get_weather).ainvoke({"messages": [("user", QUESTION)]}))
+    assert spans_of(exporter) == []
+
+    instrumentor.instrument(tracer_provider=provider)  # and it can come back
+    try:
+        ask(weather_agent(get_weather))
+    finally:
+        instrumentor.uninstrument()
+    assert len(spans_of(exporter)) == 6
+
+
+def test_content_switches(exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    ask(weather_agent(get_weather))
+    weather = attrs(one(spans_of(exporter), "execute_tool get_weather"))
+    assert weather["gen_ai.tool.call.arguments"] == '{"city": "Paris"}'
+    assert weather["gen_ai.tool.call.result"] == "Paris: 18 °C"
+    exporter.clear()
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "NO_CONTENT")
+    ask(weather_agent(get_weather))
+    spans = spans_of(exporter)
+    content = {"question", "answer", "thought", "arguments", "observation"}
+    leaked = [
+        (span.name, key)
+        for span in spans
+        for key in attrs(span)
+        if key.removeprefix("otel_prov.") in content or key.startswith("gen_ai.tool.call.a")
+    ]
+    assert leaked == []
+    assert attrs(one(spans, "iteration 1"))["otel_prov.action"] == "get_weather"
+    assert attrs(one(spans, "execute_tool get_weather"))["gen_ai.tool.call.id"] == "call_1"
+
+
+def test_other_runnables_outside_an_agent_make_no_spans(exporter: InMemorySpanExporter) -> None:
+    ScriptedModel(responses=[AIMessage(content="hi")]).invoke("hello")
+    get_weather.invoke({"city": "Paris"})
+    assert spans_of(exporter) == []
+
+
+def test_tool_arguments_are_what_the_model_chose_not_the_injected_inputs(
+    exporter: InMemorySpanExporter,
+) -> None:
+    @tool
+    def whoami(city: str, runtime: ToolRuntime) -> str:
+        """Uses the injected runtime."""
+        return f"{city} for {runtime.tool_call_id}"
+
+    model = ScriptedModel(
+        responses=[step("Who?", call("whoami", {"city": "Paris"}, "call_9")), AIMessage("ok")]
+    )
+    ask(create_agent(model, [whoami], name="weather"))
+    span = one(spans_of(exporter), "execute_tool whoami")
+    assert attrs(span)["otel_prov.arguments"] == '{"city": "Paris"}'
+    assert attrs(span)["otel_prov.observation"] == "Paris for call_9"

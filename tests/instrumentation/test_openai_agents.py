@@ -1,0 +1,504 @@
+"""OpenAIAgentsInstrumentor: real ``Runner.run`` / ``run_sync`` offline, spans and provenance.
+
+The model is scripted (``shared/docs/FRAMEWORKS.md``): a ``Model`` that returns prepared
+Responses items and opens its own ``generation_span``, as the SDK's models do.
+
+Only our processor is registered in these tests (``set_trace_processors``): OpenAI's
+default exporter would try to upload every trace to api.openai.com from a background
+thread (there is no network and no key here), and nothing may leave the machine.  The
+instrumentor itself uses ``add_trace_processor`` and keeps OpenAI's exporter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agents import (
+    Agent,
+    ModelProvider,
+    ModelSettings,
+    RunConfig,
+    Runner,
+    function_tool,
+)
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.tracing import (
+    TracingProcessor,
+    generation_span,
+    get_trace_provider,
+    set_trace_processors,
+)
+from agents.usage import Usage
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+    ResponseReasoningItem,
+)
+from openai.types.responses.response_reasoning_item import Summary
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+    InMemorySpanExporter,
+)
+from opentelemetry.trace import SpanKind, StatusCode
+
+import otel_prov
+from otel_prov import semconv as sc
+from otel_prov._rdf import literal, parse_literal
+from otel_prov._vocab import RDF_TYPE, O, P
+from otel_prov.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+from otel_prov.instrumentation.openai_agents._processor import _ns
+
+ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
+THOUGHT = "I need the weather in Paris first."
+ANSWER = "It is 18 °C in Paris."
+
+
+# --- a scripted model, per FRAMEWORKS.md ---------------------------------------------
+def _tool_step(call_id: str = "call_1", args: str = ARGS, thought: str = THOUGHT) -> list[Any]:
+    return [
+        ResponseReasoningItem(
+            id="rs_1", type="reasoning", summary=[Summary(text=thought, type="summary_text")]
+        ),
+        ResponseFunctionToolCall(
+            type="function_call", call_id=call_id, name="get_weather", arguments=args
+        ),
+    ]
+
+
+def _answer_step(text: str = ANSWER) -> list[Any]:
+    return [
+        ResponseOutputMessage(
+            id="msg_1",
+            type="message",
+            role="assistant",
+            status="completed",
+            content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+        )
+    ]
+
+
+class ScriptedModel(Model):
+    def __init__(self, steps: list[list[Any]]) -> None:
+        self.steps = list(steps)
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: Any,
+        model_settings: ModelSettings,
+        tools: Any,
+        output_schema: Any,
+        handoffs: Any,
+        tracing: Any,
+        **kwargs: Any,
+    ) -> ModelResponse:
+        output = self.steps.pop(0)
+        messages = input if isinstance(input, list) else [{"role": "user", "content": input}]
+        with generation_span(model="scripted-1", input=messages) as span:
+            span.span_data.output = [item.model_dump() for item in output]
+            span.span_data.usage = {"input_tokens": 11, "output_tokens": 7}
+        return ModelResponse(
+            output=output,
+            usage=Usage(requests=1, input_tokens=11, output_tokens=7),
+            response_id=None,
+        )
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+class ScriptedProvider(ModelProvider):
+    def __init__(self, model: Model) -> None:
+        self.model = model  # the same instance every turn: get_model is called per turn
+
+    def get_model(self, model_name: str | None) -> Model:
+        return self.model
+
+
+@function_tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    if city == "Atlantis":
+        raise ValueError("no such city")
+    return f"18 °C and light rain in {city}"
+
+
+def _config(steps: list[list[Any]], *, turn_spans: bool = True) -> RunConfig:
+    return RunConfig(
+        model_provider=ScriptedProvider(ScriptedModel(steps)),
+        tracing={"include_task_and_turn_spans": turn_spans},
+    )
+
+
+AGENT = Agent(name="weather", instructions="Answer with the weather.", tools=[get_weather])
+
+
+@function_tool(name_override="get_weather")
+async def slow_weather(city: str) -> str:
+    """The weather in a city; Oslo answers last."""
+    await asyncio.sleep(0.05 if city == "Oslo" else 0)
+    return f"fine in {city}"
+
+
+PARALLEL_AGENT = Agent(name="weather", tools=[slow_weather])
+
+
+# --- fixtures ------------------------------------------------------------------------
+class Recorder(TracingProcessor):
+    """Keeps the SDK spans, to compare times and ids with ours."""
+
+    def __init__(self) -> None:
+        self.spans: list[Any] = []
+
+    def on_trace_start(self, trace: Any) -> None: ...
+    def on_trace_end(self, trace: Any) -> None: ...
+    def on_span_start(self, span: Any) -> None: ...
+
+    def on_span_end(self, span: Any) -> None:
+        self.spans.append(span)
+
+    def shutdown(self) -> None: ...
+    def force_flush(self) -> None: ...
+
+
+@pytest.fixture
+def instrumented(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> Iterator[tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor]]:
+    provider, exporter = memory_provider
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    recorder = Recorder()
+    # Ours only (plus a recorder): see the module docstring.
+    set_trace_processors([instrumentor.processor, recorder])  # type: ignore[list-item]
+    yield exporter, recorder, instrumentor
+    instrumentor.uninstrument()
+    set_trace_processors([])
+
+
+def _by_name(spans: list[ReadableSpan], prefix: str) -> list[ReadableSpan]:
+    return sorted((s for s in spans if s.name.startswith(prefix)), key=lambda s: s.start_time or 0)
+
+
+def _attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def _parent_of(span: ReadableSpan) -> int | None:
+    return span.parent.span_id if span.parent is not None else None
+
+
+def _prov(spans: list[ReadableSpan]) -> set[tuple[str, str, str]]:
+    record = otel_prov.map_spans([otel_prov.record_from_span(s) for s in spans])
+    assert record.problems == ()
+    return set(record.triples)
+
+
+def _subjects(triples: set[tuple[str, str, str]], cls: str) -> list[str]:
+    return sorted(s for s, p, o in triples if p == RDF_TYPE and o == cls)
+
+
+def _value(triples: set[tuple[str, str, str]], subject: str, predicate: str) -> str | None:
+    found = [o for s, p, o in triples if s == subject and p == predicate]
+    return parse_literal(found[0]) if found else None
+
+
+def _assert_success_spans(spans: list[ReadableSpan]) -> None:
+    (session,) = _by_name(spans, "invoke_agent")
+    iterations = _by_name(spans, "iteration")
+    (tool,) = _by_name(spans, "execute_tool")
+    models = _by_name(spans, "chat")
+    assert len({s.context.trace_id for s in spans}) == 1
+    assert session.name == "invoke_agent weather"
+    assert _attrs(session)[sc.GEN_AI_OPERATION_NAME] == "invoke_agent"
+    assert _attrs(session)[sc.GEN_AI_AGENT_NAME] == "weather"
+    assert _attrs(session)[sc.OTEL_PROV_QUESTION] == "Weather in Paris?"
+    assert _attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
+
+    assert [_attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in iterations] == [1, 2]
+    assert all(_parent_of(i) == session.context.span_id for i in iterations)
+    first, second = (_attrs(i) for i in iterations)
+    assert first[sc.OTEL_PROV_THOUGHT] == THOUGHT
+    assert first[sc.OTEL_PROV_ACTION] == "get_weather"
+    assert first[sc.OTEL_PROV_ARGUMENTS] == ARGS
+    assert second[sc.OTEL_PROV_ACTION] == "final_answer"
+    assert json.loads(second[sc.OTEL_PROV_ARGUMENTS]) == {"answer": ANSWER}
+
+    assert tool.name == "execute_tool get_weather"
+    assert _parent_of(tool) == iterations[0].context.span_id
+    tool_attrs = _attrs(tool)
+    assert tool_attrs[sc.GEN_AI_TOOL_NAME] == "get_weather"
+    assert tool_attrs[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
+    assert tool_attrs[sc.OTEL_PROV_ARGUMENTS] == ARGS
+    assert tool_attrs[sc.OTEL_PROV_OBSERVATION] == "18 °C and light rain in Paris"
+    assert sc.GEN_AI_TOOL_CALL_ARGUMENTS not in tool_attrs  # GenAI content is opt-in
+    assert tool.status.status_code is not StatusCode.ERROR
+
+    assert [m.name for m in models] == ["chat scripted-1", "chat scripted-1"]
+    assert [_parent_of(m) for m in models] == [i.context.span_id for i in iterations]
+    for model in models:
+        assert model.kind is SpanKind.CLIENT
+        assert _attrs(model)[sc.GEN_AI_REQUEST_MODEL] == "scripted-1"
+        assert _attrs(model)[sc.GEN_AI_USAGE_INPUT_TOKENS] == 11
+        assert _attrs(model)[sc.GEN_AI_USAGE_OUTPUT_TOKENS] == 7
+    # Iterations cover their children.
+    for iteration in iterations:
+        children = [s for s in spans if _parent_of(s) == iteration.context.span_id]
+        assert children
+        assert iteration.start_time <= min(c.start_time or 0 for c in children)
+        assert iteration.end_time >= max(c.end_time or 0 for c in children)
+
+
+def _assert_success_prov(spans: list[ReadableSpan]) -> None:
+    triples = _prov(spans)
+    (session,) = _subjects(triples, O.AgentSession)
+    iterations = _subjects(triples, O.Iteration)
+    assert len(iterations) == 2
+    numbered = {int(_value(triples, i, O.iterationNumber) or 0): i for i in iterations}
+    assert (numbered[2], P.wasInformedBy, numbered[1]) in triples
+    (call,) = _subjects(triples, O.ToolCall)
+    assert (call, O.status, literal("ok")) in triples
+    assert _value(triples, call, O.toolCallId) == "call_1"
+    (arguments,) = [o for s, p, o in triples if s == call and p == P.used]
+    assert _value(triples, arguments, P.value) == ARGS
+    (observation,) = [s for s, p, o in triples if p == P.wasGeneratedBy and o == call]
+    assert (observation, RDF_TYPE, O.Observation) in triples
+    assert _value(triples, observation, P.value) == "18 °C and light rain in Paris"
+    assert (numbered[2], P.used, observation) in triples
+    (answer,) = _subjects(triples, O.Answer)
+    assert _value(triples, answer, P.value) == ANSWER
+    assert (answer, P.wasGeneratedBy, session) in triples
+
+
+# --- tests ---------------------------------------------------------------------------
+@pytest.mark.parametrize("turn_spans", [True, False], ids=["turn-spans", "inferred-turns"])
+def test_tool_call_then_answer(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    turn_spans: bool,
+) -> None:
+    exporter, recorder, _ = instrumented
+    result = Runner.run_sync(
+        AGENT,
+        "Weather in Paris?",
+        run_config=_config([_tool_step(), _answer_step()], turn_spans=turn_spans),
+    )
+    assert result.final_output == ANSWER
+    spans = list(exporter.get_finished_spans())
+    _assert_success_spans(spans)
+    _assert_success_prov(spans)
+    # The SDK's own times, not the moment our processor saw them.
+    (sdk_function,) = [s for s in recorder.spans if s.span_data.type == "function"]
+    (tool,) = _by_name(spans, "execute_tool")
+    assert tool.start_time == _ns(sdk_function.started_at)
+    assert tool.end_time == _ns(sdk_function.ended_at)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "Agent workflow"
+    assert sc.GEN_AI_OPERATION_NAME not in _attrs(root)  # a plain span, not a second session
+
+
+def test_async_run(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+
+    async def main() -> Any:
+        return await Runner.run(
+            AGENT, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()])
+        )
+
+    assert asyncio.run(main()).final_output == ANSWER
+    spans = list(exporter.get_finished_spans())
+    _assert_success_spans(spans)
+    _assert_success_prov(spans)
+
+
+def test_failing_tool_is_a_failed_call_and_the_run_goes_on(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    args = '{"city": "Atlantis"}'
+    result = Runner.run_sync(
+        AGENT,
+        "Weather in Atlantis?",
+        run_config=_config([_tool_step(args=args), _answer_step("I could not find it.")]),
+    )
+    assert result.final_output == "I could not find it."
+    spans = list(exporter.get_finished_spans())
+    (tool,) = _by_name(spans, "execute_tool")
+    assert tool.status.status_code is StatusCode.ERROR
+    assert tool.status.description and "Error running tool" in tool.status.description
+    assert _attrs(tool)[sc.ERROR_TYPE] == "_OTHER"
+    assert _attrs(tool)[sc.OTEL_PROV_ARGUMENTS] == args
+    assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
+    (session,) = _by_name(spans, "invoke_agent")
+    assert session.status.status_code is not StatusCode.ERROR
+    assert len(_by_name(spans, "iteration")) == 2
+
+    triples = _prov(spans)
+    (call,) = _subjects(triples, O.ToolCall)
+    assert (call, O.status, literal("error")) in triples
+    assert _value(triples, call, O.errorType) == "_OTHER"
+    assert not [s for s, p, o in triples if p == P.wasGeneratedBy and o == call]
+    assert len(_subjects(triples, O.Answer)) == 1
+
+
+def test_parallel_calls_get_their_own_call_ids(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    # Oslo is chosen first but finishes last: ids follow the arguments, not the order.
+    calls = [("call_b", '{"city": "Oslo"}'), ("call_a", '{"city": "Paris"}')]
+    step = _tool_step(call_id=calls[0][0], args=calls[0][1])
+    step.append(
+        ResponseFunctionToolCall(
+            type="function_call", call_id=calls[1][0], name="get_weather", arguments=calls[1][1]
+        )
+    )
+    Runner.run_sync(PARALLEL_AGENT, "Oslo and Paris?", run_config=_config([step, _answer_step()]))
+    spans = list(exporter.get_finished_spans())
+    tools = _by_name(spans, "execute_tool")
+    assert len(tools) == 2
+    ids = {_attrs(t)[sc.OTEL_PROV_ARGUMENTS]: _attrs(t)[sc.GEN_AI_TOOL_CALL_ID] for t in tools}
+    assert ids == {'{"city": "Oslo"}': "call_b", '{"city": "Paris"}': "call_a"}
+    first = _attrs(_by_name(spans, "iteration")[0])
+    assert first[sc.OTEL_PROV_ACTION] == "get_weather, get_weather"
+    assert sc.OTEL_PROV_ARGUMENTS not in first  # several calls: the tool spans carry them
+    triples = _prov(spans)
+    (second,) = [
+        i for i in _subjects(triples, O.Iteration) if _value(triples, i, O.iterationNumber) == "2"
+    ]
+    used = [o for s, p, o in triples if s == second and p == P.used]
+    assert len(used) == 2  # both observations inform the next step
+
+
+def test_concurrent_runs_in_threads_are_separate_traces(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    cities = ["Paris", "Oslo"]
+    barrier = threading.Barrier(len(cities))
+    errors: list[BaseException] = []
+
+    def run(city: str) -> None:
+        try:
+            barrier.wait(timeout=10)
+            steps = [_tool_step(call_id=f"call_{city}", args=json.dumps({"city": city}))]
+            steps.append(_answer_step(f"Weather in {city}: fine."))
+            Runner.run_sync(AGENT, f"Weather in {city}?", run_config=_config(steps))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(city,)) for city in cities]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not errors
+    spans = list(exporter.get_finished_spans())
+    traces: dict[int, list[ReadableSpan]] = {}
+    for span in spans:
+        traces.setdefault(span.context.trace_id, []).append(span)
+    assert len(traces) == 2
+    seen = set()
+    for trace_spans in traces.values():
+        (session,) = _by_name(trace_spans, "invoke_agent")
+        city = str(_attrs(session)[sc.OTEL_PROV_QUESTION]).removeprefix("Weather in ")[:-1]
+        seen.add(city)
+        assert _attrs(session)[sc.OTEL_PROV_ANSWER] == f"Weather in {city}: fine."
+        (tool,) = _by_name(trace_spans, "execute_tool")
+        assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_ID] == f"call_{city}"
+        assert city in str(_attrs(tool)[sc.OTEL_PROV_OBSERVATION])
+        triples = _prov(trace_spans)
+        assert len(_subjects(triples, O.AgentSession)) == 1
+        assert len(_subjects(triples, O.Iteration)) == 2
+    assert seen == set(cities)
+
+
+def test_content_switch_off_keeps_structure_only(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_PROV_CAPTURE_CONTENT", "false")
+    exporter, _, _ = instrumented
+    Runner.run_sync(AGENT, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()]))
+    spans = list(exporter.get_finished_spans())
+    content = {
+        sc.OTEL_PROV_QUESTION,
+        sc.OTEL_PROV_ANSWER,
+        sc.OTEL_PROV_THOUGHT,
+        sc.OTEL_PROV_ARGUMENTS,
+        sc.OTEL_PROV_OBSERVATION,
+    }
+    assert all(not content & set(_attrs(s)) for s in spans)
+    assert [_attrs(i)[sc.OTEL_PROV_ACTION] for i in _by_name(spans, "iteration")] == [
+        "get_weather",
+        "final_answer",
+    ]
+
+
+def test_genai_opt_in_adds_tool_call_content(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    exporter, _, _ = instrumented
+    Runner.run_sync(AGENT, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()]))
+    (tool,) = _by_name(list(exporter.get_finished_spans()), "execute_tool")
+    assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_ARGUMENTS] == ARGS
+    assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_RESULT] == "18 °C and light rain in Paris"
+
+
+def test_uninstrument_leaves_no_spans(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, exporter = memory_provider
+    instrumentor = OpenAIAgentsInstrumentor()
+    before = _registered()
+    instrumentor.instrument(tracer_provider=provider)
+    processor = instrumentor.processor
+    assert processor is not None and processor in _registered()
+    # Leave OpenAI's exporter out of this run (no network): ours alone, then uninstrument.
+    set_trace_processors([processor])  # type: ignore[list-item]
+    Runner.run_sync(AGENT, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()]))
+    assert exporter.get_finished_spans()  # instrumented: spans
+    exporter.clear()
+    instrumentor.uninstrument()
+    assert processor not in _registered()
+    # Even if the SDK kept it (no public removal API), it is inert.
+    set_trace_processors([processor])  # type: ignore[list-item]
+    Runner.run_sync(AGENT, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()]))
+    assert exporter.get_finished_spans() == ()
+    set_trace_processors(list(before))
+
+
+def test_instrument_keeps_openai_exporter(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, _ = memory_provider
+    before = _registered()
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        after = _registered()
+        assert after[: len(before)] == before  # added beside, nothing replaced
+        assert after[-1] is instrumentor.processor
+        assert list(instrumentor.instrumentation_dependencies()) == ["openai-agents >= 0.20"]
+    finally:
+        instrumentor.uninstrument()
+    assert _registered() == before
+
+
+def _registered() -> tuple[Any, ...]:
+    """The SDK's processor list (private, read for the test only)."""
+    processors = get_trace_provider()._multi_processor._processors  # type: ignore[attr-defined]
+    return tuple(processors)

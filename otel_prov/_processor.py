@@ -182,7 +182,7 @@ class ProvSpanProcessor(SpanProcessor):
                 name=span.name,
                 start_ns=span.start_time or 0,
                 end_ns=None,
-                role=classify(span.attributes or {}),
+                role=classify(span.attributes or {}, root=span.parent is None),
             )
             for span in list(self._open.values())
         ]

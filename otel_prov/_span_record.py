@@ -77,8 +77,13 @@ _OPENLLMETRY = {
 }
 
 
-def classify(attributes: Mapping[str, Any]) -> Role:
-    """The role of a span, from the official GenAI, our own or third-party conventions."""
+def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
+    """The role of a span, from the official GenAI, our own or third-party conventions.
+
+    ``root`` says the span has no parent.  OpenInference marks a LangGraph agent run
+    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN`` is the whole run,
+    so it is classified as the session; nested chains (graph nodes) stay plain spans.
+    """
     if OTEL_PROV_ITERATION_NUMBER in attributes:
         return Role.ITERATION
     operation = attributes.get(GEN_AI_OPERATION_NAME)
@@ -94,6 +99,8 @@ def classify(attributes: Mapping[str, Any]) -> Role:
     kind = attributes.get("openinference.span.kind")
     if isinstance(kind, str) and kind in _OPENINFERENCE:
         return _OPENINFERENCE[kind]
+    if root and kind == "CHAIN":
+        return Role.SESSION
     kind = attributes.get("traceloop.span.kind")
     if isinstance(kind, str) and kind in _OPENLLMETRY:
         return _OPENLLMETRY[kind]
@@ -128,5 +135,5 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
             (link.context.trace_id, link.context.span_id) for link in span.links if link.context
         ),
         service_name=service if isinstance(service, str) else None,
-        role=classify(attributes),
+        role=classify(attributes, root=parent is None),
     )

@@ -1,0 +1,68 @@
+"""Zero-code instrumentation of smolagents (``ToolCallingAgent``, ``CodeAgent``, ...).
+
+::
+
+    from otel_prov.instrumentation.smolagents import SmolagentsInstrumentor
+
+    SmolagentsInstrumentor().instrument(tracer_provider=provider)
+    agent.run("Weather in Paris?")
+
+smolagents has no global callback registry (``step_callbacks`` need the agent's
+constructor), so this instrumentor wraps methods on the classes themselves:
+
+* ``MultiStepAgent._run_stream`` (what ``run`` drives, streaming or not) -> an agent
+  session ``invoke_agent {agent}`` with ``otel_prov.question`` (the task) and
+  ``otel_prov.answer`` (the final answer);
+* each agent class's ``_step_stream`` -> one iteration per ``ActionStep``: number,
+  thought (``model_output``), action (tool names or ``final_answer``) and the exact JSON
+  arguments the model produced (captured before smolagents parses them in place);
+* each ``Model`` subclass's ``generate`` -> ``chat {model_id}`` CLIENT spans with usage;
+* ``Tool.__call__`` (and overrides) -> ``execute_tool {name}`` with the model's call id,
+  arguments, observation or error.  The ``final_answer`` tool gets no span of its own:
+  its arguments are the iteration's, its result the session's answer.
+
+Subclasses defined after :meth:`instrument` are wrapped when an agent using them
+starts a run.  Everything is restored by :meth:`uninstrument`; smolagents is imported
+only when :meth:`instrument` is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry import trace
+
+# The upstream module starts with ``# type: ignore``, so mypy sees BaseInstrumentor as Any.
+from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
+    BaseInstrumentor,
+)
+
+from otel_prov._version import __version__
+from otel_prov.instrumentation.smolagents.package import _instruments
+
+__all__ = ["SmolagentsInstrumentor"]
+
+_TRACER_NAME = "otel_prov.instrumentation.smolagents"
+
+
+class SmolagentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Records smolagents runs as otel-prov spans: sessions, iterations, model, tool calls."""
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        from otel_prov.instrumentation.smolagents import _patches
+
+        tracer = trace.get_tracer(
+            _TRACER_NAME,
+            __version__,
+            tracer_provider=kwargs.get("tracer_provider"),
+        )
+        _patches.install(tracer)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        from otel_prov.instrumentation.smolagents import _patches
+
+        _patches.uninstall()

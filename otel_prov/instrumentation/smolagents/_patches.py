@@ -1,0 +1,477 @@
+"""The method wrappers that turn smolagents runs into otel-prov spans.
+
+Imported only by :meth:`SmolagentsInstrumentor.instrument`.  smolagents objects are read
+by attribute (``Any`` at the boundary).
+
+Generators (``_run_stream``, ``_step_stream``) are driven by hand: our span is made
+current around each ``next()`` only, so a streaming caller never runs inside it and
+nothing is left attached between two items.  The iteration's state (the tool calls the
+model chose, with their exact JSON arguments) travels in a ContextVar, which smolagents
+copies into the threads of parallel tool calls (``copy_context``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import threading
+from collections.abc import Callable, Generator, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+
+from otel_prov import semconv as sc
+from otel_prov._instrument import _error_type, _put_content
+
+__all__ = ["install", "uninstall"]
+
+_FINAL_ANSWER = "final_answer"
+_MARK = "__otel_prov_original__"
+"""Attribute of our wrappers holding the wrapped function."""
+
+
+@dataclass(eq=False)
+class _Call:
+    call_id: str | None
+    name: str
+    arguments: str
+    """The exact JSON text the model produced (dicts dumped)."""
+    used: bool = False
+
+
+@dataclass(eq=False)
+class _Iteration:
+    step: Any = None
+    """The ``ActionStep`` this iteration is about."""
+    calls: list[_Call] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_ITERATION: ContextVar[_Iteration | None] = ContextVar(
+    "otel_prov_smolagents_iteration", default=None
+)
+_ACTIVE: ContextVar[frozenset[tuple[int, str]]] = ContextVar(
+    "otel_prov_smolagents_active", default=frozenset()
+)
+"""(id(object), kind) of the wrapped calls in progress: a subclass override calling
+``super()`` is one call, not two spans."""
+
+_lock = threading.RLock()
+_tracer: Tracer | None = None
+_patched: list[tuple[type, str, Any]] = []
+
+
+# --- helpers -----------------------------------------------------------------------
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _arguments_text(arguments: Any) -> str:
+    return arguments if isinstance(arguments, str) else _json(arguments)
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _text(content: Any) -> str | None:
+    """A message's content as text: a string, or the text parts of a list."""
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            str(part.get("text", ""))
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "text"
+        ]
+        return "".join(parts) if parts else None
+    return str(content)
+
+
+def _calls_of(message: Any) -> list[_Call]:
+    calls = []
+    for call in getattr(message, "tool_calls", None) or []:
+        function = getattr(call, "function", None)
+        name = getattr(function, "name", None)
+        if isinstance(name, str):
+            arguments = getattr(function, "arguments", None)
+            calls.append(_Call(getattr(call, "id", None), name, _arguments_text(arguments or {})))
+    return calls
+
+
+def _set_error(span: Span, exc: BaseException) -> None:
+    span.set_attribute(sc.ERROR_TYPE, _error_type(exc))
+    span.record_exception(exc)
+    span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
+
+
+def _start(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Span:
+    assert _tracer is not None
+    return _tracer.start_span(
+        name,
+        kind=kind,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    )
+
+
+def _enter(obj: Any, kind: str) -> Any:
+    """Mark ``obj`` as in a ``kind`` call; None when it already was (a ``super()`` call)."""
+    key = (id(obj), kind)
+    active = _ACTIVE.get()
+    if key in active:
+        return None
+    return _ACTIVE.set(active | {key})
+
+
+def _drive(
+    span: Span,
+    inner: Iterator[Any],
+    observe: Callable[[Any], None],
+    finish: Callable[[BaseException | None], None],
+    iteration: _Iteration | None,
+) -> Generator[Any, None, Any]:
+    """Re-yield ``inner``'s items with ``span`` and ``iteration`` current around each step.
+
+    A session passes ``iteration=None``: an agent run as a tool starts clean.
+    """
+    error: BaseException | None = None
+    try:
+        while True:
+            token = otel_context.attach(trace.set_span_in_context(span))
+            state = _ITERATION.set(iteration)
+            try:
+                item = next(inner)
+            except StopIteration as stop:
+                return stop.value
+            finally:
+                _ITERATION.reset(state)
+                otel_context.detach(token)
+            observe(item)
+            yield item
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        error = exc
+        raise
+    finally:
+        close = getattr(inner, "close", None)
+        if callable(close):
+            close()
+        try:
+            finish(error)
+        finally:
+            span.end()
+
+
+# --- wrappers ----------------------------------------------------------------------
+def _wrap_run_stream(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def _run_stream(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _tracer is None:
+            return original(self, *args, **kwargs)
+        return _session(self, original, args, kwargs)
+
+    return _run_stream
+
+
+def _session(
+    agent: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Generator[Any, None, Any]:
+    _ensure_agent(agent)
+    name = str(getattr(agent, "name", None) or type(agent).__name__)
+    attributes: dict[str, Any] = {
+        sc.GEN_AI_OPERATION_NAME: "invoke_agent",
+        sc.GEN_AI_AGENT_NAME: name,
+    }
+    task = kwargs.get("task", args[0] if args else None)
+    if task is not None:
+        _put_content(attributes, sc.OTEL_PROV_QUESTION, _text(task) or "", tool=False)
+    span = _start(f"invoke_agent {name}", attributes)
+    answer: list[Any] = []
+
+    def observe(item: Any) -> None:
+        if type(item).__name__ == "FinalAnswerStep":
+            answer[:] = [getattr(item, "output", None)]
+
+    def finish(error: BaseException | None) -> None:
+        if answer and answer[0] is not None:
+            _put_content(span, sc.OTEL_PROV_ANSWER, answer[0], tool=False)
+        if error is not None:
+            _set_error(span, error)
+
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        inner = original(agent, *args, **kwargs)
+    finally:
+        otel_context.detach(token)
+    return (yield from _drive(span, inner, observe, finish, None))
+
+
+def _wrap_step_stream(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def _step_stream(self: Any, memory_step: Any, *args: Any, **kwargs: Any) -> Any:
+        current = _ITERATION.get()
+        if _tracer is None or (current is not None and current.step is memory_step):
+            return original(self, memory_step, *args, **kwargs)  # an override's super() call
+        return _step(self, original, memory_step, args, kwargs)
+
+    return _step_stream
+
+
+def _step(
+    agent: Any,
+    original: Callable[..., Any],
+    memory_step: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Generator[Any, None, Any]:
+    number = getattr(memory_step, "step_number", None)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        number = 1
+    span = _start(f"iteration {number}", {sc.OTEL_PROV_ITERATION_NUMBER: number})
+    iteration = _Iteration(step=memory_step)
+
+    def finish(error: BaseException | None) -> None:
+        _describe_step(span, memory_step, iteration)
+        if error is not None:
+            _set_error(span, error)
+
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        inner = original(agent, memory_step, *args, **kwargs)
+    finally:
+        otel_context.detach(token)
+    return (yield from _drive(span, inner, lambda item: None, finish, iteration))
+
+
+def _describe_step(span: Span, memory_step: Any, iteration: _Iteration) -> None:
+    thought = _text(getattr(memory_step, "model_output", None))
+    if thought:
+        _put_content(span, sc.OTEL_PROV_THOUGHT, thought, tool=False)
+    with iteration.lock:
+        calls = list(iteration.calls)
+    if not calls:  # a model we did not see (streaming), or tool calls parsed from text
+        calls = _calls_of(getattr(memory_step, "model_output_message", None))
+    if not calls:
+        calls = [
+            _Call(getattr(c, "id", None), str(c.name), _arguments_text(c.arguments or {}))
+            for c in getattr(memory_step, "tool_calls", None) or []
+        ]
+    if calls:
+        names = list(dict.fromkeys(call.name for call in calls))
+        span.set_attribute(sc.OTEL_PROV_ACTION, ",".join(names))
+        if len(calls) == 1:
+            arguments = calls[0].arguments
+        else:
+            arguments = _json([_parsed(call.arguments) for call in calls])
+        _put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments, tool=False)
+    observations = getattr(memory_step, "observations", None)
+    if observations:
+        _put_content(span, sc.OTEL_PROV_OBSERVATION, observations, tool=False)
+
+
+def _wrap_generate(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def generate(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if _tracer is None:
+            return original(self, *args, **kwargs)
+        guard = _enter(self, "model")
+        if guard is None:
+            return original(self, *args, **kwargs)
+        try:
+            return _model_call(self, original, args, kwargs)
+        finally:
+            _ACTIVE.reset(guard)
+
+    return generate
+
+
+def _model_call(
+    model: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    model_id = str(getattr(model, "model_id", None) or type(model).__name__)
+    span = _start(
+        f"chat {model_id}",
+        {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_REQUEST_MODEL: model_id},
+        kind=SpanKind.CLIENT,
+    )
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        message = original(model, *args, **kwargs)
+    except BaseException as exc:
+        _set_error(span, exc)
+        raise
+    else:
+        usage = getattr(message, "token_usage", None)
+        for key, attribute in (
+            ("input_tokens", sc.GEN_AI_USAGE_INPUT_TOKENS),
+            ("output_tokens", sc.GEN_AI_USAGE_OUTPUT_TOKENS),
+        ):
+            value = getattr(usage, key, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                span.set_attribute(attribute, value)
+        iteration = _ITERATION.get()
+        if iteration is not None:
+            # Snapshot now: the agent replaces string arguments by parsed dicts in place.
+            calls = _calls_of(message)
+            with iteration.lock:
+                iteration.calls = calls
+        return message
+    finally:
+        otel_context.detach(token)
+        span.end()
+
+
+def _wrap_tool_call(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        name = getattr(self, "name", None)
+        if _tracer is None or not isinstance(name, str) or name == _FINAL_ANSWER:
+            return original(self, *args, **kwargs)
+        guard = _enter(self, "tool")
+        if guard is None:
+            return original(self, *args, **kwargs)
+        try:
+            return _tool_call(self, name, original, args, kwargs)
+        finally:
+            _ACTIVE.reset(guard)
+
+    return __call__
+
+
+def _match(name: str, arguments: Any) -> _Call | None:
+    """The model's call for this tool run: same name and arguments, else same name."""
+    iteration = _ITERATION.get()
+    if iteration is None:
+        return None
+    with iteration.lock:
+        for exact in (True, False):
+            for call in iteration.calls:
+                if call.used or call.name != name:
+                    continue
+                if not exact or _parsed(call.arguments) == arguments:
+                    call.used = True
+                    return call
+    return None
+
+
+def _tool_call(
+    tool: Any,
+    name: str,
+    original: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    given = {k: v for k, v in kwargs.items() if k != "sanitize_inputs_outputs"}
+    arguments: Any = args[0] if len(args) == 1 and not given else given
+    call = _match(name, arguments)
+    attributes: dict[str, Any] = {
+        sc.GEN_AI_OPERATION_NAME: "execute_tool",
+        sc.GEN_AI_TOOL_NAME: name,
+        sc.GEN_AI_TOOL_TYPE: "function",
+    }
+    if call is not None and call.call_id:
+        attributes[sc.GEN_AI_TOOL_CALL_ID] = call.call_id
+    text = call.arguments if call is not None else _arguments_text(arguments)
+    _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, text, tool=True)
+    span = _start(f"execute_tool {name}", attributes)
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        result = original(tool, *args, **kwargs)
+    except BaseException as exc:
+        _set_error(span, exc)
+        raise
+    else:
+        _put_content(span, sc.OTEL_PROV_OBSERVATION, result, tool=True)
+        return result
+    finally:
+        otel_context.detach(token)
+        span.end()
+
+
+# --- patching ------------------------------------------------------------------------
+def _wrap(cls: type, attribute: str, factory: Callable[[Any], Any]) -> None:
+    """Wrap ``cls.attribute`` if ``cls`` defines it itself and it is not wrapped yet."""
+    original = cls.__dict__.get(attribute)
+    if not callable(original) or hasattr(original, _MARK):
+        return
+    wrapper = factory(original)
+    setattr(wrapper, _MARK, original)
+    setattr(cls, attribute, wrapper)
+    _patched.append((cls, attribute, original))
+
+
+def _wrap_defining(cls: type, attribute: str, factory: Callable[[Any], Any]) -> None:
+    """Wrap the class in ``cls``'s MRO that defines ``attribute``."""
+    for klass in cls.__mro__:
+        if attribute in klass.__dict__:
+            _wrap(klass, attribute, factory)
+            return
+
+
+def _subclasses(root: type) -> list[type]:
+    found: list[type] = [root]
+    todo: list[type] = [root]
+    while todo:
+        subclasses: list[type] = todo.pop().__subclasses__()
+        for sub in subclasses:
+            if sub not in found:
+                found.append(sub)
+                todo.append(sub)
+    return found
+
+
+_TARGETS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
+    ("agent", "_step_stream", _wrap_step_stream),
+    ("model", "generate", _wrap_generate),
+    ("tool", "__call__", _wrap_tool_call),
+)
+
+
+def _ensure_agent(agent: Any) -> None:
+    """Wrap the classes of an agent, its model and tools defined after ``install``."""
+    with _lock:
+        if _tracer is None:
+            return
+        _wrap_defining(type(agent), "_step_stream", _wrap_step_stream)
+        model = getattr(agent, "model", None)
+        if model is not None:
+            _wrap_defining(type(model), "generate", _wrap_generate)
+        tools = getattr(agent, "tools", None)
+        for tool in tools.values() if isinstance(tools, dict) else []:
+            _wrap_defining(type(tool), "__call__", _wrap_tool_call)
+
+
+def install(tracer: Tracer) -> None:
+    """Wrap smolagents' agent, model and tool classes (idempotent: re-install swaps tracer)."""
+    global _tracer
+    # By name: smolagents ships no type information (no py.typed).
+    smolagents = importlib.import_module("smolagents")
+    multi_step_agent: type = smolagents.MultiStepAgent
+    roots = {"agent": multi_step_agent, "model": smolagents.Model, "tool": smolagents.Tool}
+    with _lock:
+        _tracer = tracer
+        _wrap(multi_step_agent, "_run_stream", _wrap_run_stream)
+        for root, attribute, factory in _TARGETS:
+            for cls in _subclasses(roots[root]):
+                _wrap(cls, attribute, factory)
+
+
+def uninstall() -> None:
+    """Put every wrapped method back."""
+    global _tracer
+    with _lock:
+        _tracer = None
+        while _patched:
+            cls, attribute, original = _patched.pop()
+            setattr(cls, attribute, original)

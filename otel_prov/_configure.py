@@ -14,10 +14,14 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from otel_prov import _content
 from otel_prov._processor import ProvSpanProcessor
 from otel_prov._settings import env_str
+from otel_prov.environment_variables import OTEL_PROV_WAL_DIR
 from otel_prov.exporters import ProvExporter
 from otel_prov.exporters._default import exporter_from_settings
 
-__all__ = ["ProvHandle", "configure"]
+__all__ = ["DEFAULT_WAL_DIR", "ProvHandle", "configure"]
+
+DEFAULT_WAL_DIR = ".otel-prov/wal"
+"""Where configure() keeps the write-ahead log of tool calls (``OTEL_PROV_WAL_DIR``)."""
 
 
 _OTLP_ENDPOINT_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
@@ -69,6 +73,7 @@ def configure(
     capture_content: bool | None = None,
     session_timeout: float | None = None,
     max_pending_spans: int | None = None,
+    wal_dir: str | os.PathLike[str] | None = None,
     set_global: bool = True,
 ) -> ProvHandle:
     """Build a ``TracerProvider`` that records provenance, install it, and return a handle.
@@ -100,7 +105,10 @@ def configure(
     if otlp or (otlp is None and any(env_str(name) for name in _OTLP_ENDPOINT_VARIABLES)):
         provider.add_span_processor(_otlp_processor())
     processor = ProvSpanProcessor(
-        exporter, session_timeout=session_timeout, max_pending_spans=max_pending_spans
+        exporter,
+        session_timeout=session_timeout,
+        max_pending_spans=max_pending_spans,
+        wal_dir=wal_dir or env_str(OTEL_PROV_WAL_DIR, DEFAULT_WAL_DIR),
     )
     provider.add_span_processor(processor)
     if set_global:

@@ -29,6 +29,7 @@ import threading
 import time
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 
 from opentelemetry.context import (
     _SUPPRESS_INSTRUMENTATION_KEY,
@@ -45,12 +46,16 @@ from otel_prov._export_api import ExportResult, ProvExporter
 from otel_prov._mapper import map_spans
 from otel_prov._rdf import Triple
 from otel_prov._record import ProvRecord
-from otel_prov._settings import env_float, env_int
+from otel_prov._settings import env_float, env_int, env_str
 from otel_prov._span_record import Role, SpanRecord, classify, record_from_span
+from otel_prov._wal import IntentLog, recover_intents
 from otel_prov.environment_variables import (
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
+    OTEL_PROV_WAL_DIR,
+    OTEL_PROV_WAL_FSYNC,
 )
+from otel_prov.semconv import SERVICE_NAME
 
 __all__ = ["ProcessorStatistics", "ProvSpanProcessor"]
 
@@ -91,6 +96,9 @@ class ProvSpanProcessor(SpanProcessor):
     100000): the memory bound.  ``knows_open_spans=False`` is for feeding ended spans
     without ``on_start`` (the ``prov`` span exporter): sessions then wait
     ``late_span_grace`` after their end for children arriving in later batches.
+    ``wal_dir`` (``OTEL_PROV_WAL_DIR``): record each tool call at dispatch in a
+    write-ahead log there (see ``_wal``); a tool call whose process died is stored as
+    ``incomplete`` by the next processor started on the same directory.
     """
 
     def __init__(
@@ -103,6 +111,7 @@ class ProvSpanProcessor(SpanProcessor):
         schedule_delay: float = 0.25,
         export_batch_size: int = 64,
         knows_open_spans: bool = True,
+        wal_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -138,6 +147,15 @@ class ProvSpanProcessor(SpanProcessor):
         self._shutdown = False
         self._export_lock = threading.Lock()
         self._wake = threading.Event()
+        self._wal: IntentLog | None = None
+        self._recovered: tuple[list[SpanRecord], list[Path]] = ([], [])
+        wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
+        if wal_path:
+            # Dead processes' logs first, then ours (so ours is never taken for theirs).
+            self._recovered = recover_intents(Path(wal_path))
+            self._wal = IntentLog(
+                Path(wal_path), fsync=env_str(OTEL_PROV_WAL_FSYNC, "never") == "always"
+            )
         self._start_worker()
         if hasattr(os, "register_at_fork"):
             reinit = weakref.WeakMethod(self._after_fork)
@@ -146,6 +164,15 @@ class ProvSpanProcessor(SpanProcessor):
     # --- agent thread: keep these cheap -------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         self._open[span.context.span_id] = span
+        if self._wal is not None and (
+            span.name.startswith("execute_tool")
+            or classify(span.attributes or {}) is Role.TOOL_CALL
+        ):
+            try:
+                service = span.resource.attributes.get(SERVICE_NAME)
+                self._wal.intent(span, service if isinstance(service, str) else None)
+            except (OSError, ValueError):  # a full disk must not stop the agent
+                _logger.exception("cannot record a tool call in the write-ahead log")
 
     def on_end(self, span: ReadableSpan) -> None:
         # Nothing else here: every check costs the agent, so the worker does them all.
@@ -219,8 +246,27 @@ class ProvSpanProcessor(SpanProcessor):
         self._counts["dropped"] += len(lost)
         self._suspects = ended - lost
 
+    def _export_recovered(self) -> None:
+        """Tool calls a dead process dispatched but never finished: stored as incomplete."""
+        spans, logs = self._recovered
+        by_trace: dict[int, list[SpanRecord]] = {}
+        for span in spans:
+            by_trace.setdefault(span.trace_id, []).append(span)
+        records = [map_spans(group) for group in by_trace.values()]
+        if records and self._exporter.export(records) is not ExportResult.SUCCESS:
+            return  # the logs stay; the next start tries again
+        if records:
+            _logger.warning(
+                "recorded %d tool call(s) left unfinished by a process that died", len(spans)
+            )
+        for log in logs:
+            log.unlink(missing_ok=True)
+        self._recovered = ([], [])
+
     def _collect_and_export(self, *, flush: bool, final: bool) -> None:
         now = time.time_ns()
+        if self._recovered[1]:
+            self._export_recovered()
         self._collect(now)
         check_timeouts = now - self._timeouts_checked_ns >= _TIMEOUT_CHECK_INTERVAL_NS
         if not (self._assembler.pending or check_timeouts or flush):
@@ -230,8 +276,9 @@ class ProvSpanProcessor(SpanProcessor):
         if not groups:
             return
         live = {span.context.span_id: span for span in list(self._open.values())}
-        records = []
+        records, tool_calls = [], []
         for group in groups:
+            tool_calls.append([s.span_id for s in group if s.role is Role.TOOL_CALL])
             complete = [
                 record_from_span(live[s.span_id], ended=False)
                 if s.end_ns is None and s.span_id in live
@@ -257,6 +304,8 @@ class ProvSpanProcessor(SpanProcessor):
                 result = ExportResult.FAILURE
             key = "exported" if result is ExportResult.SUCCESS else "failed"
             self._counts[key] += len(batch)
+            if self._wal is not None and result is ExportResult.SUCCESS:
+                self._wal.done(i for ids in tool_calls[start : start + len(batch)] for i in ids)
 
     def _chain(self, record: ProvRecord) -> ProvRecord:
         """Link each new bundle to the previous bundle of the same agent (this process)."""
@@ -299,6 +348,8 @@ class ProvSpanProcessor(SpanProcessor):
         self._wake.set()
         self._worker.join(timeout=30)
         self._exporter.shutdown()
+        if self._wal is not None:
+            self._wal.close()
 
     def statistics(self) -> ProcessorStatistics:
         return ProcessorStatistics(

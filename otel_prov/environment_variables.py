@@ -97,3 +97,19 @@ OTEL_PROV_TEMPO_URL = "OTEL_PROV_TEMPO_URL"
 URL template with ``{trace_id}`` (e.g. Grafana's explore view on Tempo): ``otel-prov
 show`` prints a link to the trace.
 """
+
+OTEL_PROV_WAL_DIR = "OTEL_PROV_WAL_DIR"
+"""
+.. envvar:: OTEL_PROV_WAL_DIR
+
+Write-ahead log of tool calls at dispatch.  ``configure()`` defaults it to
+``.otel-prov/wal``; a bare ``ProvSpanProcessor`` keeps none unless this is set.
+"""
+
+OTEL_PROV_WAL_FSYNC = "OTEL_PROV_WAL_FSYNC"
+"""
+.. envvar:: OTEL_PROV_WAL_FSYNC
+
+``always`` fsyncs every intent before the tool runs (survives a machine crash);
+``never`` (default) survives the process being killed.
+"""

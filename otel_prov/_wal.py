@@ -1,0 +1,148 @@
+"""A write-ahead log of tool calls at dispatch: a call that crashed the process still shows.
+
+When a tool-call span starts, one JSON line (tool, call id, arguments, ids, start time)
+is appended to ``wal-<pid>.jsonl`` before the tool runs.  When the worker has exported a
+tool call, it appends a ``done`` line; when nothing is pending the file is emptied.  A
+log whose process is gone (its ``flock`` is free) is recovered by the next processor that
+starts on the same directory: every intent without ``done`` becomes a tool-call activity
+with ``oprov:status "incomplete"``, its arguments, and no observation.
+
+``fsync`` (``OTEL_PROV_WAL_FSYNC``): ``always`` syncs every intent before the tool runs
+(survives a machine crash, costs a disk flush per tool call); ``never`` (default) leaves
+it to the OS, which survives the process being killed, the case this log is for.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from otel_prov import semconv as sc
+from otel_prov._span_record import Role, SpanRecord, classify
+
+__all__ = ["IntentLog", "recover_intents"]
+
+_logger = logging.getLogger(__name__)
+
+_CONTENT_KEYS = (sc.OTEL_PROV_ARGUMENTS, sc.GEN_AI_TOOL_CALL_ARGUMENTS)
+_KEPT_KEYS = (
+    sc.GEN_AI_OPERATION_NAME,
+    sc.GEN_AI_TOOL_NAME,
+    sc.GEN_AI_TOOL_CALL_ID,
+    sc.GEN_AI_TOOL_TYPE,
+    *_CONTENT_KEYS,
+)
+
+
+class IntentLog:
+    """This process's log; ``intent`` runs on the agent's thread, so it only appends."""
+
+    def __init__(self, directory: Path, *, fsync: bool = False) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self.path = directory / f"wal-{os.getpid()}-{time.time_ns()}.jsonl"
+        self._file: IO[str] = self.path.open("a", encoding="utf-8")
+        fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._fsync = fsync
+        self._lock = threading.Lock()
+        self._pending: set[int] = set()
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        """Append one line; the caller holds the lock."""
+        self._file.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+        self._file.flush()
+        if self._fsync:
+            os.fsync(self._file.fileno())
+
+    def intent(self, span: Any, service: str | None) -> None:
+        """Record a tool call as it is dispatched (``span`` is the live SDK span)."""
+        context = span.context
+        attributes = span.attributes or {}
+        entry = {
+            "trace": f"{context.trace_id:032x}",
+            "span": f"{context.span_id:016x}",
+            "parent": f"{span.parent.span_id:016x}" if span.parent is not None else None,
+            "name": span.name,
+            "start": span.start_time,
+            "service": service,
+            "attributes": {k: attributes[k] for k in _KEPT_KEYS if k in attributes},
+        }
+        with self._lock:
+            self._pending.add(context.span_id)
+            self._write(entry)
+
+    def done(self, span_ids: Iterable[int]) -> None:
+        """The worker exported these tool calls: their intents are settled."""
+        with self._lock:
+            settled = [span_id for span_id in span_ids if span_id in self._pending]
+            if not settled:
+                return
+            self._pending.difference_update(settled)
+            if not self._pending:
+                self._file.truncate(0)  # nothing pending: start the log afresh
+                self._file.seek(0)
+                return
+            for span_id in settled:
+                self._write({"done": f"{span_id:016x}"})
+
+    def close(self) -> None:
+        """Close; a log with nothing pending is removed (there is nothing to recover)."""
+        with self._lock:
+            self._file.close()
+            if not self._pending:
+                self.path.unlink(missing_ok=True)
+
+
+def _orphaned(directory: Path) -> list[Path]:
+    logs = []
+    for path in sorted(directory.glob("wal-*.jsonl")):
+        with path.open("a") as probe:
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its process is alive
+            fcntl.flock(probe, fcntl.LOCK_UN)
+        logs.append(path)
+    return logs
+
+
+def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
+    """Unfinished tool calls left by dead processes, as incomplete span records."""
+    if not directory.is_dir():
+        return [], []
+    records: list[SpanRecord] = []
+    logs = _orphaned(directory)
+    for path in logs:
+        intents: dict[str, dict[str, Any]] = {}
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                _logger.warning("%s:%d is not a complete entry (cut by the crash?)", path, number)
+                continue
+            if "done" in entry:
+                intents.pop(entry["done"], None)
+            else:
+                intents[entry["span"]] = entry
+        for entry in intents.values():
+            attributes = entry.get("attributes", {})
+            records.append(
+                SpanRecord(
+                    trace_id=int(entry["trace"], 16),
+                    span_id=int(entry["span"], 16),
+                    parent_id=int(entry["parent"], 16) if entry.get("parent") else None,
+                    name=entry.get("name", "execute_tool"),
+                    start_ns=int(entry["start"]),
+                    end_ns=None,
+                    attributes=attributes,
+                    service_name=entry.get("service"),
+                    role=classify(attributes) if attributes else Role.TOOL_CALL,
+                )
+            )
+    return records, logs

@@ -14,21 +14,26 @@ T0 = 1_764_460_800_000_000_000
 
 
 def session_spans(index: int, iterations: int = 5) -> list[SpanRecord]:
-    """One session: per iteration a model call and a tool call (every fourth one fails)."""
+    """One session: per iteration a model call and a tool call (every fourth one fails).
+
+    Times are laid out as a real run's are: steps one after another, each step's model
+    call before its tool call, everything inside its parent.
+    """
     rng = random.Random(index)
     trace = rng.getrandbits(128) | 1
     ids = iter(range(1, 10_000))
     spans: list[SpanRecord] = []
-    clock = T0 + index * 1_000_000_000
+    base = T0 + index * 1_000_000_000
+    ms = 1_000_000
 
     def add(
         parent: int | None,
         name: str,
-        duration_ms: float,
+        start: float,
+        end: float,
         status: str = "unset",
         **attributes: object,
     ) -> int:
-        nonlocal clock
         span_id = next(ids)
         attrs = {key.replace("__", "."): value for key, value in attributes.items()}
         spans.append(
@@ -37,8 +42,8 @@ def session_spans(index: int, iterations: int = 5) -> list[SpanRecord]:
                 span_id,
                 parent,
                 name,
-                clock,
-                clock + int(duration_ms * 1e6),
+                base + int(start * ms),
+                base + int(end * ms),
                 status,
                 None,
                 attrs,
@@ -46,13 +51,13 @@ def session_spans(index: int, iterations: int = 5) -> list[SpanRecord]:
                 role=classify(attrs),
             )
         )
-        clock += 1000
         return span_id
 
     session = add(
         None,
         "invoke_agent bench",
-        100,
+        0,
+        10 * iterations + 1,
         gen_ai__operation__name="invoke_agent",
         gen_ai__agent__name="bench",
         gen_ai__conversation__id=f"c{index}",
@@ -60,11 +65,13 @@ def session_spans(index: int, iterations: int = 5) -> list[SpanRecord]:
         otel_prov__answer="The answer, after all that work: 42.",
     )
     for n in range(1, iterations + 1):
+        at = 10 * (n - 1) + 0.5
         arguments = json.dumps({"query": f"step {n} of {index}", "limit": n})
         step = add(
             session,
             f"iteration {n}",
-            10,
+            at,
+            at + 9,
             otel_prov__iteration__number=n,
             otel_prov__thought=f"I should look up step {n}.",
             otel_prov__action="search",
@@ -73,7 +80,8 @@ def session_spans(index: int, iterations: int = 5) -> list[SpanRecord]:
         add(
             step,
             "chat model",
-            3,
+            at + 0.1,
+            at + 3,
             gen_ai__operation__name="chat",
             gen_ai__request__model="m",
             gen_ai__usage__input_tokens=100 + n,
@@ -83,7 +91,8 @@ def session_spans(index: int, iterations: int = 5) -> list[SpanRecord]:
         add(
             step,
             "execute_tool search",
-            5,
+            at + 3.5,
+            at + 8.5,
             "error" if failed else "unset",
             gen_ai__operation__name="execute_tool",
             gen_ai__tool__name="search",

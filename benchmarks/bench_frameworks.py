@@ -1,0 +1,367 @@
+"""(f) What the framework instrumentors add to a real agent run, beside a peer's.
+
+The 2-step scripted runs of ``tests/instrumentation`` (one tool call, then the answer),
+offline: LangChain ``create_agent`` bare, with OpenInference's LangChainInstrumentor
+(SimpleSpanProcessor into an InMemorySpanExporter) and with ours (our LangChainInstrumentor
+plus ProvSpanProcessor writing to a real embedded Oxigraph store, in the same provider);
+OpenAI Agents ``Runner.run_sync`` bare and with ours.
+
+Instrumentors patch process globals (LangChain's callback configuration, the Agents SDK's
+trace processors), so every variant lives in its own worker subprocess, set up and warmed
+up once, and nothing one variant patched or left behind can tax another.  The parent drives the
+workers in alternating rounds (one batch of runs each, the order reversed every round,
+only one worker running at a time) and compares the medians of all timed runs.  The
+agent (with a fresh scripted model) is built outside the timed part; each worker flushes
+its processors after its batch, untimed, so no background work spills into another's.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.workload import report
+
+WARMUP = 30
+ROUNDS = 60
+RUNS_PER_BATCH = 15
+TARGET = 0.5  # ours may add at most half of what OpenInference adds
+PREFIX = "@@ "
+
+LANGCHAIN = ("lc-bare", "lc-openinference", "lc-ours")
+AGENTS = ("oa-bare", "oa-ours")
+
+
+# --- the workers ---------------------------------------------------------------------
+def _langchain_run() -> Callable[[], Any]:
+    """The scripted create_agent run of tests/instrumentation/test_langchain.py."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    class ScriptedModel(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+            return self.bind(tools=[convert_to_openai_tool(t) for t in tools])
+
+    @tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return f"{city}: 18 °C"
+
+    usage = {"input_tokens": 12, "output_tokens": 5, "total_tokens": 17}
+    call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}
+    question: Any = {"messages": [{"role": "user", "content": "Weather in Paris?"}]}
+
+    def prepare() -> Callable[[], Any]:
+        model = ScriptedModel(  # fresh per run: the fake is stateful
+            responses=[
+                AIMessage(content="I need the weather.", tool_calls=[call], usage_metadata=usage),
+                AIMessage(content="18 °C"),
+            ]
+        )
+        agent = create_agent(model, [get_weather], name="weather")
+        return lambda: agent.invoke(question)
+
+    return prepare
+
+
+def _agents_run() -> Callable[[], Any]:
+    """The scripted Runner.run_sync run of tests/instrumentation/test_openai_agents.py."""
+    from agents import Agent, ModelProvider, ModelSettings, RunConfig, Runner, function_tool
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.tracing import generation_span
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+        ResponseReasoningItem,
+    )
+    from openai.types.responses.response_reasoning_item import Summary
+
+    class ScriptedModel(Model):
+        def __init__(self, steps: list[list[Any]]) -> None:
+            self.steps = list(steps)
+
+        async def get_response(
+            self,
+            system_instructions: str | None,
+            input: Any,
+            model_settings: ModelSettings,
+            tools: Any,
+            output_schema: Any,
+            handoffs: Any,
+            tracing: Any,
+            **kwargs: Any,
+        ) -> ModelResponse:
+            output = self.steps.pop(0)
+            messages = input if isinstance(input, list) else [{"role": "user", "content": input}]
+            with generation_span(model="scripted-1", input=messages) as span:
+                span.span_data.output = [item.model_dump() for item in output]
+                span.span_data.usage = {"input_tokens": 11, "output_tokens": 7}
+            return ModelResponse(
+                output=output,
+                usage=Usage(requests=1, input_tokens=11, output_tokens=7),
+                response_id=None,
+            )
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    class ScriptedProvider(ModelProvider):
+        def __init__(self, model: Model) -> None:
+            self.model = model
+
+        def get_model(self, model_name: str | None) -> Model:
+            return self.model
+
+    @function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        return f"18 °C and light rain in {city}"
+
+    agent = Agent(name="weather", instructions="Answer with the weather.", tools=[get_weather])
+
+    def steps() -> list[list[Any]]:
+        thought = Summary(text="I need the weather in Paris first.", type="summary_text")
+        text = ResponseOutputText(type="output_text", text="It is 18 °C.", annotations=[])
+        return [
+            [
+                ResponseReasoningItem(id="rs_1", type="reasoning", summary=[thought]),
+                ResponseFunctionToolCall(
+                    type="function_call",
+                    call_id="call_1",
+                    name="get_weather",
+                    arguments='{"city": "Paris"}',
+                ),
+            ],
+            [
+                ResponseOutputMessage(
+                    id="msg_1",
+                    type="message",
+                    role="assistant",
+                    status="completed",
+                    content=[text],
+                )
+            ],
+        ]
+
+    def prepare() -> Callable[[], Any]:
+        config = RunConfig(model_provider=ScriptedProvider(ScriptedModel(steps())))
+        return lambda: Runner.run_sync(agent, "Weather in Paris?", run_config=config)
+
+    return prepare
+
+
+def _worker(variant: str) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from otel_prov.exporters import OxigraphStoreExporter
+
+    from otel_prov import ProvSpanProcessor
+
+    provider = TracerProvider()
+    memory: InMemorySpanExporter | None = None
+    processor: ProvSpanProcessor | None = None
+    root = Path(tempfile.mkdtemp(prefix="bench-frameworks-"))
+    if variant.endswith("-openinference"):
+        from openinference.instrumentation.langchain import (
+            LangChainInstrumentor as OpenInferenceInstrumentor,
+        )
+
+        memory = InMemorySpanExporter()
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        OpenInferenceInstrumentor().instrument(tracer_provider=provider)
+    elif variant.endswith("-ours"):
+        processor = ProvSpanProcessor(OxigraphStoreExporter(root / "store"))
+        provider.add_span_processor(processor)
+    if variant.startswith("lc-"):
+        if variant == "lc-ours":
+            from otel_prov.instrumentation.langchain import LangChainInstrumentor
+
+            LangChainInstrumentor().instrument(tracer_provider=provider)
+        prepare = _langchain_run()
+    else:
+        from agents.tracing import set_trace_processors
+
+        set_trace_processors([])  # nothing may try to upload to OpenAI
+        if variant == "oa-ours":
+            from otel_prov.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+            instrumentor = OpenAIAgentsInstrumentor()
+            instrumentor.instrument(tracer_provider=provider)
+            set_trace_processors([instrumentor.processor])  # type: ignore[list-item]
+        prepare = _agents_run()
+
+    spans = 0
+
+    def batch(runs: int) -> list[float]:
+        nonlocal spans
+        times = []
+        for _ in range(runs):
+            run = prepare()
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+        provider.force_flush()  # untimed: no background work spills into the next batch
+        if memory is not None:
+            spans += len(memory.get_finished_spans())
+            memory.clear()
+        return times
+
+    def send(payload: object) -> None:
+        print(PREFIX + json.dumps(payload), flush=True)
+
+    batch(WARMUP)  # counted in the span and session totals too
+    send("ready")
+    for line in sys.stdin:
+        if line.strip() == "quit":
+            break
+        send(batch(int(line)))
+    provider.shutdown()
+    stats = processor.statistics() if processor is not None else None
+    send(
+        {
+            "spans": stats.spans_received if stats else spans,
+            "sessions": stats.records_exported if stats else 0,
+            "dropped": stats.spans_dropped if stats else 0,
+        }
+    )
+    shutil.rmtree(root, ignore_errors=True)
+
+
+# --- the parent ------------------------------------------------------------------------
+class Worker:
+    def __init__(self, variant: str) -> None:
+        self.variant = variant
+        self.times: list[float] = []
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.bench_frameworks", "--worker", variant],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+
+    def receive(self) -> Any:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(PREFIX):
+                return json.loads(line[len(PREFIX) :])
+        raise RuntimeError(f"worker {self.variant} ended (exit {self.proc.wait()})")
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def batch(self, runs: int) -> None:
+        self.send(str(runs))
+        times: list[float] = self.receive()
+        self.times += times
+
+    def finish(self) -> dict[str, int]:
+        self.send("quit")
+        stats: dict[str, int] = self.receive()
+        self.proc.wait()
+        return stats
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.times) * 1000
+
+
+def _measure(variants: Sequence[str]) -> tuple[dict[str, Worker], dict[str, dict[str, int]]]:
+    workers = {variant: Worker(variant) for variant in variants}
+    try:
+        for worker in workers.values():  # set up and warmed up, in parallel
+            assert worker.receive() == "ready"
+        order = list(workers.values())
+        for round_ in range(ROUNDS):
+            for worker in order if round_ % 2 else reversed(order):
+                worker.batch(RUNS_PER_BATCH)
+        stats = {variant: worker.finish() for variant, worker in workers.items()}
+    finally:
+        for worker in workers.values():
+            if worker.proc.poll() is None:
+                worker.proc.kill()
+    return workers, stats
+
+
+def _halves(ratio: Callable[[Callable[[Worker], float]], float]) -> str:
+    """The ratio over the first and the second half of the rounds: how stable it is."""
+    half = ROUNDS // 2 * RUNS_PER_BATCH
+
+    def first(worker: Worker) -> float:
+        return statistics.median(worker.times[:half]) * 1000
+
+    def second(worker: Worker) -> float:
+        return statistics.median(worker.times[half:]) * 1000
+
+    return f"first/second half of the rounds {ratio(first):.2f}x / {ratio(second):.2f}x"
+
+
+def main() -> None:
+    started = time.perf_counter()
+    runs = ROUNDS * RUNS_PER_BATCH
+    total = runs + WARMUP  # span and session counts include the warm-up runs
+
+    lc, lc_stats = _measure(LANGCHAIN)
+    bare, oi, ours = (lc[v] for v in LANGCHAIN)
+    oi_added = oi.median_ms - bare.median_ms
+    ours_added = ours.median_ms - bare.median_ms
+    ratio = ours_added / oi_added
+    ok = ratio <= TARGET
+    verdict = "meets" if ok else "MISSES"
+    print(
+        f"langchain: bare {bare.median_ms:.1f} ms, OpenInference +{oi_added:.1f} ms, "
+        f"ours +{ours_added:.1f} ms -> ours/OpenInference added = {ratio:.2f}x "
+        f"({verdict} target <= {TARGET}x)"
+    )
+    report(
+        "langchain added time, ours vs OpenInference",
+        ratio,
+        f"<= {TARGET}x",
+        ok,
+        f"medians of {runs} runs each: bare {bare.median_ms:.2f} ms, OpenInference "
+        f"{oi.median_ms:.2f} ms ({lc_stats['lc-openinference']['spans'] / total:.1f} spans/run), "
+        f"ours {ours.median_ms:.2f} ms ({lc_stats['lc-ours']['spans'] / total:.1f} spans/run, "
+        f"{lc_stats['lc-ours']['sessions']} sessions stored of {total} runs, "
+        f"{lc_stats['lc-ours']['dropped']} dropped); "
+        + _halves(lambda ms: (ms(ours) - ms(bare)) / (ms(oi) - ms(bare))),
+    )
+
+    oa, oa_stats = _measure(AGENTS)
+    bare, ours = (oa[v] for v in AGENTS)
+    ours_added = ours.median_ms - bare.median_ms
+    ratio = ours.median_ms / bare.median_ms
+    print(
+        f"openai-agents: bare {bare.median_ms:.1f} ms, ours +{ours_added:.1f} ms "
+        f"-> ours/bare = {ratio:.2f}x"
+    )
+    print(
+        f"openai-agents details: medians of {runs} runs each: bare {bare.median_ms:.2f} ms, "
+        f"ours {ours.median_ms:.2f} ms ({oa_stats['oa-ours']['spans'] / total:.1f} spans/run, "
+        f"{oa_stats['oa-ours']['sessions']} sessions stored of {total} runs, "
+        f"{oa_stats['oa-ours']['dropped']} dropped); " + _halves(lambda ms: ms(ours) / ms(bare))
+    )
+    print(f"(benchmark took {time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        _worker(sys.argv[2])
+    else:
+        main()

@@ -11,13 +11,14 @@ are missing, or were added.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import cast
 
 import pyoxigraph
 
-from otel_prov._backend import QueryBackend
-from otel_prov._bundle import content_hash, manifest
+from otel_prov._backend import EmbeddedBackend, QueryBackend
+from otel_prov._bundle import content_hash, manifest, session_content
 from otel_prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal
 from otel_prov._session_view import PREFIXES as SPARQL_PREFIXES
 from otel_prov._session_view import find_sessions
@@ -42,6 +43,7 @@ CONSTRAINTS = {
 }
 _CONSTRAINT_PREFIXES = "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
+_TRACE_SUBJECT = re.compile(r"<urn:otel-prov:([0-9a-f]{32}):")
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 
 
@@ -130,6 +132,21 @@ SELECT ?session ?bundle ?hash ?manifest ?previous ?previousHash WHERE {{ GRAPH {
         for row in backend.query(f"""{SPARQL_PREFIXES}
 SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b""").rows
     }
+    by_trace: dict[str, list[Triple]] | None = None
+    others: list[Triple] = []
+    if ident is None and isinstance(backend, EmbeddedBackend):
+        # Every session of a local store: read the graph once, not one query per session.
+        by_trace = {}
+        everything = backend.query(
+            f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
+        ).triples
+        for t in everything:
+            triple = (_term(t.subject), _term(t.predicate), _term(t.object))
+            match = _TRACE_SUBJECT.match(triple[0])
+            if match:
+                by_trace.setdefault(match.group(1), []).append(triple)
+            else:
+                others.append(triple)  # e.g. a forged activity claiming to be part of one
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
@@ -143,7 +160,16 @@ SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b
             check.problems.append(
                 f"chain broken: the previous bundle {row['previous']} is missing or changed"
             )
-        content = _content(backend, graph, session, row["bundle"])
+        if by_trace is not None:
+            trace = session.split(":")[2]
+            bundle_term = iri(row["bundle"])
+            content = [
+                t
+                for t in session_content(by_trace.get(trace, []) + others, iri(session))
+                if t[0] != bundle_term
+            ]
+        else:
+            content = _content(backend, graph, session, row["bundle"])
         if content_hash(content) != row["hash"]:
             recorded = json.loads(row["manifest"] or "{}")
             check.problems.append(

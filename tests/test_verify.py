@@ -100,6 +100,8 @@ def test_a_deleted_tool_call_and_a_forged_one_are_caught(store: Path) -> None:
     )
     result = _cli("verify", sessions[1]["trace_id"], "--store", str(store))
     assert result.returncode == 1 and "added: urn:forged" in result.stdout
+    everything = _cli("verify", "--all", "--store", str(store))  # the one-read path
+    assert everything.returncode == 1 and "added: urn:forged" in everything.stdout
 
 
 def test_a_removed_session_breaks_the_chain(store: Path) -> None:

@@ -51,12 +51,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 )
 from opentelemetry.trace import SpanKind, StatusCode
 
-import otel_prov
 from otel_prov import semconv as sc
-from otel_prov._rdf import literal, parse_literal
+from otel_prov._rdf import literal
 from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from otel_prov.instrumentation.openai_agents._processor import _ns
+from tests.instrumentation.span_helpers import attrs, by_name, parent_of, prov, subjects, value
 
 ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
 THOUGHT = "I need the weather in Paris first."
@@ -186,48 +186,21 @@ def instrumented(
     set_trace_processors([])
 
 
-def _by_name(spans: list[ReadableSpan], prefix: str) -> list[ReadableSpan]:
-    return sorted((s for s in spans if s.name.startswith(prefix)), key=lambda s: s.start_time or 0)
-
-
-def _attrs(span: ReadableSpan) -> dict[str, Any]:
-    return dict(span.attributes or {})
-
-
-def _parent_of(span: ReadableSpan) -> int | None:
-    return span.parent.span_id if span.parent is not None else None
-
-
-def _prov(spans: list[ReadableSpan]) -> set[tuple[str, str, str]]:
-    record = otel_prov.map_spans([otel_prov.record_from_span(s) for s in spans])
-    assert record.problems == ()
-    return set(record.triples)
-
-
-def _subjects(triples: set[tuple[str, str, str]], cls: str) -> list[str]:
-    return sorted(s for s, p, o in triples if p == RDF_TYPE and o == cls)
-
-
-def _value(triples: set[tuple[str, str, str]], subject: str, predicate: str) -> str | None:
-    found = [o for s, p, o in triples if s == subject and p == predicate]
-    return parse_literal(found[0]) if found else None
-
-
 def _assert_success_spans(spans: list[ReadableSpan]) -> None:
-    (session,) = _by_name(spans, "invoke_agent")
-    iterations = _by_name(spans, "iteration")
-    (tool,) = _by_name(spans, "execute_tool")
-    models = _by_name(spans, "chat")
+    (session,) = by_name(spans, "invoke_agent")
+    iterations = by_name(spans, "iteration")
+    (tool,) = by_name(spans, "execute_tool")
+    models = by_name(spans, "chat")
     assert len({s.context.trace_id for s in spans}) == 1
     assert session.name == "invoke_agent weather"
-    assert _attrs(session)[sc.GEN_AI_OPERATION_NAME] == "invoke_agent"
-    assert _attrs(session)[sc.GEN_AI_AGENT_NAME] == "weather"
-    assert _attrs(session)[sc.OTEL_PROV_QUESTION] == "Weather in Paris?"
-    assert _attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
+    assert attrs(session)[sc.GEN_AI_OPERATION_NAME] == "invoke_agent"
+    assert attrs(session)[sc.GEN_AI_AGENT_NAME] == "weather"
+    assert attrs(session)[sc.OTEL_PROV_QUESTION] == "Weather in Paris?"
+    assert attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
 
-    assert [_attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in iterations] == [1, 2]
-    assert all(_parent_of(i) == session.context.span_id for i in iterations)
-    first, second = (_attrs(i) for i in iterations)
+    assert [attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in iterations] == [1, 2]
+    assert all(parent_of(i) == session.context.span_id for i in iterations)
+    first, second = (attrs(i) for i in iterations)
     assert first[sc.OTEL_PROV_THOUGHT] == THOUGHT
     assert first[sc.OTEL_PROV_ACTION] == "get_weather"
     assert first[sc.OTEL_PROV_ARGUMENTS] == ARGS
@@ -235,8 +208,8 @@ def _assert_success_spans(spans: list[ReadableSpan]) -> None:
     assert json.loads(second[sc.OTEL_PROV_ARGUMENTS]) == {"answer": ANSWER}
 
     assert tool.name == "execute_tool get_weather"
-    assert _parent_of(tool) == iterations[0].context.span_id
-    tool_attrs = _attrs(tool)
+    assert parent_of(tool) == iterations[0].context.span_id
+    tool_attrs = attrs(tool)
     assert tool_attrs[sc.GEN_AI_TOOL_NAME] == "get_weather"
     assert tool_attrs[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
     assert tool_attrs[sc.OTEL_PROV_ARGUMENTS] == ARGS
@@ -245,38 +218,38 @@ def _assert_success_spans(spans: list[ReadableSpan]) -> None:
     assert tool.status.status_code is not StatusCode.ERROR
 
     assert [m.name for m in models] == ["chat scripted-1", "chat scripted-1"]
-    assert [_parent_of(m) for m in models] == [i.context.span_id for i in iterations]
+    assert [parent_of(m) for m in models] == [i.context.span_id for i in iterations]
     for model in models:
         assert model.kind is SpanKind.CLIENT
-        assert _attrs(model)[sc.GEN_AI_REQUEST_MODEL] == "scripted-1"
-        assert _attrs(model)[sc.GEN_AI_USAGE_INPUT_TOKENS] == 11
-        assert _attrs(model)[sc.GEN_AI_USAGE_OUTPUT_TOKENS] == 7
+        assert attrs(model)[sc.GEN_AI_REQUEST_MODEL] == "scripted-1"
+        assert attrs(model)[sc.GEN_AI_USAGE_INPUT_TOKENS] == 11
+        assert attrs(model)[sc.GEN_AI_USAGE_OUTPUT_TOKENS] == 7
     # Iterations cover their children.
     for iteration in iterations:
-        children = [s for s in spans if _parent_of(s) == iteration.context.span_id]
+        children = [s for s in spans if parent_of(s) == iteration.context.span_id]
         assert children
         assert iteration.start_time <= min(c.start_time or 0 for c in children)
         assert iteration.end_time >= max(c.end_time or 0 for c in children)
 
 
 def _assert_success_prov(spans: list[ReadableSpan]) -> None:
-    triples = _prov(spans)
-    (session,) = _subjects(triples, O.AgentSession)
-    iterations = _subjects(triples, O.Iteration)
+    triples = prov(spans)
+    (session,) = subjects(triples, O.AgentSession)
+    iterations = subjects(triples, O.Iteration)
     assert len(iterations) == 2
-    numbered = {int(_value(triples, i, O.iterationNumber) or 0): i for i in iterations}
+    numbered = {int(value(triples, i, O.iterationNumber) or 0): i for i in iterations}
     assert (numbered[2], P.wasInformedBy, numbered[1]) in triples
-    (call,) = _subjects(triples, O.ToolCall)
+    (call,) = subjects(triples, O.ToolCall)
     assert (call, O.status, literal("ok")) in triples
-    assert _value(triples, call, O.toolCallId) == "call_1"
+    assert value(triples, call, O.toolCallId) == "call_1"
     (arguments,) = [o for s, p, o in triples if s == call and p == P.used]
-    assert _value(triples, arguments, P.value) == ARGS
+    assert value(triples, arguments, P.value) == ARGS
     (observation,) = [s for s, p, o in triples if p == P.wasGeneratedBy and o == call]
     assert (observation, RDF_TYPE, O.Observation) in triples
-    assert _value(triples, observation, P.value) == "18 °C and light rain in Paris"
+    assert value(triples, observation, P.value) == "18 °C and light rain in Paris"
     assert (numbered[2], P.used, observation) in triples
-    (answer,) = _subjects(triples, O.Answer)
-    assert _value(triples, answer, P.value) == ANSWER
+    (answer,) = subjects(triples, O.Answer)
+    assert value(triples, answer, P.value) == ANSWER
     assert (answer, P.wasGeneratedBy, session) in triples
 
 
@@ -298,12 +271,12 @@ def test_tool_call_then_answer(
     _assert_success_prov(spans)
     # The SDK's own times, not the moment our processor saw them.
     (sdk_function,) = [s for s in recorder.spans if s.span_data.type == "function"]
-    (tool,) = _by_name(spans, "execute_tool")
+    (tool,) = by_name(spans, "execute_tool")
     assert tool.start_time == _ns(sdk_function.started_at)
     assert tool.end_time == _ns(sdk_function.ended_at)
     (root,) = [s for s in spans if s.parent is None]
     assert root.name == "Agent workflow"
-    assert sc.GEN_AI_OPERATION_NAME not in _attrs(root)  # a plain span, not a second session
+    assert sc.GEN_AI_OPERATION_NAME not in attrs(root)  # a plain span, not a second session
 
 
 def test_async_run(
@@ -334,22 +307,22 @@ def test_failing_tool_is_a_failed_call_and_the_run_goes_on(
     )
     assert result.final_output == "I could not find it."
     spans = list(exporter.get_finished_spans())
-    (tool,) = _by_name(spans, "execute_tool")
+    (tool,) = by_name(spans, "execute_tool")
     assert tool.status.status_code is StatusCode.ERROR
     assert tool.status.description and "Error running tool" in tool.status.description
-    assert _attrs(tool)[sc.ERROR_TYPE] == "_OTHER"
-    assert _attrs(tool)[sc.OTEL_PROV_ARGUMENTS] == args
-    assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
-    (session,) = _by_name(spans, "invoke_agent")
+    assert attrs(tool)[sc.ERROR_TYPE] == "_OTHER"
+    assert attrs(tool)[sc.OTEL_PROV_ARGUMENTS] == args
+    assert attrs(tool)[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
+    (session,) = by_name(spans, "invoke_agent")
     assert session.status.status_code is not StatusCode.ERROR
-    assert len(_by_name(spans, "iteration")) == 2
+    assert len(by_name(spans, "iteration")) == 2
 
-    triples = _prov(spans)
-    (call,) = _subjects(triples, O.ToolCall)
+    triples = prov(spans)
+    (call,) = subjects(triples, O.ToolCall)
     assert (call, O.status, literal("error")) in triples
-    assert _value(triples, call, O.errorType) == "_OTHER"
+    assert value(triples, call, O.errorType) == "_OTHER"
     assert not [s for s, p, o in triples if p == P.wasGeneratedBy and o == call]
-    assert len(_subjects(triples, O.Answer)) == 1
+    assert len(subjects(triples, O.Answer)) == 1
 
 
 def test_parallel_calls_get_their_own_call_ids(
@@ -366,16 +339,16 @@ def test_parallel_calls_get_their_own_call_ids(
     )
     Runner.run_sync(PARALLEL_AGENT, "Oslo and Paris?", run_config=_config([step, _answer_step()]))
     spans = list(exporter.get_finished_spans())
-    tools = _by_name(spans, "execute_tool")
+    tools = by_name(spans, "execute_tool")
     assert len(tools) == 2
-    ids = {_attrs(t)[sc.OTEL_PROV_ARGUMENTS]: _attrs(t)[sc.GEN_AI_TOOL_CALL_ID] for t in tools}
+    ids = {attrs(t)[sc.OTEL_PROV_ARGUMENTS]: attrs(t)[sc.GEN_AI_TOOL_CALL_ID] for t in tools}
     assert ids == {'{"city": "Oslo"}': "call_b", '{"city": "Paris"}': "call_a"}
-    first = _attrs(_by_name(spans, "iteration")[0])
+    first = attrs(by_name(spans, "iteration")[0])
     assert first[sc.OTEL_PROV_ACTION] == "get_weather, get_weather"
     assert sc.OTEL_PROV_ARGUMENTS not in first  # several calls: the tool spans carry them
-    triples = _prov(spans)
+    triples = prov(spans)
     (second,) = [
-        i for i in _subjects(triples, O.Iteration) if _value(triples, i, O.iterationNumber) == "2"
+        i for i in subjects(triples, O.Iteration) if value(triples, i, O.iterationNumber) == "2"
     ]
     used = [o for s, p, o in triples if s == second and p == P.used]
     assert len(used) == 2  # both observations inform the next step
@@ -411,16 +384,16 @@ def test_concurrent_runs_in_threads_are_separate_traces(
     assert len(traces) == 2
     seen = set()
     for trace_spans in traces.values():
-        (session,) = _by_name(trace_spans, "invoke_agent")
-        city = str(_attrs(session)[sc.OTEL_PROV_QUESTION]).removeprefix("Weather in ")[:-1]
+        (session,) = by_name(trace_spans, "invoke_agent")
+        city = str(attrs(session)[sc.OTEL_PROV_QUESTION]).removeprefix("Weather in ")[:-1]
         seen.add(city)
-        assert _attrs(session)[sc.OTEL_PROV_ANSWER] == f"Weather in {city}: fine."
-        (tool,) = _by_name(trace_spans, "execute_tool")
-        assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_ID] == f"call_{city}"
-        assert city in str(_attrs(tool)[sc.OTEL_PROV_OBSERVATION])
-        triples = _prov(trace_spans)
-        assert len(_subjects(triples, O.AgentSession)) == 1
-        assert len(_subjects(triples, O.Iteration)) == 2
+        assert attrs(session)[sc.OTEL_PROV_ANSWER] == f"Weather in {city}: fine."
+        (tool,) = by_name(trace_spans, "execute_tool")
+        assert attrs(tool)[sc.GEN_AI_TOOL_CALL_ID] == f"call_{city}"
+        assert city in str(attrs(tool)[sc.OTEL_PROV_OBSERVATION])
+        triples = prov(trace_spans)
+        assert len(subjects(triples, O.AgentSession)) == 1
+        assert len(subjects(triples, O.Iteration)) == 2
     assert seen == set(cities)
 
 
@@ -439,8 +412,8 @@ def test_content_switch_off_keeps_structure_only(
         sc.OTEL_PROV_ARGUMENTS,
         sc.OTEL_PROV_OBSERVATION,
     }
-    assert all(not content & set(_attrs(s)) for s in spans)
-    assert [_attrs(i)[sc.OTEL_PROV_ACTION] for i in _by_name(spans, "iteration")] == [
+    assert all(not content & set(attrs(s)) for s in spans)
+    assert [attrs(i)[sc.OTEL_PROV_ACTION] for i in by_name(spans, "iteration")] == [
         "get_weather",
         "final_answer",
     ]
@@ -453,9 +426,9 @@ def test_genai_opt_in_adds_tool_call_content(
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     exporter, _, _ = instrumented
     Runner.run_sync(AGENT, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()]))
-    (tool,) = _by_name(list(exporter.get_finished_spans()), "execute_tool")
-    assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_ARGUMENTS] == ARGS
-    assert _attrs(tool)[sc.GEN_AI_TOOL_CALL_RESULT] == "18 °C and light rain in Paris"
+    (tool,) = by_name(list(exporter.get_finished_spans()), "execute_tool")
+    assert attrs(tool)[sc.GEN_AI_TOOL_CALL_ARGUMENTS] == ARGS
+    assert attrs(tool)[sc.GEN_AI_TOOL_CALL_RESULT] == "18 °C and light rain in Paris"
 
 
 def test_uninstrument_leaves_no_spans(

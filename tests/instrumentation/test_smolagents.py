@@ -29,11 +29,11 @@ from smolagents.models import (
 )
 from smolagents.monitoring import TokenUsage
 
-import otel_prov
 from otel_prov import semconv as sc
-from otel_prov._rdf import literal, parse_literal
+from otel_prov._rdf import literal
 from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.smolagents import SmolagentsInstrumentor
+from tests.instrumentation.span_helpers import attrs, by_name, parent_of, prov, subjects, value
 
 ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
 THOUGHT = "I need the weather in Paris first."
@@ -110,33 +110,6 @@ def instrumented(
     instrumentor.uninstrument()
 
 
-def _by_name(spans: list[ReadableSpan], prefix: str) -> list[ReadableSpan]:
-    return sorted((s for s in spans if s.name.startswith(prefix)), key=lambda s: s.start_time or 0)
-
-
-def _attrs(span: ReadableSpan) -> dict[str, Any]:
-    return dict(span.attributes or {})
-
-
-def _parent_of(span: ReadableSpan) -> int | None:
-    return span.parent.span_id if span.parent is not None else None
-
-
-def _prov(spans: list[ReadableSpan]) -> set[tuple[str, str, str]]:
-    record = otel_prov.map_spans([otel_prov.record_from_span(s) for s in spans])
-    assert record.problems == ()
-    return set(record.triples)
-
-
-def _subjects(triples: set[tuple[str, str, str]], cls: str) -> list[str]:
-    return sorted(s for s, p, o in triples if p == RDF_TYPE and o == cls)
-
-
-def _value(triples: set[tuple[str, str, str]], subject: str, predicate: str) -> str | None:
-    found = [o for s, p, o in triples if s == subject and p == predicate]
-    return parse_literal(found[0]) if found else None
-
-
 def _wrapped_methods() -> list[Any]:
     from smolagents import FinalAnswerTool
 
@@ -155,28 +128,28 @@ def test_tool_call_then_final_answer(instrumented: InMemorySpanExporter) -> None
     assert result == ANSWER
     spans = list(instrumented.get_finished_spans())
     assert len({s.context.trace_id for s in spans}) == 1
-    (session,) = _by_name(spans, "invoke_agent")
+    (session,) = by_name(spans, "invoke_agent")
     assert session.name == "invoke_agent weather"
     assert session.parent is None
-    assert _attrs(session)[sc.GEN_AI_OPERATION_NAME] == "invoke_agent"
-    assert _attrs(session)[sc.GEN_AI_AGENT_NAME] == "weather"
-    assert _attrs(session)[sc.OTEL_PROV_QUESTION] == "Weather in Paris?"
-    assert _attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
+    assert attrs(session)[sc.GEN_AI_OPERATION_NAME] == "invoke_agent"
+    assert attrs(session)[sc.GEN_AI_AGENT_NAME] == "weather"
+    assert attrs(session)[sc.OTEL_PROV_QUESTION] == "Weather in Paris?"
+    assert attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
 
-    iterations = _by_name(spans, "iteration")
-    assert [_attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in iterations] == [1, 2]
-    assert all(_parent_of(i) == session.context.span_id for i in iterations)
-    first, second = (_attrs(i) for i in iterations)
+    iterations = by_name(spans, "iteration")
+    assert [attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in iterations] == [1, 2]
+    assert all(parent_of(i) == session.context.span_id for i in iterations)
+    first, second = (attrs(i) for i in iterations)
     assert first[sc.OTEL_PROV_THOUGHT] == THOUGHT
     assert first[sc.OTEL_PROV_ACTION] == "get_weather"
     assert first[sc.OTEL_PROV_ARGUMENTS] == ARGS  # not the dict smolagents parsed in place
     assert second[sc.OTEL_PROV_ACTION] == "final_answer"
     assert json.loads(second[sc.OTEL_PROV_ARGUMENTS]) == {"answer": ANSWER}
 
-    (call,) = _by_name(spans, "execute_tool")  # final_answer has no tool span of its own
+    (call,) = by_name(spans, "execute_tool")  # final_answer has no tool span of its own
     assert call.name == "execute_tool get_weather"
-    assert _parent_of(call) == iterations[0].context.span_id
-    tool_attrs = _attrs(call)
+    assert parent_of(call) == iterations[0].context.span_id
+    tool_attrs = attrs(call)
     assert tool_attrs[sc.GEN_AI_TOOL_NAME] == "get_weather"
     assert tool_attrs[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
     assert tool_attrs[sc.OTEL_PROV_ARGUMENTS] == ARGS
@@ -184,35 +157,35 @@ def test_tool_call_then_final_answer(instrumented: InMemorySpanExporter) -> None
     assert sc.GEN_AI_TOOL_CALL_ARGUMENTS not in tool_attrs  # GenAI content is opt-in
     assert call.status.status_code is not StatusCode.ERROR
 
-    models = _by_name(spans, "chat")
+    models = by_name(spans, "chat")
     assert [m.name for m in models] == ["chat scripted-1", "chat scripted-1"]
-    assert [_parent_of(m) for m in models] == [i.context.span_id for i in iterations]
+    assert [parent_of(m) for m in models] == [i.context.span_id for i in iterations]
     for model in models:
         assert model.kind is SpanKind.CLIENT
-        assert _attrs(model)[sc.GEN_AI_REQUEST_MODEL] == "scripted-1"
-        assert _attrs(model)[sc.GEN_AI_USAGE_INPUT_TOKENS] == 11
-        assert _attrs(model)[sc.GEN_AI_USAGE_OUTPUT_TOKENS] == 7
+        assert attrs(model)[sc.GEN_AI_REQUEST_MODEL] == "scripted-1"
+        assert attrs(model)[sc.GEN_AI_USAGE_INPUT_TOKENS] == 11
+        assert attrs(model)[sc.GEN_AI_USAGE_OUTPUT_TOKENS] == 7
     for iteration in iterations:
-        children = [s for s in spans if _parent_of(s) == iteration.context.span_id]
+        children = [s for s in spans if parent_of(s) == iteration.context.span_id]
         assert iteration.start_time <= min(c.start_time or 0 for c in children)
         assert iteration.end_time >= max(c.end_time or 0 for c in children)
 
-    triples = _prov(spans)
-    (prov_session,) = _subjects(triples, O.AgentSession)
-    prov_iterations = _subjects(triples, O.Iteration)
-    numbered = {int(_value(triples, i, O.iterationNumber) or 0): i for i in prov_iterations}
+    triples = prov(spans)
+    (prov_session,) = subjects(triples, O.AgentSession)
+    prov_iterations = subjects(triples, O.Iteration)
+    numbered = {int(value(triples, i, O.iterationNumber) or 0): i for i in prov_iterations}
     assert sorted(numbered) == [1, 2]
     assert (numbered[2], P.wasInformedBy, numbered[1]) in triples
-    (prov_call,) = _subjects(triples, O.ToolCall)
+    (prov_call,) = subjects(triples, O.ToolCall)
     assert (prov_call, O.status, literal("ok")) in triples
-    assert _value(triples, prov_call, O.toolCallId) == "call_1"
+    assert value(triples, prov_call, O.toolCallId) == "call_1"
     (arguments,) = [o for s, p, o in triples if s == prov_call and p == P.used]
-    assert _value(triples, arguments, P.value) == ARGS
+    assert value(triples, arguments, P.value) == ARGS
     (observation,) = [s for s, p, o in triples if p == P.wasGeneratedBy and o == prov_call]
     assert (observation, RDF_TYPE, O.Observation) in triples
     assert (numbered[2], P.used, observation) in triples
-    (answer,) = _subjects(triples, O.Answer)
-    assert _value(triples, answer, P.value) == ANSWER
+    (answer,) = subjects(triples, O.Answer)
+    assert value(triples, answer, P.value) == ANSWER
     assert (answer, P.wasGeneratedBy, prov_session) in triples
 
 
@@ -221,10 +194,10 @@ def test_streaming_run_records_the_same_session(instrumented: InMemorySpanExport
     items = list(agent.run("Weather in Paris?", stream=True))
     assert type(items[-1]).__name__ == "FinalAnswerStep"
     spans = list(instrumented.get_finished_spans())
-    (session,) = _by_name(spans, "invoke_agent")
-    assert _attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
-    assert len(_by_name(spans, "iteration")) == 2
-    assert len(_by_name(spans, "execute_tool")) == 1
+    (session,) = by_name(spans, "invoke_agent")
+    assert attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
+    assert len(by_name(spans, "iteration")) == 2
+    assert len(by_name(spans, "execute_tool")) == 1
 
 
 def _failing_run() -> tuple[Any, list[Any]]:
@@ -253,29 +226,29 @@ def test_failing_tool_is_a_failed_call_and_the_run_goes_on(
     assert bare[1][1][1] is None  # smolagents kept no tool_calls for the failed step
 
     spans = list(exporter.get_finished_spans())
-    (call,) = _by_name(spans, "execute_tool")
+    (call,) = by_name(spans, "execute_tool")
     assert call.status.status_code is StatusCode.ERROR
     assert call.status.description == "no such city"
-    assert _attrs(call)[sc.ERROR_TYPE] == "ValueError"
-    assert _attrs(call)[sc.OTEL_PROV_ARGUMENTS] == '{"city": "Atlantis"}'
-    assert _attrs(call)[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
-    assert sc.OTEL_PROV_OBSERVATION not in _attrs(call)
-    first, second = _by_name(spans, "iteration")
+    assert attrs(call)[sc.ERROR_TYPE] == "ValueError"
+    assert attrs(call)[sc.OTEL_PROV_ARGUMENTS] == '{"city": "Atlantis"}'
+    assert attrs(call)[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
+    assert sc.OTEL_PROV_OBSERVATION not in attrs(call)
+    first, second = by_name(spans, "iteration")
     assert first.status.status_code is StatusCode.ERROR
-    assert _attrs(first)[sc.ERROR_TYPE] == "smolagents.utils.AgentToolExecutionError"
-    assert _attrs(first)[sc.OTEL_PROV_ACTION] == "get_weather"  # from model_output_message
-    assert _attrs(first)[sc.OTEL_PROV_ARGUMENTS] == '{"city": "Atlantis"}'
+    assert attrs(first)[sc.ERROR_TYPE] == "smolagents.utils.AgentToolExecutionError"
+    assert attrs(first)[sc.OTEL_PROV_ACTION] == "get_weather"  # from model_output_message
+    assert attrs(first)[sc.OTEL_PROV_ARGUMENTS] == '{"city": "Atlantis"}'
     assert second.status.status_code is not StatusCode.ERROR
-    (session,) = _by_name(spans, "invoke_agent")
+    (session,) = by_name(spans, "invoke_agent")
     assert session.status.status_code is not StatusCode.ERROR
-    assert _attrs(session)[sc.OTEL_PROV_ANSWER] == "Not found."
+    assert attrs(session)[sc.OTEL_PROV_ANSWER] == "Not found."
 
-    triples = _prov(spans)
-    (prov_call,) = _subjects(triples, O.ToolCall)
+    triples = prov(spans)
+    (prov_call,) = subjects(triples, O.ToolCall)
     assert (prov_call, O.status, literal("error")) in triples
-    assert _value(triples, prov_call, O.errorType) == "ValueError"
+    assert value(triples, prov_call, O.errorType) == "ValueError"
     assert not [s for s, p, o in triples if p == P.wasGeneratedBy and o == prov_call]
-    assert len(_subjects(triples, O.Answer)) == 1
+    assert len(subjects(triples, O.Answer)) == 1
 
 
 def test_model_failure_fails_the_run_as_uninstrumented(instrumented: InMemorySpanExporter) -> None:
@@ -288,12 +261,12 @@ def test_model_failure_fails_the_run_as_uninstrumented(instrumented: InMemorySpa
         agent.run("Weather in Paris?")
     assert type(raised.value).__name__ == "AgentGenerationError"
     spans = list(instrumented.get_finished_spans())
-    (session,) = _by_name(spans, "invoke_agent")
+    (session,) = by_name(spans, "invoke_agent")
     assert session.name == "invoke_agent ToolCallingAgent"  # unnamed agent: its class
     assert session.status.status_code is StatusCode.ERROR
-    (model,) = _by_name(spans, "chat")
-    assert _attrs(model)[sc.ERROR_TYPE] == "RuntimeError"
-    (iteration,) = _by_name(spans, "iteration")
+    (model,) = by_name(spans, "chat")
+    assert attrs(model)[sc.ERROR_TYPE] == "RuntimeError"
+    (iteration,) = by_name(spans, "iteration")
     assert iteration.status.status_code is StatusCode.ERROR
 
 
@@ -327,16 +300,16 @@ def test_two_agents_in_threads_are_separate_traces(instrumented: InMemorySpanExp
     assert len(traces) == 2
     seen = set()
     for trace_spans in traces.values():
-        (session,) = _by_name(trace_spans, "invoke_agent")
-        city = str(_attrs(session)[sc.OTEL_PROV_QUESTION]).removeprefix("Weather in ")[:-1]
+        (session,) = by_name(trace_spans, "invoke_agent")
+        city = str(attrs(session)[sc.OTEL_PROV_QUESTION]).removeprefix("Weather in ")[:-1]
         seen.add(city)
-        assert _attrs(session)[sc.OTEL_PROV_ANSWER] == f"Weather in {city}: fine."
-        (call,) = _by_name(trace_spans, "execute_tool")
-        assert _attrs(call)[sc.GEN_AI_TOOL_CALL_ID] == f"call_{city}"
-        assert city in str(_attrs(call)[sc.OTEL_PROV_OBSERVATION])
-        triples = _prov(trace_spans)
-        assert len(_subjects(triples, O.AgentSession)) == 1
-        assert len(_subjects(triples, O.Iteration)) == 2
+        assert attrs(session)[sc.OTEL_PROV_ANSWER] == f"Weather in {city}: fine."
+        (call,) = by_name(trace_spans, "execute_tool")
+        assert attrs(call)[sc.GEN_AI_TOOL_CALL_ID] == f"call_{city}"
+        assert city in str(attrs(call)[sc.OTEL_PROV_OBSERVATION])
+        triples = prov(trace_spans)
+        assert len(subjects(triples, O.AgentSession)) == 1
+        assert len(subjects(triples, O.Iteration)) == 2
     assert seen == set(cities)
 
 
@@ -354,8 +327,8 @@ def test_content_switch_off_keeps_structure_only(
         sc.OTEL_PROV_OBSERVATION,
     }
     assert len(spans) == 6
-    assert all(not content & set(_attrs(s)) for s in spans)
-    assert [_attrs(i)[sc.OTEL_PROV_ACTION] for i in _by_name(spans, "iteration")] == [
+    assert all(not content & set(attrs(s)) for s in spans)
+    assert [attrs(i)[sc.OTEL_PROV_ACTION] for i in by_name(spans, "iteration")] == [
         "get_weather",
         "final_answer",
     ]
@@ -366,9 +339,9 @@ def test_genai_opt_in_adds_tool_call_content(
 ) -> None:
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
     _agent([_tool_step(), _answer_step()]).run("Weather in Paris?")
-    (call,) = _by_name(list(instrumented.get_finished_spans()), "execute_tool")
-    assert _attrs(call)[sc.GEN_AI_TOOL_CALL_ARGUMENTS] == ARGS
-    assert _attrs(call)[sc.GEN_AI_TOOL_CALL_RESULT] == "18 °C and light rain in Paris"
+    (call,) = by_name(list(instrumented.get_finished_spans()), "execute_tool")
+    assert attrs(call)[sc.GEN_AI_TOOL_CALL_ARGUMENTS] == ARGS
+    assert attrs(call)[sc.GEN_AI_TOOL_CALL_RESULT] == "18 °C and light rain in Paris"
 
 
 def test_uninstrument_restores_everything_and_leaves_no_spans(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from opentelemetry import trace
@@ -74,6 +74,8 @@ def configure(
     session_timeout: float | None = None,
     max_pending_spans: int | None = None,
     wal_dir: str | os.PathLike[str] | None = None,
+    redact: Callable[[str], str] | None = None,
+    redact_patterns: Sequence[str] = (),
     set_global: bool = True,
 ) -> ProvHandle:
     """Build a ``TracerProvider`` that records provenance, install it, and return a handle.
@@ -87,10 +89,15 @@ def configure(
     (or its ``_TRACES_`` form) is set; ``OTEL_EXPORTER_OTLP_PROTOCOL`` picks
     ``http/protobuf`` (default) or ``grpc``.  The resource comes from ``service_name``,
     ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.  ``capture_content`` overrides
-    ``OTEL_PROV_CAPTURE_CONTENT``.  ``set_global=False`` leaves the global provider alone.
+    ``OTEL_PROV_CAPTURE_CONTENT``.  ``redact_patterns`` (regular expressions, matches become
+    ``[REDACTED]``) and ``redact`` (text -> text) clean every content value where it is set
+    on a span, so neither the OTLP export nor the provenance ever holds the original.
+    ``set_global=False`` leaves the global provider alone.
     """
     if capture_content is not None:
         _content.set_override(capture_content)
+    if redact is not None or redact_patterns:
+        _content.set_redaction(redact, redact_patterns)
     if exporter is None:
         exporter = exporter_from_settings(
             store=store,

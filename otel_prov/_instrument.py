@@ -41,7 +41,7 @@ from opentelemetry.trace import (
 )
 
 from otel_prov import semconv as sc
-from otel_prov._content import capture_genai_content, capture_prov_content
+from otel_prov._content import capture_genai_content, capture_prov_content, redact
 from otel_prov._version import __version__
 
 __all__ = [
@@ -229,7 +229,7 @@ _GENAI_TWIN = {
 
 def _put_content(target: dict[str, Any] | Span, key: str, value: Any, *, tool: bool) -> None:
     """Set a content attribute on a span (or start attributes) as the capture switches allow."""
-    text = _as_text(value)
+    text = redact(_as_text(value))
     setter = target.__setitem__ if isinstance(target, dict) else target.set_attribute
     if capture_prov_content():
         setter(key, text)

@@ -77,11 +77,7 @@ def _langchain_run() -> Callable[[], Any]:
 
 def _agents_run() -> Callable[[], Any]:
     """The scripted Runner.run_sync run of tests/instrumentation/test_openai_agents.py."""
-    from agents import Agent, ModelProvider, ModelSettings, RunConfig, Runner, function_tool
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.tracing import generation_span
-    from agents.usage import Usage
+    from agents import Agent, RunConfig, Runner, function_tool
     from openai.types.responses import (
         ResponseFunctionToolCall,
         ResponseOutputMessage,
@@ -90,41 +86,7 @@ def _agents_run() -> Callable[[], Any]:
     )
     from openai.types.responses.response_reasoning_item import Summary
 
-    class ScriptedModel(Model):
-        def __init__(self, steps: list[list[Any]]) -> None:
-            self.steps = list(steps)
-
-        async def get_response(
-            self,
-            system_instructions: str | None,
-            input: Any,
-            model_settings: ModelSettings,
-            tools: Any,
-            output_schema: Any,
-            handoffs: Any,
-            tracing: Any,
-            **kwargs: Any,
-        ) -> ModelResponse:
-            output = self.steps.pop(0)
-            messages = input if isinstance(input, list) else [{"role": "user", "content": input}]
-            with generation_span(model="scripted-1", input=messages) as span:
-                span.span_data.output = [item.model_dump() for item in output]
-                span.span_data.usage = {"input_tokens": 11, "output_tokens": 7}
-            return ModelResponse(
-                output=output,
-                usage=Usage(requests=1, input_tokens=11, output_tokens=7),
-                response_id=None,
-            )
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
-
-    class ScriptedProvider(ModelProvider):
-        def __init__(self, model: Model) -> None:
-            self.model = model
-
-        def get_model(self, model_name: str | None) -> Model:
-            return self.model
+    from tests.instrumentation.scripted_openai import ScriptedModel, ScriptedProvider
 
     @function_tool
     def get_weather(city: str) -> str:

@@ -23,21 +23,15 @@ pytest.importorskip("agents")
 
 from agents import (
     Agent,
-    ModelProvider,
-    ModelSettings,
     RunConfig,
     Runner,
     function_tool,
 )
-from agents.items import ModelResponse
-from agents.models.interface import Model
 from agents.tracing import (
     TracingProcessor,
-    generation_span,
     get_trace_provider,
     set_trace_processors,
 )
-from agents.usage import Usage
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -56,6 +50,7 @@ from otel_prov._rdf import literal
 from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from otel_prov.instrumentation.openai_agents._processor import _ns
+from tests.instrumentation.scripted_openai import ScriptedModel, ScriptedProvider
 from tests.instrumentation.span_helpers import attrs, by_name, parent_of, prov, subjects, value
 
 ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
@@ -85,44 +80,6 @@ def _answer_step(text: str = ANSWER) -> list[Any]:
             content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
         )
     ]
-
-
-class ScriptedModel(Model):
-    def __init__(self, steps: list[list[Any]]) -> None:
-        self.steps = list(steps)
-
-    async def get_response(
-        self,
-        system_instructions: str | None,
-        input: Any,
-        model_settings: ModelSettings,
-        tools: Any,
-        output_schema: Any,
-        handoffs: Any,
-        tracing: Any,
-        **kwargs: Any,
-    ) -> ModelResponse:
-        output = self.steps.pop(0)
-        messages = input if isinstance(input, list) else [{"role": "user", "content": input}]
-        with generation_span(model="scripted-1", input=messages) as span:
-            span.span_data.output = [item.model_dump() for item in output]
-            span.span_data.usage = {"input_tokens": 11, "output_tokens": 7}
-        return ModelResponse(
-            output=output,
-            usage=Usage(requests=1, input_tokens=11, output_tokens=7),
-            response_id=None,
-        )
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-
-class ScriptedProvider(ModelProvider):
-    def __init__(self, model: Model) -> None:
-        self.model = model  # the same instance every turn: get_model is called per turn
-
-    def get_model(self, model_name: str | None) -> Model:
-        return self.model
 
 
 @function_tool

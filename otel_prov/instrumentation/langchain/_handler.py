@@ -480,11 +480,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
-        run = self._pop(run_id)
-        if run is None:
-            return
-        _fail(run.anchor, error)
-        run.anchor.end()
+        self._end_failed(run_id, error)
 
     # --- tool calls ------------------------------------------------------------------------
     def on_tool_start(
@@ -550,12 +546,17 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
+        run = self._end_failed(run_id, error)
+        if run is not None:
+            self._tool_done(run)
+
+    def _end_failed(self, run_id: UUID, error: BaseException) -> _Run | None:
+        """End a model or tool run's span as failed; the run, if it was ours."""
         run = self._pop(run_id)
-        if run is None:
-            return
-        _fail(run.anchor, error)
-        run.anchor.end()
-        self._tool_done(run)
+        if run is not None:
+            _fail(run.anchor, error)
+            run.anchor.end()
+        return run
 
     def _tool_done(self, run: _Run) -> None:
         if run.iteration is not None:

@@ -21,8 +21,10 @@ then propagates unchanged.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import json
+import os
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import Token
 from types import TracebackType
@@ -42,6 +44,7 @@ from opentelemetry.trace import (
 
 from otel_prov import semconv as sc
 from otel_prov._content import capture_genai_content, capture_prov_content, redact
+from otel_prov._span_record import attribute_length_limit
 from otel_prov._version import __version__
 
 __all__ = [
@@ -228,14 +231,40 @@ _GENAI_TWIN = {
 
 
 def _put_content(target: dict[str, Any] | Span, key: str, value: Any, *, tool: bool) -> None:
-    """Set a content attribute on a span (or start attributes) as the capture switches allow."""
+    """Set a content attribute on a span (or start attributes) as the capture switches allow.
+
+    When the content is left off, its size and hash are recorded instead, so provenance
+    keeps a fingerprint of what it may not show.  When an attribute length limit is about
+    to cut the value (the SDK does so silently), they are recorded beside it, so the
+    graph can say the value is truncated and what the whole of it was.
+    """
     text = redact(_as_text(value))
     setter = target.__setitem__ if isinstance(target, dict) else target.set_attribute
-    if capture_prov_content():
+    keep = capture_prov_content()
+    if keep:
         setter(key, text)
     twin = _GENAI_TWIN.get(key)
     if twin is not None and tool and capture_genai_content():
         setter(twin, text)
+        keep = True
+    limit = _length_limit(target)
+    if not keep or (limit is not None and len(text) > limit):
+        size_key, hash_key = sc.CONTENT_DIGEST_KEYS[key]
+        data = text.encode()
+        setter(size_key, len(data))
+        setter(hash_key, "sha256:" + hashlib.sha256(data).hexdigest())
+
+
+def _length_limit(target: dict[str, Any] | Span) -> int | None:
+    """The attribute length limit the value will meet: the span's own, or for attributes
+    of a span not started yet, the SDK's environment setting."""
+    if not isinstance(target, dict):
+        return attribute_length_limit(target)
+    for variable in ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"):
+        setting = os.environ.get(variable, "").strip()
+        if setting.isdigit():
+            return int(setting)
+    return None
 
 
 def _current(span: Span | None) -> Span:

@@ -29,7 +29,9 @@ mapping fails, it is still written as a plain ``oprov:Span`` with its ids and ti
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -45,9 +47,9 @@ from otel_prov._iris import (
     tool_iri,
     trace_hex,
 )
-from otel_prov._rdf import Triple, datetime_from_ns, integer, literal
+from otel_prov._rdf import Triple, boolean, datetime_from_ns, integer, iri, literal
 from otel_prov._record import ProvRecord
-from otel_prov._span_record import Role, SpanRecord
+from otel_prov._span_record import BlobRef, Role, SpanRecord
 from otel_prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
 __all__ = ["map_spans"]
@@ -90,6 +92,31 @@ _RESULT_KEYS = (
 _TOOL_NAME_KEYS = (sc.GEN_AI_TOOL_NAME, "tool.name", "traceloop.entity.name")
 _MODEL_KEYS = (sc.GEN_AI_REQUEST_MODEL, sc.GEN_AI_RESPONSE_MODEL, "llm.model_name")
 _SESSION_ID_KEYS = (sc.GEN_AI_CONVERSATION_ID, "session.id")
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+# Content attribute -> (size, hash) attributes describing its whole value, set by our
+# instrumentation when the value was left off or cut by an attribute length limit.
+_DIGEST_KEYS = {
+    **sc.CONTENT_DIGEST_KEYS,
+    sc.GEN_AI_TOOL_CALL_ARGUMENTS: sc.CONTENT_DIGEST_KEYS[sc.OTEL_PROV_ARGUMENTS],
+    sc.GEN_AI_TOOL_CALL_RESULT: sc.CONTENT_DIGEST_KEYS[sc.OTEL_PROV_OBSERVATION],
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Content:
+    """A content value and what describes it when the value itself is partial or absent."""
+
+    text: str | None
+    """What ``prov:value`` holds: the value, a preview, or None (capture was off)."""
+    sha256: str | None
+    size: int | None
+    truncated: bool = False
+    blob: BlobRef | None = None
+
+    @classmethod
+    def of(cls, text: str) -> _Content:
+        data = text.encode()
+        return cls(text, "sha256:" + hashlib.sha256(data).hexdigest(), len(data))
 
 
 def map_spans(spans: Iterable[SpanRecord]) -> ProvRecord:
@@ -276,6 +303,31 @@ class _Tree:
             if _succeeded(tool)
         ]
 
+    def failed_calls(self, session: SpanRecord) -> int:
+        """Tool and model calls of the session that failed or never ended."""
+        return sum(
+            1
+            for span in self.spans
+            if span.role in (Role.TOOL_CALL, Role.MODEL_CALL)
+            and not _succeeded(span)
+            and self.enclosing(span, Role.SESSION) is session
+        )
+
+    def declared_tools(self, session: SpanRecord) -> list[str]:
+        """Names of the tools the agent was given: ``otel_prov.agent.tools`` on the session,
+        else ``gen_ai.tool.definitions`` (or OpenInference's ``llm.tools``) on the session or
+        its model calls."""
+        names = session.attributes.get(sc.OTEL_PROV_AGENT_TOOLS)
+        if isinstance(names, (list, tuple)):
+            return sorted({str(name) for name in names if name})
+        found: set[str] = set()
+        for span in self.spans:
+            if span is session or (
+                span.role is Role.MODEL_CALL and self.enclosing(span, Role.SESSION) is session
+            ):
+                found.update(_defined_tools(span.attributes))
+        return sorted(found)
+
     def thought(self, iteration: SpanRecord) -> str | None:
         if sc.OTEL_PROV_THOUGHT not in iteration.attributes:
             return None
@@ -306,6 +358,41 @@ class _Out:
             return _as_text(value)
         return None
 
+    def content(self, *keys: str) -> _Content | None:
+        """The first content value among ``keys``, with its hash and size; or, when our
+        instrumentation left the content off, the hash and size it recorded instead."""
+        attributes = self.span.attributes
+        for key in keys:
+            if attributes.get(key) is None:
+                continue
+            text = self.text(key)
+            assert text is not None
+            blob = self.span.blobs.get(key)
+            if blob is not None:
+                return _Content(text, blob.sha256, blob.size, blob=blob)
+            whole = self._declared(key)
+            if whole is not None and whole.size is not None and whole.size > len(text.encode()):
+                return dataclasses.replace(whole, text=text, truncated=True)
+            if key in self.span.truncated:
+                return _Content(text, None, None, truncated=True)
+            return _Content.of(text)
+        for key in keys:
+            whole = self._declared(key)
+            if whole is not None:
+                return whole
+        return None
+
+    def _declared(self, key: str) -> _Content | None:
+        size_key, hash_key = _DIGEST_KEYS.get(key, ("", ""))
+        digest = self.span.attributes.get(hash_key)
+        if not isinstance(digest, str):
+            return None
+        if not _SHA256.fullmatch(digest):
+            # A length limit under 71 characters cuts the hash too: claim no hash then.
+            self.report(f"{hash_key} is not sha256:<64 hex digits>; left out")
+            return _Content(None, None, self.integer(size_key))
+        return _Content(None, digest, self.integer(size_key))
+
     def integer(self, key: str) -> int | None:
         value = self.span.attributes.get(key)
         if value is None or (isinstance(value, int) and not isinstance(value, bool)):
@@ -318,11 +405,23 @@ class _Out:
         self.report(f"{key} is {type(value).__name__}, expected an int; converted")
         return converted
 
-    def entity(self, iri: str, cls: str, value: str | None) -> None:
-        self.add((iri, RDF_TYPE, cls))
-        self.add((iri, RDF_TYPE, P.Entity))
-        if value is not None:
-            self.add((iri, P.value, literal(value)))
+    def entity(self, entity: str, cls: str, content: _Content | None) -> None:
+        add = self.add
+        add((entity, RDF_TYPE, cls))
+        add((entity, RDF_TYPE, P.Entity))
+        if content is None:
+            return
+        if content.text is not None:
+            add((entity, P.value, literal(content.text)))
+        if content.sha256 is not None:
+            add((entity, O.contentHash, literal(content.sha256)))
+        if content.size is not None:
+            add((entity, O.byteSize, integer(content.size)))
+        if content.truncated:
+            add((entity, O.truncated, boolean(True)))
+        if content.blob is not None:
+            add((entity, O.mediaType, literal(content.blob.media_type)))
+            add((entity, O.contentLocation, iri(content.blob.location)))
 
     def generated(self, entity: str, activity: str, at_ns: int | None) -> None:
         self.add((entity, P.wasGeneratedBy, activity))
@@ -389,6 +488,33 @@ def _requested_calls(attributes: Mapping[str, Any]) -> list[tuple[str, str, str 
     return calls
 
 
+def _defined_tools(attributes: Mapping[str, Any]) -> list[str]:
+    """Tool names in ``gen_ai.tool.definitions`` (a JSON list of ``{"name"}`` or
+    ``{"function": {"name"}}`` objects) and OpenInference's ``llm.tools.N.tool.json_schema``."""
+    texts = [attributes.get("gen_ai.tool.definitions")]
+    texts += [
+        value
+        for key, value in attributes.items()
+        if key.startswith("llm.tools.") and key.endswith(".tool.json_schema")
+    ]
+    names = []
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            continue
+        for item in parsed if isinstance(parsed, list) else [parsed]:
+            if not isinstance(item, dict):
+                continue
+            function = item.get("function")
+            name = function.get("name") if isinstance(function, dict) else item.get("name")
+            if isinstance(name, str) and name:
+                names.append(name)
+    return names
+
+
 def _succeeded(span: SpanRecord) -> bool:
     return span.status != "error" and span.end_ns is not None
 
@@ -440,6 +566,9 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     if span.parent_id is not None:
         add((activity, O.parentSpanId, literal(span_hex(span.parent_id))))
         add((activity, O.partOf, activity_iri(span.trace_id, span.parent_id)))
+    failed = tree.failed_calls(span) if span.role is Role.SESSION else 0
+    if span.role is Role.SESSION:
+        add((activity, O.failedCalls, integer(failed)))
     if span.status == "error":
         add((activity, O.status, literal("error")))
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type")
@@ -448,8 +577,11 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
             add((activity, O.errorType, literal(error_type)))
         if message:
             add((activity, O.errorMessage, literal(message)))
+    elif span.end_ns is None:
+        add((activity, O.status, literal("incomplete")))
     else:
-        add((activity, O.status, literal("ok" if span.end_ns is not None else "incomplete")))
+        # A session whose calls failed is not "ok", even if the agent carried on.
+        add((activity, O.status, literal("error" if failed else "ok")))
     if span.service_name:
         service = service_iri(span.service_name)
         add((activity, O.serviceName, literal(span.service_name)))
@@ -483,9 +615,14 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         if agent_name:
             add((agent, O.agentName, literal(agent_name)))
         add((activity, P.wasAssociatedWith, agent))
+    for name in tree.declared_tools(span):
+        tool = tool_iri(name)
+        out.agent(tool, O.Tool, name)
+        add((tool, O.toolName, literal(name)))
+        add((activity, O.declaredTool, tool))
     if tree.enclosing(span, Role.SESSION) is not None and span.parent_id is not None:
         add((activity, P.wasStartedBy, activity_iri(span.trace_id, span.parent_id)))
-    question = out.text(*_QUESTION_KEYS)
+    question = out.content(*_QUESTION_KEYS)
     if question is not None:
         entity = entity_iri(activity, "question")
         out.entity(entity, O.Question, question)
@@ -518,7 +655,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         thought = tree.thought(iteration)
         sources.extend(([thought] if thought else []) + previous_observations)
 
-    answer = out.text(*_ANSWER_KEYS)
+    answer = out.content(*_ANSWER_KEYS)
     if answer is not None:
         entity = entity_iri(activity, "answer")
         out.entity(entity, O.Answer, answer)
@@ -568,29 +705,31 @@ def _iteration(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     decided = _decision_time(span, tree)
     thought = tree.thought(span)
     if thought is not None:
-        out.entity(thought, O.Thought, out.text(sc.OTEL_PROV_THOUGHT))
+        out.entity(thought, O.Thought, out.content(sc.OTEL_PROV_THOUGHT))
         out.generated(thought, activity, decided)
     if tree.tool_calls(span):
         return  # arguments and observations belong to the tool calls
     arguments = None
-    text = out.text(sc.OTEL_PROV_ARGUMENTS)
-    if text is not None:
+    content = out.content(sc.OTEL_PROV_ARGUMENTS)
+    if content is not None:
         arguments = entity_iri(activity, "arguments")
-        _check_json(text, sc.OTEL_PROV_ARGUMENTS, out)
-        out.entity(arguments, O.Arguments, text)
+        _check_json(content, sc.OTEL_PROV_ARGUMENTS, out)
+        out.entity(arguments, O.Arguments, content)
         out.generated(arguments, activity, decided)
-    text = out.text(sc.OTEL_PROV_OBSERVATION)
-    if text is not None:
+    content = out.content(sc.OTEL_PROV_OBSERVATION)
+    if content is not None:
         observation = entity_iri(activity, "observation")
-        out.entity(observation, O.Observation, text)
+        out.entity(observation, O.Observation, content)
         out.generated(observation, activity, span.end_ns)
         if arguments is not None:
             add((observation, P.wasDerivedFrom, arguments))
 
 
-def _check_json(text: str, key: str, out: _Out) -> None:
+def _check_json(content: _Content, key: str, out: _Out) -> None:
+    if content.text is None or content.truncated or content.blob is not None:
+        return  # left off, cut or a preview: not the whole JSON text
     try:
-        json.loads(text)
+        json.loads(content.text)
     except ValueError as exc:
         out.report(f"{key} is not JSON ({exc}); stored as text")
 
@@ -614,12 +753,12 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     arguments = entity_iri(activity, "arguments")
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
-    text = requested if requested is not None else out.text(*_ARGUMENT_KEYS)
-    if text is None and only_call and iteration is not None:
-        text = _Out(iteration, out.problems).text(sc.OTEL_PROV_ARGUMENTS)
-    if text is not None:
-        _check_json(text, "tool call arguments", out)
-    out.entity(arguments, O.Arguments, text)
+    content = _Content.of(requested) if requested is not None else out.content(*_ARGUMENT_KEYS)
+    if content is None and only_call and iteration is not None:
+        content = _Out(iteration, out.problems).content(sc.OTEL_PROV_ARGUMENTS)
+    if content is not None:
+        _check_json(content, "tool call arguments", out)
+    out.entity(arguments, O.Arguments, content)
     add((activity, P.used, arguments))
     if iteration is not None:
         iteration_activity = activity_iri(iteration.trace_id, iteration.span_id)
@@ -630,10 +769,10 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     if not _succeeded(span):
         return  # a failed or unfinished call produced nothing: no Observation claims success
     observation = entity_iri(activity, "observation")
-    text = out.text(*_RESULT_KEYS)
-    if text is None and only_call and iteration is not None:
-        text = _Out(iteration, out.problems).text(sc.OTEL_PROV_OBSERVATION)
-    out.entity(observation, O.Observation, text)
+    content = out.content(*_RESULT_KEYS)
+    if content is None and only_call and iteration is not None:
+        content = _Out(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
+    out.entity(observation, O.Observation, content)
     out.generated(observation, activity, span.end_ns)
     add((observation, P.wasDerivedFrom, arguments))
 

@@ -41,6 +41,7 @@ from opentelemetry.context import (
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_prov._assembler import SessionAssembler
+from otel_prov._blobs import DEFAULT_THRESHOLD, BlobStore, externalize
 from otel_prov._bundle import agent_of, bundles_in, chain_triples
 from otel_prov._export_api import ExportResult, ProvExporter
 from otel_prov._mapper import map_spans
@@ -50,6 +51,8 @@ from otel_prov._settings import env_float, env_int, env_str
 from otel_prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov._wal import IntentLog, recover_intents
 from otel_prov.environment_variables import (
+    OTEL_PROV_BLOB_DIR,
+    OTEL_PROV_BLOB_THRESHOLD,
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
     OTEL_PROV_WAL_DIR,
@@ -65,6 +68,7 @@ _DEFAULT_SESSION_TIMEOUT_S = 600.0
 _DEFAULT_MAX_PENDING = 100_000
 _DROP_LOG_INTERVAL_S = 10.0
 _TIMEOUT_CHECK_INTERVAL_NS = 1_000_000_000
+DEFAULT_BLOB_DIR = ".otel-prov/blobs"
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,9 @@ class ProvSpanProcessor(SpanProcessor):
     ``wal_dir`` (``OTEL_PROV_WAL_DIR``): record each tool call at dispatch in a
     write-ahead log there (see ``_wal``); a tool call whose process died is stored as
     ``incomplete`` by the next processor started on the same directory.
+    ``blob_dir`` (``OTEL_PROV_BLOB_DIR``, default ``.otel-prov/blobs``) and
+    ``blob_threshold`` (bytes, ``OTEL_PROV_BLOB_THRESHOLD``, default 64 KiB): larger values
+    are written there once, by hash, and the graph keeps a preview and a pointer.
     """
 
     def __init__(
@@ -112,6 +119,8 @@ class ProvSpanProcessor(SpanProcessor):
         export_batch_size: int = 64,
         knows_open_spans: bool = True,
         wal_dir: str | os.PathLike[str] | None = None,
+        blob_dir: str | os.PathLike[str] | None = None,
+        blob_threshold: int | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -156,6 +165,10 @@ class ProvSpanProcessor(SpanProcessor):
             self._wal = IntentLog(
                 Path(wal_path), fsync=env_str(OTEL_PROV_WAL_FSYNC, "never") == "always"
             )
+        self._blobs = BlobStore(blob_dir or env_str(OTEL_PROV_BLOB_DIR, DEFAULT_BLOB_DIR))
+        self._blob_threshold = blob_threshold or env_int(
+            OTEL_PROV_BLOB_THRESHOLD, DEFAULT_THRESHOLD
+        )
         self._start_worker()
         if hasattr(os, "register_at_fork"):
             reinit = weakref.WeakMethod(self._after_fork)
@@ -231,7 +244,7 @@ class ProvSpanProcessor(SpanProcessor):
         while queue:
             span = queue.popleft()
             self._open.pop(span.context.span_id, None)
-            record = record_from_span(span)
+            record = self._snapshot(span)
             self._counts["received"] += 1
             if assembler.pending >= self._max_pending and record.role is not Role.SESSION:
                 self._counts["dropped"] += 1
@@ -245,6 +258,10 @@ class ProvSpanProcessor(SpanProcessor):
             self._open.pop(span_id, None)
         self._counts["dropped"] += len(lost)
         self._suspects = ended - lost
+
+    def _snapshot(self, span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
+        """The record the mapper gets: large values moved to the blob store."""
+        return externalize(record_from_span(span, ended=ended), self._blobs, self._blob_threshold)
 
     def _export_recovered(self) -> None:
         """Tool calls a dead process dispatched but never finished: stored as incomplete."""
@@ -280,7 +297,7 @@ class ProvSpanProcessor(SpanProcessor):
         for group in groups:
             tool_calls.append([s.span_id for s in group if s.role is Role.TOOL_CALL])
             complete = [
-                record_from_span(live[s.span_id], ended=False)
+                self._snapshot(live[s.span_id], ended=False)
                 if s.end_ns is None and s.span_id in live
                 else s
                 for s in group

@@ -107,7 +107,7 @@ def render_sessions_table(sessions: list[SessionSummary]) -> str:
             (s.question or "").replace("\n", " ")[:48],
             str(s.iterations),
             str(s.tool_calls),
-            s.status,
+            f"{s.status} ({s.failed_calls} failed)" if s.failed_calls else s.status,
             s.trace_id,
         )
         for s in sessions

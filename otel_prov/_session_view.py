@@ -10,6 +10,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from otel_prov._backend import QueryBackend
+from otel_prov._blobs import BlobError, read_blob
 from otel_prov._rdf import InvalidIRIError, iri, literal
 
 __all__ = [
@@ -41,6 +42,7 @@ class SessionSummary:
     tool_calls: int
     status: str
     trace_id: str
+    failed_calls: int = 0
 
 
 @dataclass
@@ -96,6 +98,7 @@ def list_sessions(backend: QueryBackend, graph: str, limit: int) -> list[Session
     """Newest first."""
     query = f"""{PREFIXES}
 SELECT ?s ?start ?trace ?status (SAMPLE(?agentLabel) AS ?agent) (SAMPLE(?q) AS ?question)
+       (SAMPLE(?f) AS ?failed)
        (COUNT(DISTINCT ?it) AS ?iterations) (COUNT(DISTINCT ?tc) AS ?tools)
 WHERE {{ GRAPH {graph} {{
   ?s a oprov:AgentSession ; prov:startedAtTime ?start ; oprov:traceId ?trace ;
@@ -103,6 +106,7 @@ WHERE {{ GRAPH {graph} {{
   {_OUTERMOST}
   OPTIONAL {{ ?s prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agentLabel }}
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?q }}
+  OPTIONAL {{ ?s oprov:failedCalls ?f }}
   OPTIONAL {{ ?it oprov:partOf ?s ; a oprov:Iteration }}
   OPTIONAL {{ ?tc oprov:partOf+ ?s ; a oprov:ToolCall }}
 }} }}
@@ -119,6 +123,7 @@ LIMIT {int(limit)}"""
             tool_calls=int(row["tools"] or 0),
             status=row["status"] or "",
             trace_id=row["trace"] or "",
+            failed_calls=int(row["failed"] or 0),
         )
         for row in backend.query(query).rows
     ]
@@ -145,25 +150,28 @@ def _int(value: str | None) -> int | None:
     return int(value) if value is not None else None
 
 
-def load_session(backend: QueryBackend, graph: str, session: str) -> SessionView:
-    """Everything ``show`` prints about one session."""
+def load_session(
+    backend: QueryBackend, graph: str, session: str, *, full: bool = False
+) -> SessionView:
+    """Everything ``show`` prints about one session; ``full`` reads moved values back."""
     s = iri(session)
     head = backend.query(
         f"""{PREFIXES}
-SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?question ?answer
+SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae
 WHERE {{ GRAPH {graph} {{
   {s} oprov:traceId ?trace ; oprov:spanId ?span ; oprov:status ?status ;
       prov:startedAtTime ?start .
   OPTIONAL {{ {s} prov:endedAtTime ?end }}
   OPTIONAL {{ {s} oprov:sessionId ?conversation }}
   OPTIONAL {{ {s} prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
-  OPTIONAL {{ {s} prov:used ?qe . ?qe a oprov:Question ; prov:value ?question }}
-  OPTIONAL {{ ?ae prov:wasGeneratedBy {s} ; a oprov:Answer ; prov:value ?answer }}
+  OPTIONAL {{ {s} prov:used ?qe . ?qe a oprov:Question }}
+  OPTIONAL {{ ?ae prov:wasGeneratedBy {s} ; a oprov:Answer }}
 }} }} LIMIT 1"""
     ).rows
     if not head:
         raise LookupError(f"no session {session}")
     row = head[0]
+    texts = _content_texts(backend, graph, s, full)
     view = SessionView(
         id=session,
         trace_id=row["trace"] or "",
@@ -173,11 +181,61 @@ WHERE {{ GRAPH {graph} {{
         status=row["status"] or "",
         start=row["start"] or "",
         end=row["end"],
-        question=row["question"],
-        answer=row["answer"],
+        question=texts.get(row["qe"] or ""),
+        answer=texts.get(row["ae"] or ""),
     )
-    _fill_iterations(backend, graph, s, view)
+    _fill_iterations(backend, graph, s, view, texts)
     return view
+
+
+_DESCRIPTORS = {
+    "http://www.w3.org/ns/prov#value": "value",
+    "https://w3id.org/otel-prov/ns#contentHash": "hash",
+    "https://w3id.org/otel-prov/ns#byteSize": "size",
+    "https://w3id.org/otel-prov/ns#contentLocation": "location",
+    "https://w3id.org/otel-prov/ns#truncated": "truncated",
+}
+
+
+def _content_texts(backend: QueryBackend, graph: str, s: str, full: bool) -> dict[str, str]:
+    """Entity IRI -> the text to show for each content entity of the session."""
+    described: dict[str, dict[str, str]] = {}
+    for row in backend.query(
+        f"""{PREFIXES}
+SELECT ?e ?p ?o WHERE {{ GRAPH {graph} {{
+  ?a oprov:partOf* {s} .
+  {{ ?e prov:wasGeneratedBy ?a }} UNION {{ ?a prov:used ?e }}
+  ?e ?p ?o .
+  FILTER(?p IN (prov:value, oprov:contentHash, oprov:byteSize, oprov:contentLocation,
+                oprov:truncated))
+}} }} ORDER BY ?e ?p ?o"""
+    ).rows:
+        described.setdefault(row["e"] or "", {})[_DESCRIPTORS[row["p"] or ""]] = row["o"] or ""
+    return {
+        entity: text
+        for entity, fields in described.items()
+        if (text := content_text(fields, full=full)) is not None
+    }
+
+
+def content_text(fields: dict[str, str], *, full: bool) -> str | None:
+    """What to show for a value that may be whole, a preview, truncated or left off."""
+    value, digest, size = fields.get("value"), fields.get("hash"), fields.get("size")
+    location = fields.get("location")
+    if location is not None:
+        if full:
+            try:
+                return read_blob(location, digest)
+            except BlobError as exc:
+                return f"{value or ''}\n[{exc}]"
+        whole = f"the whole value ({size} bytes) is at {location}"
+        return f"{value or ''}\n[preview: {whole}; --full shows it]"
+    if value is None:
+        return f"[not captured: {size} bytes, {digest}]" if digest is not None else None
+    if fields.get("truncated") == "true":
+        whole = f"; the whole value was {size} bytes, {digest}" if digest is not None else ""
+        return f"{value}\n[truncated by an attribute length limit{whole}]"
+    return value
 
 
 _PROPERTIES = {
@@ -193,7 +251,9 @@ _PROPERTIES = {
 }
 
 
-def _fill_iterations(backend: QueryBackend, graph: str, s: str, view: SessionView) -> None:
+def _fill_iterations(
+    backend: QueryBackend, graph: str, s: str, view: SessionView, texts: dict[str, str]
+) -> None:
     """Iterations with their model and tool calls, from three small queries.
 
     Small on purpose: one query joining it all makes Virtuoso's planner refuse to run it
@@ -221,16 +281,18 @@ SELECT ?a ?p ?o WHERE {{ GRAPH {graph} {{
     content: dict[tuple[str, str, str], set[str]] = {}
     for row in backend.query(
         f"""{PREFIXES}
-SELECT ?a ?link ?kind ?value WHERE {{ GRAPH {graph} {{
+SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
   ?a oprov:partOf+ {s} .
   {{ ?e prov:wasGeneratedBy ?a . BIND("generated" AS ?link) }}
   UNION {{ ?a prov:used ?e . BIND("used" AS ?link) }}
-  ?e a ?kind ; prov:value ?value .
+  ?e a ?kind .
   FILTER(?kind IN (oprov:Thought, oprov:Arguments, oprov:Observation))
-}} }} ORDER BY ?a ?link ?kind ?value"""
+}} }} ORDER BY ?a ?link ?kind ?e"""
     ).rows:
         kind = (row["kind"] or "").removeprefix(oprov)
-        content.setdefault((row["a"] or "", row["link"] or "", kind), set()).add(row["value"] or "")
+        text = texts.get(row["e"] or "")
+        if text is not None:
+            content.setdefault((row["a"] or "", row["link"] or "", kind), set()).add(text)
 
     def one(activity: str, link: str, kind: str) -> str | None:
         # One value, or None where parallel calls each hold their own.

@@ -17,7 +17,15 @@ from opentelemetry.trace import StatusCode
 
 from otel_prov.semconv import GEN_AI_OPERATION_NAME, OTEL_PROV_ITERATION_NUMBER, SERVICE_NAME
 
-__all__ = ["Role", "SpanEvent", "SpanRecord", "classify", "record_from_span"]
+__all__ = [
+    "BlobRef",
+    "Role",
+    "SpanEvent",
+    "SpanRecord",
+    "attribute_length_limit",
+    "classify",
+    "record_from_span",
+]
 
 
 class Role(enum.Enum):
@@ -39,6 +47,19 @@ class SpanEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class BlobRef:
+    """Where the whole value of a too-large attribute went (its attribute keeps a preview)."""
+
+    sha256: str
+    """``sha256:<hex>`` of the value as UTF-8."""
+    size: int
+    """Bytes (UTF-8)."""
+    media_type: str
+    location: str
+    """An absolute IRI (``file:`` URI of the blob)."""
+
+
+@dataclass(frozen=True, slots=True)
 class SpanRecord:
     """One span.  Ids are the OTel integers; ``end_ns`` is ``None`` for a span that never ended."""
 
@@ -57,6 +78,11 @@ class SpanRecord:
     """(trace id, span id) of each span link."""
     service_name: str | None = None
     role: Role = Role.SPAN
+    blobs: Mapping[str, BlobRef] = field(default_factory=dict)
+    """Attribute key -> where its whole value went, for values moved to the blob store."""
+    truncated: frozenset[str] = frozenset()
+    """Attribute keys whose string value is exactly as long as the SDK's attribute length
+    limit: most likely cut by it (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)."""
 
 
 _SESSION_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow"})
@@ -115,6 +141,7 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
     context = span.context
     parent = span.parent
     attributes = dict(span.attributes or {})
+    limit = attribute_length_limit(span)
     resource = span.resource.attributes if span.resource is not None else {}
     service = resource.get(SERVICE_NAME)
     return SpanRecord(
@@ -136,4 +163,22 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         ),
         service_name=service if isinstance(service, str) else None,
         role=classify(attributes, root=parent is None),
+        truncated=_at_limit(attributes, limit),
     )
+
+
+def attribute_length_limit(span: object) -> int | None:
+    """The SDK's attribute value length limit on ``span`` (None: unlimited).
+
+    ``ReadableSpan.attributes`` is a read-only view without the limit; the bounded
+    mapping behind it has it.  Read defensively: another SDK may not have it at all.
+    """
+    limit = getattr(getattr(span, "_attributes", None), "max_value_len", None)
+    return limit if isinstance(limit, int) else None
+
+
+def _at_limit(attributes: dict[str, Any], limit: int | None) -> frozenset[str]:
+    """Keys whose value the SDK's length limit probably cut (it cuts silently)."""
+    if not limit:
+        return frozenset()
+    return frozenset(k for k, v in attributes.items() if isinstance(v, str) and len(v) == limit)

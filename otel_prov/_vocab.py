@@ -76,6 +76,12 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     exporterVersion = f"<{OPROV}exporterVersion>"
     previousBundle = f"<{OPROV}previousBundle>"
     previousHash = f"<{OPROV}previousHash>"
+    byteSize = f"<{OPROV}byteSize>"
+    mediaType = f"<{OPROV}mediaType>"
+    contentLocation = f"<{OPROV}contentLocation>"
+    truncated = f"<{OPROV}truncated>"
+    failedCalls = f"<{OPROV}failedCalls>"
+    declaredTool = f"<{OPROV}declaredTool>"
 
 
 ALL_OPROV_TERMS = tuple(

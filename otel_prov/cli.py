@@ -106,6 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     show = command("show", "show one session: its question, iterations, tool calls, answer")
     show.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
     show.add_argument("--format", choices=("text", "json", "turtle", "mermaid"), default="text")
+    show.add_argument(
+        "--full",
+        action="store_true",
+        help="read values kept in the blob store back in full (checked against their hash)",
+    )
     query = command("query", "run a SPARQL query (its default graph is the provenance graph)")
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
     query.add_argument("--format", choices=("table", "json", "csv"), default="table")
@@ -174,12 +179,12 @@ def _write_table(result: QueryResult, fmt: str) -> None:
             print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
-def _show(backend: QueryBackend, graph: str, session: str, fmt: str) -> str:
+def _show(backend: QueryBackend, graph: str, session: str, fmt: str, full: bool) -> str:
     if fmt == "turtle":
         triples = backend.query(session_construct_query(graph, session)).triples
         data = pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES)
         return (data or b"").decode()
-    view = load_session(backend, graph, session)
+    view = load_session(backend, graph, session, full=full)
     if fmt == "mermaid":
         return render_mermaid(view)
     links = {"jaeger": env_str(OTEL_PROV_JAEGER_URL), "tempo": env_str(OTEL_PROV_TEMPO_URL)}
@@ -206,9 +211,10 @@ def _run(args: argparse.Namespace) -> int:
             )
             return EXIT_NOT_FOUND
         if args.format == "json":
-            print(render_json([load_session(backend, graph, m) for m in matches]))
+            print(render_json([load_session(backend, graph, m, full=args.full) for m in matches]))
         else:
-            print("\n\n".join(_show(backend, graph, m, args.format).rstrip("\n") for m in matches))
+            shown = [_show(backend, graph, m, args.format, args.full) for m in matches]
+            print("\n\n".join(text.rstrip("\n") for text in shown))
         return EXIT_OK
     if args.command == "verify":
         return _verify(backend, graph, args)
@@ -245,7 +251,7 @@ def _demo(args: argparse.Namespace, graph: str) -> int:
     backend = EmbeddedBackend(store)
     session = list_sessions(backend, graph, 1)[0].id
     print(f"Provenance stored in {store}\n")
-    print(_show(backend, graph, session, "text"))
+    print(_show(backend, graph, session, "text", False))
     query = DEMO_QUERY.format(graph=graph, session=f"<{session}>")
     print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
     _write_table(backend.query(query), "table")

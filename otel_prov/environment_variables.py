@@ -113,3 +113,19 @@ OTEL_PROV_WAL_FSYNC = "OTEL_PROV_WAL_FSYNC"
 ``always`` fsyncs every intent before the tool runs (survives a machine crash);
 ``never`` (default) survives the process being killed.
 """
+
+OTEL_PROV_BLOB_DIR = "OTEL_PROV_BLOB_DIR"
+"""
+.. envvar:: OTEL_PROV_BLOB_DIR
+
+Where values larger than ``OTEL_PROV_BLOB_THRESHOLD`` are kept, content-addressed by
+SHA-256 (default ``.otel-prov/blobs``; created only when a large value comes).
+"""
+
+OTEL_PROV_BLOB_THRESHOLD = "OTEL_PROV_BLOB_THRESHOLD"
+"""
+.. envvar:: OTEL_PROV_BLOB_THRESHOLD
+
+Size in bytes above which a content value goes to the blob store and the graph keeps a
+preview, its hash, size, media type and location (default 65536).
+"""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "CONTENT_DIGEST_KEYS",
     "ERROR_TYPE",
     "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
@@ -28,8 +29,19 @@ __all__ = [
     "GEN_AI_USAGE_OUTPUT_TOKENS",
     "ONTOLOGY_PATH",
     "OTEL_PROV_ACTION",
+    "OTEL_PROV_AGENT_TOOLS",
     "OTEL_PROV_ANSWER",
     "OTEL_PROV_ARGUMENTS",
+    "OTEL_PROV_CONTENT_ANSWER_SHA256",
+    "OTEL_PROV_CONTENT_ANSWER_SIZE",
+    "OTEL_PROV_CONTENT_ARGUMENTS_SHA256",
+    "OTEL_PROV_CONTENT_ARGUMENTS_SIZE",
+    "OTEL_PROV_CONTENT_OBSERVATION_SHA256",
+    "OTEL_PROV_CONTENT_OBSERVATION_SIZE",
+    "OTEL_PROV_CONTENT_QUESTION_SHA256",
+    "OTEL_PROV_CONTENT_QUESTION_SIZE",
+    "OTEL_PROV_CONTENT_THOUGHT_SHA256",
+    "OTEL_PROV_CONTENT_THOUGHT_SIZE",
     "OTEL_PROV_ITERATION_NUMBER",
     "OTEL_PROV_OBSERVATION",
     "OTEL_PROV_QUESTION",
@@ -62,6 +74,30 @@ OTEL_PROV_ARGUMENTS = "otel_prov.arguments"
 """The exact JSON arguments chosen, on an iteration or a tool-call span."""
 OTEL_PROV_OBSERVATION = "otel_prov.observation"
 """What the action returned, on an iteration or a tool-call span."""
+OTEL_PROV_CONTENT_QUESTION_SIZE = "otel_prov.content.question.size"
+OTEL_PROV_CONTENT_QUESTION_SHA256 = "otel_prov.content.question.sha256"
+OTEL_PROV_CONTENT_ANSWER_SIZE = "otel_prov.content.answer.size"
+OTEL_PROV_CONTENT_ANSWER_SHA256 = "otel_prov.content.answer.sha256"
+OTEL_PROV_CONTENT_THOUGHT_SIZE = "otel_prov.content.thought.size"
+OTEL_PROV_CONTENT_THOUGHT_SHA256 = "otel_prov.content.thought.sha256"
+OTEL_PROV_CONTENT_ARGUMENTS_SIZE = "otel_prov.content.arguments.size"
+OTEL_PROV_CONTENT_ARGUMENTS_SHA256 = "otel_prov.content.arguments.sha256"
+OTEL_PROV_CONTENT_OBSERVATION_SIZE = "otel_prov.content.observation.size"
+OTEL_PROV_CONTENT_OBSERVATION_SHA256 = "otel_prov.content.observation.sha256"
+"""Sizes and hashes of content left off or cut by an attribute limit (see the registry)."""
+OTEL_PROV_AGENT_TOOLS = "otel_prov.agent.tools"
+"""The names of the tools the agent was given, on the agent session span."""
+CONTENT_DIGEST_KEYS = {
+    OTEL_PROV_QUESTION: (OTEL_PROV_CONTENT_QUESTION_SIZE, OTEL_PROV_CONTENT_QUESTION_SHA256),
+    OTEL_PROV_ANSWER: (OTEL_PROV_CONTENT_ANSWER_SIZE, OTEL_PROV_CONTENT_ANSWER_SHA256),
+    OTEL_PROV_THOUGHT: (OTEL_PROV_CONTENT_THOUGHT_SIZE, OTEL_PROV_CONTENT_THOUGHT_SHA256),
+    OTEL_PROV_ARGUMENTS: (OTEL_PROV_CONTENT_ARGUMENTS_SIZE, OTEL_PROV_CONTENT_ARGUMENTS_SHA256),
+    OTEL_PROV_OBSERVATION: (
+        OTEL_PROV_CONTENT_OBSERVATION_SIZE,
+        OTEL_PROV_CONTENT_OBSERVATION_SHA256,
+    ),
+}
+"""Content attribute -> (its size attribute, its hash attribute)."""
 
 # --- official OpenTelemetry conventions we build on ---------------------------------
 GEN_AI_OPERATION_NAME = "gen_ai.operation.name"

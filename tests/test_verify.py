@@ -12,7 +12,7 @@ import pytest
 
 import otel_prov
 from otel_prov import map_spans
-from otel_prov._bundle import content_hash, session_content
+from otel_prov._bundle import bundle_iri, content_hash, session_content
 from otel_prov._vocab import O
 from otel_prov.demo import run_demo_agent
 from tests.session_tree import known_session
@@ -26,7 +26,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_bundle_hash_is_the_hash_of_the_session_content() -> None:
     record = map_spans(known_session())
-    (digest,) = [o for s, p, o in record.triples if p == O.contentHash]
+    (digest,) = [
+        o for s, p, o in record.triples if p == O.contentHash and s == bundle_iri(record.root)
+    ]
     content = session_content(record.triples, record.root)
     assert digest == f'"{content_hash(content)}"'
     subjects = {s for s, _, _ in content}

@@ -1,0 +1,142 @@
+"""Big payloads out of the graph: written once, content-addressed, a preview left behind.
+
+A 50 MB observation in a ``prov:value`` makes every SPARQL answer that touches it 50 MB,
+and some stores refuse such literals.  Any string attribute larger than the threshold
+(``OTEL_PROV_BLOB_THRESHOLD``, 64 KiB by default) is written to a directory
+(``OTEL_PROV_BLOB_DIR``) under its SHA-256, and the span record keeps the first
+:data:`PREVIEW_CHARS` characters plus a :class:`~otel_prov._span_record.BlobRef`; the
+mapper turns that into ``oprov:contentHash``, ``oprov:byteSize``, ``oprov:mediaType``
+and ``oprov:contentLocation``.  ``otel-prov show --full`` reads the blob back and checks
+its hash.
+
+This is the imperative shell (files); the mapper only sees the records it returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from otel_prov._span_record import BlobRef, SpanRecord
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "PREVIEW_CHARS",
+    "BlobError",
+    "BlobStore",
+    "externalize",
+    "read_blob",
+]
+
+_logger = logging.getLogger(__name__)
+
+DEFAULT_THRESHOLD = 64 * 1024
+"""Bytes (UTF-8) above which a value goes to the blob store."""
+PREVIEW_CHARS = 1024
+"""Characters of a moved value kept in the graph."""
+_JSON = "application/json"
+_TEXT = "text/plain; charset=utf-8"
+
+
+class BlobError(Exception):
+    """A blob is missing, unreadable or no longer matches its recorded hash."""
+
+
+class BlobStore:
+    """A directory of blobs named by their SHA-256 (``sha256/ab/abcd...``).
+
+    Writing the same value twice writes it once.  A blob is renamed into place only
+    when complete and synced, so a reader never sees half of one.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory).resolve()
+
+    def put(self, data: bytes) -> tuple[str, str]:
+        """Store ``data``; return its ``sha256:<hex>`` and its ``file:`` URI."""
+        digest = hashlib.sha256(data).hexdigest()
+        path = self.directory / "sha256" / digest[:2] / digest
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(handle, "wb") as out:
+                    out.write(data)
+                    out.flush()
+                    os.fsync(out.fileno())
+                Path(temporary).replace(path)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        return f"sha256:{digest}", path.as_uri()
+
+
+def _media_type(text: str) -> str:
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            json.loads(text)
+        except ValueError:
+            return _TEXT
+        return _JSON
+    return _TEXT
+
+
+def externalize(record: SpanRecord, store: BlobStore, threshold: int) -> SpanRecord:
+    """``record`` with every string attribute above ``threshold`` bytes moved to ``store``.
+
+    If a blob cannot be written (full disk, no permission) the value stays inline and
+    the failure is logged: a big literal in the graph is better than a lost one.
+    """
+    moved: dict[str, tuple[str, BlobRef]] = {}
+    for key, value in record.attributes.items():
+        # len() counts characters; a character is at most 4 bytes in UTF-8.
+        if not isinstance(value, str) or len(value) * 4 <= threshold:
+            continue
+        data = value.encode()
+        if len(data) <= threshold:
+            continue
+        try:
+            digest, location = store.put(data)
+        except OSError as exc:
+            _logger.warning(
+                "cannot write a %d-byte value of %s to the blob store %s (%s); kept inline",
+                len(data),
+                key,
+                store.directory,
+                exc,
+            )
+            continue
+        blob = BlobRef(
+            sha256=digest, size=len(data), media_type=_media_type(value), location=location
+        )
+        moved[key] = (value[:PREVIEW_CHARS], blob)
+    if not moved:
+        return record
+    attributes = dict(record.attributes)
+    blobs = dict(record.blobs)
+    for key, (preview, blob) in moved.items():
+        attributes[key] = preview
+        blobs[key] = blob
+    return dataclasses.replace(record, attributes=attributes, blobs=blobs)
+
+
+def read_blob(location: str, sha256: str | None = None) -> str:
+    """The whole value behind a ``file:`` location, checked against ``sha256`` when given."""
+    parsed = urllib.parse.urlsplit(location)
+    if parsed.scheme != "file":
+        raise BlobError(f"cannot read blob {location}: only file: locations are supported")
+    path = Path(urllib.request.url2pathname(parsed.path))
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BlobError(f"cannot read blob {location}: {exc.strerror or exc}") from exc
+    if sha256 is not None and f"sha256:{hashlib.sha256(data).hexdigest()}" != sha256:
+        raise BlobError(f"blob {location} does not match its recorded hash {sha256}")
+    return data.decode()

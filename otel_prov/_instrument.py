@@ -282,11 +282,14 @@ def agent_session(
     question: str | None = None,
     conversation_id: str | None = None,
     agent_id: str | None = None,
+    tools: Sequence[str] = (),
     follows: Sequence[SpanContext] = (),
     tracer_provider: TracerProvider | None = None,
 ) -> _SpanScope:
     """An agent session (``invoke_agent {name}``): one task from question to answer.
 
+    ``tools``: names of the tools the agent was given; ``otel-prov verify`` flags a
+    session that had tools and used none successfully (the ``tool_use_verified`` gate).
     ``follows``: span contexts of earlier work this session builds on (the previous turn
     of the conversation, the job that queued it); they become span links, and
     ``prov:wasInformedBy`` in the provenance.
@@ -298,6 +301,7 @@ def agent_session(
             sc.GEN_AI_AGENT_NAME: name,
             sc.GEN_AI_AGENT_ID: agent_id,
             sc.GEN_AI_CONVERSATION_ID: conversation_id,
+            sc.OTEL_PROV_AGENT_TOOLS: list(tools) or None,
         },
         {sc.OTEL_PROV_QUESTION: question},
         tracer_provider=tracer_provider,

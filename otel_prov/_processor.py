@@ -165,7 +165,7 @@ class ProvSpanProcessor(SpanProcessor):
             self._wal = IntentLog(
                 Path(wal_path), fsync=env_str(OTEL_PROV_WAL_FSYNC, "never") == "always"
             )
-        self._blobs = BlobStore(blob_dir or env_str(OTEL_PROV_BLOB_DIR, DEFAULT_BLOB_DIR))
+        self._blobs = BlobStore(blob_dir or env_str(OTEL_PROV_BLOB_DIR) or DEFAULT_BLOB_DIR)
         self._blob_threshold = blob_threshold or env_int(
             OTEL_PROV_BLOB_THRESHOLD, DEFAULT_THRESHOLD
         )

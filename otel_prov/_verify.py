@@ -6,12 +6,19 @@ exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <= end), 34 (gene
 within its activity), 37 (generation before use) and 55 (nothing both Entity and
 Activity) hold on it.  A failure names what changed: the subjects whose triples differ,
 are missing, or were added.
+
+Gates are checks of what the record says, not of whether it was altered.
+``tool_use_verified``: a session whose agent was given tools (``oprov:declaredTool``)
+must have at least one tool call that succeeded; an answer given without any tool
+result either rests on data never fetched or comes from an agent whose tool
+declaration is stale, and an auditor should look at it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -22,8 +29,9 @@ from otel_prov._bundle import content_hash, manifest, session_content
 from otel_prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal
 from otel_prov._session_view import PREFIXES as SPARQL_PREFIXES
 from otel_prov._session_view import find_sessions
+from otel_prov._vocab import RDF_TYPE, O
 
-__all__ = ["CONSTRAINTS", "SessionCheck", "verify_sessions"]
+__all__ = ["CONSTRAINTS", "GATES", "SessionCheck", "verify_sessions"]
 
 # PROV-CONSTRAINTS as SPARQL: each query lists violations, so an empty answer passes.
 CONSTRAINTS = {
@@ -41,6 +49,7 @@ CONSTRAINTS = {
     "55 entity and activity disjoint": """
         SELECT ?x WHERE { ?x a prov:Entity , prov:Activity }""",
 }
+GATES = ("tool_use_verified",)
 _CONSTRAINT_PREFIXES = "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _TRACE_SUBJECT = re.compile(r"<urn:otel-prov:([0-9a-f]{32}):")
@@ -52,6 +61,8 @@ class SessionCheck:
     session: str
     bundle: str | None
     problems: list[str] = field(default_factory=list)
+    gates: dict[str, bool | None] = field(default_factory=dict)
+    """Gate name -> passed (None: not applicable, e.g. no tools were declared)."""
 
     @property
     def ok(self) -> bool:
@@ -101,6 +112,27 @@ def _constraint_violations(triples: list[Triple]) -> list[str]:
             names = ", ".join(sorted({row["x"].value for row in rows})[:3])
             problems.append(f"PROV constraint {name} violated by {names}")
     return problems
+
+
+def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None, str]:
+    """The ``tool_use_verified`` gate: passed (None: no tools declared) and why not."""
+    declared = sorted(
+        urllib.parse.unquote(o[1:-1].rsplit(":", 1)[1])
+        for s, p, o in content
+        if s == session and p == O.declaredTool
+    )
+    if not declared:
+        return None, ""
+    calls = {s for s, p, o in content if p == RDF_TYPE and o == O.ToolCall}
+    succeeded = {s for s, p, o in content if s in calls and p == O.status and o == literal("ok")}
+    if succeeded:
+        return True, ""
+    tried = f"{len(calls)} tool call(s), none succeeded" if calls else "no tool call"
+    return False, (
+        f"gate tool_use_verified failed: the agent declared {', '.join(declared)} and made "
+        f"{tried}; either the data was not fetched (the answer rests on no tool result) "
+        "or the declaration is stale (the agent no longer needs these tools)"
+    )
 
 
 def _diff(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
@@ -178,4 +210,8 @@ SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b
                 + ")"
             )
         check.problems.extend(_constraint_violations(content))
+        passed, why = _tool_use_verified(content, iri(session))
+        check.gates["tool_use_verified"] = passed
+        if passed is False:
+            check.problems.append(why)
     return list(checks.values())

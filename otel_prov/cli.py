@@ -269,7 +269,13 @@ def _verify(backend: QueryBackend, graph: str, args: argparse.Namespace) -> int:
         print(
             json.dumps(
                 [
-                    {"session": c.session, "bundle": c.bundle, "ok": c.ok, "problems": c.problems}
+                    {
+                        "session": c.session,
+                        "bundle": c.bundle,
+                        "ok": c.ok,
+                        "gates": c.gates,
+                        "problems": c.problems,
+                    }
                     for c in checks
                 ],
                 indent=2,

@@ -145,6 +145,7 @@ def run_demo_agent(
         "weather-assistant",
         question=question,
         conversation_id=conversation_id,
+        tools=("get_weather", "calculator"),
         follows=follows,
         tracer_provider=tp,
     ) as session:

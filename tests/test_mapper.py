@@ -12,6 +12,7 @@ import pytest
 
 from otel_prov._mapper import map_spans
 from otel_prov._rdf import parse_literal, to_ntriples
+from otel_prov._record import ProvRecord
 from otel_prov._span_record import SpanEvent
 from otel_prov._vocab import RDF_TYPE, O, P
 from tests.builders import TRACE, make_span
@@ -75,6 +76,50 @@ def test_failed_tool_call_has_error_and_no_observation() -> None:
     assert not any(p == P.wasGeneratedBy and o == failed for _, p, o in triples)
     # the failure informs the next step, but nothing of it is used as a result
     assert not any(s == _act(0x24) and p == P.used for s, p, _ in triples)
+
+
+def test_a_session_with_a_swallowed_failure_is_not_ok() -> None:
+    def session(tool_status: str) -> set[tuple[str, str, str]]:
+        return set(
+            map_spans(
+                [
+                    make_span(1, None, gen_ai__operation__name="invoke_agent", end_ms=10),
+                    make_span(2, 1, gen_ai__operation__name="execute_tool", status=tool_status),
+                ]
+            ).triples
+        )
+
+    clean, failed = session("ok"), session("error")
+    assert (_act(1), O.status, '"ok"') in clean
+    assert (_act(1), O.failedCalls, '"0"^^<http://www.w3.org/2001/XMLSchema#integer>') in clean
+    assert (_act(1), O.status, '"error"') in failed
+    assert (_act(1), O.failedCalls, '"1"^^<http://www.w3.org/2001/XMLSchema#integer>') in failed
+    assert not any(s == _act(1) and p == O.errorType for s, p, _ in failed)
+
+
+def test_declared_tools_come_from_our_attribute_or_the_genai_definitions() -> None:
+    definitions = json.dumps(
+        [{"type": "function", "name": "search"}, {"function": {"name": "fetch"}}, {"x": 1}]
+    )
+    ours = map_spans(
+        [make_span(1, None, gen_ai__operation__name="invoke_agent", otel_prov__agent__tools=("a",))]
+    )
+    theirs = map_spans(
+        [
+            make_span(1, None, gen_ai__operation__name="invoke_agent"),
+            make_span(2, 1, gen_ai__operation__name="chat", gen_ai__tool__definitions=definitions),
+            make_span(3, None, trace_id=7, gen_ai__operation__name="invoke_agent"),
+        ]
+    )
+
+    def declared(record: ProvRecord, session: str) -> set[str]:
+        return {o for s, p, o in record.triples if s == session and p == O.declaredTool}
+
+    assert declared(ours, _act(1)) == {"<urn:otel-prov:tool:a>"}
+    assert declared(theirs, _act(1)) == {
+        "<urn:otel-prov:tool:search>",
+        "<urn:otel-prov:tool:fetch>",
+    }
 
 
 def test_nested_session_is_part_of_and_started_by_its_parent() -> None:

@@ -117,3 +117,36 @@ def test_a_removed_session_breaks_the_chain(store: Path) -> None:
     result = _cli("verify", "--all", "--store", str(store))
     assert result.returncode == 1
     assert "no bundle" in result.stdout and "chain broken" in result.stdout
+
+
+def test_tool_use_verified_gate_names_both_readings(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    handle = otel_prov.configure(store=path, set_global=False)
+    provider = handle.tracer_provider
+    with otel_prov.agent_session(
+        "lookup-agent", question="Q?", tools=("search", "fetch"), tracer_provider=provider
+    ) as session:
+        try:
+            with otel_prov.tool_call("search", arguments="{}", tracer_provider=provider):
+                raise ConnectionError("index offline")
+        except ConnectionError:
+            pass  # the agent swallows the failure and answers anyway
+        otel_prov.set_answer("made up", span=session)
+    with otel_prov.agent_session("chatty", question="hi", tracer_provider=provider) as session:
+        otel_prov.set_answer("hello", span=session)  # no tools declared: the gate stays out
+    handle.shutdown()
+    result = _cli("verify", "--all", "--store", str(path), "--format", "json")
+    assert result.returncode == 1
+    checks = {c["session"]: c for c in json.loads(result.stdout)}
+    gated = [c for c in checks.values() if c["gates"]["tool_use_verified"] is False]
+    assert len(gated) == 1 and len(checks) == 2
+    (problem,) = gated[0]["problems"]
+    assert "declared fetch, search and made 1 tool call(s), none succeeded" in problem
+    assert "data was not fetched" in problem and "declaration is stale" in problem
+    (other,) = [c for c in checks.values() if c is not gated[0]]
+    assert other["ok"] and other["gates"]["tool_use_verified"] is None
+
+
+def test_demo_sessions_pass_the_tool_use_gate(store: Path) -> None:
+    checks = json.loads(_cli("verify", "--all", "--store", str(store), "--format", "json").stdout)
+    assert [c["gates"]["tool_use_verified"] for c in checks] == [True, True, True]

@@ -8,31 +8,42 @@ swallows exceptions raised inside callback handlers, so every test asserts on sp
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from uuid import uuid4
 
 import pytest
 
 pytest.importorskip("langchain.agents")
 
+import requests
 from langchain.agents import create_agent
-from langchain.agents.middleware import wrap_tool_call
+from langchain.agents.middleware import AgentMiddleware, wrap_tool_call
 from langchain.tools import ToolRuntime
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.runnables import ensure_config
 from langchain_core.tools import StructuredTool, ToolException, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from opentelemetry import trace
+from opentelemetry.instrumentation.requests import RequestsInstrumentor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from otel_prov import map_spans, record_from_span
 from otel_prov._iris import activity_iri
 from otel_prov._rdf import RDF_TYPE, parse_literal
 from otel_prov._vocab import O, P
 from otel_prov.instrumentation.langchain import LangChainInstrumentor
+from tests.instrumentation.span_helpers import parent_of
 
 QUESTION = "Weather in Paris?"
 
@@ -279,7 +290,13 @@ def test_error_turned_into_observation_by_middleware_lets_the_run_continue(
     triples = prov(spans)
     assert len(of_type(triples, O.Iteration)) == 2
     assert (act(failed), O.status, '"error"') in triples
-    assert (act(session), O.status, '"error"') not in triples
+    # The run went on, but the ledger says a call inside the session failed.
+    assert (act(session), O.status, '"error"') in triples
+    assert (
+        act(session),
+        O.failedCalls,
+        '"1"^^<http://www.w3.org/2001/XMLSchema#integer>',
+    ) in triples
 
 
 def test_tool_error_message_from_the_tool_itself_marks_the_span_as_error(
@@ -485,3 +502,348 @@ def test_tool_arguments_are_what_the_model_chose_not_the_injected_inputs(
     span = one(spans_of(exporter), "execute_tool whoami")
     assert attrs(span)["otel_prov.arguments"] == '{"city": "Paris"}'
     assert attrs(span)["otel_prov.observation"] == "Paris for call_9"
+
+
+# --- the tool and model spans are current while they run -------------------------------
+def assert_child_of(child: ReadableSpan, parent: ReadableSpan) -> None:
+    assert child.context is not None and parent.context is not None
+    assert parent_of(child) == parent.context.span_id, f"{child.name!r} not under {parent.name!r}"
+    assert child.context.trace_id == parent.context.trace_id
+
+
+def assert_quiet(caplog: pytest.LogCaptureFixture) -> None:
+    """No "Failed to detach context" from OTel, no handler error swallowed by LangChain."""
+    noisy = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert noisy == []
+
+
+class ContextProbe(AgentMiddleware):
+    """Records the current span before and after each model and tool call it wraps.
+
+    The end callbacks of a run must detach what its start attached, in the same context:
+    whatever a tool or model call leaves current shows up here, in the caller's context.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[str, Span, Span]] = []
+
+    def _around(self, kind: str, call: Callable[[], Any]) -> Any:
+        before = trace.get_current_span()
+        try:
+            return call()
+        finally:
+            self.seen.append((kind, before, trace.get_current_span()))
+
+    async def _aaround(self, kind: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        before = trace.get_current_span()
+        try:
+            return await call()
+        finally:
+            self.seen.append((kind, before, trace.get_current_span()))
+
+    def wrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return self._around("model", lambda: handler(request))
+
+    async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return await self._aaround("model", lambda: handler(request))
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return self._around("tool", lambda: handler(request))
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return await self._aaround("tool", lambda: handler(request))
+
+    def assert_restored(self, calls: int) -> None:
+        assert len(self.seen) == calls
+        for kind, before, after in self.seen:
+            assert after is before, f"a {kind} call left {getattr(after, 'name', after)} current"
+
+
+class TracedModel(ScriptedModel):
+    """Starts a ``model client`` span in each call, as an instrumented model client would."""
+
+    tracer: Any = None
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self.tracer.start_as_current_span("model client"):
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+class _WeatherServer(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = f"{self.path.strip('/')}: sunny".encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the test output is not the place for access logs."""
+
+
+@pytest.fixture
+def weather_url() -> Iterator[str]:
+    """A real HTTP server on a free local port, in a thread, for the duration of a test."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _WeatherServer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_http_call_in_a_sync_tool_is_a_child_of_the_tool_span(
+    exporter: InMemorySpanExporter,
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    weather_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    @tool
+    def fetch_weather(city: str) -> str:
+        """The weather, from a web service."""
+        with requests.Session() as session:
+            session.trust_env = False  # a proxy from the environment must not see localhost
+            return session.get(f"{weather_url}/{city}", timeout=10).text
+
+    requests_instrumentor = RequestsInstrumentor()
+    requests_instrumentor.instrument(tracer_provider=memory_provider[0])
+    try:
+        result = ask(weather_agent(fetch_weather, answer="sunny"))
+    finally:
+        requests_instrumentor.uninstrument()
+    assert result["messages"][-2].content == "Paris: sunny"
+
+    spans = spans_of(exporter)
+    tool_span = one(spans, "execute_tool fetch_weather")
+    http = one(spans, "GET")
+    assert http.kind is SpanKind.CLIENT
+    assert_child_of(http, tool_span)
+    assert attrs(tool_span)["otel_prov.observation"] == "Paris: sunny"
+    assert len(of_type(prov(spans), O.ToolCall)) == 1  # the HTTP span adds no provenance
+    assert_quiet(caplog)
+
+
+def test_span_started_in_an_async_tool_is_a_child_of_the_tool_span(
+    exporter: InMemorySpanExporter,
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tracer = memory_provider[0].get_tracer("test")
+
+    @tool
+    async def aweather(city: str) -> str:
+        """The weather, asynchronously."""
+        with tracer.start_as_current_span("lookup"):
+            await asyncio.sleep(0)
+        return f"{city}: 17 °C"
+
+    agent = weather_agent(aweather, answer="17 °C")
+    asyncio.run(agent.ainvoke({"messages": [{"role": "user", "content": QUESTION}]}))
+
+    spans = spans_of(exporter)
+    assert_child_of(one(spans, "lookup"), one(spans, "execute_tool aweather"))
+    assert_quiet(caplog)
+
+
+def test_parallel_tool_calls_each_see_their_own_tool_span(
+    exporter: InMemorySpanExporter,
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tracer = memory_provider[0].get_tracer("test")
+    both_started = threading.Barrier(2, timeout=10)
+
+    def lookup(what: str, city: str) -> str:
+        both_started.wait()  # both tool spans are current, each in its own thread, at once
+        with tracer.start_as_current_span(f"lookup {what}"):
+            return f"{city}: {what}"
+
+    @tool
+    def weather_now(city: str) -> str:
+        """The weather now."""
+        return lookup("weather", city)
+
+    @tool
+    def time_now(city: str) -> str:
+        """The time now."""
+        return lookup("time", city)
+
+    model = ScriptedModel(
+        responses=[
+            step(
+                "Both at once.",
+                call("weather_now", {"city": "Paris"}, "call_w"),
+                call("time_now", {"city": "Lyon"}, "call_t"),
+            ),
+            AIMessage(content="sunny, noon"),
+        ]
+    )
+    ask(create_agent(model, [weather_now, time_now], name="weather"))
+
+    spans = spans_of(exporter)
+    assert_child_of(one(spans, "lookup weather"), one(spans, "execute_tool weather_now"))
+    assert_child_of(one(spans, "lookup time"), one(spans, "execute_tool time_now"))
+    assert_quiet(caplog)
+
+
+def test_runs_leave_the_current_span_as_they_found_it(
+    exporter: InMemorySpanExporter,
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    tracer = memory_provider[0].get_tracer("test")
+    before = trace.get_current_span()
+
+    sync_probe = ContextProbe()
+    with tracer.start_as_current_span("request") as request:
+        ask(weather_agent(get_weather, middleware=[sync_probe]))
+        assert trace.get_current_span() is request
+    assert trace.get_current_span() is before
+    sync_probe.assert_restored(calls=3)  # model, tool, model
+
+    @tool
+    async def aweather(city: str) -> str:
+        """The weather, asynchronously."""
+        return f"{city}: 17 °C"
+
+    async_probe = ContextProbe()
+
+    async def main() -> None:
+        with tracer.start_as_current_span("async request") as async_request:
+            agent = weather_agent(aweather, middleware=[async_probe])
+            await agent.ainvoke({"messages": [{"role": "user", "content": QUESTION}]})
+            assert trace.get_current_span() is async_request
+
+    asyncio.run(main())
+    assert trace.get_current_span() is before
+    async_probe.assert_restored(calls=3)
+    assert len([s for s in spans_of(exporter) if s.name == "invoke_agent weather"]) == 2
+    assert_quiet(caplog)
+
+
+def test_code_in_a_sync_model_call_sees_the_chat_span(
+    exporter: InMemorySpanExporter,
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = TracedModel(
+        responses=[step("Weather?", call("get_weather", {"city": "Paris"}, "c1")), AIMessage("ok")],
+        tracer=memory_provider[0].get_tracer("test"),
+    )
+    ask(create_agent(model, [get_weather], name="weather"))
+
+    spans = spans_of(exporter)
+    clients = [s for s in spans if s.name == "model client"]
+    chats = {s.context.span_id: s for s in spans if s.name == "chat TracedModel" and s.context}
+    assert len(clients) == len(chats) == 2
+    for client in clients:
+        assert_child_of(client, chats[parent_of(client) or 0])
+    assert_quiet(caplog)
+
+
+def test_a_batch_of_prompts_is_recorded_but_not_made_current(
+    exporter: InMemorySpanExporter,
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """LangChain starts every run of a batch before it ends the first: no attach unwinds."""
+    tracer = memory_provider[0].get_tracer("test")
+    inside: list[Span] = []
+
+    @tool
+    def poll(city: str) -> str:
+        """Asks two models at once."""
+        before = trace.get_current_span()
+        voters = TracedModel(responses=[AIMessage("yes"), AIMessage("no")], tracer=tracer)
+        prompts: list[list[BaseMessage]] = [[HumanMessage(city)], [HumanMessage(city + "?")]]
+        voters.generate(prompts, callbacks=ensure_config()["callbacks"])  # the tool's child runs
+        inside.extend((before, trace.get_current_span()))
+        return "yes, no"
+
+    ask(weather_agent(poll))
+
+    spans = spans_of(exporter)
+    poll_span = one(spans, "execute_tool poll")
+    assert [s.name for s in spans if parent_of(s) == poll_span.context.span_id] == [
+        "model client",
+        "model client",
+        "chat TracedModel",
+        "chat TracedModel",
+    ]
+    assert inside[0] is inside[1]
+    assert_quiet(caplog)
+
+
+def test_a_run_ending_in_another_context_logs_no_detach_error(
+    exporter: InMemorySpanExporter, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The handler cannot undo an attach from another context, and must not try."""
+    handler = LangChainInstrumentor().handler
+    assert handler is not None
+    session_id, tool_id = uuid4(), uuid4()
+    current: list[Span] = []
+
+    def start() -> None:
+        metadata = {"ls_integration": "langchain_create_agent"}
+        handler.on_chain_start({}, {"messages": []}, run_id=session_id, metadata=metadata)
+        handler.on_tool_start(
+            {"name": "get_weather"},
+            "Paris",
+            run_id=tool_id,
+            parent_run_id=session_id,
+            tool_call_id="call_1",
+        )
+        current.append(trace.get_current_span())
+
+    contextvars.copy_context().run(start)
+    ending = threading.Thread(
+        target=handler.on_tool_end,
+        args=(ToolMessage("Paris: 18 °C", tool_call_id="call_1"),),
+        kwargs={"run_id": tool_id, "parent_run_id": session_id},
+    )
+    ending.start()
+    ending.join()
+    handler.on_chain_end({"messages": []}, run_id=session_id)
+
+    spans = spans_of(exporter)
+    tool_span = one(spans, "execute_tool get_weather")
+    assert current[0].get_span_context() == tool_span.context
+    assert attrs(tool_span)["otel_prov.observation"] == "Paris: 18 °C"
+    assert [s.name for s in spans] == ["execute_tool get_weather", "invoke_agent agent"]
+    assert_quiet(caplog)
+
+
+def test_uninstrumenting_during_a_tool_call_still_restores_the_context(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    provider, exporter = memory_provider
+    instrumentor = LangChainInstrumentor()
+
+    @tool
+    def last_call(city: str) -> str:
+        """Switches the instrumentation off while it runs."""
+        instrumentor.uninstrument()
+        return f"{city}: 18 °C"
+
+    probe = ContextProbe()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        ask(weather_agent(last_call, middleware=[probe]))
+    finally:
+        if instrumentor.handler is not None:
+            instrumentor.uninstrument()
+    probe.assert_restored(calls=3)
+    assert [s.name for s in spans_of(exporter)] == ["chat ScriptedModel"]
+    assert_quiet(caplog)

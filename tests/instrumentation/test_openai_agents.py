@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,11 +22,15 @@ import pytest
 
 pytest.importorskip("agents")
 
+import pyoxigraph
 from agents import (
     Agent,
     RunConfig,
+    RunContextWrapper,
     Runner,
+    UserError,
     function_tool,
+    handoff,
 )
 from agents.tracing import (
     TracingProcessor,
@@ -39,14 +44,21 @@ from openai.types.responses import (
     ResponseReasoningItem,
 )
 from openai.types.responses.response_reasoning_item import Summary
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
 from opentelemetry.trace import SpanKind, StatusCode
+from pydantic import BaseModel
 
+import otel_prov
 from otel_prov import semconv as sc
+from otel_prov._assembler import SessionAssembler
+from otel_prov._bundle import bundles_in, session_content
+from otel_prov._iris import activity_iri
 from otel_prov._rdf import literal
+from otel_prov._span_record import SpanRecord, record_from_span
 from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from otel_prov.instrumentation.openai_agents._processor import _ns
@@ -432,3 +444,291 @@ def _registered() -> tuple[Any, ...]:
     """The SDK's processor list (private, read for the test only)."""
     processors = get_trace_provider()._multi_processor._processors  # type: ignore[attr-defined]
     return tuple(processors)
+
+
+# --- handoffs ----------------------------------------------------------------------
+HANDOFF_ARGS = '{"reason":  "a billing question"}'  # exact string, odd spacing kept
+HANDOFF_THOUGHT = "Orders are billing's business."
+ORDER_ARGS = '{"order":  "42"}'
+ORDER_ANSWER = "Order 42 shipped yesterday."
+
+
+class Escalation(BaseModel):
+    reason: str
+
+
+@function_tool
+def lookup_order(order: str) -> str:
+    """The state of an order."""
+    return f"order {order} shipped yesterday"
+
+
+@function_tool(name_override="lookup_order", failure_error_function=None)
+def broken_lookup_order(order: str) -> str:
+    """The state of an order; its database is down, and the error ends the run."""
+    raise ValueError("order database is down")
+
+
+def _triage(tool: Any) -> tuple[Agent[Any], list[Escalation]]:
+    """A triage agent that hands off to ``billing``; the list collects what billing got."""
+    received: list[Escalation] = []
+
+    async def on_handoff(context: RunContextWrapper[Any], escalation: Escalation) -> None:
+        received.append(escalation)
+
+    billing = Agent(name="billing", instructions="Answer about orders.", tools=[tool])
+    triage = Agent(
+        name="triage",
+        instructions="Route the question.",
+        handoffs=[handoff(billing, on_handoff=on_handoff, input_type=Escalation)],
+    )
+    return triage, received
+
+
+def _handoff_steps() -> list[list[Any]]:
+    """Triage hands off; billing looks the order up, then answers."""
+    return [
+        [
+            ResponseReasoningItem(
+                id="rs_h",
+                type="reasoning",
+                summary=[Summary(text=HANDOFF_THOUGHT, type="summary_text")],
+            ),
+            ResponseFunctionToolCall(
+                type="function_call",
+                call_id="call_h",
+                name="transfer_to_billing",
+                arguments=HANDOFF_ARGS,
+            ),
+        ],
+        [
+            ResponseFunctionToolCall(
+                type="function_call", call_id="call_o", name="lookup_order", arguments=ORDER_ARGS
+            )
+        ],
+        _answer_step(ORDER_ANSWER),
+    ]
+
+
+def _iri(span: ReadableSpan) -> str:
+    return activity_iri(span.context.trace_id, span.context.span_id)
+
+
+def _handoff_spans(
+    spans: list[ReadableSpan],
+) -> tuple[ReadableSpan, ReadableSpan, ReadableSpan, ReadableSpan]:
+    """(triage session, its iteration that chose the handoff, the handoff, billing session),
+    with the parentage and links that make billing a sub-session started by the handoff."""
+    assert len({s.context.trace_id for s in spans}) == 1
+    (root,) = [s for s in spans if s.parent is None]
+    triage, billing = by_name(spans, "invoke_agent")
+    assert (triage.name, billing.name) == ("invoke_agent triage", "invoke_agent billing")
+    assert attrs(triage)[sc.GEN_AI_AGENT_NAME] == "triage"
+    assert attrs(billing)[sc.GEN_AI_AGENT_NAME] == "billing"
+    assert parent_of(triage) == root.context.span_id
+    (chose,) = [i for i in by_name(spans, "iteration") if parent_of(i) == triage.context.span_id]
+    (moved,) = by_name(spans, "execute_tool transfer_to_billing")
+    assert parent_of(moved) == chose.context.span_id
+    assert parent_of(billing) == moved.context.span_id
+    assert [link.context.span_id for link in billing.links] == [moved.context.span_id]
+    # The SDK's order: the handoff ends, then the new agent starts.
+    assert (moved.end_time or 0) <= (billing.start_time or 0)
+    return triage, chose, moved, billing
+
+
+_WHO_STARTED = """
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?session ?agent ?starter ?tool ?call ?action ?arguments ?from ?status WHERE {
+  ?session a oprov:AgentSession ; oprov:status ?status ;
+           prov:wasStartedBy ?starter ; prov:wasInformedBy ?starter ;
+           prov:wasAssociatedWith [ a oprov:AIAgent ; rdfs:label ?agent ] .
+  ?starter a oprov:ToolCall ; oprov:toolName ?tool ; oprov:toolCallId ?call ;
+           oprov:partOf ?iteration ; prov:used ?chosen .
+  ?chosen a oprov:Arguments ; prov:value ?arguments ; prov:wasGeneratedBy ?iteration .
+  ?iteration a oprov:Iteration ; oprov:action ?action ; oprov:partOf ?outer .
+  ?outer a oprov:AgentSession ; prov:wasAssociatedWith [ a oprov:AIAgent ; rdfs:label ?from ] .
+}"""
+
+
+def _who_started(triples: set[tuple[str, str, str]]) -> list[dict[str, str]]:
+    """Sessions started by a tool call, read back with SPARQL from an in-memory store."""
+    store = pyoxigraph.Store()
+    store.load(
+        "".join(f"{s} {p} {o} .\n" for s, p, o in triples).encode(),
+        pyoxigraph.RdfFormat.N_TRIPLES,
+    )
+    solutions = store.query(_WHO_STARTED)
+    assert isinstance(solutions, pyoxigraph.QuerySolutions)
+    return [
+        {v.value: term.value for v, term in zip(solutions.variables, row, strict=True) if term}
+        for row in solutions
+    ]
+
+
+@pytest.mark.parametrize("turn_spans", [True, False], ids=["turn-spans", "inferred-turns"])
+def test_handoff_starts_the_specialist_as_a_sub_session(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    turn_spans: bool,
+) -> None:
+    exporter, recorder, _ = instrumented
+    triage_agent, received = _triage(lookup_order)
+    result = Runner.run_sync(
+        triage_agent,
+        "Where is order 42?",
+        run_config=_config(_handoff_steps(), turn_spans=turn_spans),
+    )
+    assert result.final_output == ORDER_ANSWER
+    assert result.last_agent.name == "billing"
+    assert received == [Escalation(reason="a billing question")]
+    spans = list(exporter.get_finished_spans())
+    triage, chose, moved, billing = _handoff_spans(spans)
+
+    assert attrs(chose)[sc.OTEL_PROV_THOUGHT] == HANDOFF_THOUGHT
+    assert attrs(chose)[sc.OTEL_PROV_ACTION] == "transfer_to_billing"
+    assert attrs(chose)[sc.OTEL_PROV_ARGUMENTS] == HANDOFF_ARGS
+    assert attrs(moved) == {
+        sc.GEN_AI_OPERATION_NAME: "execute_tool",
+        sc.GEN_AI_TOOL_NAME: "transfer_to_billing",
+        sc.GEN_AI_TOOL_TYPE: "function",
+        sc.GEN_AI_TOOL_CALL_ID: "call_h",
+        sc.OTEL_PROV_ARGUMENTS: HANDOFF_ARGS,
+        sc.OTEL_PROV_OBSERVATION: "billing",
+        "openai_agents.handoff.from_agent": "triage",
+        "openai_agents.handoff.to_agent": "billing",
+    }
+    # The answer is the specialist's; both sessions got the question.
+    assert sc.OTEL_PROV_ANSWER not in attrs(triage)
+    assert attrs(billing)[sc.OTEL_PROV_ANSWER] == ORDER_ANSWER
+    assert attrs(triage)[sc.OTEL_PROV_QUESTION] == attrs(billing)[sc.OTEL_PROV_QUESTION]
+    # Billing numbers its own iterations, and its tool call is its own.
+    steps = [i for i in by_name(spans, "iteration") if parent_of(i) == billing.context.span_id]
+    assert [attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in steps] == [1, 2]
+    (lookup,) = by_name(spans, "execute_tool lookup_order")
+    assert parent_of(lookup) == steps[0].context.span_id
+    assert attrs(lookup)[sc.GEN_AI_TOOL_CALL_ID] == "call_o"
+    # Triage ended (late, see the next test) at the SDK's own end time for it.
+    (sdk_triage,) = [s for s in recorder.spans if getattr(s.span_data, "name", "") == "triage"]
+    assert triage.end_time == _ns(sdk_triage.ended_at)
+
+    triples = prov(spans)
+    (started,) = _who_started(triples)
+    assert started == {
+        "session": _iri(billing)[1:-1],
+        "agent": "billing",
+        "starter": _iri(moved)[1:-1],
+        "tool": "transfer_to_billing",
+        "call": "call_h",
+        "action": "transfer_to_billing",
+        "arguments": HANDOFF_ARGS,
+        "from": "triage",
+        "status": "ok",
+    }
+    (answer,) = subjects(triples, O.Answer)
+    assert value(triples, answer, P.value) == ORDER_ANSWER
+    assert [o for s, p, o in triples if s == answer and p == P.wasGeneratedBy] == [_iri(billing)]
+    # One run, one outermost session: one bundle, of triage, holding billing's work.
+    assert [session for _, session, _ in bundles_in(list(triples))] == [_iri(triage)]
+    inside = {s for s, _, _ in session_content(triples, _iri(triage))}
+    assert {_iri(billing), _iri(lookup), answer} <= inside
+
+
+def test_handoff_in_a_run_that_fails_later(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    triage_agent, _ = _triage(broken_lookup_order)
+    with pytest.raises(UserError, match="order database is down"):
+        Runner.run_sync(
+            triage_agent, "Where is order 42?", run_config=_config(_handoff_steps()[:2])
+        )
+    spans = list(exporter.get_finished_spans())
+    triage, chose, moved, billing = _handoff_spans(spans)
+    assert attrs(chose)[sc.OTEL_PROV_ACTION] == "transfer_to_billing"
+    assert moved.status.status_code is not StatusCode.ERROR
+    assert triage.status.status_code is not StatusCode.ERROR
+    assert billing.status.status_code is StatusCode.ERROR
+    assert "order database is down" in (billing.status.description or "")
+    assert all(sc.OTEL_PROV_ANSWER not in attrs(s) for s in (triage, billing))
+    (lookup,) = by_name(spans, "execute_tool lookup_order")
+    assert lookup.status.status_code is StatusCode.ERROR
+
+    triples = prov(spans)
+    (started,) = _who_started(triples)
+    assert (started["session"], started["starter"]) == (_iri(billing)[1:-1], _iri(moved)[1:-1])
+    assert (started["agent"], started["from"], started["status"]) == ("billing", "triage", "error")
+    assert "order database is down" in (value(triples, _iri(billing), O.errorMessage) or "")
+    assert (_iri(moved), O.status, literal("ok")) in triples
+    assert (_iri(lookup), O.status, literal("error")) in triples
+    assert subjects(triples, O.Answer) == []
+    assert [session for _, session, _ in bundles_in(list(triples))] == [_iri(triage)]
+
+
+def test_handoff_whose_target_never_starts_still_ends_its_session(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, recorder, _ = instrumented
+    billing = Agent(name="billing", tools=[lookup_order])
+    triage_agent = Agent(
+        name="triage",
+        # Not a HandoffInputData: the SDK fails the handoff after choosing billing.
+        handoffs=[handoff(billing, input_filter=lambda data: None)],  # type: ignore[arg-type,return-value]
+    )
+    with pytest.raises(UserError, match="Invalid input filter result"):
+        Runner.run_sync(
+            triage_agent, "Where is order 42?", run_config=_config(_handoff_steps()[:1])
+        )
+    spans = list(exporter.get_finished_spans())
+    (triage,) = by_name(spans, "invoke_agent")  # ended, though nobody took over
+    (sdk_triage,) = [s for s in recorder.spans if getattr(s.span_data, "name", "") == "triage"]
+    assert triage.end_time == _ns(sdk_triage.ended_at)
+    (moved,) = by_name(spans, "execute_tool transfer_to_billing")
+    assert moved.status.status_code is StatusCode.ERROR
+    triples = prov(spans)
+    assert subjects(triples, O.AgentSession) == [_iri(triage)]
+    assert (_iri(moved), O.status, literal("error")) in triples
+    assert not [s for s, p, o in triples if p == P.wasGeneratedBy and o == _iri(moved)]
+
+
+class EagerAssembly(SpanProcessor):
+    """A provenance processor's session assembly, polled after every span end: its
+    worker's worst timing for a session that ends before the one it handed off to."""
+
+    def __init__(self) -> None:
+        hour = 3600 * 10**9
+        self._assembler = SessionAssembler(
+            session_timeout_ns=hour,
+            late_span_grace_ns=hour,
+            idle_timeout_ns=0,
+            knows_open_spans=True,
+        )
+        self._open: dict[int, Span] = {}
+        self.groups: list[list[SpanRecord]] = []
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        self._open[span.context.span_id] = span
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self._open.pop(span.context.span_id, None)
+        now = time.time_ns()
+        self._assembler.add(record_from_span(span), now)
+        still_open = [record_from_span(s, ended=False) for s in self._open.values()]
+        self.groups.extend(self._assembler.poll(now, still_open))
+
+
+def test_live_processor_maps_a_run_with_a_handoff_as_one_session(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+) -> None:
+    provider, _ = memory_provider
+    assembly = EagerAssembly()
+    provider.add_span_processor(assembly)
+    triage_agent, _ = _triage(lookup_order)
+    Runner.run_sync(triage_agent, "Where is order 42?", run_config=_config(_handoff_steps()))
+    records = [otel_prov.map_spans(group) for group in assembly.groups]
+    bundles = [bundle for record in records for bundle in bundles_in(record.triples)]
+    assert len(bundles) == 1  # not one for triage and a second one for billing
+    (record,) = [r for r in records if bundles_in(r.triples)]
+    assert len(subjects(set(record.triples), O.AgentSession)) == 2
+    assert len([s for s, p, _ in record.triples if p == P.wasStartedBy]) == 1  # billing's

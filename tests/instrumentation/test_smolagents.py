@@ -2,38 +2,55 @@
 
 The model is a ``smolagents.Model`` subclass whose ``generate`` returns prepared
 ``ChatMessage``s (``shared/docs/FRAMEWORKS.md``); the run ends through the
-``final_answer`` tool.  Each test checks the exported spans and the PROV-O the mapper
-makes of them.
+``final_answer`` tool.  Its streaming twin (``stream_outputs=True``) serves the same
+messages through ``generate_stream`` as provider-like deltas.  Each test checks the
+exported spans and the PROV-O the mapper makes of them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
 
 pytest.importorskip("smolagents")
 
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from smolagents import Model, MultiStepAgent, Tool, ToolCallingAgent, tool
 from smolagents.models import (
     ChatMessage,
+    ChatMessageStreamDelta,
     ChatMessageToolCall,
     ChatMessageToolCallFunction,
+    ChatMessageToolCallStreamDelta,
     MessageRole,
+    agglomerate_stream_deltas,
 )
 from smolagents.monitoring import TokenUsage
 
 from otel_prov import semconv as sc
 from otel_prov._rdf import literal
 from otel_prov._vocab import RDF_TYPE, O, P
-from otel_prov.instrumentation.smolagents import SmolagentsInstrumentor
-from tests.instrumentation.span_helpers import attrs, by_name, parent_of, prov, subjects, value
+from otel_prov.instrumentation.smolagents import SmolagentsInstrumentor, _patches
+from tests.instrumentation.span_helpers import (
+    Triples,
+    attrs,
+    by_name,
+    parent_of,
+    prov,
+    subjects,
+    value,
+)
 
 ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
 THOUGHT = "I need the weather in Paris first."
@@ -80,6 +97,78 @@ class ScriptedModel(Model):
         return self.messages.pop(0)
 
 
+def _pieces(text: str, size: int = 5) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _deltas(message: ChatMessage) -> list[ChatMessageStreamDelta]:
+    """``message`` streamed as providers do: the text in pieces, each tool call opened by
+    a delta with its index, id and name, then its arguments in pieces; the usage split
+    over the first and the last delta (``agglomerate_stream_deltas`` sums it)."""
+    deltas = [ChatMessageStreamDelta(content=piece) for piece in _pieces(str(message.content))]
+    for index, call in enumerate(message.tool_calls or []):
+        opening = ChatMessageToolCallStreamDelta(
+            index=index,
+            id=call.id,
+            type="function",
+            function=ChatMessageToolCallFunction(name=call.function.name, arguments=""),
+        )
+        deltas.append(ChatMessageStreamDelta(tool_calls=[opening]))
+        deltas += [
+            ChatMessageStreamDelta(
+                tool_calls=[
+                    ChatMessageToolCallStreamDelta(
+                        index=index, function=ChatMessageToolCallFunction(name="", arguments=piece)
+                    )
+                ]
+            )
+            for piece in _pieces(str(call.function.arguments))
+        ]
+    usage = message.token_usage
+    assert usage is not None
+    deltas[0].token_usage = TokenUsage(input_tokens=usage.input_tokens, output_tokens=0)
+    deltas.append(
+        ChatMessageStreamDelta(
+            content="", token_usage=TokenUsage(input_tokens=0, output_tokens=usage.output_tokens)
+        )
+    )
+    return deltas
+
+
+class StreamingModel(ScriptedModel):
+    """Streams each prepared message; notes when each stream was requested and each
+    delta handed out (``time.time_ns``, the SDK's clock)."""
+
+    def __init__(self, messages: list[ChatMessage]) -> None:
+        super().__init__(messages)
+        self.requested_at: list[int] = []
+        self.yielded_at: list[int] = []
+
+    def generate_stream(
+        self, messages: Any, **kwargs: Any
+    ) -> Generator[ChatMessageStreamDelta, None, None]:
+        self.requested_at.append(time.time_ns())
+        return self._stream(_deltas(self.messages.pop(0)))
+
+    def _stream(
+        self, deltas: list[ChatMessageStreamDelta]
+    ) -> Generator[ChatMessageStreamDelta, None, None]:
+        for delta in deltas:
+            self.yielded_at.append(time.time_ns())
+            yield delta
+
+
+class PreparedStream(Model):
+    """Streams prepared lists of deltas as they are."""
+
+    def __init__(self, streams: list[list[ChatMessageStreamDelta]]) -> None:
+        super().__init__(model_id="prepared-1")
+        self.streams = list(streams)
+
+    def generate_stream(self, messages: Any, **kwargs: Any) -> Iterator[ChatMessageStreamDelta]:
+        return iter(self.streams.pop(0))
+
+
 @tool
 def get_weather(city: str) -> str:
     """The weather in a city.
@@ -98,6 +187,16 @@ def _agent(messages: list[ChatMessage]) -> ToolCallingAgent:
     )
 
 
+def _streaming_agent(model: Model | None = None) -> ToolCallingAgent:
+    return ToolCallingAgent(
+        tools=[get_weather],
+        model=model or StreamingModel([_tool_step(), _answer_step()]),
+        name="weather",
+        verbosity_level=0,
+        stream_outputs=True,
+    )
+
+
 # --- fixtures and helpers --------------------------------------------------------------
 @pytest.fixture
 def instrumented(
@@ -110,6 +209,19 @@ def instrumented(
     instrumentor.uninstrument()
 
 
+class OpenSpans(SpanProcessor):
+    """The spans started and not ended yet, by span id."""
+
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        self.names[span.context.span_id] = span.name
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.names.pop(span.context.span_id, None)
+
+
 def _wrapped_methods() -> list[Any]:
     from smolagents import FinalAnswerTool
 
@@ -117,9 +229,68 @@ def _wrapped_methods() -> list[Any]:
         MultiStepAgent.__dict__["_run_stream"],
         ToolCallingAgent.__dict__["_step_stream"],
         ScriptedModel.__dict__["generate"],
+        StreamingModel.__dict__["generate_stream"],
         Tool.__dict__["__call__"],
         FinalAnswerTool.__dict__.get("__call__"),
     ]
+
+
+def _shape(spans: list[ReadableSpan]) -> list[tuple[Any, ...]]:
+    """What a run recorded, without ids and times: each span's name, kind, parent's
+    name, status and attributes, in start order."""
+    names = {s.context.span_id: s.name for s in spans}
+    return [
+        (
+            s.name,
+            s.kind,
+            names.get(parent_of(s) or 0),
+            s.status.status_code,
+            sorted(attrs(s).items()),
+        )
+        for s in by_name(spans, "")
+    ]
+
+
+def _prov_shape(spans: list[ReadableSpan]) -> list[tuple[str, str, str]]:
+    """The run's provenance with trace and span ids replaced by span names (numbered in
+    start order), other hex digests and times blanked: equal for equal runs.  Bundles are
+    left out: they only digest the rest, ids and times included."""
+    labels = {f"{s.context.trace_id:032x}": "trace" for s in spans}
+    labels |= {
+        f"{s.context.span_id:016x}": f"{s.name}#{i}" for i, s in enumerate(by_name(spans, ""))
+    }
+    triples: Triples = prov(spans)
+
+    def normal(term: str) -> str:
+        term = re.sub(r'"[^"]*"\^\^<http://www\.w3\.org/2001/XMLSchema#dateTime>', "TIME", term)
+        return re.sub(r"[0-9a-f]{16,}", lambda m: labels.get(m.group(), "HEX"), term)
+
+    bundles = {s for s, p, o in triples if p == RDF_TYPE and o == P.Bundle}
+    return sorted({(normal(s), normal(p), normal(o)) for s, p, o in triples if s not in bundles})
+
+
+def _read_until(stream: Iterator[Any], kind: str, count: int) -> None:
+    """Read ``stream`` up to its ``count``-th item of type ``kind``."""
+    seen = 0
+    for item in stream:
+        if type(item).__name__ == kind:
+            seen += 1
+            if seen == count:
+                return
+    raise AssertionError(f"the run ended before {count} x {kind}")
+
+
+def _stop_early(agent: ToolCallingAgent, kind: str, count: int) -> tuple[str | None, int]:
+    """Read ``run(stream=True)`` up to an item, then close it: what ``close()`` raised
+    (smolagents' ``_run_stream`` raises ``RuntimeError`` when closed mid-step) and how
+    many steps the agent's memory holds."""
+    stream = agent.run("Weather in Paris?", stream=True)
+    _read_until(stream, kind, count)
+    try:
+        stream.close()
+    except RuntimeError as exc:
+        return f"RuntimeError: {exc}", len(agent.memory.steps)
+    return None, len(agent.memory.steps)
 
 
 # --- tests ---------------------------------------------------------------------------
@@ -353,7 +524,7 @@ def test_uninstrument_restores_everything_and_leaves_no_spans(
     assert list(instrumentor.instrumentation_dependencies()) == ["smolagents >= 1.20"]
     instrumentor.instrument(tracer_provider=provider)
     patched = _wrapped_methods()
-    assert patched[:4] != before[:4]
+    assert all(p is not b for p, b in zip(patched[:5], before[:5], strict=True))
     # Idempotent: a second install wraps nothing twice.
     from otel_prov.instrumentation.smolagents import _patches
 
@@ -365,4 +536,188 @@ def test_uninstrument_restores_everything_and_leaves_no_spans(
     instrumentor.uninstrument()
     assert _wrapped_methods() == before
     assert _agent([_tool_step(), _answer_step()]).run("Weather in Paris?") == ANSWER
+    assert _streaming_agent().run("Weather in Paris?") == ANSWER
+    assert len(list(_streaming_agent().run("Weather in Paris?", stream=True))) > 10
     assert exporter.get_finished_spans() == ()
+
+
+# --- streaming model calls (stream_outputs=True) --------------------------------------
+@pytest.mark.parametrize("stream", [False, True], ids=["run", "run-stream"])
+def test_streamed_model_call_records_what_generate_records(
+    instrumented: InMemorySpanExporter, stream: bool
+) -> None:
+    streamed = agglomerate_stream_deltas(_deltas(_tool_step()))  # the script streams right
+    assert (streamed.content, streamed.token_usage) == (THOUGHT, TokenUsage(11, 7))
+    assert [(c.id, c.function.name, c.function.arguments) for c in streamed.tool_calls or []] == [
+        ("call_1", "get_weather", ARGS)
+    ]
+    assert _agent([_tool_step(), _answer_step()]).run("Weather in Paris?") == ANSWER
+    generated = list(instrumented.get_finished_spans())
+    instrumented.clear()
+
+    model = StreamingModel([_tool_step(), _answer_step()])
+    agent = _streaming_agent(model)
+    if stream:
+        items = list(agent.run("Weather in Paris?", stream=True))
+        assert sum(type(i).__name__ == "ChatMessageStreamDelta" for i in items) > 10
+        assert getattr(items[-1], "output", None) == ANSWER
+    else:
+        assert agent.run("Weather in Paris?") == ANSWER
+    spans = list(instrumented.get_finished_spans())
+
+    assert _shape(spans) == _shape(generated)
+    assert _prov_shape(spans) == _prov_shape(generated)
+    first = attrs(by_name(spans, "iteration")[0])
+    assert first[sc.OTEL_PROV_THOUGHT] == THOUGHT
+    assert first[sc.OTEL_PROV_ARGUMENTS] == ARGS  # the streamed text, not re-dumped
+    assert attrs(by_name(spans, "execute_tool")[0])[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
+    models = by_name(spans, "chat")
+    assert [attrs(m)[sc.GEN_AI_USAGE_OUTPUT_TOKENS] for m in models] == [7, 7]  # 0 + 7
+    # The span runs from the request to the last delta, not to the end of the step.
+    (call,) = by_name(spans, "execute_tool")
+    assert models[0].start_time is not None and models[0].end_time is not None
+    assert models[0].start_time <= model.requested_at[0]
+    assert model.yielded_at[0] < models[0].end_time <= (call.start_time or 0)
+    assert models[1].end_time is not None and models[1].end_time >= model.yielded_at[-1]
+
+
+def test_stream_that_raises_fails_the_model_call(instrumented: InMemorySpanExporter) -> None:
+    class CutStream(StreamingModel):  # defined after instrument(): wrapped at run start
+        def generate_stream(
+            self, messages: Any, **kwargs: Any
+        ) -> Generator[ChatMessageStreamDelta, None, None]:
+            yield from _deltas(_tool_step())[:3]
+            raise ConnectionError("stream cut")
+
+    with pytest.raises(Exception, match="stream cut") as raised:
+        _streaming_agent(CutStream([])).run("Weather in Paris?")
+    assert type(raised.value).__name__ == "AgentGenerationError"
+    spans = list(instrumented.get_finished_spans())
+    (model,) = by_name(spans, "chat")
+    assert model.name == "chat scripted-1"
+    assert model.status.status_code is StatusCode.ERROR
+    assert model.status.description == "stream cut"
+    assert attrs(model)[sc.ERROR_TYPE] == "ConnectionError"
+    assert [e.name for e in model.events] == ["exception"]
+    assert sc.GEN_AI_USAGE_INPUT_TOKENS not in attrs(model)  # no usage of a broken stream
+    (iteration,) = by_name(spans, "iteration")
+    assert parent_of(model) == iteration.context.span_id
+    assert iteration.status.status_code is StatusCode.ERROR
+    (session,) = by_name(spans, "invoke_agent")
+    assert session.status.status_code is StatusCode.ERROR
+    (prov_model,) = subjects(prov(spans), O.ModelCall)
+    assert value(prov(spans), prov_model, O.errorType) == "ConnectionError"
+
+
+def test_override_streaming_through_super_is_one_model_call(
+    instrumented: InMemorySpanExporter,
+) -> None:
+    class Relay(StreamingModel):  # wrapped at run start, its parent at instrument()
+        def generate_stream(
+            self, messages: Any, **kwargs: Any
+        ) -> Generator[ChatMessageStreamDelta, None, None]:
+            yield from super().generate_stream(messages, **kwargs)
+
+    assert _streaming_agent(Relay([_tool_step(), _answer_step()])).run("Weather?") == ANSWER
+    models = by_name(list(instrumented.get_finished_spans()), "chat")
+    assert len(models) == 2
+    assert all(attrs(m)[sc.GEN_AI_USAGE_INPUT_TOKENS] == 11 for m in models)
+
+
+# (item type, how many of them) the consumer reads before closing run(stream=True)
+_STOPS = {
+    "in-model-stream": ("ChatMessageStreamDelta", 3),
+    "at-tool-call": ("ToolCall", 1),
+    "at-step-output": ("ActionOutput", 1),
+    "between-steps": ("ActionStep", 1),
+    "at-final-answer": ("FinalAnswerStep", 1),
+}
+
+
+@pytest.mark.parametrize("stop", list(_STOPS))
+def test_stopping_a_streamed_run_early_ends_every_span(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter], stop: str
+) -> None:
+    kind, count = _STOPS[stop]
+    bare = _stop_early(_streaming_agent(), kind, count)
+    provider, exporter = memory_provider
+    open_spans = OpenSpans()
+    provider.add_span_processor(open_spans)
+    instrumentor = SmolagentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        before = otel_context.get_current()
+        traced = _stop_early(_streaming_agent(), kind, count)
+        assert otel_context.get_current() == before
+        assert _patches._ITERATION.get() is None
+        assert _patches._ACTIVE.get() == frozenset()
+    finally:
+        instrumentor.uninstrument()
+    assert traced == bare  # the same close() outcome and agent memory as uninstrumented
+    assert open_spans.names == {}  # every span started has ended
+
+    spans = list(exporter.get_finished_spans())
+    by_id = {s.context.span_id: s for s in spans}
+    for span in spans:
+        parent = by_id.get(parent_of(span) or 0)
+        if parent is not None:
+            assert (span.end_time or 0) <= (parent.end_time or 0), span.name
+    closed = {
+        s.name
+        for s in spans
+        if s.status.status_code is StatusCode.ERROR
+        and attrs(s)[sc.ERROR_TYPE] == "GeneratorExit"
+        and s.status.description == "closed early: the consumer stopped iterating"
+        and not s.events
+    }
+    assert not [
+        s for s in spans if s.status.status_code is StatusCode.ERROR and s.name not in closed
+    ]
+    (session,) = by_name(spans, "invoke_agent")
+    iterations = by_name(spans, "iteration")
+    if stop == "at-final-answer":  # the run was over: nothing is cut short
+        assert closed == set()
+        assert attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
+        assert len(iterations) == 2
+    elif stop in ("at-step-output", "between-steps"):  # the first step was complete
+        assert closed == {"invoke_agent weather"}
+        assert [i.name for i in iterations] == ["iteration 1"]
+    else:
+        assert closed >= {"invoke_agent weather", "iteration 1"}
+        (model,) = by_name(spans, "chat")
+        streaming = stop == "in-model-stream"
+        assert ("chat scripted-1" in closed) is streaming
+        assert (sc.GEN_AI_USAGE_INPUT_TOKENS in attrs(model)) is not streaming
+    (prov_session,) = subjects(prov(spans), O.AgentSession)
+    assert value(prov(spans), prov_session, O.errorType) == (
+        None if stop == "at-final-answer" else "GeneratorExit"
+    )
+
+
+def test_stream_closed_unread_still_ends_its_span(instrumented: InMemorySpanExporter) -> None:
+    model = StreamingModel([_tool_step(), _tool_step()])
+    model.generate_stream([]).close()
+    stream = model.generate_stream([])
+    del stream
+    models = by_name(list(instrumented.get_finished_spans()), "chat")
+    assert len(models) == 2
+    assert all(attrs(m)[sc.ERROR_TYPE] == "GeneratorExit" for m in models)
+    assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+def test_odd_streams_never_break_their_consumer(instrumented: InMemorySpanExporter) -> None:
+    no_usage = [ChatMessageStreamDelta(content=piece) for piece in _pieces(THOUGHT)]
+    no_index = [  # smolagents' agglomerate_stream_deltas refuses a tool call without index
+        ChatMessageStreamDelta(
+            tool_calls=[ChatMessageToolCallStreamDelta(id="call_1", type="function")],
+            token_usage=TokenUsage(input_tokens=3, output_tokens=1),
+        )
+    ]
+    model = PreparedStream([no_usage, no_index])
+    assert list(model.generate_stream([])) == no_usage
+    assert list(model.generate_stream([])) == no_index
+    models = by_name(list(instrumented.get_finished_spans()), "chat")
+    assert len(models) == 2
+    for span in models:
+        assert span.status.status_code is StatusCode.UNSET
+        assert sc.GEN_AI_USAGE_INPUT_TOKENS not in attrs(span)  # unknown, not 0

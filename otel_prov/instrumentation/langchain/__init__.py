@@ -13,6 +13,16 @@ becomes an ``invoke_agent {name}`` session span; each reason-act step an iterati
 (thought, action, exact JSON arguments); each model call a ``chat {model}`` span and
 each tool call an ``execute_tool {name}`` span with its call id, arguments and
 observation.  LangChain is imported only when :meth:`instrument` is called.
+
+While a tool runs, its ``execute_tool`` span is the current span, so spans started in
+the tool's body are its children: an HTTP call traced by
+``opentelemetry-instrumentation-requests`` or ``-httpx``, a database query, a
+``tracer.start_as_current_span`` of your own.  This holds for sync and async tools and
+for tool calls that LangGraph runs in parallel.  Likewise the ``chat`` span is current
+inside a synchronous model call (a model client's own HTTP span nests under it); an
+async model call, or a batch of several prompts in one ``generate``, is recorded but
+not made current, because LangChain ends those runs where the context cannot be
+restored.  After every run the current span is what it was before.
 """
 
 from __future__ import annotations

@@ -10,15 +10,38 @@ current when the agent is invoked (an HTTP request, say).  The graph of
 node directly under the root opens an iteration, and the ``tools`` runs that follow
 (one per tool call when they run in parallel) belong to it.  Runs that get no span of
 their own (graph nodes, middleware, inner chains) pass their parent's span down.
+
+Tool and model spans are also made *current* while the tool or model runs, so a span
+that the tool's body (or the model client) starts -- an HTTP call traced by
+``opentelemetry-instrumentation-requests``, a ``tracer.start_as_current_span`` -- is a
+child of the ``execute_tool`` (or ``chat``) span.  The span is attached in the start
+callback and detached in the matching end or error callback, which must run in the same
+``contextvars.Context`` and in reverse order of the attaches made there:
+
+* tool runs: LangChain's ``BaseTool.run`` / ``arun`` calls start, body and end in one
+  frame (the body in a copy of that context); parallel tool calls each run in their own
+  thread or task.  The handler has ``run_inline = True``, so the async callback manager
+  calls it in the awaiting coroutine rather than in an executor, where an attach would
+  be lost.
+* model runs: only a synchronous call of one prompt.  A batch of prompts starts every
+  run before the first ends (the attaches would not unwind), and an async model's end
+  callback runs in a shielded task (a copy of the context), where its attach cannot be
+  undone; such runs keep their span but do not make it current.
+
+If an end callback nevertheless arrives in another context (a future LangChain change,
+a stream closed elsewhere), the handler notices it before detaching and leaves that
+context alone: no "Failed to detach context" error, and the run is still recorded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import json
+import logging
 import threading
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
@@ -26,6 +49,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.tracers.context import register_configure_hook
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
@@ -40,6 +64,12 @@ _CREATE_AGENT = "langchain_create_agent"
 _MODEL_NODE = "model"
 _TOOLS_NODE = "tools"
 _FINAL_ANSWER = "final_answer"
+
+_LOG = logging.getLogger(__name__)
+
+_ATTACHED: ContextVar[UUID | None] = ContextVar("otel_prov_langchain_attached", default=None)
+"""Set beside every attach, as a probe: only the ``Context`` that set it can reset its token,
+so resetting it first tells whether OTel's own detach would fail (and log) here."""
 
 
 class _Kind(enum.Enum):
@@ -68,6 +98,14 @@ class _Session:
     current: _Iteration | None = None
     arguments: dict[str, str] = field(default_factory=dict)
     """Exact JSON arguments the model chose, by tool call id."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """A run's span made current: the tokens that undo that, valid only in their ``Context``."""
+
+    otel: Token[otel_context.Context]
+    probe: Token[UUID | None]
 
 
 @dataclass(eq=False, slots=True)
@@ -167,6 +205,22 @@ def _is_control_flow(error: BaseException) -> bool:
     return any(cls.__name__ == "GraphBubbleUp" for cls in type(error).__mro__)
 
 
+def _can_scope_model_run(kwargs: Mapping[str, Any]) -> bool:
+    """Whether a model run's end callback will come in the context its start came in.
+
+    True for a synchronous call of one prompt.  ``batch_size`` is the number of prompts the
+    call started runs for (absent before LangChain passed it: one).  A running event loop
+    means the async callback manager, whose ``on_llm_end`` is shielded into another task.
+    """
+    if kwargs.get("batch_size", 1) != 1:
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return True
+    return False
+
+
 def _fail(span: Span, error: BaseException) -> None:
     span.set_attribute(sc.ERROR_TYPE, _error_type(error))
     span.record_exception(error)
@@ -176,7 +230,9 @@ def _fail(span: Span, error: BaseException) -> None:
 class ProvCallbackHandler(BaseCallbackHandler):
     """Sees every LangChain run (through the configure hook) and records agent runs as spans."""
 
-    run_inline = True  # cheap and thread-safe: no executor hop for async runs
+    run_inline = True
+    """Called in the awaiting coroutine by the async callback manager, not in an executor
+    thread: cheaper, and the only way an attach in ``on_tool_start`` reaches the tool."""
 
     def __init__(self, tracer: Tracer) -> None:
         super().__init__()
@@ -184,6 +240,9 @@ class ProvCallbackHandler(BaseCallbackHandler):
         self._enabled = True
         self._lock = threading.Lock()
         self._runs: dict[UUID, _Run] = {}
+        self._scopes: dict[UUID, _Scope] = {}
+        """Attached contexts by run, kept apart from ``_runs`` so that :meth:`disable` does
+        not forget them: a run in flight still detaches when it ends."""
 
     # --- lifecycle ---------------------------------------------------------------------
     def enable(self, tracer: Tracer) -> None:
@@ -192,7 +251,8 @@ class ProvCallbackHandler(BaseCallbackHandler):
             self._enabled = True
 
     def disable(self) -> None:
-        """Record nothing from now on; runs in flight are forgotten (their spans never end)."""
+        """Record nothing from now on; runs in flight are forgotten (their spans never end),
+        but the spans they made current are still detached when they end."""
         with self._lock:
             self._enabled = False
             self._runs.clear()
@@ -222,6 +282,33 @@ class ProvCallbackHandler(BaseCallbackHandler):
     def _pop(self, run_id: UUID) -> _Run | None:
         with self._lock:
             return self._runs.pop(run_id, None)
+
+    def _enter(self, run_id: UUID, span: Span) -> None:
+        """Make ``span`` current for the run's body, until :meth:`_finish` in its end callback."""
+        otel_token = otel_context.attach(trace.set_span_in_context(span))
+        scope = _Scope(otel_token, _ATTACHED.set(run_id))
+        with self._lock:
+            self._scopes[run_id] = scope
+
+    def _exit(self, run_id: UUID) -> None:
+        """Undo the run's attach, if it made one and this is the context it made it in."""
+        with self._lock:
+            scope = self._scopes.pop(run_id, None)
+        if scope is None:
+            return
+        try:
+            _ATTACHED.reset(scope.probe)
+        except ValueError:
+            # Another Context (a copy made by a task or thread): the attach cannot be undone
+            # from here, and OTel's detach would log an error.  The run is still recorded.
+            _LOG.debug("LangChain run %s ended outside the context it started in", run_id)
+            return
+        otel_context.detach(scope.otel)
+
+    def _finish(self, run_id: UUID) -> _Run | None:
+        """The end of a model or tool run: detach its context first, then forget the run."""
+        self._exit(run_id)
+        return self._pop(run_id)
 
     def _close_iteration(self, iteration: _Iteration | None, error: BaseException | None) -> None:
         """End an iteration once (callers hold no lock; the flag is flipped under it)."""
@@ -418,6 +505,8 @@ class ProvCallbackHandler(BaseCallbackHandler):
         span = self._start(f"{operation} {model}", parent.anchor, attributes, SpanKind.CLIENT)
         run = _Run(_Kind.MODEL, parent.session, span, parent.iteration, parent.in_model_node)
         self._add(run_id, run)
+        if _can_scope_model_run(kwargs):
+            self._enter(run_id, span)
 
     def on_llm_end(
         self,
@@ -427,7 +516,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
-        run = self._pop(run_id)
+        run = self._finish(run_id)
         if run is None:
             return
         span = run.anchor
@@ -515,6 +604,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)
         span = self._start(f"execute_tool {name}", parent.anchor, attributes)
         self._add(run_id, _Run(_Kind.TOOL, parent.session, span, parent.iteration))
+        self._enter(run_id, span)
 
     def on_tool_end(
         self,
@@ -524,7 +614,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
-        run = self._pop(run_id)
+        run = self._finish(run_id)
         if run is None:
             return
         span = run.anchor
@@ -552,7 +642,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
 
     def _end_failed(self, run_id: UUID, error: BaseException) -> _Run | None:
         """End a model or tool run's span as failed; the run, if it was ours."""
-        run = self._pop(run_id)
+        run = self._finish(run_id)
         if run is not None:
             _fail(run.anchor, error)
             run.anchor.end()

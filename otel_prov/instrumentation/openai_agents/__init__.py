@@ -21,7 +21,14 @@ SDK tracer tells processors nothing).  Each SDK trace becomes one OTel trace:
 * ``generation`` / ``response`` spans -> ``chat {model}`` CLIENT spans with usage;
 * ``function`` spans -> ``execute_tool {name}`` with the exact JSON arguments, the
   observation and the call id the model gave (matched on name and arguments);
-* anything else (handoffs, guardrails, custom spans) -> a plain span.
+* ``handoff`` spans -> ``execute_tool {tool}`` for the handoff tool the model called
+  (``transfer_to_<agent>``, ``gen_ai.tool.type`` ``function``), with its call id and
+  exact arguments, ``openai_agents.handoff.from_agent`` / ``to_agent``, and the agent
+  handed to as the observation.  The session of that agent is nested under this span
+  and links to it: in the provenance it is a sub-session ``prov:wasStartedBy`` (and
+  ``prov:wasInformedBy``) the handoff, so a run with handoffs stays one outermost
+  session, and the final answer belongs to the agent that gave it;
+* anything else (guardrails, custom spans) -> a plain span.
 
 Times are the SDK's own ``started_at`` / ``ended_at``.  Content (thoughts, arguments,
 observations, question, answer) only reaches the SDK spans when the run config has

@@ -3,7 +3,9 @@
 It works live: an OTel span starts when its SDK span starts (at the SDK's
 ``started_at``) and ends when it ends (at ``ended_at``), so a run that never finishes
 still shows what it did.  Attributes known only later (the model's decision, the
-answer) are set on the still-open parent spans before they end.
+answer) are set on the still-open parent spans before they end.  One span ends late,
+with its SDK end time all the same: the session of an agent that handed off ends once
+the next agent's session has started (see ``_release``).
 
 No ``agents`` import here: SDK objects are read by attribute (``Any`` at the boundary),
 so importing otel-prov never imports the SDK.
@@ -15,12 +17,13 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from otel_prov import semconv as sc
 from otel_prov._instrument import _put_content
@@ -29,18 +32,26 @@ __all__ = ["OpenAIAgentsSpanConverter"]
 
 _LOG = logging.getLogger(__name__)
 
-_TRACE, _ALIAS, _SESSION, _ITERATION, _MODEL, _TOOL, _OTHER = (
+_TRACE, _ALIAS, _SESSION, _ITERATION, _MODEL, _TOOL, _HANDOFF, _OTHER = (
     "trace",
     "alias",
     "session",
     "iteration",
     "model",
     "tool",
+    "handoff",
     "other",
 )
 _MODEL_TYPES = frozenset({"generation", "response"})
 _ATTR_SDK_TRACE_ID = "openai_agents.trace_id"
 """The SDK's own trace id (``trace_...``) on the root span, to find it in OpenAI's UI."""
+_ATTR_HANDOFF_FROM = "openai_agents.handoff.from_agent"
+"""On a handoff's ``execute_tool`` span: the agent that handed the conversation over.
+
+The GenAI conventions have no handoff attributes, so the SDK's two fields keep the
+SDK's namespace (as ``openai_agents.trace_id`` does)."""
+_ATTR_HANDOFF_TO = "openai_agents.handoff.to_agent"
+"""On a handoff's ``execute_tool`` span: the agent that took the conversation over."""
 
 
 @dataclass(eq=False)
@@ -50,13 +61,22 @@ class _Entry:
     trace_key: str
     alias_of: _Entry | None = None
     session: _Entry | None = None
-    """For iterations: their session."""
+    """For iterations: their session; for handoffs: the session that handed off."""
     iteration: _Entry | None = None
-    """For model and tool spans: their iteration; for sessions: the inferred open one."""
+    """For model, tool and handoff spans: their iteration; for sessions: the inferred open one."""
     # sessions
     iterations: int = 0
     has_question: bool = False
     answer: str | None = None
+    sdk_parent: str = ""
+    """The SDK parent span id ("" at the top of the trace).  The run loop starts the
+    agent a handoff hands over to under the same SDK parent as the agent that handed off."""
+    held: bool = False
+    """The SDK ended this session after it handed off; its OTel span waits for the next
+    agent's span to start (see ``OpenAIAgentsSpanConverter._release``)."""
+    held_end_ns: int | None = None
+    # handoffs
+    to_agent: str | None = None
     # iterations
     inferred: bool = False
     calls: list[tuple[str | None, str, str | None]] = field(default_factory=list)
@@ -214,6 +234,9 @@ class OpenAIAgentsSpanConverter:
         self._tracer = tracer
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
+        self._handoffs: dict[tuple[str, str], _Entry] = {}
+        """Ended handoffs whose target agent has not started yet, by (SDK trace id, SDK
+        parent of the session that handed off)."""
         self._enabled = True
 
     def disable(self) -> None:
@@ -242,6 +265,9 @@ class OpenAIAgentsSpanConverter:
                 ]
                 for key, _ in leftovers:
                     del self._entries[key]
+                # Handoffs whose target never started (the run failed in between).
+                for pending in [k for k in self._handoffs if k[0] == trace_id]:
+                    self._release(self._handoffs.pop(pending))
             now = time.time_ns()
             for _, leftover in leftovers:  # spans the SDK never ended
                 if leftover.span is not None:
@@ -288,6 +314,7 @@ class OpenAIAgentsSpanConverter:
         start_ns: int | None,
         attributes: dict[str, Any],
         kind: SpanKind = SpanKind.INTERNAL,
+        links: Sequence[Link] = (),
     ) -> Span:
         context = (
             trace.set_span_in_context(parent.span)
@@ -299,6 +326,7 @@ class OpenAIAgentsSpanConverter:
             context=context,
             kind=kind,
             attributes=attributes,
+            links=links,
             start_time=start_ns,
         )
 
@@ -330,14 +358,7 @@ class OpenAIAgentsSpanConverter:
             if kind == "task" and parent is not None:
                 entry = _Entry(_ALIAS, None, trace_key, alias_of=parent)
             elif kind == "agent":
-                name = str(getattr(data, "name", None) or "agent")
-                span = self._open(
-                    f"invoke_agent {name}",
-                    parent,
-                    start,
-                    {sc.GEN_AI_OPERATION_NAME: "invoke_agent", sc.GEN_AI_AGENT_NAME: name},
-                )
-                entry = _Entry(_SESSION, span, trace_key)
+                entry = self._start_session(sdk_span, data, parent, start, trace_key)
             elif kind == "turn" and parent is not None and parent.kind == _SESSION:
                 self._close_inferred(parent, start)
                 entry = self._new_iteration(parent, start, inferred=False, trace_key=trace_key)
@@ -372,6 +393,9 @@ class OpenAIAgentsSpanConverter:
                         SpanKind.CLIENT,
                     )
                     entry = _Entry(_MODEL, span, trace_key, iteration=iteration)
+            elif kind == "handoff":
+                iteration = self._iteration_for(parent, start, trace_key, new=False)
+                entry = self._start_handoff(data, parent, iteration, start, trace_key)
             else:
                 if parent is not None and parent.kind == _SESSION and parent.iteration:
                     parent = parent.iteration
@@ -379,6 +403,86 @@ class OpenAIAgentsSpanConverter:
                 label = f"{kind} {other}" if isinstance(other, str) and other else kind or "span"
                 entry = _Entry(_OTHER, self._open(label, parent, start, {}), trace_key)
             self._entries[span_id] = entry
+
+    def _start_session(
+        self, sdk_span: Any, data: Any, parent: _Entry | None, start: int | None, trace_key: str
+    ) -> _Entry:
+        """An agent session; the one a handoff hands over to is nested under that handoff.
+
+        The SDK starts the new agent beside the old one (both under the run's task span),
+        after the old one has ended.  Nesting it under the handoff makes it a sub-session
+        of the session that handed off: one outermost session per run, and in PROV
+        ``prov:wasStartedBy`` the handoff.  The span link to the same handoff adds
+        ``prov:wasInformedBy``, which holds even when the two sessions are mapped apart.
+        """
+        name = str(getattr(data, "name", None) or "agent")
+        sdk_parent = str(getattr(sdk_span, "parent_id", None) or "")
+        handoff = self._handoffs.pop((trace_key, sdk_parent), None)
+        links: list[Link] = []
+        if handoff is not None and handoff.to_agent == name and handoff.span is not None:
+            parent = handoff
+            links.append(Link(handoff.span.get_span_context()))
+        span = self._open(
+            f"invoke_agent {name}",
+            parent,
+            start,
+            {sc.GEN_AI_OPERATION_NAME: "invoke_agent", sc.GEN_AI_AGENT_NAME: name},
+            links=links,
+        )
+        if handoff is not None:
+            self._release(handoff)
+        return _Entry(_SESSION, span, trace_key, sdk_parent=sdk_parent)
+
+    def _start_handoff(
+        self,
+        data: Any,
+        parent: _Entry | None,
+        iteration: _Entry | None,
+        start: int | None,
+        trace_key: str,
+    ) -> _Entry:
+        """A handoff as the ``execute_tool`` span of the handoff tool the model called.
+
+        To the model a handoff is a function tool (``transfer_to_<agent>``) that the
+        runner executes, so it is recorded as one, with the call id and the exact
+        arguments of the model's call, which the SDK's handoff span lacks.  The SDK runs
+        an iteration's function tools before its handoff, and they have taken their
+        calls by then: the model's first remaining call is the handoff the SDK executes.
+        """
+        calls = iteration.calls if iteration is not None else []
+        call_id, name, arguments = calls.pop(0) if calls else (None, "handoff", None)
+        attributes: dict[str, Any] = {
+            sc.GEN_AI_OPERATION_NAME: "execute_tool",
+            sc.GEN_AI_TOOL_NAME: name,
+            sc.GEN_AI_TOOL_TYPE: "function",
+        }
+        from_agent = getattr(data, "from_agent", None)
+        if isinstance(from_agent, str) and from_agent:
+            attributes[_ATTR_HANDOFF_FROM] = from_agent
+        if call_id:
+            attributes[sc.GEN_AI_TOOL_CALL_ID] = call_id
+        if arguments is not None:
+            _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)
+        span = self._open(
+            f"execute_tool {name}",
+            iteration if iteration is not None else parent,
+            start,
+            attributes,
+        )
+        session = iteration.session if iteration is not None else None
+        return _Entry(_HANDOFF, span, trace_key, session=session, iteration=iteration, name=name)
+
+    def _release(self, handoff: _Entry) -> None:
+        """End the span of the session that handed off, at the SDK's end time for it.
+
+        Its end is held until the next agent's span has started: a provenance processor
+        releases an outermost session once it and everything open under it have ended,
+        and would otherwise map the session that handed off without the one it started.
+        """
+        source = handoff.session
+        if source is not None and source.held and source.span is not None:
+            source.held = False
+            source.span.end(end_time=source.held_end_ns)
 
     def _iteration_for(
         self, parent: _Entry | None, start: int | None, trace_key: str, *, new: bool
@@ -411,14 +515,20 @@ class OpenAIAgentsSpanConverter:
                 self._close_inferred(entry, end)
                 if entry.answer is not None:
                     _put_content(span, sc.OTEL_PROV_ANSWER, entry.answer, tool=False)
+                handoff = self._handoffs.get((entry.trace_key, entry.sdk_parent))
+                entry.held = handoff is not None and handoff.session is entry
+                entry.held_end_ns = end
             elif entry.kind == _MODEL:
                 self._end_model(entry, data)
             elif entry.kind == _TOOL:
                 self._end_tool(entry, data)
+            elif entry.kind == _HANDOFF:
+                self._end_handoff(entry, span, data)
             error = getattr(sdk_span, "error", None)
             if isinstance(error, dict):
                 self._set_error(span, error)
-            span.end(end_time=end)
+            if not entry.held:
+                span.end(end_time=end)
             if entry.iteration is not None and end is not None:
                 entry.iteration.last_end_ns = max(entry.iteration.last_end_ns, end)
 
@@ -481,6 +591,21 @@ class OpenAIAgentsSpanConverter:
         call_id = self._match_call(entry, arguments if isinstance(arguments, str) else None)
         if call_id:
             span.set_attribute(sc.GEN_AI_TOOL_CALL_ID, call_id)
+
+    def _end_handoff(self, entry: _Entry, span: Span, data: Any) -> None:
+        """Record the target agent, and wait for its session to start (``_start_session``).
+
+        The observation is the agent the handoff returned to the runner (``to_agent``);
+        the SDK also tells the model so, in a transfer message the span does not carry.
+        """
+        to_agent = getattr(data, "to_agent", None)
+        if not isinstance(to_agent, str) or not to_agent:
+            return
+        entry.to_agent = to_agent
+        span.set_attribute(_ATTR_HANDOFF_TO, to_agent)
+        _put_content(span, sc.OTEL_PROV_OBSERVATION, to_agent, tool=True)
+        if entry.session is not None:
+            self._handoffs[(entry.trace_key, entry.session.sdk_parent)] = entry
 
     @staticmethod
     def _match_call(entry: _Entry, arguments: str | None) -> str | None:

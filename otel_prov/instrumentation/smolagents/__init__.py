@@ -16,10 +16,19 @@ constructor), so this instrumentor wraps methods on the classes themselves:
 * each agent class's ``_step_stream`` -> one iteration per ``ActionStep``: number,
   thought (``model_output``), action (tool names or ``final_answer``) and the exact JSON
   arguments the model produced (captured before smolagents parses them in place);
-* each ``Model`` subclass's ``generate`` -> ``chat {model_id}`` CLIENT spans with usage;
+* each ``Model`` subclass's ``generate``, and ``generate_stream`` (what agents built with
+  ``stream_outputs=True`` call) -> ``chat {model_id}`` CLIENT spans with usage.  A
+  stream's span runs from the request until the stream is exhausted, raises or is
+  closed; its usage is the sum of the deltas' ``token_usage``;
 * ``Tool.__call__`` (and overrides) -> ``execute_tool {name}`` with the model's call id,
   arguments, observation or error.  The ``final_answer`` tool gets no span of its own:
   its arguments are the iteration's, its result the session's answer.
+
+A run streamed to the caller (``agent.run(task, stream=True)``) that the caller stops
+early (``close()``, or dropping the generator) still ends every span it opened: those
+cut short get status ERROR, ``error.type`` ``GeneratorExit`` and the description
+``closed early: the consumer stopped iterating`` (stopping at the ``FinalAnswerStep``
+cuts nothing short).
 
 Subclasses defined after :meth:`instrument` are wrapped when an agent using them
 starts a run.  Everything is restored by :meth:`uninstrument`; smolagents is imported

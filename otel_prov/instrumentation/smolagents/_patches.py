@@ -3,11 +3,14 @@
 Imported only by :meth:`SmolagentsInstrumentor.instrument`.  smolagents objects are read
 by attribute (``Any`` at the boundary).
 
-Generators (``_run_stream``, ``_step_stream``) are driven by hand: our span is made
-current around each ``next()`` only, so a streaming caller never runs inside it and
-nothing is left attached between two items.  The iteration's state (the tool calls the
-model chose, with their exact JSON arguments) travels in a ContextVar, which smolagents
-copies into the threads of parallel tool calls (``copy_context``).
+Generators (``_run_stream``, ``_step_stream``, ``generate_stream``) are driven by hand:
+our span is made current around each ``next()`` only, so a streaming caller never runs
+inside it and nothing is left attached between two items.  Their span ends when the
+generator is exhausted, raises or is closed; a consumer that stops early (``close()``,
+or dropping the generator) gets ``error.type`` ``GeneratorExit``.  The iteration's state
+(the tool calls the model chose, with their exact JSON arguments) travels in a
+ContextVar, which smolagents copies into the threads of parallel tool calls
+(``copy_context``).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import logging
 import threading
 from collections.abc import Callable, Generator, Iterator
 from contextvars import ContextVar
@@ -30,7 +34,11 @@ from otel_prov._instrument import _error_type, _put_content
 
 __all__ = ["install", "uninstall"]
 
+_LOG = logging.getLogger(__name__)
+
 _FINAL_ANSWER = "final_answer"
+_CLOSED = "closed early: the consumer stopped iterating"
+"""Status description of a span whose generator was closed before it was exhausted."""
 _MARK = "__otel_prov_original__"
 """Attribute of our wrappers holding the wrapped function."""
 
@@ -109,6 +117,11 @@ def _calls_of(message: Any) -> list[_Call]:
 
 def _set_error(span: Span, exc: BaseException) -> None:
     span.set_attribute(sc.ERROR_TYPE, _error_type(exc))
+    if isinstance(exc, GeneratorExit):
+        # Nothing failed, but the work was cut short: without a mark the span would read
+        # as a run that completed (no exception event: there is no error to show).
+        span.set_status(Status(StatusCode.ERROR, _CLOSED))
+        return
     span.record_exception(exc)
     span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
 
@@ -139,38 +152,61 @@ def _drive(
     observe: Callable[[Any], None],
     finish: Callable[[BaseException | None], None],
     iteration: _Iteration | None,
+    *,
+    last: str | None = None,
+    busy: tuple[int, str] | None = None,
+    primed: bool = False,
 ) -> Generator[Any, None, Any]:
     """Re-yield ``inner``'s items with ``span`` and ``iteration`` current around each step.
 
-    A session passes ``iteration=None``: an agent run as a tool starts clean.
+    ``finish`` gets the exception that ended ``inner``, or ``GeneratorExit`` when the
+    consumer closed it early.  Closing right after an item of type ``last`` is not early:
+    a consumer that stops at the ``FinalAnswerStep`` only skips the epilogue.
+
+    A session passes ``iteration=None``: an agent run as a tool starts clean.  A model
+    stream passes its ``_ACTIVE`` key as ``busy`` (an override's ``super()`` stream,
+    opened inside, is the same model call) and ``primed=True``: its caller takes a first
+    ``None`` at once, so that a stream closed or dropped unread still ends its span.
     """
     error: BaseException | None = None
+    item: Any = None
     try:
+        if primed:
+            yield None
         while True:
             token = otel_context.attach(trace.set_span_in_context(span))
             state = _ITERATION.set(iteration)
+            guard = None if busy is None else _ACTIVE.set(_ACTIVE.get() | {busy})
             try:
                 item = next(inner)
             except StopIteration as stop:
                 return stop.value
             finally:
+                if guard is not None:
+                    _ACTIVE.reset(guard)
                 _ITERATION.reset(state)
                 otel_context.detach(token)
             observe(item)
             yield item
-    except GeneratorExit:
+    except GeneratorExit as exc:
+        if last is None or type(item).__name__ != last:
+            error = exc
         raise
     except BaseException as exc:
         error = exc
         raise
     finally:
-        close = getattr(inner, "close", None)
-        if callable(close):
-            close()
         try:
-            finish(error)
+            close = getattr(inner, "close", None)
+            if callable(close):
+                # May raise: smolagents' _run_stream, closed mid-step, yields in a
+                # ``finally`` (``RuntimeError``, as uninstrumented); our span ends anyway.
+                close()
         finally:
-            span.end()
+            try:
+                finish(error)
+            finally:
+                span.end()
 
 
 # --- wrappers ----------------------------------------------------------------------
@@ -214,7 +250,7 @@ def _session(
         inner = original(agent, *args, **kwargs)
     finally:
         otel_context.detach(token)
-    return (yield from _drive(span, inner, observe, finish, None))
+    return (yield from _drive(span, inner, observe, finish, None, last="FinalAnswerStep"))
 
 
 def _wrap_step_stream(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -251,7 +287,9 @@ def _step(
         inner = original(agent, memory_step, *args, **kwargs)
     finally:
         otel_context.detach(token)
-    return (yield from _drive(span, inner, lambda item: None, finish, iteration))
+    return (
+        yield from _drive(span, inner, lambda item: None, finish, iteration, last="ActionOutput")
+    )
 
 
 def _describe_step(span: Span, memory_step: Any, iteration: _Iteration) -> None:
@@ -260,7 +298,7 @@ def _describe_step(span: Span, memory_step: Any, iteration: _Iteration) -> None:
         _put_content(span, sc.OTEL_PROV_THOUGHT, thought, tool=False)
     with iteration.lock:
         calls = list(iteration.calls)
-    if not calls:  # a model we did not see (streaming), or tool calls parsed from text
+    if not calls:  # a model that is no ``smolagents.Model``, or tool calls parsed from text
         calls = _calls_of(getattr(memory_step, "model_output_message", None))
     if not calls:
         calls = [
@@ -280,31 +318,60 @@ def _describe_step(span: Span, memory_step: Any, iteration: _Iteration) -> None:
         _put_content(span, sc.OTEL_PROV_OBSERVATION, observations, tool=False)
 
 
-def _wrap_generate(original: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def generate(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if _tracer is None:
-            return original(self, *args, **kwargs)
-        guard = _enter(self, "model")
-        if guard is None:
-            return original(self, *args, **kwargs)
-        try:
-            return _model_call(self, original, args, kwargs)
-        finally:
-            _ACTIVE.reset(guard)
+_ModelCall = Callable[[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
 
-    return generate
+
+def _wrap_model(call: _ModelCall) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A wrapper factory for a model method: one span per call on a model object."""
+
+    def factory(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if _tracer is None:
+                return original(self, *args, **kwargs)
+            guard = _enter(self, "model")
+            if guard is None:
+                return original(self, *args, **kwargs)
+            try:
+                return call(self, original, args, kwargs)
+            finally:
+                _ACTIVE.reset(guard)
+
+        return wrapper
+
+    return factory
+
+
+def _model_span(model: Any) -> Span:
+    model_id = str(getattr(model, "model_id", None) or type(model).__name__)
+    return _start(
+        f"chat {model_id}",
+        {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_REQUEST_MODEL: model_id},
+        kind=SpanKind.CLIENT,
+    )
+
+
+def _record_output(span: Span, message: Any, iteration: _Iteration | None) -> None:
+    """The usage of the model's ``ChatMessage`` on ``span``, its tool calls for ``iteration``."""
+    usage = getattr(message, "token_usage", None)
+    for key, attribute in (
+        ("input_tokens", sc.GEN_AI_USAGE_INPUT_TOKENS),
+        ("output_tokens", sc.GEN_AI_USAGE_OUTPUT_TOKENS),
+    ):
+        value = getattr(usage, key, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            span.set_attribute(attribute, value)
+    if iteration is not None:
+        # Snapshot now: the agent replaces string arguments by parsed dicts in place.
+        calls = _calls_of(message)
+        with iteration.lock:
+            iteration.calls = calls
 
 
 def _model_call(
     model: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    model_id = str(getattr(model, "model_id", None) or type(model).__name__)
-    span = _start(
-        f"chat {model_id}",
-        {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_REQUEST_MODEL: model_id},
-        kind=SpanKind.CLIENT,
-    )
+    span = _model_span(model)
     token = otel_context.attach(trace.set_span_in_context(span))
     try:
         message = original(model, *args, **kwargs)
@@ -312,24 +379,63 @@ def _model_call(
         _set_error(span, exc)
         raise
     else:
-        usage = getattr(message, "token_usage", None)
-        for key, attribute in (
-            ("input_tokens", sc.GEN_AI_USAGE_INPUT_TOKENS),
-            ("output_tokens", sc.GEN_AI_USAGE_OUTPUT_TOKENS),
-        ):
-            value = getattr(usage, key, None)
-            if isinstance(value, int) and not isinstance(value, bool):
-                span.set_attribute(attribute, value)
-        iteration = _ITERATION.get()
-        if iteration is not None:
-            # Snapshot now: the agent replaces string arguments by parsed dicts in place.
-            calls = _calls_of(message)
-            with iteration.lock:
-                iteration.calls = calls
+        _record_output(span, message, _ITERATION.get())
         return message
     finally:
         otel_context.detach(token)
         span.end()
+
+
+def _model_stream(
+    model: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Iterator[Any]:
+    """``generate_stream``: the span runs from the request until the stream ends."""
+    span = _model_span(model)
+    iteration = _ITERATION.get()
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        inner = iter(original(model, *args, **kwargs))
+    except BaseException as exc:
+        _set_error(span, exc)
+        span.end()
+        raise
+    finally:
+        otel_context.detach(token)
+    deltas: list[Any] = []
+
+    def finish(error: BaseException | None) -> None:
+        if error is not None:
+            _set_error(span, error)
+            return
+        try:
+            message = _agglomerated(deltas)
+        except Exception:  # noqa: BLE001 - the agent's own agglomeration reports a bad stream
+            _LOG.debug("smolagents stream deltas could not be agglomerated", exc_info=True)
+            return
+        _record_output(span, message, iteration)
+
+    stream = _drive(
+        span, inner, deltas.append, finish, iteration, busy=(id(model), "model"), primed=True
+    )
+    next(stream)
+    return stream
+
+
+def _agglomerated(deltas: list[Any]) -> Any:
+    """The ``ChatMessage`` the agent builds of the stream (with smolagents' own function).
+
+    Its usage sums the deltas' ``token_usage``; when no delta carried any, it is unknown,
+    not zero.
+    """
+    models = importlib.import_module("smolagents.models")
+    message = models.agglomerate_stream_deltas(deltas)
+    if not any(getattr(delta, "token_usage", None) for delta in deltas):
+        message.token_usage = None
+    return message
+
+
+_wrap_generate = _wrap_model(_model_call)
+_wrap_generate_stream = _wrap_model(_model_stream)
 
 
 def _wrap_tool_call(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -434,6 +540,7 @@ def _subclasses(root: type) -> list[type]:
 _TARGETS: tuple[tuple[str, str, Callable[[Any], Any]], ...] = (
     ("agent", "_step_stream", _wrap_step_stream),
     ("model", "generate", _wrap_generate),
+    ("model", "generate_stream", _wrap_generate_stream),
     ("tool", "__call__", _wrap_tool_call),
 )
 
@@ -447,6 +554,7 @@ def _ensure_agent(agent: Any) -> None:
         model = getattr(agent, "model", None)
         if model is not None:
             _wrap_defining(type(model), "generate", _wrap_generate)
+            _wrap_defining(type(model), "generate_stream", _wrap_generate_stream)
         tools = getattr(agent, "tools", None)
         for tool in tools.values() if isinstance(tools, dict) else []:
             _wrap_defining(type(tool), "__call__", _wrap_tool_call)

@@ -13,6 +13,7 @@ from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 
 from otel_prov._rdf import to_nquads
 from otel_prov._record import ProvRecord
+from otel_prov._sealer import chain_heads_from_rows, chain_heads_query
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_STORE
 
@@ -65,6 +66,19 @@ class OxigraphStoreExporter(ProvExporter):
                 _logger.exception("could not write %d records to %s", len(records), self.path)
                 return ExportResult.FAILURE
         return ExportResult.SUCCESS
+
+    def chain_heads(self) -> dict[str, dict[str, str]]:
+        with self._lock:
+            if self._store is None:
+                return {}
+            answer = self._store.query(chain_heads_query(self._graph))
+            assert isinstance(answer, pyoxigraph.QuerySolutions)
+            names = [variable.value for variable in answer.variables]
+            rows = [
+                {name: (term.value if (term := row[name]) is not None else None) for name in names}
+                for row in answer
+            ]
+        return chain_heads_from_rows(rows)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         with self._lock:

@@ -47,6 +47,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import requests
 from opentelemetry import metrics
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
 from opentelemetry.metrics import CallbackOptions, Observation
@@ -57,12 +58,14 @@ from otel_prov.exporters._sparql_client import (
     Outcome,
     SparqlUpdateClient,
     by_graph,
+    redact_url,
     to_nquad_lines,
 )
 from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError
 from requests.auth import AuthBase, HTTPDigestAuth
 
 from otel_prov._record import ProvRecord
+from otel_prov._sealer import chain_heads_from_rows, chain_heads_query
 from otel_prov._settings import env_str
 from otel_prov._version import __version__
 from otel_prov.environment_variables import (
@@ -140,6 +143,11 @@ class SparqlUpdateExporter(ProvExporter):
         self.headers = dict(headers) if headers is not None else sparql_headers()
         self.auth = HTTPDigestAuth(*digest_auth) if digest_auth is not None else auth
         self._graph = graph_term(graph)
+        self._query_options: dict[str, Any] = {
+            "timeout": (connect_timeout, read_timeout),
+            "verify": verify,
+            "auth": self.auth,
+        }
         self._client = SparqlUpdateClient(
             endpoint,
             headers=self.headers,
@@ -405,6 +413,27 @@ class SparqlUpdateExporter(ProvExporter):
             _logger.debug("cannot write %s", path, exc_info=True)
 
     # --- lifecycle -------------------------------------------------------------------------
+    def chain_heads(self) -> dict[str, dict[str, str]]:
+        """Read from the query endpoint; unreachable, the chains start afresh (logged)."""
+        try:
+            response = requests.post(
+                self.query_endpoint,
+                data={"query": chain_heads_query(self._graph)},
+                headers={**self.headers, "Accept": "application/sparql-results+json"},
+                **self._query_options,
+            )
+            response.raise_for_status()
+            bindings = response.json()["results"]["bindings"]
+            rows = [{name: cell["value"] for name, cell in row.items()} for row in bindings]
+        except (requests.RequestException, ValueError, KeyError, TypeError) as exc:
+            _logger.warning(
+                "cannot read the bundle chains from %s (%s); they start afresh",
+                redact_url(self.query_endpoint),
+                type(exc).__name__,
+            )
+            return {}
+        return chain_heads_from_rows(rows)
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Send everything queued and spooled now; True when nothing is left waiting."""
         deadline = time.monotonic() + timeout_millis / 1000

@@ -24,6 +24,7 @@ from otel_prov._instrument import (
 from otel_prov._mapper import map_spans
 from otel_prov._processor import ProcessorStatistics, ProvSpanProcessor
 from otel_prov._record import ProvRecord
+from otel_prov._redact_spans import RedactingSpanExporter
 from otel_prov._span_record import SpanRecord, record_from_span
 from otel_prov._version import __version__
 
@@ -32,6 +33,7 @@ __all__ = [
     "ProvHandle",
     "ProvRecord",
     "ProvSpanProcessor",
+    "RedactingSpanExporter",
     "SpanRecord",
     "__version__",
     "agent_session",

@@ -9,10 +9,11 @@ from dataclasses import dataclass
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
 from otel_prov import _content
 from otel_prov._processor import ProvSpanProcessor
+from otel_prov._redact_spans import RedactingSpanExporter
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_WAL_DIR
 from otel_prov.exporters import ProvExporter
@@ -43,6 +44,14 @@ class ProvHandle:
 
 
 def _otlp_processor() -> SpanProcessor:
+    """OTLP export, its spans redacted on the way out when redaction is configured."""
+    exporter = _otlp_exporter()
+    if _content.redaction_active():
+        exporter = RedactingSpanExporter(exporter)
+    return BatchSpanProcessor(exporter)
+
+
+def _otlp_exporter() -> SpanExporter:
     protocol = (
         env_str("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
         or env_str("OTEL_EXPORTER_OTLP_PROTOCOL")
@@ -53,10 +62,10 @@ def _otlp_processor() -> SpanProcessor:
             OTLPSpanExporter as GrpcExporter,
         )
 
-        return BatchSpanProcessor(GrpcExporter())
+        return GrpcExporter()
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-    return BatchSpanProcessor(OTLPSpanExporter())
+    return OTLPSpanExporter()
 
 
 def configure(
@@ -90,12 +99,16 @@ def configure(
     ``http/protobuf`` (default) or ``grpc``.  The resource comes from ``service_name``,
     ``OTEL_SERVICE_NAME`` and ``OTEL_RESOURCE_ATTRIBUTES``.  ``capture_content`` overrides
     ``OTEL_PROV_CAPTURE_CONTENT``.  ``redact_patterns`` (regular expressions, matches become
-    ``[REDACTED]``) and ``redact`` (text -> text) clean every content value where it is set
-    on a span, so neither the OTLP export nor the provenance ever holds the original.
+    ``[REDACTED]``; default ``OTEL_PROV_REDACT_PATTERNS``) and ``redact`` (text -> text,
+    must be idempotent) clean every content
+    value where it is set on a span, and every string attribute, event attribute and status
+    message of every span (third-party instrumentations' included) on its way to the OTLP
+    exporter and to the provenance, so neither ever holds the original.
     ``set_global=False`` leaves the global provider alone.
     """
     if capture_content is not None:
         _content.set_override(capture_content)
+    redact_patterns = list(redact_patterns) or _content.patterns_from_environment()
     if redact is not None or redact_patterns:
         _content.set_redaction(redact, redact_patterns)
     if exporter is None:

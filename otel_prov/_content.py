@@ -9,6 +9,7 @@ Read on every call, so a change of environment (or a test's monkeypatch) takes e
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -17,12 +18,15 @@ from otel_prov._settings import env_bool
 from otel_prov.environment_variables import (
     OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
     OTEL_PROV_CAPTURE_CONTENT,
+    OTEL_PROV_REDACT_PATTERNS,
 )
 
 __all__ = [
     "capture_genai_content",
     "capture_prov_content",
+    "patterns_from_environment",
     "redact",
+    "redaction_active",
     "set_override",
     "set_redaction",
 ]
@@ -60,13 +64,33 @@ _patterns: tuple[re.Pattern[str], ...] = ()
 _hook: Callable[[str], str] | None = None
 
 
+def patterns_from_environment() -> list[str]:
+    """``OTEL_PROV_REDACT_PATTERNS``: a JSON array of regular expressions (empty if unset)."""
+    setting = os.environ.get(OTEL_PROV_REDACT_PATTERNS, "").strip()
+    if not setting:
+        return []
+    try:
+        patterns = json.loads(setting)
+    except ValueError as exc:
+        message = f"{OTEL_PROV_REDACT_PATTERNS} must be a JSON array of strings: {exc}"
+        raise ValueError(message) from exc
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise ValueError(f"{OTEL_PROV_REDACT_PATTERNS} must be a JSON array of strings")
+    return patterns
+
+
 def set_redaction(hook: Callable[[str], str] | None = None, patterns: Sequence[str] = ()) -> None:
     """``configure(redact=..., redact_patterns=...)``: applied to every content value.
 
     Patterns are regular expressions whose matches become ``[REDACTED]``; the hook then
-    gets the text and returns what may be recorded.  Both run where content is set on a
-    span, before it reaches any processor, so the OTLP export, the provenance, the spool,
-    the write-ahead log and the logs only ever see the redacted text.
+    gets the text and returns what may be recorded.  Both run where our content is set on
+    a span, before it reaches any processor, and again over every string attribute of
+    every span on its way out (:mod:`otel_prov._redact_spans`), which catches what
+    third-party instrumentations set.  Text therefore passes more than once, so the hook
+    must be idempotent (``hook(hook(t)) == hook(t)``).  Patterns are: they never see the
+    ``[REDACTED]`` markers already in the text, so a pattern that could match the marker
+    itself (``[A-Z]{5,}``) does not grow it on every pass; only patterns with anchors,
+    word boundaries or lookarounds may redact a little more on a second pass.
     """
     global _patterns, _hook
     try:
@@ -76,7 +100,14 @@ def set_redaction(hook: Callable[[str], str] | None = None, patterns: Sequence[s
     _hook = hook
 
 
+def redaction_active() -> bool:
+    """Is any redaction configured?  Cheap, so callers can skip copying spans when not."""
+    return bool(_patterns) or _hook is not None
+
+
 def redact(text: str) -> str:
+    """The text with every pattern match replaced by ``[REDACTED]``, then through the hook."""
     for pattern in _patterns:
-        text = pattern.sub(_REDACTED, text)
+        parts = text.split(_REDACTED)
+        text = _REDACTED.join(pattern.sub(_REDACTED, part) for part in parts)
     return _hook(text) if _hook is not None else text

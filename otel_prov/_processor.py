@@ -22,7 +22,6 @@ drops its oldest span first, and the worker never refuses a session span, so a s
 from __future__ import annotations
 
 import collections
-import dataclasses
 import logging
 import os
 import threading
@@ -42,11 +41,10 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_prov._assembler import SessionAssembler
 from otel_prov._blobs import DEFAULT_THRESHOLD, BlobStore, externalize
-from otel_prov._bundle import agent_of, bundles_in, chain_triples
 from otel_prov._export_api import ExportResult, ProvExporter
 from otel_prov._mapper import map_spans
-from otel_prov._rdf import Triple
-from otel_prov._record import ProvRecord
+from otel_prov._redact_spans import redact_span_record
+from otel_prov._sealer import Sealer
 from otel_prov._settings import env_float, env_int, env_str
 from otel_prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov._wal import IntentLog, recover_intents
@@ -152,7 +150,8 @@ class ProvSpanProcessor(SpanProcessor):
         self._dropped_reported = 0
         self._drop_logged_at = 0.0
         self._timeouts_checked_ns = 0
-        self._last_bundle: dict[str, dict[str, str]] = {}
+        self._sealer = Sealer()
+        self._chains_read = False
         self._shutdown = False
         self._export_lock = threading.Lock()
         self._wake = threading.Event()
@@ -260,8 +259,10 @@ class ProvSpanProcessor(SpanProcessor):
         self._suspects = ended - lost
 
     def _snapshot(self, span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
-        """The record the mapper gets: large values moved to the blob store."""
-        return externalize(record_from_span(span, ended=ended), self._blobs, self._blob_threshold)
+        """The record the mapper gets: redacted (third-party attributes bypass the redaction
+        our instrumentation applies), then large values moved to the blob store."""
+        record = redact_span_record(record_from_span(span, ended=ended))
+        return externalize(record, self._blobs, self._blob_threshold)
 
     def _export_recovered(self) -> None:
         """Tool calls a dead process dispatched but never finished: stored as incomplete."""
@@ -292,6 +293,13 @@ class ProvSpanProcessor(SpanProcessor):
         groups = self._assembler.poll(now, self._open_snapshots(), flush=flush, final=final)
         if not groups:
             return
+        if not self._chains_read:
+            # Once, before the first seal: chains continue from what the store holds.
+            self._chains_read = True
+            try:
+                self._sealer.continue_chains(self._exporter.chain_heads())
+            except Exception:
+                _logger.exception("cannot read the bundle chains from the store; starting new ones")
         live = {span.context.span_id: span for span in list(self._open.values())}
         records, tool_calls = [], []
         for group in groups:
@@ -302,7 +310,7 @@ class ProvSpanProcessor(SpanProcessor):
                 else s
                 for s in group
             ]
-            record = self._chain(map_spans(complete))
+            record = self._sealer.seal(map_spans(complete), now)
             if record.problems:
                 self._counts["problems"] += len(record.problems)
                 _logger.warning(
@@ -323,16 +331,6 @@ class ProvSpanProcessor(SpanProcessor):
             self._counts[key] += len(batch)
             if self._wal is not None and result is ExportResult.SUCCESS:
                 self._wal.done(i for ids in tool_calls[start : start + len(batch)] for i in ids)
-
-    def _chain(self, record: ProvRecord) -> ProvRecord:
-        """Link each new bundle to the previous bundle of the same agent (this process)."""
-        triples = record.triples
-        added: list[Triple] = []
-        for bundle, session, digest in bundles_in(triples):
-            agent = agent_of(triples, session)
-            added += chain_triples(bundle, self._last_bundle.get(agent))
-            self._last_bundle[agent] = {"bundle": bundle, "hash": digest}
-        return dataclasses.replace(record, triples=triples + tuple(added)) if added else record
 
     def _report_drops(self, *, force: bool = False) -> None:
         dropped = self._counts["dropped"]

@@ -1,11 +1,12 @@
 """``otel-prov verify``: recompute each session's hash from the store and check its bundle.
 
-A session passes when the triples stored for it hash to the value its ``prov:Bundle``
-recorded at export, its bundle chain is intact (the previous bundle of the same agent
-exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <= end), 34 (generation
-within its activity), 37 (generation before use) and 55 (nothing both Entity and
-Activity) hold on it.  A failure names what changed: the subjects whose triples differ,
-are missing, or were added.
+A session passes when the triples stored for it hash to the value its newest
+``prov:Bundle`` recorded (a bundle is revised, ``prov:wasRevisionOf``, when spans of the
+session arrive after it was sealed), its bundle chain is intact (the previous bundle of
+the same agent exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <= end),
+34 (generation within its activity), 37 (generation before use) and 55 (nothing both
+Entity and Activity) hold on it.  A failure names what changed: the subjects whose
+triples differ, are missing, or were added.
 
 Gates are checks of what the record says, not of whether it was altered.
 ``tool_use_verified``: a session whose agent was given tools (``oprov:declaredTool``)
@@ -151,12 +152,18 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
     """Check every outermost session (or those ``ident`` names)."""
     wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
     rows = backend.query(f"""{SPARQL_PREFIXES}
-SELECT ?session ?bundle ?hash ?manifest ?previous ?previousHash WHERE {{ GRAPH {graph} {{
+SELECT ?session ?bundle ?hash ?manifest ?revised ?previous ?previousHash
+WHERE {{ GRAPH {graph} {{
   ?session a oprov:AgentSession .
   FILTER NOT EXISTS {{ ?session oprov:partOf+ ?outer . ?outer a oprov:AgentSession }}
   OPTIONAL {{
     ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
-    OPTIONAL {{ ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }}
+    FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
+    OPTIONAL {{ ?bundle prov:wasRevisionOf ?revised }}
+  }}
+  OPTIONAL {{
+    ?first oprov:bundleOf ?session ; oprov:previousBundle ?previous ;
+           oprov:previousHash ?previousHash .
   }}
 }} }} ORDER BY ?session""").rows
     stored_hashes = {
@@ -188,6 +195,8 @@ SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b
         if row["bundle"] is None:
             check.problems.append("no bundle: the session's record was removed or never sealed")
             continue
+        if row["revised"] and row["revised"] not in stored_hashes:
+            check.problems.append(f"revision chain broken: {row['revised']} is missing")
         if row["previous"] and stored_hashes.get(row["previous"]) != row["previousHash"]:
             check.problems.append(
                 f"chain broken: the previous bundle {row['previous']} is missing or changed"

@@ -31,6 +31,11 @@ class P:
     wasAttributedTo = f"<{PROV}wasAttributedTo>"
     value = f"<{PROV}value>"
     Bundle = f"<{PROV}Bundle>"
+    wasRevisionOf = f"<{PROV}wasRevisionOf>"
+    qualifiedStart = f"<{PROV}qualifiedStart>"
+    Start = f"<{PROV}Start>"
+    hadActivity = f"<{PROV}hadActivity>"
+    atTime = f"<{PROV}atTime>"
 
 
 class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from otel_prov import semconv as sc
+from otel_prov._redact_spans import redact_attributes
 from otel_prov._span_record import Role, SpanRecord, classify
 
 __all__ = ["IntentLog", "recover_intents"]
@@ -32,12 +33,20 @@ __all__ = ["IntentLog", "recover_intents"]
 _logger = logging.getLogger(__name__)
 
 _CONTENT_KEYS = (sc.OTEL_PROV_ARGUMENTS, sc.GEN_AI_TOOL_CALL_ARGUMENTS)
+# What a recovered tool call needs: its role, name, call id and arguments, in our
+# conventions and in the third-party ones the mapper reads (OpenInference, OpenLLMetry).
 _KEPT_KEYS = (
     sc.GEN_AI_OPERATION_NAME,
     sc.GEN_AI_TOOL_NAME,
     sc.GEN_AI_TOOL_CALL_ID,
     sc.GEN_AI_TOOL_TYPE,
     *_CONTENT_KEYS,
+    "openinference.span.kind",
+    "tool.name",
+    "input.value",
+    "traceloop.span.kind",
+    "traceloop.entity.name",
+    "traceloop.entity.input",
 )
 
 
@@ -71,7 +80,10 @@ class IntentLog:
             "name": span.name,
             "start": span.start_time,
             "service": service,
-            "attributes": {k: attributes[k] for k in _KEPT_KEYS if k in attributes},
+            # Third-party instrumentations set their arguments unredacted: clean them here.
+            "attributes": redact_attributes(
+                {k: attributes[k] for k in _KEPT_KEYS if k in attributes}
+            ),
         }
         with self._lock:
             self._pending.add(context.span_id)

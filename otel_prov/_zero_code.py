@@ -8,15 +8,25 @@ span-start hooks, rather than the batch-fed ``prov`` exporter (which then stands
 With ``opentelemetry-distro`` installed too, pick ours with
 ``OTEL_PYTHON_CONFIGURATOR=otel_prov``; with the distro's, ``prov`` still works as an
 exporter.
+
+Every traces exporter the SDK builds from ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``,
+...) is wrapped in a :class:`~otel_prov.RedactingSpanExporter`, so once redaction is
+configured in the process (``OTEL_PROV_REDACT_PATTERNS``, read here), spans leave
+through them redacted; until then the wrapper passes them on untouched.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from opentelemetry.sdk._configuration import _OTelSDKConfigurator
+from opentelemetry.sdk.trace import SpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
+from otel_prov import _content
+from otel_prov._redact_spans import RedactingSpanExporter
 from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_STORE,
@@ -41,11 +51,28 @@ def wants_provenance() -> bool:
     return listed or destination
 
 
+def _redacting(
+    make_processor: Callable[[SpanExporter], SpanProcessor],
+) -> Callable[[SpanExporter], SpanProcessor]:
+    """The SDK's ``export_span_processor`` hook: its exporters, each behind redaction."""
+
+    def make(exporter: SpanExporter) -> SpanProcessor:
+        return make_processor(RedactingSpanExporter(exporter))
+
+    return make
+
+
 class ProvConfigurator(_OTelSDKConfigurator):
     """The SDK's configurator, plus provenance when the environment asks for it."""
 
     def _configure(self, **kwargs: Any) -> None:
         global _installed
+        patterns = _content.patterns_from_environment()
+        if patterns:
+            _content.set_redaction(None, patterns)
+        kwargs["export_span_processor"] = _redacting(
+            kwargs.get("export_span_processor") or BatchSpanProcessor
+        )
         if wants_provenance():
             from otel_prov._processor import ProvSpanProcessor
             from otel_prov.exporters._default import exporter_from_settings

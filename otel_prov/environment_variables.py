@@ -129,3 +129,12 @@ OTEL_PROV_BLOB_THRESHOLD = "OTEL_PROV_BLOB_THRESHOLD"
 Size in bytes above which a content value goes to the blob store and the graph keeps a
 preview, its hash, size, media type and location (default 65536).
 """
+
+OTEL_PROV_REDACT_PATTERNS = "OTEL_PROV_REDACT_PATTERNS"
+"""
+.. envvar:: OTEL_PROV_REDACT_PATTERNS
+
+Regular expressions whose matches become ``[REDACTED]`` in every span attribute before
+anything leaves the process, as a JSON array (``["sk-[A-Za-z0-9]{20,}"]``); the same as
+``configure(redact_patterns=...)``, and the way to switch redaction on in zero-code setups.
+"""

@@ -6,6 +6,7 @@ import types
 
 import otel_prov.exporters
 import pytest
+from opentelemetry.sdk.trace.export import SpanExporter
 
 import otel_prov
 
@@ -34,3 +35,8 @@ def test_contract_names_exist() -> None:
         assert callable(getattr(otel_prov, name))
     for name in ("OxigraphStoreExporter", "FileExporter", "ProvExporter"):
         assert isinstance(getattr(otel_prov.exporters, name), type)
+
+
+def test_users_who_build_their_own_provider_can_wrap_their_exporter() -> None:
+    assert "RedactingSpanExporter" in otel_prov.__all__
+    assert issubclass(otel_prov.RedactingSpanExporter, SpanExporter)

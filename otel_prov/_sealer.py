@@ -1,0 +1,127 @@
+"""Sealing across records: bundle chains per agent, and revisions for spans that come late.
+
+The mapper seals each session it sees in one record (``_bundle``).  Two things need
+memory of earlier records, kept here (pure: no threads, clocks or I/O; the processor
+passes the time and what the store already holds):
+
+* **Chains.**  Each new bundle points to the previous bundle of the same agent
+  (``oprov:previousBundle`` + ``oprov:previousHash``).  A new process starts from the
+  chain heads its exporter reads from the store, so chains span restarts.
+* **Revisions.**  Spans of a sealed session can arrive later: a child that outlived the
+  late-span grace, or the session span itself after the session was exported
+  ``incomplete`` on timeout.  Their triples change the session's content, so the
+  record gets a new bundle ``<session>:bundle-N`` that ``prov:wasRevisionOf`` the
+  previous one and hashes the whole content as it now stands; ``verify`` checks the
+  newest.  Sessions are remembered for this up to ``remember`` of them (oldest out);
+  spans of a session forgotten by then are exported unsealed, and ``verify`` names them
+  as added.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from otel_prov._bundle import (
+    agent_of,
+    bundle_iri,
+    bundle_triples,
+    bundles_in,
+    chain_triples,
+    session_content,
+)
+from otel_prov._iris import entity_iri
+from otel_prov._rdf import PREFIXES, Triple
+from otel_prov._record import ProvRecord
+from otel_prov._vocab import P
+
+__all__ = ["Sealer", "chain_heads_from_rows", "chain_heads_query"]
+
+
+@dataclass
+class _Sealed:
+    content: list[Triple]
+    bundle: str
+    revision: int
+
+
+class Sealer:
+    """Adds chain links and revision bundles to records, in the order they are exported."""
+
+    def __init__(self, *, remember: int = 1024) -> None:
+        self._heads: dict[str, dict[str, str]] = {}
+        self._sealed: collections.OrderedDict[str, _Sealed] = collections.OrderedDict()
+        self._remember = remember
+
+    def continue_chains(self, heads: Mapping[str, Mapping[str, str]]) -> None:
+        """Start each agent's chain from the newest bundle the store holds for it."""
+        for agent, head in heads.items():
+            self._heads.setdefault(agent, dict(head))
+
+    def seal(self, record: ProvRecord, now_ns: int) -> ProvRecord:
+        triples = list(record.triples)
+        added: list[Triple] = []
+        for bundle, session, digest in bundles_in(triples):
+            if session in self._sealed:
+                # Sealed before (exported incomplete): this bundle is replaced by a revision.
+                triples = [t for t in triples if t[0] != bundle]
+                continue
+            agent = agent_of(triples, session)
+            added += chain_triples(bundle, self._heads.get(agent))
+            if agent:
+                self._heads[agent] = {"bundle": bundle, "hash": digest}
+            self._keep(session, _Sealed(session_content(triples, session), bundle, 1))
+        prefix = f"<urn:otel-prov:{record.trace_id}:"
+        for session, sealed in list(self._sealed.items()):
+            if not session.startswith(prefix):
+                continue
+            content = session_content(sealed.content + triples, session)
+            if set(content) == set(sealed.content):
+                continue
+            revision = entity_iri(session, f"bundle-{sealed.revision + 1}")
+            added += _renamed(bundle_triples(session, now_ns, content), session, revision)
+            added.append((revision, P.wasRevisionOf, sealed.bundle))
+            self._keep(session, _Sealed(content, revision, sealed.revision + 1))
+        if not added and len(triples) == len(record.triples):
+            return record
+        return dataclasses.replace(record, triples=tuple(triples + added))
+
+    def _keep(self, session: str, sealed: _Sealed) -> None:
+        self._sealed[session] = sealed
+        self._sealed.move_to_end(session)
+        while len(self._sealed) > self._remember:
+            self._sealed.popitem(last=False)
+
+
+def _renamed(triples: Iterable[Triple], session: str, bundle: str) -> list[Triple]:
+    """``bundle_triples`` (written for the session's first bundle IRI) moved to ``bundle``."""
+    first = bundle_iri(session)
+    return [(bundle if s == first else s, p, o) for s, p, o in triples]
+
+
+def chain_heads_query(graph: str) -> str:
+    """SELECT the first bundle of every stored session with its agent, hash and time."""
+    prefixes = "".join(f"PREFIX {name}: <{ns}>\n" for name, ns in PREFIXES.items())
+    return f"""{prefixes}
+SELECT ?agent ?bundle ?hash ?time WHERE {{ GRAPH {graph} {{
+  ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; prov:generatedAtTime ?time .
+  FILTER NOT EXISTS {{ ?bundle prov:wasRevisionOf ?earlier }}
+  ?session prov:wasAssociatedWith ?agent . ?agent a oprov:AIAgent .
+}} }} ORDER BY DESC(?time)"""
+
+
+def chain_heads_from_rows(rows: Iterable[Mapping[str, str | None]]) -> dict[str, dict[str, str]]:
+    """Agent IRI term -> its newest bundle (``{"bundle", "hash"}``), from the query's rows."""
+    newest: dict[str, tuple[str, str, str]] = {}
+    for row in rows:
+        agent, bundle, digest, time = (row.get(k) for k in ("agent", "bundle", "hash", "time"))
+        if not (agent and bundle and digest and time):
+            continue
+        if agent not in newest or (time, bundle) > newest[agent][:2]:
+            newest[agent] = (time, bundle, digest)
+    return {
+        f"<{agent}>": {"bundle": f"<{bundle}>", "hash": digest}
+        for agent, (_, bundle, digest) in newest.items()
+    }

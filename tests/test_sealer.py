@@ -1,0 +1,178 @@
+"""Bundles across records and processes: chains that survive restarts, revisions for late spans."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import cast
+
+import pyoxigraph
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import set_span_in_context
+from otel_prov.exporters import OxigraphStoreExporter
+
+import otel_prov
+from otel_prov._mapper import map_spans
+from otel_prov._sealer import Sealer, chain_heads_from_rows
+from otel_prov._span_record import SpanRecord
+from otel_prov._vocab import O, P
+from otel_prov.demo import run_demo_agent
+from tests.builders import make_span
+
+CLI = [sys.executable, "-m", "otel_prov"]
+PREFIXES = """PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+"""
+
+
+def _verify(store: Path) -> tuple[int, list[dict[str, object]]]:
+    run = subprocess.run(
+        [*CLI, "verify", "--all", "--store", str(store), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return run.returncode, json.loads(run.stdout) if run.stdout else []
+
+
+def _rows(store: Path, query: str) -> list[dict[str, str]]:
+    db = pyoxigraph.Store.read_only(str(store))
+    answer = cast(pyoxigraph.QuerySolutions, db.query(PREFIXES + query))
+    names = [v.value for v in answer.variables]
+    return [{n: t.value for n in names if (t := row[n]) is not None} for row in answer]
+
+
+def test_a_new_process_continues_the_agents_chain(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    for conversation in ("first process", "second process"):
+        handle = otel_prov.configure(store=store, set_global=False, wal_dir=tmp_path / "wal")
+        run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id=conversation)
+        handle.shutdown()
+    bundles = _rows(
+        store,
+        """SELECT ?conversation ?bundle ?previous ?previousHash ?hash WHERE { GRAPH ?g {
+          ?bundle oprov:bundleOf ?s ; oprov:contentHash ?hash . ?s oprov:sessionId ?conversation .
+          OPTIONAL { ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }
+        } }""",
+    )
+    by_conversation = {row["conversation"]: row for row in bundles}
+    first, second = by_conversation["first process"], by_conversation["second process"]
+    assert "previous" not in first
+    assert (second["previous"], second["previousHash"]) == (first["bundle"], first["hash"])
+    assert _verify(store)[0] == 0
+    # Removing the first process's session now shows: the second one's chain breaks.
+    db = pyoxigraph.Store(str(store))
+    db.update(
+        PREFIXES + f"DELETE WHERE {{ GRAPH ?g {{ <{first['bundle']}> ?p ?o }} }}",
+    )
+    del db
+    code, checks = _verify(store)
+    assert code == 1
+    assert any("chain broken" in str(check["problems"]) for check in checks)
+
+
+def _tool_outliving_its_session(provider: TracerProvider, pause: float) -> None:
+    """A session whose tool call ends ``pause`` seconds after the session span."""
+    tracer = provider.get_tracer("test")
+    with otel_prov.agent_session("late", question="Q?", tracer_provider=provider) as session:
+        tool = tracer.start_span(
+            "execute_tool slow",
+            context=set_span_in_context(session),
+            attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "slow"},
+        )
+        otel_prov.set_answer("A", span=session)
+    time.sleep(pause)
+    tool.set_attribute("otel_prov.observation", "late result")
+    tool.end()
+
+
+def test_spans_arriving_after_the_seal_revise_the_bundle(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    provider = TracerProvider()
+    processor = otel_prov.ProvSpanProcessor(
+        OxigraphStoreExporter(store), late_span_grace=0.05, schedule_delay=0.05
+    )
+    provider.add_span_processor(processor)
+    _tool_outliving_its_session(provider, pause=0.6)
+    provider.shutdown()
+    bundles = _rows(
+        store,
+        """SELECT ?bundle ?revised WHERE { GRAPH ?g { ?bundle oprov:bundleOf ?s .
+        OPTIONAL { ?bundle prov:wasRevisionOf ?revised } } } ORDER BY ?bundle""",
+    )
+    assert [row["bundle"].rsplit(":", 1)[1] for row in bundles] == ["bundle", "bundle-2"]
+    assert bundles[1]["revised"] == bundles[0]["bundle"]
+    code, checks = _verify(store)
+    assert code == 0, checks
+    # The revised seal still catches an edit of what came late.
+    db = pyoxigraph.Store(str(store))
+    db.update(
+        PREFIXES
+        + """DELETE { GRAPH ?g { ?o prov:value ?v } } INSERT { GRAPH ?g { ?o prov:value "x" } }
+        WHERE { GRAPH ?g { ?o a oprov:Observation ; prov:value ?v } }"""
+    )
+    del db
+    code, checks = _verify(store)
+    assert code == 1 and ":observation" in str(checks[0]["problems"])
+
+
+def test_a_session_exported_incomplete_then_ending_is_revised(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    provider = TracerProvider()
+    processor = otel_prov.ProvSpanProcessor(
+        OxigraphStoreExporter(store), session_timeout=0.2, schedule_delay=0.05
+    )
+    provider.add_span_processor(processor)
+    with otel_prov.agent_session("slow", question="Q?", tracer_provider=provider) as session:
+        time.sleep(1.5)  # past the timeout and the worker's once-a-second timeout check
+        otel_prov.set_answer("done at last", span=session)
+    provider.shutdown()
+    statuses = _rows(
+        store,
+        "SELECT ?status WHERE { GRAPH ?g { ?s a oprov:AgentSession ; oprov:status ?status } }",
+    )
+    assert {row["status"] for row in statuses} >= {"incomplete", "ok"}
+    code, checks = _verify(store)
+    assert code == 0, checks
+
+
+def test_sealer_chains_per_agent_and_starts_from_stored_heads() -> None:
+    def session(trace: int, agent: str) -> list[SpanRecord]:
+        return [
+            make_span(
+                1,
+                trace_id=trace,
+                gen_ai__operation__name="invoke_agent",
+                gen_ai__agent__name=agent,
+            )
+        ]
+
+    sealer = Sealer()
+    heads = chain_heads_from_rows(
+        [
+            {"agent": "urn:otel-prov:agent:a", "bundle": "urn:b:old", "hash": "h1", "time": "1"},
+            {"agent": "urn:otel-prov:agent:a", "bundle": "urn:b:new", "hash": "h2", "time": "2"},
+        ]
+    )
+    sealer.continue_chains(heads)
+    first = sealer.seal(map_spans(session(1, "a")), 0)
+    second = sealer.seal(map_spans(session(2, "a")), 0)
+    other = sealer.seal(map_spans(session(3, "b")), 0)
+    previous = {
+        s: o
+        for record in (first, second, other)
+        for s, p, o in record.triples
+        if p == O.previousBundle
+    }
+    bundle_of = {
+        record.trace_id: next(s for s, p, _ in record.triples if p == O.bundleOf)
+        for record in (first, second)
+    }
+    assert previous[bundle_of[first.trace_id]] == "<urn:b:new>"
+    assert previous[bundle_of[second.trace_id]] == bundle_of[first.trace_id]
+    assert not any(p == O.previousBundle for _, p, _ in other.triples)
+    assert not any(p == P.wasRevisionOf for r in (first, second) for _, p, _ in r.triples)

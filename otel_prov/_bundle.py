@@ -1,7 +1,8 @@
 """Tamper evidence: each session's provenance as a ``prov:Bundle`` with a content hash.
 
 The content of a session is every triple whose subject is the session, an activity
-``oprov:partOf`` it (transitively), or an entity one of those generated or used.  Agent
+``oprov:partOf`` it (transitively), an entity one of those generated or used, or the
+qualified start of a sub-session among them.  Agent
 descriptions are shared between sessions and left out; the links to them are in.
 
 Canonical form (``otel-prov-nt-sorted-1``): each triple as one N-Triples line written by
@@ -66,7 +67,8 @@ def session_content(triples: Iterable[Triple], session: str) -> list[Triple]:
     activities = {s for s in {session, *parents} if inside(s)}
     entities = {s for s, p, o in triples if p == P.wasGeneratedBy and o in activities}
     entities |= {o for s, p, o in triples if p == P.used and s in activities}
-    subjects = activities | entities
+    starts = {o for s, p, o in triples if p == P.qualifiedStart and s in activities}
+    subjects = activities | entities | starts
     bundle = bundle_iri(session)
     return [t for t in triples if t[0] in subjects and t[0] != bundle]
 

@@ -621,7 +621,15 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((tool, O.toolName, literal(name)))
         add((activity, O.declaredTool, tool))
     if tree.enclosing(span, Role.SESSION) is not None and span.parent_id is not None:
-        add((activity, P.wasStartedBy, activity_iri(span.trace_id, span.parent_id)))
+        # A sub-session was started by the activity around it.  prov:wasStartedBy names
+        # an entity (the trigger), so the starter activity goes in a qualified Start.
+        starter = activity_iri(span.trace_id, span.parent_id)
+        start = entity_iri(activity, "start")
+        add((activity, P.qualifiedStart, start))
+        add((start, RDF_TYPE, P.Start))
+        add((start, P.hadActivity, starter))
+        add((start, P.atTime, datetime_from_ns(span.start_ns)))
+        add((activity, P.wasInformedBy, starter))
     question = out.content(*_QUESTION_KEYS)
     if question is not None:
         entity = entity_iri(activity, "question")

@@ -93,6 +93,7 @@ CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
   UNION {{ ?x oprov:partOf+ {s} }}
   UNION {{ ?act oprov:partOf* {s} . ?x prov:wasGeneratedBy ?act }}
   UNION {{ ?act oprov:partOf* {s} . ?act prov:used ?x }}
+  UNION {{ ?act oprov:partOf* {s} . ?act prov:qualifiedStart ?x }}
   ?x ?p ?o .
   FILTER(?x != {b})
 }} }}"""

@@ -26,7 +26,6 @@ class P:
     wasGeneratedBy = f"<{PROV}wasGeneratedBy>"
     wasDerivedFrom = f"<{PROV}wasDerivedFrom>"
     wasInformedBy = f"<{PROV}wasInformedBy>"
-    wasStartedBy = f"<{PROV}wasStartedBy>"
     wasAssociatedWith = f"<{PROV}wasAssociatedWith>"
     wasAttributedTo = f"<{PROV}wasAttributedTo>"
     value = f"<{PROV}value>"

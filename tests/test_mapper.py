@@ -139,8 +139,10 @@ def test_nested_session_is_part_of_and_started_by_its_parent() -> None:
     assert record.root == _act(1)
     assert (_act(3), RDF_TYPE, O.AgentSession) in triples
     assert (_act(3), O.partOf, _act(2)) in triples
-    assert (_act(3), P.wasStartedBy, _act(2)) in triples
-    assert not any(s == _act(1) and p == P.wasStartedBy for s, p, _ in triples)
+    start = _ent(3, "start")
+    assert {(_act(3), P.qualifiedStart, start), (start, P.hadActivity, _act(2))} <= triples
+    assert (start, RDF_TYPE, P.Start) in triples and (_act(3), P.wasInformedBy, _act(2)) in triples
+    assert not any(s == _act(1) and p == P.qualifiedStart for s, p, _ in triples)
 
 
 def test_third_party_conventions_map_to_the_same_classes() -> None:

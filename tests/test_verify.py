@@ -150,3 +150,25 @@ def test_tool_use_verified_gate_names_both_readings(tmp_path: Path) -> None:
 def test_demo_sessions_pass_the_tool_use_gate(store: Path) -> None:
     checks = json.loads(_cli("verify", "--all", "--store", str(store), "--format", "json").stdout)
     assert [c["gates"]["tool_use_verified"] for c in checks] == [True, True, True]
+
+
+def test_a_sub_session_and_its_qualified_start_are_sealed(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    handle = otel_prov.configure(store=path, set_global=False)
+    provider = handle.tracer_provider
+    with (
+        otel_prov.agent_session("lead", question="Q?", tracer_provider=provider),
+        otel_prov.tool_call("delegate", arguments="{}", tracer_provider=provider),
+        otel_prov.agent_session("helper", question="sub-task", tracer_provider=provider) as sub,
+    ):
+        otel_prov.set_answer("sub-answer", span=sub)
+    handle.shutdown()
+    assert _cli("verify", "--all", "--store", str(path)).returncode == 0
+    _update(
+        path,
+        """DELETE { GRAPH ?g { ?start prov:hadActivity ?a } }
+        INSERT { GRAPH ?g { ?start prov:hadActivity <urn:someone-else> } }
+        WHERE { GRAPH ?g { ?start a prov:Start ; prov:hadActivity ?a } }""",
+    )
+    result = _cli("verify", "--all", "--store", str(path))
+    assert result.returncode == 1 and ":start" in result.stdout

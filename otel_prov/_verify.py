@@ -5,7 +5,8 @@ A session passes when the triples stored for it hash to the value its newest
 session arrive after it was sealed), its bundle chain is intact (the previous bundle of
 the same agent exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <= end),
 34 (generation within its activity), 37 (generation before use) and 55 (nothing both
-Entity and Activity) hold on it.  A failure names what changed: the subjects whose
+Entity and Activity) hold on it, and every value kept in the blob store is still there,
+unchanged.  A failure names what changed: the subjects whose
 triples differ, are missing, or were added.
 
 Gates are checks of what the record says, not of whether it was altered.
@@ -26,8 +27,9 @@ from typing import cast
 import pyoxigraph
 
 from otel_prov._backend import EmbeddedBackend, QueryBackend
+from otel_prov._blobs import BlobError, read_blob
 from otel_prov._bundle import content_hash, manifest, session_content
-from otel_prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal
+from otel_prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal, parse_literal
 from otel_prov._session_view import PREFIXES as SPARQL_PREFIXES
 from otel_prov._session_view import find_sessions
 from otel_prov._vocab import RDF_TYPE, O
@@ -137,6 +139,20 @@ def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None
     )
 
 
+def _blob_problems(content: list[Triple]) -> list[str]:
+    """Values kept in the blob store must still be there and match their recorded hash."""
+    hashes = {s: parse_literal(o) for s, p, o in content if p == O.contentHash}
+    problems = []
+    for s, p, o in content:
+        if p != O.contentLocation:
+            continue
+        try:
+            read_blob(o[1:-1], hashes.get(s))
+        except BlobError as exc:
+            problems.append(f"{exc} (the value of {s[1:-1]})")
+    return problems
+
+
 def _diff(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
     changed = sorted(k for k in recorded.keys() & now.keys() if recorded[k] != now[k])
     missing = sorted(recorded.keys() - now.keys())
@@ -220,6 +236,7 @@ SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b
                 + ")"
             )
         check.problems.extend(_constraint_violations(content))
+        check.problems.extend(_blob_problems(content))
         passed, why = _tool_use_verified(content, iri(session))
         check.gates["tool_use_verified"] = passed
         if passed is False:

@@ -124,10 +124,14 @@ def test_a_large_observation_is_stored_once_by_hash_with_a_preview(tmp_path: Pat
     full = _cli("show", sessions[0]["id"], "--store", str(store), "--full", "--format", "json")
     (view,) = json.loads(full.stdout)
     assert view["iterations"][0]["tool_calls"][0]["observation"] == payload
+    assert _cli("verify", "--all", "--store", str(store)).returncode == 0
     # A blob that no longer matches its hash is named, not shown as if it were the value.
     blobs[0].write_text(payload.replace("row 7 ", "row 8 "))
     tampered = _cli("show", sessions[0]["id"], "--store", str(store), "--full")
     assert "does not match its recorded hash" in tampered.stdout
+    # ... and verify, which passed before the edit, fails on it.
+    verified = _cli("verify", "--all", "--store", str(store))
+    assert verified.returncode == 1 and "does not match its recorded hash" in verified.stdout
 
 
 def _entity_of_first(store: Path) -> dict[str, str]:

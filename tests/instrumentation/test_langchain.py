@@ -24,6 +24,7 @@ pytest.importorskip("langchain.agents")
 import requests
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, wrap_tool_call
+from langchain.agents.structured_output import ToolStrategy
 from langchain.tools import ToolRuntime
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
@@ -37,9 +38,11 @@ from opentelemetry.instrumentation.requests import RequestsInstrumentor
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Span, SpanKind, StatusCode
+from pydantic import BaseModel
 
 from otel_prov import map_spans, record_from_span
-from otel_prov._iris import activity_iri
+from otel_prov import semconv as sc
+from otel_prov._iris import activity_iri, tool_iri
 from otel_prov._rdf import RDF_TYPE, parse_literal
 from otel_prov._vocab import O, P
 from otel_prov.instrumentation.langchain import LangChainInstrumentor
@@ -187,6 +190,7 @@ def test_two_step_run_gives_nested_spans_and_react_provenance(
     assert attrs(session) == {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": "weather",
+        "otel_prov.agent.tools": ("get_weather",),
         "otel_prov.question": QUESTION,
         "otel_prov.answer": "18 °C",
     }
@@ -227,6 +231,103 @@ def test_two_step_run_gives_nested_spans_and_react_provenance(
     assert observation == "Paris: 18 °C"
     assert any(s == act(second) and p == P.used for s, p, _ in triples)
     assert value_of(triples, act(session), P.used, O.Question) == QUESTION
+    assert declared(triples, session) == {tool_iri("get_weather")}
+
+
+# --- declared tools --------------------------------------------------------------------
+def declared(triples: set[tuple[str, str, str]], session: ReadableSpan) -> set[str]:
+    return {o for s, p, o in triples if s == act(session) and p == O.declaredTool}
+
+
+class ProviderToolsModel(ScriptedModel):
+    """Binds a provider's built-in tools (dicts) unchanged, as ``ChatAnthropic`` does."""
+
+    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Any:
+        return self.bind(
+            tools=[t if isinstance(t, dict) else convert_to_openai_tool(t) for t in tools]
+        )
+
+
+SERVER_SEARCH = {"type": "web_search_20250305", "name": "web_search", "max_uses": 2}
+"""Anthropic's server-side web search: named, but run by the provider, never by LangChain."""
+
+
+@tool("local_time")
+def clock(city: str) -> str:
+    """The time in a city (the model knows this tool as ``local_time``)."""
+    return f"{city}: 12:00"
+
+
+def test_session_declares_the_tools_the_model_is_given(exporter: InMemorySpanExporter) -> None:
+    model = ProviderToolsModel(
+        responses=[
+            step("I need the weather.", call("get_weather", {"city": "Paris"}, "call_1")),
+            AIMessage(content="18 °C"),
+        ]
+    )
+    ask(create_agent(model, [get_weather, clock, SERVER_SEARCH], name="weather"))
+
+    spans = spans_of(exporter)
+    session = one(spans, "invoke_agent weather")
+    assert attrs(session)[sc.OTEL_PROV_AGENT_TOOLS] == ("get_weather", "local_time")
+    assert declared(prov(spans), session) == {tool_iri("get_weather"), tool_iri("local_time")}
+
+
+class Report(BaseModel):
+    """The weather report the agent answers with."""
+
+    text: str
+
+
+def test_structured_answer_tools_are_not_declared(exporter: InMemorySpanExporter) -> None:
+    """``ToolStrategy`` binds a ``Report`` tool that the model node answers itself: no tool
+    run can ever show it used, so it is dropped once the run answered through it.  Here the
+    model calls ``get_weather`` beside it, so both replies end the run's messages."""
+    answer = call("Report", {"text": "18 °C"}, "call_r")
+    model = ScriptedModel(
+        responses=[step("Report, and check.", call("get_weather", {"city": "Paris"}, "c"), answer)]
+    )
+    reporter = create_agent(
+        model, [get_weather], response_format=ToolStrategy(Report), name="weather"
+    )
+    result = ask(reporter)
+    assert result["structured_response"] == Report(text="18 °C")
+    assert [m.name for m in result["messages"][-2:]] == ["Report", "get_weather"]
+    extractor = create_agent(
+        ScriptedModel(responses=[AIMessage(content="", tool_calls=[answer])]),
+        [],
+        response_format=ToolStrategy(Report),
+        name="extractor",
+    )
+    assert ask(extractor)["structured_response"] == Report(text="18 °C")
+
+    spans = spans_of(exporter)
+    weather, extracting = one(spans, "invoke_agent weather"), one(spans, "invoke_agent extractor")
+    assert attrs(weather)[sc.OTEL_PROV_AGENT_TOOLS] == ("get_weather",)
+    assert attrs(extracting)[sc.OTEL_PROV_AGENT_TOOLS] == ()  # given no tool at all
+    triples = prov(spans)
+    assert declared(triples, weather) == {tool_iri("get_weather")}
+    assert declared(triples, extracting) == set()
+
+
+def test_an_agent_run_by_a_tool_declares_nothing_on_the_session(
+    exporter: InMemorySpanExporter,
+) -> None:
+    """The model of an agent that a tool runs is not the session's: its tools are not the
+    ones the session's model is given."""
+    clock_agent = weather_agent(get_time, answer="12:00")
+
+    @tool
+    def ask_clock(city: str) -> str:
+        """Asks the clock agent."""
+        return str(ask(clock_agent, f"Time in {city}?")["messages"][-1].content)
+
+    ask(weather_agent(ask_clock, answer="12:00"))
+    spans = spans_of(exporter)
+    session = one(spans, "invoke_agent weather")
+    assert one(spans, "execute_tool get_time")  # the clock agent did run its tool
+    assert attrs(session)[sc.OTEL_PROV_AGENT_TOOLS] == ("ask_clock",)
+    assert declared(prov(spans), session) == {tool_iri("ask_clock")}
 
 
 def test_tool_error_is_reraised_and_recorded(

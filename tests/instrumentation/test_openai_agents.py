@@ -29,14 +29,17 @@ from agents import (
     RunContextWrapper,
     Runner,
     UserError,
+    WebSearchTool,
     function_tool,
     handoff,
 )
+from agents.items import ModelResponse
 from agents.tracing import (
     TracingProcessor,
     get_trace_provider,
     set_trace_processors,
 )
+from agents.usage import Usage
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -56,7 +59,7 @@ import otel_prov
 from otel_prov import semconv as sc
 from otel_prov._assembler import SessionAssembler
 from otel_prov._bundle import bundles_in, session_content
-from otel_prov._iris import activity_iri
+from otel_prov._iris import activity_iri, tool_iri
 from otel_prov._rdf import literal
 from otel_prov._span_record import SpanRecord, record_from_span
 from otel_prov._vocab import RDF_TYPE, O, P
@@ -166,6 +169,7 @@ def _assert_success_spans(spans: list[ReadableSpan]) -> None:
     assert attrs(session)[sc.GEN_AI_AGENT_NAME] == "weather"
     assert attrs(session)[sc.OTEL_PROV_QUESTION] == "Weather in Paris?"
     assert attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
+    assert attrs(session)[sc.OTEL_PROV_AGENT_TOOLS] == ("get_weather",)
 
     assert [attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in iterations] == [1, 2]
     assert all(parent_of(i) == session.context.span_id for i in iterations)
@@ -220,6 +224,8 @@ def _assert_success_prov(spans: list[ReadableSpan]) -> None:
     (answer,) = subjects(triples, O.Answer)
     assert value(triples, answer, P.value) == ANSWER
     assert (answer, P.wasGeneratedBy, session) in triples
+    declared = [o for s, p, o in triples if s == session and p == O.declaredTool]
+    assert declared == [tool_iri("get_weather")]
 
 
 # --- tests ---------------------------------------------------------------------------
@@ -542,7 +548,8 @@ PREFIX oprov: <https://w3id.org/otel-prov/ns#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 SELECT ?session ?agent ?starter ?tool ?call ?action ?arguments ?from ?status WHERE {
   ?session a oprov:AgentSession ; oprov:status ?status ;
-           prov:wasStartedBy ?starter ; prov:wasInformedBy ?starter ;
+           prov:qualifiedStart [ a prov:Start ; prov:hadActivity ?starter ] ;
+           prov:wasInformedBy ?starter ;
            prov:wasAssociatedWith [ a oprov:AIAgent ; rdfs:label ?agent ] .
   ?starter a oprov:ToolCall ; oprov:toolName ?tool ; oprov:toolCallId ?call ;
            oprov:partOf ?iteration ; prov:used ?chosen .
@@ -731,4 +738,92 @@ def test_live_processor_maps_a_run_with_a_handoff_as_one_session(
     assert len(bundles) == 1  # not one for triage and a second one for billing
     (record,) = [r for r in records if bundles_in(r.triples)]
     assert len(subjects(set(record.triples), O.AgentSession)) == 2
-    assert len([s for s, p, _ in record.triples if p == P.wasStartedBy]) == 1  # billing's
+    assert len([s for s, p, _ in record.triples if p == P.qualifiedStart]) == 1  # billing's
+
+
+class DeclaredWhenToolsStart(SpanProcessor):
+    """The ``otel_prov.agent.tools`` of every open session when each tool span starts:
+    what a provenance processor that maps a session still running would read."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[int, Span] = {}
+        self.seen: dict[str, dict[str, Any]] = {}
+
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        if span.name.startswith("invoke_agent"):
+            self._sessions[span.context.span_id] = span
+        elif span.name.startswith("execute_tool"):
+            self.seen[span.name] = {
+                session.name: (session.attributes or {}).get(sc.OTEL_PROV_AGENT_TOOLS)
+                for session in self._sessions.values()
+            }
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self._sessions.pop(span.context.span_id, None)
+
+
+@pytest.mark.parametrize("turn_spans", [True, False], ids=["turn-spans", "inferred-turns"])
+def test_sessions_declare_function_tools_not_hosted_tools_or_handoffs(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    turn_spans: bool,
+) -> None:
+    """Handoffs are not declared: ``transfer_to_billing`` passes the conversation on and
+    fetches nothing the answer could rest on.  Nor is ``web_search``, which OpenAI would
+    run: no span of its call could ever show it used."""
+    exporter, recorder, _ = instrumented
+    provider, _ = memory_provider
+    live = DeclaredWhenToolsStart()
+    provider.add_span_processor(live)
+
+    async def noted(context: RunContextWrapper[Any], escalation: Escalation) -> None:
+        """The handoff's input type needs a callback; the handoff test checks its input."""
+
+    billing = Agent(name="billing", tools=[lookup_order])
+    triage = Agent(
+        name="triage",
+        tools=[get_weather, WebSearchTool()],
+        handoffs=[handoff(billing, on_handoff=noted, input_type=Escalation)],
+    )
+    result = Runner.run_sync(
+        triage, "Where is order 42?", run_config=_config(_handoff_steps(), turn_spans=turn_spans)
+    )
+    assert result.final_output == ORDER_ANSWER
+    (sdk_triage,) = [s for s in recorder.spans if getattr(s.span_data, "name", "") == "triage"]
+    assert sdk_triage.span_data.tools == ["get_weather", "web_search"]  # the SDK's own list
+    assert sdk_triage.span_data.handoffs == ["billing"]
+
+    spans = list(exporter.get_finished_spans())
+    triage_span, _, _, billing_span = _handoff_spans(spans)
+    assert attrs(triage_span)[sc.OTEL_PROV_AGENT_TOOLS] == ("get_weather",)
+    assert attrs(billing_span)[sc.OTEL_PROV_AGENT_TOOLS] == ("lookup_order",)
+    # Declared while the sessions run: read when their model calls start.
+    assert live.seen["execute_tool transfer_to_billing"]["invoke_agent triage"] == ("get_weather",)
+    assert live.seen["execute_tool lookup_order"]["invoke_agent billing"] == ("lookup_order",)
+
+    triples = prov(spans)
+    declared = {(s, o) for s, p, o in triples if p == O.declaredTool}
+    assert declared == {
+        (_iri(triage_span), tool_iri("get_weather")),
+        (_iri(billing_span), tool_iri("lookup_order")),
+    }
+
+
+class SpanlessModel(ScriptedModel):
+    """A custom model that opens no ``generation_span`` (the SDK leaves that to models)."""
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        return ModelResponse(output=self.steps.pop(0), usage=Usage(requests=1), response_id=None)
+
+
+def test_tools_are_declared_when_the_session_ends_if_no_model_call_showed_them(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    model = SpanlessModel([_tool_step(), _answer_step()])
+    run_config = RunConfig(model_provider=ScriptedProvider(model))
+    assert Runner.run_sync(AGENT, "Weather in Paris?", run_config=run_config).final_output
+    spans = list(exporter.get_finished_spans())
+    assert by_name(spans, "chat") == []
+    (session,) = by_name(spans, "invoke_agent")
+    assert attrs(session)[sc.OTEL_PROV_AGENT_TOOLS] == ("get_weather",)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +27,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from smolagents import Model, MultiStepAgent, Tool, ToolCallingAgent, tool
@@ -38,7 +42,9 @@ from smolagents.models import (
 )
 from smolagents.monitoring import TokenUsage
 
+import otel_prov
 from otel_prov import semconv as sc
+from otel_prov._iris import activity_iri, tool_iri
 from otel_prov._rdf import literal
 from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.smolagents import SmolagentsInstrumentor, _patches
@@ -52,6 +58,7 @@ from tests.instrumentation.span_helpers import (
     value,
 )
 
+CLI = [sys.executable, "-m", "otel_prov"]
 ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
 THOUGHT = "I need the weather in Paris first."
 ANSWER = "It is 18 °C in Paris."
@@ -306,6 +313,7 @@ def test_tool_call_then_final_answer(instrumented: InMemorySpanExporter) -> None
     assert attrs(session)[sc.GEN_AI_AGENT_NAME] == "weather"
     assert attrs(session)[sc.OTEL_PROV_QUESTION] == "Weather in Paris?"
     assert attrs(session)[sc.OTEL_PROV_ANSWER] == ANSWER
+    assert attrs(session)[sc.OTEL_PROV_AGENT_TOOLS] == ("get_weather",)  # not final_answer
 
     iterations = by_name(spans, "iteration")
     assert [attrs(i)[sc.OTEL_PROV_ITERATION_NUMBER] for i in iterations] == [1, 2]
@@ -358,6 +366,8 @@ def test_tool_call_then_final_answer(instrumented: InMemorySpanExporter) -> None
     (answer,) = subjects(triples, O.Answer)
     assert value(triples, answer, P.value) == ANSWER
     assert (answer, P.wasGeneratedBy, prov_session) in triples
+    declared = [o for s, p, o in triples if s == prov_session and p == O.declaredTool]
+    assert declared == [tool_iri("get_weather")]
 
 
 def test_streaming_run_records_the_same_session(instrumented: InMemorySpanExporter) -> None:
@@ -420,6 +430,60 @@ def test_failing_tool_is_a_failed_call_and_the_run_goes_on(
     assert value(triples, prov_call, O.errorType) == "ValueError"
     assert not [s for s, p, o in triples if p == P.wasGeneratedBy and o == prov_call]
     assert len(subjects(triples, O.Answer)) == 1
+
+
+def test_verify_passes_the_tool_gate_only_for_a_tool_call_that_succeeded(
+    tmp_path: Path,
+) -> None:
+    """The declared tools end to end: instrumented runs into a store, then ``otel-prov
+    verify``.  ``final_answer`` is a tool in smolagents but not a declared one: answering
+    through it is no tool result (``guessed`` fails the gate), and an agent given no other
+    tool is not gated at all (``chat``)."""
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    store = otel_prov.exporters.OxigraphStoreExporter(tmp_path / "store")
+    provider.add_span_processor(otel_prov.ProvSpanProcessor(store, blob_dir=tmp_path / "blobs"))
+    instrumentor = SmolagentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        assert _agent([_tool_step(), _answer_step()]).run("fetched") == ANSWER
+        failed = _agent([_tool_step(args='{"city": "Atlantis"}'), _answer_step("Not found.")])
+        assert failed.run("failed") == "Not found."  # the agent went on after the error
+        assert _agent([_answer_step("Sunny, surely.")]).run("guessed") == "Sunny, surely."
+        chat = ToolCallingAgent(
+            tools=[], model=ScriptedModel([_answer_step("Hi.")]), name="chat", verbosity_level=0
+        )
+        assert chat.run("chat") == "Hi."
+    finally:
+        instrumentor.uninstrument()
+    provider.shutdown()
+
+    result = subprocess.run(
+        [*CLI, "verify", "--all", "--store", str(tmp_path / "store"), "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr  # two sessions fail their gate
+    checks = {check["session"]: check for check in json.loads(result.stdout)}
+    sessions = {
+        attrs(s)[sc.OTEL_PROV_QUESTION]: activity_iri(s.context.trace_id, s.context.span_id)[1:-1]
+        for s in by_name(list(spans.get_finished_spans()), "invoke_agent")
+    }
+    assert sorted(checks) == sorted(sessions.values())
+    gate = {
+        question: checks[iri]["gates"]["tool_use_verified"] for question, iri in sessions.items()
+    }
+    assert gate == {"fetched": True, "failed": False, "guessed": False, "chat": None}
+    for question, tried in (
+        ("failed", "1 tool call(s), none succeeded"),
+        ("guessed", "no tool call"),
+    ):
+        (problem,) = checks[sessions[question]]["problems"]
+        assert f"declared get_weather and made {tried}" in problem
+    assert checks[sessions["fetched"]]["ok"] and checks[sessions["chat"]]["ok"]
 
 
 def test_model_failure_fails_the_run_as_uninstrumented(instrumented: InMemorySpanExporter) -> None:

@@ -9,7 +9,11 @@
 
 A callback handler registered with LangChain's configure hook sees every run, sync and
 async, with no change to the agent's code.  Each root run of a ``create_agent`` graph
-becomes an ``invoke_agent {name}`` session span; each reason-act step an iteration span
+becomes an ``invoke_agent {name}`` session span, with the names of the tools the model
+is given in ``otel_prov.agent.tools`` (for ``otel-prov verify``'s ``tool_use_verified``
+gate; a provider's built-in tools and the tools of a ``ToolStrategy`` structured answer
+are not declared, since no tool run of theirs can be recorded); each reason-act step an
+iteration span
 (thought, action, exact JSON arguments); each model call a ``chat {model}`` span and
 each tool call an ``execute_tool {name}`` span with its call id, arguments and
 observation.  LangChain is imported only when :meth:`instrument` is called.

@@ -31,6 +31,17 @@ callback and detached in the matching end or error callback, which must run in t
 If an end callback nevertheless arrives in another context (a future LangChain change,
 a stream closed elsewhere), the handler notices it before detaching and leaves that
 context alone: no "Failed to detach context" error, and the run is still recorded.
+
+The session's ``otel_prov.agent.tools`` are the names of the tools bound to the model
+calls of its ``model`` node (``bind_tools`` leaves them in the call's
+``invocation_params``), exactly as the model is given them: after any name override and
+any tool a middleware adds or removes, collected over every model call of the run.  Two
+kinds of tool the model sees are not declared, because the record can never show a call
+of them and ``otel-prov verify`` would flag every run that used them: a provider's
+built-in tools (``{"type": "web_search_preview"}``; they run on the provider's side), and
+the tools of a structured answer (``response_format=ToolStrategy(Schema)``; the model
+node answers those calls itself), which are dropped once the run has answered through
+them.
 """
 
 from __future__ import annotations
@@ -64,6 +75,10 @@ _CREATE_AGENT = "langchain_create_agent"
 _MODEL_NODE = "model"
 _TOOLS_NODE = "tools"
 _FINAL_ANSWER = "final_answer"
+_CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
+"""``type`` of a bound tool schema that LangChain runs (OpenAI's ``function`` and
+``custom``; Anthropic's schemas have no ``type``); any other type is a provider's
+built-in tool, run on the provider's side."""
 
 _LOG = logging.getLogger(__name__)
 
@@ -98,6 +113,10 @@ class _Session:
     current: _Iteration | None = None
     arguments: dict[str, str] = field(default_factory=dict)
     """Exact JSON arguments the model chose, by tool call id."""
+    tools: dict[str, None] = field(default_factory=dict)
+    """Declared tool names in the order first bound (a dict as an ordered set)."""
+    ran: set[str] = field(default_factory=set)
+    """Names of the tools that ran in this session."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +196,52 @@ def _last_message_text(outputs: Any) -> str | None:
     if isinstance(last, Mapping):
         return _content_text(last.get("content"))
     return _content_text(getattr(last, "content", None))
+
+
+def _bound_tools(params: Mapping[str, Any] | None) -> list[str]:
+    """Names of the tools bound to a model call (its ``invocation_params["tools"]``).
+
+    ``bind_tools`` leaves the provider's schemas there: OpenAI's ``{"type": "function",
+    "function": {"name": ...}}`` or ``{"type": "custom", "name": ...}``, Anthropic's
+    ``{"name": ...}``.  A provider's built-in tools are left out (see ``_CLIENT_TOOL_TYPES``).
+    """
+    tools = params.get("tools") if params else None
+    if not isinstance(tools, Sequence) or isinstance(tools, str):
+        return []
+    names: list[str] = []
+    for schema in tools:
+        if not isinstance(schema, Mapping):
+            continue
+        kind = schema.get("type")
+        if kind is not None and kind not in _CLIENT_TOOL_TYPES:
+            continue
+        function = schema.get("function")
+        name = function.get("name") if isinstance(function, Mapping) else schema.get("name")
+        if isinstance(name, str) and name:
+            names.append(name)
+    return names
+
+
+def _structured_answer_tools(outputs: Any) -> set[str]:
+    """Names of the tools the run's structured answer was given through.
+
+    With ``response_format=ToolStrategy(Schema)`` the model is bound one more tool per
+    schema and answers by calling it; the model node replies to that call itself, and the
+    output has a ``structured_response``.  The tool messages that end the run's messages
+    are those replies, and the results of any tool the model called beside them (which
+    ran: the caller keeps those declared).
+    """
+    if not isinstance(outputs, Mapping) or outputs.get("structured_response") is None:
+        return set()
+    messages = outputs.get("messages")
+    names: set[str] = set()
+    for message in reversed(messages if isinstance(messages, Sequence) else []):
+        if getattr(message, "type", None) != "tool":
+            break
+        name = getattr(message, "name", None)
+        if isinstance(name, str):
+            names.add(name)
+    return names
 
 
 def _model_name(
@@ -322,6 +387,29 @@ class ProvCallbackHandler(BaseCallbackHandler):
             _fail(iteration.span, error)
         iteration.span.end()
 
+    def _declare(self, session: _Session, names: Sequence[str]) -> None:
+        """Add ``names`` to the session's declared tools (set under the lock: the last
+        write is the whole set, whichever thread makes it)."""
+        with self._lock:
+            if all(name in session.tools for name in names):
+                return
+            session.tools.update(dict.fromkeys(names))
+            session.span.set_attribute(sc.OTEL_PROV_AGENT_TOOLS, list(session.tools))
+
+    def _undeclare_answer_tools(self, session: _Session, outputs: Any) -> None:
+        """Drop the tools of a structured answer: calls the model node answered, never a
+        tool run.  A name that also ran as a tool stays declared."""
+        answered = _structured_answer_tools(outputs)
+        with self._lock:
+            dropped = [
+                name for name in answered if name in session.tools and name not in session.ran
+            ]
+            if not dropped:
+                return
+            for name in dropped:
+                del session.tools[name]
+            session.span.set_attribute(sc.OTEL_PROV_AGENT_TOOLS, list(session.tools))
+
     def _maybe_finish_step(self, iteration: _Iteration | None) -> None:
         """End the iteration once all the tool calls the model chose have run."""
         if iteration is None:
@@ -416,6 +504,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         if run is None:
             return
         if run.kind is _Kind.SESSION:
+            self._undeclare_answer_tools(run.session, outputs)
             answer = _last_message_text(outputs)
             if answer is not None:
                 _put_content(run.session.span, sc.OTEL_PROV_ANSWER, answer, tool=False)
@@ -494,7 +583,10 @@ class ProvCallbackHandler(BaseCallbackHandler):
         if parent is None:
             return
         params = kwargs.get("invocation_params")
-        model = _model_name(serialized, params if isinstance(params, Mapping) else None, metadata)
+        params = params if isinstance(params, Mapping) else None
+        model = _model_name(serialized, params, metadata)
+        if parent.in_model_node:  # not the model of an agent that a tool runs
+            self._declare(parent.session, _bound_tools(params))
         attributes: dict[str, Any] = {
             sc.GEN_AI_OPERATION_NAME: operation,
             sc.GEN_AI_REQUEST_MODEL: model,
@@ -595,10 +687,12 @@ class ProvCallbackHandler(BaseCallbackHandler):
             sc.GEN_AI_TOOL_TYPE: "function",
         }
         arguments: str | None = None
+        with self._lock:
+            parent.session.ran.add(str(name))
+            if isinstance(call_id, str) and call_id:
+                arguments = parent.session.arguments.get(call_id)
         if isinstance(call_id, str) and call_id:
             attributes[sc.GEN_AI_TOOL_CALL_ID] = call_id
-            with self._lock:
-                arguments = parent.session.arguments.get(call_id)
         if arguments is None:
             arguments = _json(inputs) if inputs is not None else input_str
         _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)

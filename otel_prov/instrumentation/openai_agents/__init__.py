@@ -13,7 +13,11 @@ SDK tracer tells processors nothing).  Each SDK trace becomes one OTel trace:
 * the SDK trace -> a plain root span named after the workflow (the SDK's ``task`` span
   is folded into it);
 * each ``agent`` span -> an agent session ``invoke_agent {agent}`` with
-  ``otel_prov.question`` (the run input) and ``otel_prov.answer`` (the final output);
+  ``otel_prov.question`` (the run input), ``otel_prov.answer`` (the final output) and
+  ``otel_prov.agent.tools``, the agent's tools (``tools`` of the SDK span) that leave a
+  ``function`` span when called: not OpenAI's hosted tools (web search, file search,
+  ...), and not handoffs, which pass the conversation on rather than fetch data for the
+  answer that ``otel-prov verify``'s ``tool_use_verified`` gate checks;
 * each ``turn`` span -> an iteration (``otel_prov.iteration.number``, thought, action,
   arguments); when the run has no turn spans (``include_task_and_turn_spans=False``,
   or an older SDK) each model call under an agent opens a new iteration that takes the
@@ -25,9 +29,9 @@ SDK tracer tells processors nothing).  Each SDK trace becomes one OTel trace:
   (``transfer_to_<agent>``, ``gen_ai.tool.type`` ``function``), with its call id and
   exact arguments, ``openai_agents.handoff.from_agent`` / ``to_agent``, and the agent
   handed to as the observation.  The session of that agent is nested under this span
-  and links to it: in the provenance it is a sub-session ``prov:wasStartedBy`` (and
-  ``prov:wasInformedBy``) the handoff, so a run with handoffs stays one outermost
-  session, and the final answer belongs to the agent that gave it;
+  and links to it: in the provenance it is a sub-session started by (a
+  ``prov:qualifiedStart``) and ``prov:wasInformedBy`` the handoff, so a run with handoffs
+  stays one outermost session, and the final answer belongs to the agent that gave it;
 * anything else (guardrails, custom spans) -> a plain span.
 
 Times are the SDK's own ``started_at`` / ``ended_at``.  Content (thoughts, arguments,

@@ -7,6 +7,19 @@ answer) are set on the still-open parent spans before they end.  One span ends l
 with its SDK end time all the same: the session of an agent that handed off ends once
 the next agent's session has started (see ``_release``).
 
+The session's ``otel_prov.agent.tools`` come from the SDK's agent span
+(``AgentSpanData.tools``: the names the runner gives the model, as its ``function`` spans
+name them), which the runner fills in after the span has started: they are read when
+each model call starts and when the session ends, and collected over the run (an agent's
+tools may change between turns).  Declared are the tools whose calls the record can
+show: function tools, MCP tools and the tools the runner executes itself (computer,
+local shell, apply_patch).  Left out are the hosted tools OpenAI runs on its side (web and
+file search, code interpreter, ...), which leave no span of their call, and handoffs:
+``AgentSpanData.handoffs`` names the agents, not the ``transfer_to_<agent>`` tools the
+model calls, and a handoff hands the conversation over instead of fetching data for the
+answer, so it is no evidence that ``otel-prov verify``'s ``tool_use_verified`` gate asks
+for.  An agent with only handoffs declares no tools and the gate does not apply to it.
+
 No ``agents`` import here: SDK objects are read by attribute (``Any`` at the boundary),
 so importing otel-prov never imports the SDK.
 """
@@ -52,6 +65,20 @@ The GenAI conventions have no handoff attributes, so the SDK's two fields keep t
 SDK's namespace (as ``openai_agents.trace_id`` does)."""
 _ATTR_HANDOFF_TO = "openai_agents.handoff.to_agent"
 """On a handoff's ``execute_tool`` span: the agent that took the conversation over."""
+_HOSTED_TOOLS = frozenset(
+    {
+        "code_interpreter",
+        "file_search",
+        "hosted_mcp",
+        "image_generation",
+        "programmatic_tool_calling",
+        "tool_search",
+        "web_search",
+    }
+)
+"""Names the SDK gives the hosted tools that OpenAI runs (``WebSearchTool.name`` and the
+like): the runner opens no ``function`` span for their calls, so they are not declared.
+A function tool of the same name is not declared either."""
 
 
 @dataclass(eq=False)
@@ -75,6 +102,10 @@ class _Entry:
     """The SDK ended this session after it handed off; its OTel span waits for the next
     agent's span to start (see ``OpenAIAgentsSpanConverter._release``)."""
     held_end_ns: int | None = None
+    agent: Any = None
+    """The SDK's ``AgentSpanData``: the runner sets its ``tools`` after the span started."""
+    tools: dict[str, None] = field(default_factory=dict)
+    """Declared tool names, in the order first seen (a dict as an ordered set)."""
     # handoffs
     to_agent: str | None = None
     # iterations
@@ -364,6 +395,8 @@ class OpenAIAgentsSpanConverter:
                 entry = self._new_iteration(parent, start, inferred=False, trace_key=trace_key)
             elif kind in _MODEL_TYPES or kind == "function":
                 iteration = self._iteration_for(parent, start, trace_key, new=kind != "function")
+                if kind != "function" and iteration is not None and iteration.session is not None:
+                    self._declare_tools(iteration.session)
                 owner = iteration if iteration is not None else parent
                 if kind == "function":
                     name = str(getattr(data, "name", None) or "tool")
@@ -412,7 +445,7 @@ class OpenAIAgentsSpanConverter:
         The SDK starts the new agent beside the old one (both under the run's task span),
         after the old one has ended.  Nesting it under the handoff makes it a sub-session
         of the session that handed off: one outermost session per run, and in PROV
-        ``prov:wasStartedBy`` the handoff.  The span link to the same handoff adds
+        ``prov:qualifiedStart`` by the handoff.  The span link to the same handoff adds
         ``prov:wasInformedBy``, which holds even when the two sessions are mapped apart.
         """
         name = str(getattr(data, "name", None) or "agent")
@@ -431,7 +464,19 @@ class OpenAIAgentsSpanConverter:
         )
         if handoff is not None:
             self._release(handoff)
-        return _Entry(_SESSION, span, trace_key, sdk_parent=sdk_parent)
+        return _Entry(_SESSION, span, trace_key, sdk_parent=sdk_parent, agent=data)
+
+    @staticmethod
+    def _declare_tools(session: _Entry) -> None:
+        """Add the agent's current tools (but hosted ones) to the session's declared tools."""
+        names = getattr(session.agent, "tools", None)
+        if session.span is None or not isinstance(names, list):
+            return
+        found = [n for n in names if isinstance(n, str) and n and n not in _HOSTED_TOOLS]
+        if all(name in session.tools for name in found):
+            return
+        session.tools.update(dict.fromkeys(found))
+        session.span.set_attribute(sc.OTEL_PROV_AGENT_TOOLS, list(session.tools))
 
     def _start_handoff(
         self,
@@ -512,6 +557,7 @@ class OpenAIAgentsSpanConverter:
             data = sdk_span.span_data
             span = entry.span
             if entry.kind == _SESSION:
+                self._declare_tools(entry)
                 self._close_inferred(entry, end)
                 if entry.answer is not None:
                     _put_content(span, sc.OTEL_PROV_ANSWER, entry.answer, tool=False)

@@ -11,8 +11,10 @@ smolagents has no global callback registry (``step_callbacks`` need the agent's
 constructor), so this instrumentor wraps methods on the classes themselves:
 
 * ``MultiStepAgent._run_stream`` (what ``run`` drives, streaming or not) -> an agent
-  session ``invoke_agent {agent}`` with ``otel_prov.question`` (the task) and
-  ``otel_prov.answer`` (the final answer);
+  session ``invoke_agent {agent}`` with ``otel_prov.question`` (the task),
+  ``otel_prov.answer`` (the final answer) and ``otel_prov.agent.tools``, the names in
+  ``agent.tools`` but ``final_answer`` (how every agent answers; declared, it would fail
+  ``otel-prov verify``'s ``tool_use_verified`` gate for agents given no other tool);
 * each agent class's ``_step_stream`` -> one iteration per ``ActionStep``: number,
   thought (``model_output``), action (tool names or ``final_answer``) and the exact JSON
   arguments the model produced (captured before smolagents parses them in place);

@@ -11,6 +11,14 @@ or dropping the generator) gets ``error.type`` ``GeneratorExit``.  The iteration
 (the tool calls the model chose, with their exact JSON arguments) travels in a
 ContextVar, which smolagents copies into the threads of parallel tool calls
 (``copy_context``).
+
+The session's ``otel_prov.agent.tools`` are the agent's tools (``agent.tools``, keyed by
+the names the model calls them by) but ``final_answer``: that tool is how every
+smolagents agent ends its run, not a source of data, and it gets no ``execute_tool``
+span.  Declared, it could never count as a tool that succeeded, yet ``otel-prov
+verify``'s ``tool_use_verified`` gate would fail every run of an agent given no other
+tool.  Managed agents, which the model also calls like tools, are not declared: their
+runs are sub-sessions, not tool calls.
 """
 
 from __future__ import annotations
@@ -113,6 +121,14 @@ def _calls_of(message: Any) -> list[_Call]:
             arguments = getattr(function, "arguments", None)
             calls.append(_Call(getattr(call, "id", None), name, _arguments_text(arguments or {})))
     return calls
+
+
+def _declared_tools(agent: Any) -> list[str]:
+    """The names of the agent's tools, but ``final_answer`` (see the module docstring)."""
+    tools = getattr(agent, "tools", None)
+    if not isinstance(tools, dict):
+        return []
+    return [name for name in tools if isinstance(name, str) and name != _FINAL_ANSWER]
 
 
 def _set_error(span: Span, exc: BaseException) -> None:
@@ -229,6 +245,9 @@ def _session(
         sc.GEN_AI_OPERATION_NAME: "invoke_agent",
         sc.GEN_AI_AGENT_NAME: name,
     }
+    tools = _declared_tools(agent)
+    if tools:
+        attributes[sc.OTEL_PROV_AGENT_TOOLS] = tools
     task = kwargs.get("task", args[0] if args else None)
     if task is not None:
         _put_content(attributes, sc.OTEL_PROV_QUESTION, _text(task) or "", tool=False)

@@ -119,7 +119,11 @@ def _constraint_violations(triples: list[Triple]) -> list[str]:
 
 
 def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None, str]:
-    """The ``tool_use_verified`` gate: passed (None: no tools declared) and why not."""
+    """The ``tool_use_verified`` gate: passed (None: no tools declared) and why not.
+
+    Only calls of the declared tools count: a handoff or an undeclared helper that
+    succeeded says nothing about whether the declared data was fetched.
+    """
     declared = sorted(
         urllib.parse.unquote(o[1:-1].rsplit(":", 1)[1])
         for s, p, o in content
@@ -128,10 +132,14 @@ def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None
     if not declared:
         return None, ""
     calls = {s for s, p, o in content if p == RDF_TYPE and o == O.ToolCall}
-    succeeded = {s for s, p, o in content if s in calls and p == O.status and o == literal("ok")}
-    if succeeded:
+    of_declared = {
+        s for s, p, o in content if s in calls and p == O.toolName and parse_literal(o) in declared
+    }
+    if any(s in of_declared and p == O.status and o == literal("ok") for s, p, o in content):
         return True, ""
-    tried = f"{len(calls)} tool call(s), none succeeded" if calls else "no tool call"
+    tried = (
+        f"{len(of_declared)} call(s) of them, none succeeded" if of_declared else "no call of them"
+    )
     return False, (
         f"gate tool_use_verified failed: the agent declared {', '.join(declared)} and made "
         f"{tried}; either the data was not fetched (the answer rests on no tool result) "

@@ -478,8 +478,8 @@ def test_verify_passes_the_tool_gate_only_for_a_tool_call_that_succeeded(
     }
     assert gate == {"fetched": True, "failed": False, "guessed": False, "chat": None}
     for question, tried in (
-        ("failed", "1 tool call(s), none succeeded"),
-        ("guessed", "no tool call"),
+        ("failed", "1 call(s) of them, none succeeded"),
+        ("guessed", "no call of them"),
     ):
         (problem,) = checks[sessions[question]]["problems"]
         assert f"declared get_weather and made {tried}" in problem

@@ -21,27 +21,43 @@ def _line(label: str, value: str | None, indent: str = "  ") -> str:
 
 
 def render_text(session: SessionView, *, trace_links: dict[str, str] | None = None) -> str:
-    """``trace_links`` maps a backend name to a URL template with ``{trace_id}``."""
+    """``trace_links`` maps a backend name to a URL template with ``{trace_id}``.
+
+    A sub-agent's session is a block of its own under what started it, laid out as the
+    run is and indented, so that its iterations read as its own and not the run's.
+    """
+    lines = _session_lines(session, "Session", "")
+    if session.answered_by is not None:
+        lines.append(_line("answered by", _answerer(session, session.answered_by), ""))
+    lines.append(_line("trace", session.trace_id, ""))
+    for backend, template in (trace_links or {}).items():
+        lines.append(_line(backend, template.replace("{trace_id}", session.trace_id), ""))
+    return "\n".join(lines)
+
+
+def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]:
+    """A session from its heading to its answer, every line starting with ``indent``."""
+    head, fields = indent + "  ", indent + "    "
     lines = [
-        f"Session {session.id}",
-        _line("agent", session.agent),
-        _line("status", session.status),
-        _line("started", session.start),
-        _line("ended", session.end or "(never)"),
-        _line("question", session.question),
+        f"{indent}{heading} {session.id}",
+        _line("agent", session.agent, head),
+        _line("status", session.status, head),
+        _line("started", session.start, head),
+        _line("ended", session.end or "(never)", head),
+        _line("question", session.question, head),
     ]
     for step in session.iterations:
-        lines.append(f"Iteration {step.number if step.number is not None else '?'}")
+        lines.append(f"{indent}Iteration {step.number if step.number is not None else '?'}")
         for model in step.model_calls:
             tokens = ""
             if model.input_tokens is not None or model.output_tokens is not None:
                 tokens = f" ({model.input_tokens or 0} in / {model.output_tokens or 0} out tokens)"
-            lines.append(_line("model call", f"{model.model or '?'}{tokens}", "    "))
-        lines.append(_line("thought", step.thought, "    "))
+            lines.append(_line("model call", f"{model.model or '?'}{tokens}", fields))
+        lines.append(_line("thought", step.thought, fields))
         action = step.action or ""
         if step.arguments:
             action = f"{action} {step.arguments}".strip()
-        lines.append(_line("action", action, "    "))
+        lines.append(_line("action", action, fields))
         for call in step.tool_calls:
             ident = f" [{call.call_id}]" if call.call_id else ""
             if call.status == "error":
@@ -50,16 +66,26 @@ def render_text(session: SessionView, *, trace_links: dict[str, str] | None = No
                 )
             else:
                 outcome = call.status
-            lines.append(_line("tool call", f"{call.name}{ident} {outcome}", "    "))
+            lines.append(_line("tool call", f"{call.name}{ident} {outcome}", fields))
             if call.observation is not None:
-                lines.append(_line("observation", call.observation, "    "))
+                lines.append(_line("observation", call.observation, fields))
+            lines.extend(_sub_session_lines(call.sub_sessions, fields + "  "))
         if not step.tool_calls and step.observation is not None:
-            lines.append(_line("observation", step.observation, "    "))
-    lines.append(_line("answer", session.answer, ""))
-    lines.append(_line("trace", session.trace_id, ""))
-    for backend, template in (trace_links or {}).items():
-        lines.append(_line(backend, template.replace("{trace_id}", session.trace_id), ""))
-    return "\n".join(lines)
+            lines.append(_line("observation", step.observation, fields))
+        lines.extend(_sub_session_lines(step.sub_sessions, fields + "  "))
+    lines.extend(_sub_session_lines(session.sub_sessions, head))
+    lines.append(_line("answer", session.answer, indent))
+    return lines
+
+
+def _sub_session_lines(sessions: list[SessionView], indent: str) -> list[str]:
+    return [line for sub in sessions for line in _session_lines(sub, "Sub-session", indent)]
+
+
+def _answerer(session: SessionView, answered_by: str) -> str:
+    """Who gave the run's answer: the sub-session's agent and IRI."""
+    agent = next((sub.agent for sub in session.nested_sessions() if sub.id == answered_by), None)
+    return f"{agent} (sub-session {answered_by})" if agent else f"sub-session {answered_by}"
 
 
 def _plain(value: Any) -> Any:
@@ -79,22 +105,67 @@ def _mermaid_label(text: str) -> str:
 
 
 def render_mermaid(session: SessionView) -> str:
-    """A flowchart: question -> iterations -> tool calls -> answer."""
-    lines = ["flowchart TD", f'  Q["Question: {_mermaid_label(session.question or "")}"]']
-    previous = "Q"
+    """A flowchart: question -> iterations -> tool calls -> answer.
+
+    A sub-agent's session is a subgraph, drawn from what started it; when the run's
+    answer is a sub-session's, a dotted edge leads from that one to the run's.
+    """
+    lines = ["flowchart TD"]
+    answers: dict[str, str] = {}
+    _mermaid_session(session, "", "  ", lines, answers)
+    if session.answered_by in answers:
+        lines.append(f"  {answers[session.answered_by]} -.-> A")
+    return "\n".join(lines)
+
+
+def _mermaid_session(
+    session: SessionView, prefix: str, indent: str, lines: list[str], answers: dict[str, str]
+) -> str:
+    """Draw one session with node ids under ``prefix``; its question node's id back.
+
+    ``answers`` collects each session's answer node, by session IRI.
+    """
+    question = f"{prefix}Q"
+    lines.append(f'{indent}{question}["Question: {_mermaid_label(session.question or "")}"]')
+    previous = question
     for index, step in enumerate(session.iterations, start=1):
-        node = f"I{index}"
-        lines.append(f'  {node}["Iteration {step.number}: {_mermaid_label(step.thought or "")}"]')
-        lines.append(f"  {previous} --> {node}")
+        node = f"{prefix}I{index}"
+        lines.append(
+            f'{indent}{node}["Iteration {step.number}: {_mermaid_label(step.thought or "")}"]'
+        )
+        lines.append(f"{indent}{previous} --> {node}")
         for call_index, call in enumerate(step.tool_calls, start=1):
             tool = f"{node}T{call_index}"
             status = "failed" if call.status == "error" else call.status
-            lines.append(f'  {tool}["{_mermaid_label(call.name)} ({status})"]')
-            lines.append(f"  {node} --> {tool}")
+            lines.append(f'{indent}{tool}["{_mermaid_label(call.name)} ({status})"]')
+            lines.append(f"{indent}{node} --> {tool}")
+            _mermaid_sub_sessions(call.sub_sessions, tool, indent, lines, answers)
+        _mermaid_sub_sessions(step.sub_sessions, node, indent, lines, answers)
         previous = node
-    lines.append(f'  A["Answer: {_mermaid_label(session.answer or "")}"]')
-    lines.append(f"  {previous} --> A")
-    return "\n".join(lines)
+    _mermaid_sub_sessions(session.sub_sessions, question, indent, lines, answers)
+    answer = f"{prefix}A"
+    lines.append(f'{indent}{answer}["Answer: {_mermaid_label(session.answer or "")}"]')
+    lines.append(f"{indent}{previous} --> {answer}")
+    answers[session.id] = answer
+    return question
+
+
+def _mermaid_sub_sessions(
+    sessions: list[SessionView],
+    starter: str,
+    indent: str,
+    lines: list[str],
+    answers: dict[str, str],
+) -> None:
+    # The edge from the starter comes after ``end``: a node named inside a subgraph
+    # is drawn in it, and the starter belongs outside.
+    for index, sub in enumerate(sessions, start=1):
+        box = f"{starter}S{index}"
+        title = f"Sub-session: {sub.agent}" if sub.agent else "Sub-session"
+        lines.append(f'{indent}subgraph {box}["{_mermaid_label(title)}"]')
+        question = _mermaid_session(sub, box, indent + "  ", lines, answers)
+        lines.append(f"{indent}end")
+        lines.append(f"{indent}{starter} --> {question}")
 
 
 def render_sessions_table(sessions: list[SessionSummary]) -> str:

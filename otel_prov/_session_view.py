@@ -2,12 +2,18 @@
 
 Queries are built from validated IRIs and escaped literals only (``_rdf``), and name
 the provenance graph explicitly, so they mean the same on every store.
+
+A run is its outermost session.  Sessions nest: a sub-agent's session (a handoff, a
+tool that delegates to another agent) is ``oprov:partOf`` an activity of its parent's,
+and ``show`` nests it where it started instead of mixing its iterations into the run's.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from otel_prov._backend import QueryBackend
 from otel_prov._blobs import BlobError, read_blob
@@ -29,11 +35,16 @@ PREFIX oprov: <https://w3id.org/otel-prov/ns#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 """
 
+_OPROV = "https://w3id.org/otel-prov/ns#"
 _OUTERMOST = "FILTER NOT EXISTS { ?s oprov:partOf+ ?outer . ?outer a oprov:AgentSession }"
+
+_T = TypeVar("_T")
 
 
 @dataclass
 class SessionSummary:
+    """One run in ``sessions``: the counts are the whole run's, sub-agent sessions included."""
+
     id: str
     start: str
     agent: str | None
@@ -55,6 +66,8 @@ class ToolCallView:
     error_message: str | None
     arguments: str | None
     observation: str | None
+    sub_sessions: list[SessionView] = field(default_factory=list)
+    """Sessions this call started: a handoff's specialist, an agent used as a tool."""
 
 
 @dataclass
@@ -77,10 +90,14 @@ class IterationView:
     status: str
     tool_calls: list[ToolCallView] = field(default_factory=list)
     model_calls: list[ModelCallView] = field(default_factory=list)
+    sub_sessions: list[SessionView] = field(default_factory=list)
+    """Sessions started in this iteration outside any tool call shown."""
 
 
 @dataclass
 class SessionView:
+    """One session; a sub-agent's session is nested where it started, as its own view."""
+
     id: str
     trace_id: str
     span_id: str
@@ -91,15 +108,38 @@ class SessionView:
     end: str | None
     question: str | None
     answer: str | None
+    answered_by: str | None = None
+    """The sub-session whose answer ``answer`` is, when the run's own session gave none."""
     iterations: list[IterationView] = field(default_factory=list)
+    sub_sessions: list[SessionView] = field(default_factory=list)
+    """Sessions started by the session itself, outside any iteration shown."""
+
+    def nested_sessions(self) -> Iterator[SessionView]:
+        """Every session below this one, wherever it started, depth first in run order."""
+        for step in self.iterations:
+            for call in step.tool_calls:
+                for sub in call.sub_sessions:
+                    yield sub
+                    yield from sub.nested_sessions()
+            for sub in step.sub_sessions:
+                yield sub
+                yield from sub.nested_sessions()
+        for sub in self.sub_sessions:
+            yield sub
+            yield from sub.nested_sessions()
 
 
 def list_sessions(backend: QueryBackend, graph: str, limit: int) -> list[SessionSummary]:
-    """Newest first."""
+    """Runs (outermost sessions), newest first.
+
+    Iterations and tool calls are counted over the whole run, sub-agent sessions
+    included, as ``show`` displays them: a handoff's work is the run's work.  They are
+    counted by a second query over the runs listed: in the listing itself, Virtuoso
+    (7.2) miscounts a transitive ``OPTIONAL`` beside the transitive outermost filter.
+    """
     query = f"""{PREFIXES}
 SELECT ?s ?start ?trace ?status (SAMPLE(?agentLabel) AS ?agent) (SAMPLE(?q) AS ?question)
        (SAMPLE(?f) AS ?failed)
-       (COUNT(DISTINCT ?it) AS ?iterations) (COUNT(DISTINCT ?tc) AS ?tools)
 WHERE {{ GRAPH {graph} {{
   ?s a oprov:AgentSession ; prov:startedAtTime ?start ; oprov:traceId ?trace ;
      oprov:status ?status .
@@ -107,26 +147,42 @@ WHERE {{ GRAPH {graph} {{
   OPTIONAL {{ ?s prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agentLabel }}
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?q }}
   OPTIONAL {{ ?s oprov:failedCalls ?f }}
-  OPTIONAL {{ ?it oprov:partOf ?s ; a oprov:Iteration }}
-  OPTIONAL {{ ?tc oprov:partOf+ ?s ; a oprov:ToolCall }}
 }} }}
 GROUP BY ?s ?start ?trace ?status
 ORDER BY DESC(?start) ?s
 LIMIT {int(limit)}"""
+    runs = backend.query(query).rows
+    counts = _run_counts(backend, graph, [row["s"] or "" for row in runs])
     return [
         SessionSummary(
             id=row["s"] or "",
             start=row["start"] or "",
             agent=row["agent"],
             question=row["question"],
-            iterations=int(row["iterations"] or 0),
-            tool_calls=int(row["tools"] or 0),
+            iterations=counts.get((row["s"] or "", "Iteration"), 0),
+            tool_calls=counts.get((row["s"] or "", "ToolCall"), 0),
             status=row["status"] or "",
             trace_id=row["trace"] or "",
             failed_calls=int(row["failed"] or 0),
         )
-        for row in backend.query(query).rows
+        for row in runs
     ]
+
+
+def _run_counts(backend: QueryBackend, graph: str, runs: list[str]) -> dict[tuple[str, str], int]:
+    """(run IRI, ``Iteration`` or ``ToolCall``) -> how many the run holds, at any depth."""
+    if not runs:
+        return {}
+    query = f"""{PREFIXES}
+SELECT ?s ?kind (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {" ".join(iri(run) for run in runs)} }}
+  ?x oprov:partOf+ ?s ; a ?kind .
+  FILTER(?kind IN (oprov:Iteration, oprov:ToolCall))
+}} }} GROUP BY ?s ?kind ORDER BY ?s ?kind"""
+    return {
+        (row["s"] or "", (row["kind"] or "").removeprefix(_OPROV)): int(row["n"] or 0)
+        for row in backend.query(query).rows
+    }
 
 
 def find_sessions(backend: QueryBackend, graph: str, ident: str) -> list[str]:
@@ -153,26 +209,48 @@ def _int(value: str | None) -> int | None:
 def load_session(
     backend: QueryBackend, graph: str, session: str, *, full: bool = False
 ) -> SessionView:
-    """Everything ``show`` prints about one session; ``full`` reads moved values back."""
+    """Everything ``show`` prints about one run; ``full`` reads moved values back.
+
+    Sub-agent sessions come nested where they started.  When the run's own session has
+    no answer (a handoff: the specialist answers), ``answer`` is the answer generated
+    last in the run and ``answered_by`` names the sub-session that gave it.
+    """
     s = iri(session)
     head = backend.query(
         f"""{PREFIXES}
 SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae
 WHERE {{ GRAPH {graph} {{
-  {s} oprov:traceId ?trace ; oprov:spanId ?span ; oprov:status ?status ;
-      prov:startedAtTime ?start .
-  OPTIONAL {{ {s} prov:endedAtTime ?end }}
-  OPTIONAL {{ {s} oprov:sessionId ?conversation }}
-  OPTIONAL {{ {s} prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
-  OPTIONAL {{ {s} prov:used ?qe . ?qe a oprov:Question }}
-  OPTIONAL {{ ?ae prov:wasGeneratedBy {s} ; a oprov:Answer }}
+  {_head_pattern(s)}
 }} }} LIMIT 1"""
     ).rows
     if not head:
         raise LookupError(f"no session {session}")
-    row = head[0]
     texts = _content_texts(backend, graph, s, full)
-    view = SessionView(
+    view = _session_view(session, head[0], texts)
+    _fill_iterations(backend, graph, s, view, texts)
+    if view.answer is None:
+        answered = [sub for sub in view.nested_sessions() if sub.answer is not None]
+        if answered:
+            last = max(answered, key=lambda sub: _instant(sub.end or sub.start))
+            view.answer, view.answered_by = last.answer, last.id
+    return view
+
+
+def _head_pattern(subject: str) -> str:
+    """What heads a session in ``show``; ``subject`` is the session's IRI or a variable."""
+    return f"""{subject} oprov:traceId ?trace ; oprov:spanId ?span ; oprov:status ?status ;
+      prov:startedAtTime ?start .
+  OPTIONAL {{ {subject} prov:endedAtTime ?end }}
+  OPTIONAL {{ {subject} oprov:sessionId ?conversation }}
+  OPTIONAL {{ {subject} prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
+  OPTIONAL {{ {subject} prov:used ?qe . ?qe a oprov:Question }}
+  OPTIONAL {{ ?ae prov:wasGeneratedBy {subject} ; a oprov:Answer }}"""
+
+
+def _session_view(
+    session: str, row: Mapping[str, str | None], texts: dict[str, str]
+) -> SessionView:
+    return SessionView(
         id=session,
         trace_id=row["trace"] or "",
         span_id=row["span"] or "",
@@ -184,8 +262,34 @@ WHERE {{ GRAPH {graph} {{
         question=texts.get(row["qe"] or ""),
         answer=texts.get(row["ae"] or ""),
     )
-    _fill_iterations(backend, graph, s, view, texts)
-    return view
+
+
+def _sub_sessions(
+    backend: QueryBackend, graph: str, s: str, texts: dict[str, str]
+) -> dict[str, SessionView]:
+    """Every session nested in the run, by IRI, from one query (the run's head, for each)."""
+    subs: dict[str, SessionView] = {}
+    for row in backend.query(
+        f"""{PREFIXES}
+SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae
+WHERE {{ GRAPH {graph} {{
+  ?sub oprov:partOf+ {s} ; a oprov:AgentSession .
+  {_head_pattern("?sub")}
+}} }} ORDER BY ?sub ?agent ?qe ?ae ?end ?conversation"""
+    ).rows:
+        sub = row["sub"] or ""
+        if sub not in subs:  # like the run's LIMIT 1: one agent, question and answer each
+            subs[sub] = _session_view(sub, row, texts)
+    return subs
+
+
+def _instant(stamp: str) -> tuple[str, str]:
+    """A canonical UTC ``xsd:dateTime`` (as backends return them) in an order-true form.
+
+    Canonical forms drop the fraction's trailing zeros, so the text alone misorders.
+    """
+    seconds, _, fraction = stamp.removesuffix("Z").partition(".")
+    return seconds, fraction.ljust(6, "0")
 
 
 _DESCRIPTORS = {
@@ -254,18 +358,21 @@ _PROPERTIES = {
 def _fill_iterations(
     backend: QueryBackend, graph: str, s: str, view: SessionView, texts: dict[str, str]
 ) -> None:
-    """Iterations with their model and tool calls, from three small queries.
+    """Iterations with their model and tool calls, and the sessions nested in the run.
 
-    Small on purpose: one query joining it all makes Virtuoso's planner refuse to run it
-    ("estimated execution time exceeds the limit").
+    From three small queries (four when sessions nest), put together here: one query
+    joining it all makes Virtuoso's planner refuse to run it ("estimated execution time
+    exceeds the limit").  Each iteration goes to its nearest session; a nested session
+    to the nearest shown tool call, iteration or session above it.  Every kind of
+    activity is read, because those between (``oprov:Span``, ``Retrieval``) link the two.
     """
-    oprov = "https://w3id.org/otel-prov/ns#"
     activities = backend.query(
         f"""{PREFIXES}
 SELECT ?a ?type ?parent ?start ?status WHERE {{ GRAPH {graph} {{
   ?a oprov:partOf+ {s} .
   ?a oprov:partOf ?parent ; a ?type ; prov:startedAtTime ?start ; oprov:status ?status .
-  FILTER(?type IN (oprov:Iteration, oprov:ToolCall, oprov:ModelCall))
+  FILTER(?type IN (oprov:Iteration, oprov:ToolCall, oprov:ModelCall, oprov:AgentSession,
+                   oprov:Retrieval, oprov:Span))
 }} }} ORDER BY ?start ?a"""
     ).rows
     properties: dict[str, dict[str, str]] = {}
@@ -276,7 +383,7 @@ SELECT ?a ?p ?o WHERE {{ GRAPH {graph} {{
   FILTER(?p IN ({", ".join(f"oprov:{name}" for name in _PROPERTIES)}))
 }} }} ORDER BY ?a ?p ?o"""
     ).rows:
-        name = _PROPERTIES[(row["p"] or "").removeprefix(oprov)]
+        name = _PROPERTIES[(row["p"] or "").removeprefix(_OPROV)]
         properties.setdefault(row["a"] or "", {}).setdefault(name, row["o"] or "")
     content: dict[tuple[str, str, str], set[str]] = {}
     for row in backend.query(
@@ -289,7 +396,7 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
   FILTER(?kind IN (oprov:Thought, oprov:Arguments, oprov:Observation))
 }} }} ORDER BY ?a ?link ?kind ?e"""
     ).rows:
-        kind = (row["kind"] or "").removeprefix(oprov)
+        kind = (row["kind"] or "").removeprefix(_OPROV)
         text = texts.get(row["e"] or "")
         if text is not None:
             content.setdefault((row["a"] or "", row["link"] or "", kind), set()).add(text)
@@ -299,44 +406,58 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
         values = content.get((activity, link, kind), set())
         return next(iter(values)) if len(values) == 1 else None
 
+    # In run order, each activity once (a store may hold two starts or statuses for one).
+    kinds: dict[str, str] = {}
+    parents: dict[str, str] = {}
+    statuses: dict[str, str] = {}
+    for row in activities:
+        activity = row["a"] or ""
+        if activity not in kinds:
+            kinds[activity] = (row["type"] or "").removeprefix(_OPROV)
+            parents[activity] = row["parent"] or ""
+            statuses[activity] = row["status"] or ""
+
+    sessions = {view.id: view}
+    if "AgentSession" in kinds.values():
+        sessions.update(_sub_sessions(backend, graph, s, texts))
     iterations: dict[str, IterationView] = {}
-    seen: set[str] = set()
-    for row in activities:
-        activity, kind = row["a"] or "", (row["type"] or "").removeprefix(oprov)
-        if activity in seen:
+    for activity, kind in kinds.items():
+        if kind != "Iteration":
             continue
-        seen.add(activity)
         props = properties.get(activity, {})
-        if kind == "Iteration":
-            iterations[activity] = IterationView(
-                id=activity,
-                number=_int(props.get("number")),
-                thought=one(activity, "generated", "Thought"),
-                action=props.get("action"),
-                arguments=one(activity, "generated", "Arguments"),
-                observation=one(activity, "generated", "Observation"),
-                status=row["status"] or "",
-            )
-    for row in activities:
-        activity, kind = row["a"] or "", (row["type"] or "").removeprefix(oprov)
-        owner = iterations.get(row["parent"] or "")
-        if owner is None or kind == "Iteration" or activity not in seen:
+        iterations[activity] = step = IterationView(
+            id=activity,
+            number=_int(props.get("number")),
+            thought=one(activity, "generated", "Thought"),
+            action=props.get("action"),
+            arguments=one(activity, "generated", "Arguments"),
+            observation=one(activity, "generated", "Observation"),
+            status=statuses[activity],
+        )
+        home = _nearest(activity, parents, sessions)
+        (view if home is None else home).iterations.append(step)
+    # Where a nested session shows: the sub-session list of each shown holder.
+    holders: dict[str, list[SessionView]] = {
+        activity: step.sub_sessions for activity, step in iterations.items()
+    }
+    for activity, kind in kinds.items():
+        owner = iterations.get(parents[activity])
+        if owner is None or kind not in ("ToolCall", "ModelCall"):
             continue
-        seen.discard(activity)
         props = properties.get(activity, {})
         if kind == "ToolCall":
-            owner.tool_calls.append(
-                ToolCallView(
-                    id=activity,
-                    name=props.get("tool", ""),
-                    call_id=props.get("call_id"),
-                    status=row["status"] or "",
-                    error_type=props.get("error_type"),
-                    error_message=props.get("error_message"),
-                    arguments=one(activity, "used", "Arguments"),
-                    observation=one(activity, "generated", "Observation"),
-                )
+            call = ToolCallView(
+                id=activity,
+                name=props.get("tool", ""),
+                call_id=props.get("call_id"),
+                status=statuses[activity],
+                error_type=props.get("error_type"),
+                error_message=props.get("error_message"),
+                arguments=one(activity, "used", "Arguments"),
+                observation=one(activity, "generated", "Observation"),
             )
+            owner.tool_calls.append(call)
+            holders[activity] = call.sub_sessions
         else:
             owner.model_calls.append(
                 ModelCallView(
@@ -344,12 +465,30 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
                     model=props.get("model"),
                     input_tokens=_int(props.get("input_tokens")),
                     output_tokens=_int(props.get("output_tokens")),
-                    status=row["status"] or "",
+                    status=statuses[activity],
                 )
             )
-    view.iterations = sorted(
-        iterations.values(), key=lambda it: it.number if it.number is not None else 1 << 62
-    )
+    holders.update((activity, shown.sub_sessions) for activity, shown in sessions.items())
+    for activity in kinds:
+        if activity in sessions:
+            holder = _nearest(activity, parents, holders)
+            (view.sub_sessions if holder is None else holder).append(sessions[activity])
+    for shown in sessions.values():
+        shown.iterations.sort(key=lambda it: it.number if it.number is not None else 1 << 62)
+
+
+def _nearest(activity: str, parents: Mapping[str, str], places: Mapping[str, _T]) -> _T | None:
+    """What the first of the activity's ancestors that is one of ``places`` maps to.
+
+    ``None`` when none is: a parent the queries did not read (one without a start time
+    or status) ends the chain, and so does a ``partOf`` loop in a hand-edited store.
+    """
+    seen = {activity}
+    parent = parents.get(activity)
+    while parent is not None and parent not in places and parent not in seen:
+        seen.add(parent)
+        parent = parents.get(parent)
+    return places.get(parent) if parent is not None else None
 
 
 def session_construct_query(graph: str, session: str) -> str:
@@ -362,5 +501,6 @@ CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
   UNION {{ ?act oprov:partOf* {s} . ?x prov:wasGeneratedBy ?act }}
   UNION {{ ?act oprov:partOf* {s} . ?act prov:used ?x }}
   UNION {{ ?act oprov:partOf* {s} . ?act prov:wasAssociatedWith ?x }}
+  UNION {{ ?act oprov:partOf* {s} . ?act prov:qualifiedStart ?x }}
   ?x ?p ?o .
 }} }}"""

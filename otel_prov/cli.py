@@ -100,10 +100,18 @@ def _parser() -> argparse.ArgumentParser:
         return sub
 
     command("demo", "run the demo agent, store its provenance and print its trace", reads=False)
-    sessions = command("sessions", "list agent sessions, newest first")
+    sessions = command(
+        "sessions",
+        "list agent runs (outermost sessions), newest first; ITER and TOOLS count the "
+        "whole run, sub-agent sessions included",
+    )
     sessions.add_argument("--limit", type=int, default=20, help="at most N sessions (20)")
     sessions.add_argument("--format", choices=("table", "json"), default="table")
-    show = command("show", "show one session: its question, iterations, tool calls, answer")
+    show = command(
+        "show",
+        "show one session: its question, iterations, tool calls, answer, and the "
+        "sub-agent sessions it started, nested where they started",
+    )
     show.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
     show.add_argument("--format", choices=("text", "json", "turtle", "mermaid"), default="text")
     show.add_argument(

@@ -1,0 +1,70 @@
+"""Nested sessions read the same from Oxigraph's and Virtuoso's SPARQL endpoints as from
+the embedded store: the extra query for sub-sessions stays small enough for Virtuoso."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
+
+from otel_prov import ProvRecord, ProvSpanProcessor
+from tests.recording_exporter import RecordingExporter
+from tests.servers import SparqlServer
+from tests.test_show_nested import deep_run, flat_run, handoff_run
+
+pytestmark = pytest.mark.integration
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "otel_prov", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _records() -> list[ProvRecord]:
+    exporter = RecordingExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(ProvSpanProcessor(exporter))
+    for run in (handoff_run, deep_run, flat_run):
+        run(provider)
+    provider.shutdown()
+    return list(exporter.records)
+
+
+def test_nested_sessions_agree_between_store_and_endpoint(
+    server: SparqlServer, tmp_path: Path
+) -> None:
+    records = _records()
+    assert len(records) == 3
+    store = OxigraphStoreExporter(tmp_path / "store")
+    store.export(records)
+    store.shutdown()
+    remote = SparqlUpdateExporter(server.update_endpoint, spool_dir=tmp_path / "spool")
+    remote.export(records)
+    assert remote.force_flush(30_000)
+    remote.shutdown()
+    local_args = ("--store", str(tmp_path / "store"))
+    remote_args = ("--endpoint", server.query_endpoint)
+    for command in (
+        ("sessions", "--format", "json"),
+        ("show", "delegated"),
+        ("show", "delegated", "--format", "json"),
+        ("show", "deep"),
+        ("show", "deep", "--format", "json"),
+        ("show", "deep", "--format", "mermaid"),
+        ("show", "flat", "--format", "json"),
+    ):
+        local, there = _cli(*command, *local_args), _cli(*command, *remote_args)
+        assert local.returncode == there.returncode == 0, (command, there.stderr)
+        assert there.stdout == local.stdout, command
+    deep = _cli("show", "deep", *remote_args).stdout
+    assert "answered by  writer (sub-session " in deep
+    assert "            Sub-session " in deep  # pricing, three levels down

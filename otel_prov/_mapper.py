@@ -50,6 +50,13 @@ from otel_prov._iris import (
 from otel_prov._rdf import Triple, boolean, datetime_from_ns, integer, iri, literal
 from otel_prov._record import ProvRecord
 from otel_prov._span_record import BlobRef, Role, SpanRecord
+from otel_prov._third_party import (
+    agent_name,
+    defined_tools,
+    model_output_text,
+    requested_calls,
+    unwrapped,
+)
 from otel_prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
 __all__ = ["map_spans"]
@@ -91,6 +98,13 @@ _RESULT_KEYS = (
 )
 _TOOL_NAME_KEYS = (sc.GEN_AI_TOOL_NAME, "tool.name", "traceloop.entity.name")
 _MODEL_KEYS = (sc.GEN_AI_REQUEST_MODEL, sc.GEN_AI_RESPONSE_MODEL, "llm.model_name")
+_PROVIDER_KEYS = (sc.GEN_AI_PROVIDER_NAME, "llm.provider")
+_INPUT_TOKEN_KEYS = (sc.GEN_AI_USAGE_INPUT_TOKENS, "llm.token_count.prompt")
+_OUTPUT_TOKEN_KEYS = (sc.GEN_AI_USAGE_OUTPUT_TOKENS, "llm.token_count.completion")
+# Third-party payloads that may wrap the text in the framework's serialised messages.
+_WRAPPED_KEYS = frozenset(
+    {"input.value", "output.value", "traceloop.entity.input", "traceloop.entity.output"}
+)
 _SESSION_ID_KEYS = (sc.GEN_AI_CONVERSATION_ID, "session.id")
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 # Content attribute -> (size, hash) attributes describing its whole value, set by our
@@ -237,7 +251,7 @@ class _Tree:
         if steps:
             self._steps[session.span_id] = steps
         for step in steps:
-            requests = _requested_calls(step.model.attributes)
+            requests = requested_calls(step.model.attributes)
             for tool in step.tools:
                 name = _first_text(tool.attributes, _TOOL_NAME_KEYS)
                 for index, (requested, arguments, call_id) in enumerate(requests):
@@ -325,7 +339,7 @@ class _Tree:
             if span is session or (
                 span.role is Role.MODEL_CALL and self.enclosing(span, Role.SESSION) is session
             ):
-                found.update(_defined_tools(span.attributes))
+                found.update(defined_tools(span.attributes))
         return sorted(found)
 
     def thought(self, iteration: SpanRecord) -> str | None:
@@ -358,9 +372,11 @@ class _Out:
             return _as_text(value)
         return None
 
-    def content(self, *keys: str) -> _Content | None:
+    def content(self, *keys: str, pick: str | None = None) -> _Content | None:
         """The first content value among ``keys``, with its hash and size; or, when our
-        instrumentation left the content off, the hash and size it recorded instead."""
+        instrumentation left the content off, the hash and size it recorded instead.
+        ``pick`` (``question``, ``answer``, ``result``): the text to take out of a
+        third-party payload that wraps it (see ``_third_party.unwrapped``)."""
         attributes = self.span.attributes
         for key in keys:
             if attributes.get(key) is None:
@@ -375,6 +391,8 @@ class _Out:
                 return dataclasses.replace(whole, text=text, truncated=True)
             if key in self.span.truncated:
                 return _Content(text, None, None, truncated=True)
+            if pick is not None and key in _WRAPPED_KEYS:
+                text = unwrapped(text, pick) or text
             return _Content.of(text)
         for key in keys:
             whole = self._declared(key)
@@ -393,7 +411,9 @@ class _Out:
             return _Content(None, None, self.integer(size_key))
         return _Content(None, digest, self.integer(size_key))
 
-    def integer(self, key: str) -> int | None:
+    def integer(self, *keys: str) -> int | None:
+        """The first of ``keys`` present, as an int (other types converted and reported)."""
+        key = next((k for k in keys if self.span.attributes.get(k) is not None), keys[0])
         value = self.span.attributes.get(key)
         if value is None or (isinstance(value, int) and not isinstance(value, bool)):
             return value
@@ -451,68 +471,6 @@ def _first_text(attributes: Mapping[str, Any], keys: Sequence[str]) -> str | Non
 
 def _agent_name(span: SpanRecord) -> str | None:
     return _first_text(span.attributes, (sc.GEN_AI_AGENT_NAME, "traceloop.entity.name"))
-
-
-def _json_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _requested_calls(attributes: Mapping[str, Any]) -> list[tuple[str, str, str | None]]:
-    """(tool name, arguments JSON, call id) of each tool call a model call's output asked
-    for: official GenAI ``gen_ai.output.messages`` parts, else OpenInference's flattened
-    ``llm.output_messages.*.message.tool_calls.*`` attributes."""
-    calls: list[tuple[str, str, str | None]] = []
-    messages = attributes.get("gen_ai.output.messages")
-    if isinstance(messages, str):
-        try:
-            parsed = json.loads(messages)
-        except ValueError:
-            parsed = []
-        for message in parsed if isinstance(parsed, list) else []:
-            parts = message.get("parts") if isinstance(message, dict) else None
-            for part in parts if isinstance(parts, list) else []:
-                if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("name"):
-                    arguments = _json_text(part.get("arguments", {}))
-                    call_id = part.get("id")
-                    calls.append((str(part["name"]), arguments, str(call_id) if call_id else None))
-        return calls
-    prefix = "llm.output_messages.0.message.tool_calls."
-    for index in range(len(attributes)):
-        base = f"{prefix}{index}.tool_call."
-        name = attributes.get(f"{base}function.name")
-        if not isinstance(name, str):
-            break
-        arguments = _json_text(attributes.get(f"{base}function.arguments", "{}"))
-        call_id = attributes.get(f"{base}id")
-        calls.append((name, arguments, str(call_id) if call_id else None))
-    return calls
-
-
-def _defined_tools(attributes: Mapping[str, Any]) -> list[str]:
-    """Tool names in ``gen_ai.tool.definitions`` (a JSON list of ``{"name"}`` or
-    ``{"function": {"name"}}`` objects) and OpenInference's ``llm.tools.N.tool.json_schema``."""
-    texts = [attributes.get("gen_ai.tool.definitions")]
-    texts += [
-        value
-        for key, value in attributes.items()
-        if key.startswith("llm.tools.") and key.endswith(".tool.json_schema")
-    ]
-    names = []
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            continue
-        for item in parsed if isinstance(parsed, list) else [parsed]:
-            if not isinstance(item, dict):
-                continue
-            function = item.get("function")
-            name = function.get("name") if isinstance(function, dict) else item.get("name")
-            if isinstance(name, str) and name:
-                names.append(name)
-    return names
 
 
 def _succeeded(span: SpanRecord) -> bool:
@@ -607,13 +565,13 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     if session_id:
         add((activity, O.sessionId, literal(session_id)))
     agent = None
-    agent_name = out.text(sc.GEN_AI_AGENT_NAME)
-    agent_key = out.text(sc.GEN_AI_AGENT_ID) or agent_name
+    name = out.text(sc.GEN_AI_AGENT_NAME) or agent_name(span.attributes)
+    agent_key = out.text(sc.GEN_AI_AGENT_ID) or name
     if agent_key:
         agent = agent_iri(agent_key)
-        out.agent(agent, O.AIAgent, agent_name or agent_key)
-        if agent_name:
-            add((agent, O.agentName, literal(agent_name)))
+        out.agent(agent, O.AIAgent, name or agent_key)
+        if name:
+            add((agent, O.agentName, literal(name)))
         add((activity, P.wasAssociatedWith, agent))
     for name in tree.declared_tools(span):
         tool = tool_iri(name)
@@ -630,7 +588,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((start, P.hadActivity, starter))
         add((start, P.atTime, datetime_from_ns(span.start_ns)))
         add((activity, P.wasInformedBy, starter))
-    question = out.content(*_QUESTION_KEYS)
+    question = out.content(*_QUESTION_KEYS, pick="question")
     if question is not None:
         entity = entity_iri(activity, "question")
         out.entity(entity, O.Question, question)
@@ -641,7 +599,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     previous_observations: list[str] = []
     for step in tree.steps(span):
         current = step.iri
-        _inferred_step(step, current, activity, out)
+        thought = _inferred_step(step, current, activity, out)
         if previous is not None:
             add((current, P.wasInformedBy, previous))
         for observation in previous_observations:
@@ -652,7 +610,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             for tool in step.tools
             if _succeeded(tool)
         ]
-        sources.extend(previous_observations)
+        sources.extend(([thought] if thought else []) + previous_observations)
     for iteration in tree.iterations(span):
         current = activity_iri(iteration.trace_id, iteration.span_id)
         if previous is not None:
@@ -663,7 +621,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         thought = tree.thought(iteration)
         sources.extend(([thought] if thought else []) + previous_observations)
 
-    answer = out.content(*_ANSWER_KEYS)
+    answer = out.content(*_ANSWER_KEYS, pick="answer")
     if answer is not None:
         entity = entity_iri(activity, "answer")
         out.entity(entity, O.Answer, answer)
@@ -674,8 +632,9 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             add((entity, P.wasDerivedFrom, source))
 
 
-def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> None:
-    """The activity of an inferred iteration (the model call that opened it gives its ids)."""
+def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> str | None:
+    """The activity of an inferred iteration (the model call that opened it gives its ids),
+    and the IRI of its Thought: the text the model answered with, if any."""
     add, model = out.add, step.model
     add((iri, RDF_TYPE, O.Iteration))
     add((iri, RDF_TYPE, P.Activity))
@@ -692,6 +651,14 @@ def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> None:
     actions = [_first_text(tool.attributes, _TOOL_NAME_KEYS) for tool in step.tools]
     if step.tools and actions[0]:
         add((iri, O.action, literal(actions[0])))
+    text = model_output_text(model.attributes)
+    if text is None:
+        return None
+    thought = entity_iri(iri, "thought")
+    out.entity(thought, O.Thought, _Content.of(text))
+    decided = min((tool.start_ns for tool in step.tools), default=model.end_ns or model.start_ns)
+    out.generated(thought, iri, step.within(decided))
+    return thought
 
 
 def _decision_time(span: SpanRecord, tree: _Tree) -> int:
@@ -777,7 +744,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     if not _succeeded(span):
         return  # a failed or unfinished call produced nothing: no Observation claims success
     observation = entity_iri(activity, "observation")
-    content = out.content(*_RESULT_KEYS)
+    content = out.content(*_RESULT_KEYS, pick="result")
     if content is None and only_call and iteration is not None:
         content = _Out(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
     out.entity(observation, O.Observation, content)
@@ -788,7 +755,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
 def _model_call(activity: str, out: _Out) -> None:
     add = out.add
     model = out.text(*_MODEL_KEYS)
-    provider = out.text(sc.GEN_AI_PROVIDER_NAME)
+    provider = out.text(*_PROVIDER_KEYS)
     if provider:
         add((activity, O.providerName, literal(provider)))
     if model:
@@ -796,10 +763,10 @@ def _model_call(activity: str, out: _Out) -> None:
         agent = model_iri(f"{provider}/{model}" if provider else model)
         out.agent(agent, O.AIModel, model)
         add((activity, P.wasAssociatedWith, agent))
-    for key, predicate in (
-        (sc.GEN_AI_USAGE_INPUT_TOKENS, O.inputTokens),
-        (sc.GEN_AI_USAGE_OUTPUT_TOKENS, O.outputTokens),
+    for keys, predicate in (
+        (_INPUT_TOKEN_KEYS, O.inputTokens),
+        (_OUTPUT_TOKEN_KEYS, O.outputTokens),
     ):
-        tokens = out.integer(key)
+        tokens = out.integer(*keys)
         if tokens is not None:
             add((activity, predicate, integer(tokens)))

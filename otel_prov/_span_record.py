@@ -15,6 +15,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
+from otel_prov._third_party import is_agent_run
 from otel_prov.semconv import GEN_AI_OPERATION_NAME, OTEL_PROV_ITERATION_NUMBER, SERVICE_NAME
 
 __all__ = [
@@ -107,8 +108,9 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
     """The role of a span, from the official GenAI, our own or third-party conventions.
 
     ``root`` says the span has no parent.  OpenInference marks a LangGraph agent run
-    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN`` is the whole run,
-    so it is classified as the session; nested chains (graph nodes) stay plain spans.
+    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``, or one whose run
+    metadata names an agent and no graph node (an agent run inside an HTTP request, say),
+    is the whole run, so it is classified as the session; graph nodes stay plain spans.
     """
     if OTEL_PROV_ITERATION_NUMBER in attributes:
         return Role.ITERATION
@@ -125,7 +127,7 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
     kind = attributes.get("openinference.span.kind")
     if isinstance(kind, str) and kind in _OPENINFERENCE:
         return _OPENINFERENCE[kind]
-    if root and kind == "CHAIN":
+    if kind == "CHAIN" and (root or is_agent_run(attributes)):
         return Role.SESSION
     kind = attributes.get("traceloop.span.kind")
     if isinstance(kind, str) and kind in _OPENLLMETRY:

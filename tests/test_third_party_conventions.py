@@ -1,0 +1,78 @@
+"""Reading other instrumentations' attributes: agent runs, names, model text, wrapped payloads."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from otel_prov._span_record import Role, classify
+from otel_prov._third_party import agent_name, is_agent_run, model_output_text, unwrapped
+
+_ROLES = st.sampled_from(["user", "human", "assistant", "ai", "system", "tool"])
+_MESSAGES = st.lists(
+    st.tuples(_ROLES, st.text(), st.booleans()).map(
+        lambda m: (
+            {"role": m[0], "content": m[1]} if m[2] else {"type": m[0], "data": {"content": m[1]}}
+        )
+    ),
+    max_size=6,
+)
+
+
+@given(st.text())
+def test_unwrapping_any_text_never_raises(text: str) -> None:
+    for pick in ("question", "answer", "result"):
+        found = unwrapped(text, pick)
+        assert found is None or isinstance(found, str)
+
+
+@given(_MESSAGES)
+def test_question_is_the_first_user_message_and_answer_the_last_assistant_one(
+    messages: list[dict[str, object]],
+) -> None:
+    def role(message: dict[str, object]) -> object:
+        return message.get("role") or message.get("type")
+
+    def content(message: dict[str, object]) -> object:
+        data = message.get("data")
+        return data["content"] if isinstance(data, dict) else message["content"]
+
+    payload = json.dumps({"messages": messages})
+    users = [content(m) for m in messages if role(m) in ("user", "human")]
+    assistants = [content(m) for m in messages if role(m) in ("assistant", "ai")]
+    assert unwrapped(payload, "question") == (users[0] if users else None)
+    assert unwrapped(payload, "answer") == (assistants[-1] if assistants else None)
+
+
+def test_a_serialised_tool_message_gives_its_content() -> None:
+    message = {"type": "tool", "data": {"content": "Paris: 18 °C", "tool_call_id": "c1"}}
+    assert unwrapped(json.dumps(message), "result") == "Paris: 18 °C"
+    assert unwrapped(json.dumps({"type": "ai", "data": {"content": "x"}}), "result") is None
+    assert unwrapped("Paris: 18 °C", "result") is None  # plain text stays as it is
+
+
+def test_an_openinference_agent_run_is_a_session_wherever_it_sits() -> None:
+    run = {"openinference.span.kind": "CHAIN", "metadata": '{"lc_agent_name": "weather"}'}
+    node = {
+        "openinference.span.kind": "CHAIN",
+        "metadata": '{"lc_agent_name": "weather", "langgraph_node": "model"}',
+    }
+    assert is_agent_run(run) and not is_agent_run(node)
+    assert classify(run, root=False) is Role.SESSION
+    assert classify(node, root=False) is Role.SPAN
+    assert classify(node, root=True) is Role.SESSION  # a root chain is the whole run
+    assert agent_name(run) == "weather" and agent_name({"metadata": "{bad"}) is None
+
+
+def test_model_output_text_from_each_convention() -> None:
+    assert model_output_text({"llm.output_messages.0.message.content": "think"}) == "think"
+    assert model_output_text({"gen_ai.completion.0.content": "legacy"}) == "legacy"
+    messages = [
+        {"role": "assistant", "parts": [{"type": "text", "content": "a"}, {"type": "tool_call"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "b"}]},
+    ]
+    assert model_output_text({"gen_ai.output.messages": json.dumps(messages)}) == "a\nb"
+    assert model_output_text({"gen_ai.output.messages": "not json"}) is None
+    assert model_output_text({}) is None

@@ -18,6 +18,7 @@ __all__ = [
     "is_agent_run",
     "model_output_text",
     "requested_calls",
+    "tool_schema_name",
     "unwrapped",
 ]
 
@@ -164,10 +165,15 @@ def defined_tools(attributes: Mapping[str, Any]) -> list[str]:
         except ValueError:
             continue
         for item in parsed if isinstance(parsed, list) else [parsed]:
-            if not isinstance(item, dict):
-                continue
-            function = item.get("function")
-            name = function.get("name") if isinstance(function, dict) else item.get("name")
-            if isinstance(name, str) and name:
+            name = tool_schema_name(item) if isinstance(item, dict) else None
+            if name:
                 names.append(name)
     return names
+
+
+def tool_schema_name(schema: Mapping[str, Any]) -> str | None:
+    """The name in a tool definition: OpenAI's ``{"function": {"name"}}`` or a flat
+    ``{"name"}`` (GenAI definitions, Anthropic, OpenAI custom tools)."""
+    function = schema.get("function")
+    name = function.get("name") if isinstance(function, Mapping) else schema.get("name")
+    return name if isinstance(name, str) and name else None

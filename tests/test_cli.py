@@ -3,35 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyoxigraph
 import pytest
 
-CLI = [sys.executable, "-m", "otel_prov"]
-
-
-def _run(
-    *args: str, stdin: str | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*CLI, *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+from tests.cli import run_cli
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("cli") / "store"
-    result = _run("demo", "--store", str(path))
+    result = run_cli("demo", "--store", str(path))
     assert result.returncode == 0, result.stderr
     assert "tool call    get_weather [call_1] FAILED TimeoutError" in result.stdout
     assert "get_weather  call_2  Paris: 18 °C, light rain" in result.stdout
@@ -39,14 +22,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_demo_in_a_fresh_directory_uses_the_default_store(tmp_path: Path) -> None:
-    result = _run("demo", cwd=tmp_path)
+    result = run_cli("demo", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / ".otel-prov" / "store").is_dir()
     assert "answer       It is 64.4 °F (18 °C) in Paris, with light rain." in result.stdout
 
 
 def test_sessions_table_and_json(store: Path) -> None:
-    table = _run("sessions", "--store", str(store))
+    table = run_cli("sessions", "--store", str(store))
     assert table.returncode == 0
     header, row = table.stdout.splitlines()
     assert header.split() == [
@@ -60,7 +43,7 @@ def test_sessions_table_and_json(store: Path) -> None:
         "TRACE",
     ]
     assert "weather-assistant" in row and " 4 " in row and " 3 " in row
-    (session,) = json.loads(_run("sessions", "--store", str(store), "--format", "json").stdout)
+    (session,) = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
     assert session["iterations"] == 4 and session["tool_calls"] == 3
     # The demo's unit conversion tool fails once: the session says so.
     assert session["status"] == "error" and session["failed_calls"] == 1
@@ -68,9 +51,9 @@ def test_sessions_table_and_json(store: Path) -> None:
 
 
 def test_show_by_session_trace_and_conversation_id(store: Path) -> None:
-    (session,) = json.loads(_run("sessions", "--store", str(store), "--format", "json").stdout)
+    (session,) = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
     outputs = {
-        ident: _run("show", ident, "--store", str(store), "--format", "json")
+        ident: run_cli("show", ident, "--store", str(store), "--format", "json")
         for ident in (session["id"], session["trace_id"], "demo-conversation")
     }
     for result in outputs.values():
@@ -86,28 +69,21 @@ def test_show_by_session_trace_and_conversation_id(store: Path) -> None:
 
 
 def test_show_turtle_parses_and_mermaid_draws(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    turtle = _run("show", "demo-conversation", "--store", str(store), "--format", "turtle")
+    turtle = run_cli("show", "demo-conversation", "--store", str(store), "--format", "turtle")
     assert turtle.returncode == 0
     triples = list(pyoxigraph.parse(turtle.stdout, pyoxigraph.RdfFormat.TURTLE))
     assert len(triples) > 100
     assert "@prefix prov: <http://www.w3.org/ns/prov#>" in turtle.stdout
-    mermaid = _run("show", "demo-conversation", "--store", str(store), "--format", "mermaid")
+    mermaid = run_cli("show", "demo-conversation", "--store", str(store), "--format", "mermaid")
     assert mermaid.stdout.startswith("flowchart TD") and "get_weather (failed)" in mermaid.stdout
 
 
-def test_show_prints_jaeger_and_tempo_links_when_configured(store: Path) -> None:
-    env = {
-        **os.environ,
-        "OTEL_PROV_JAEGER_URL": "http://jaeger.local/trace/{trace_id}",
-        "OTEL_PROV_TEMPO_URL": "http://grafana.local/explore?traceId={trace_id}",
-    }
-    result = subprocess.run(
-        [*CLI, "show", "demo-conversation", "--store", str(store)],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
+def test_show_prints_jaeger_and_tempo_links_when_configured(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_PROV_JAEGER_URL", "http://jaeger.local/trace/{trace_id}")
+    monkeypatch.setenv("OTEL_PROV_TEMPO_URL", "http://grafana.local/explore?traceId={trace_id}")
+    result = run_cli("show", "demo-conversation", "--store", str(store))
     lines = {
         line.split()[0]: line.split()[1]
         for line in result.stdout.splitlines()
@@ -120,7 +96,7 @@ def test_show_prints_jaeger_and_tempo_links_when_configured(store: Path) -> None
 
 
 def test_unknown_id_is_exit_1_with_a_message(store: Path) -> None:
-    result = _run("show", "no-such-session", "--store", str(store))
+    result = run_cli("show", "no-such-session", "--store", str(store))
     assert result.returncode == 1
     assert result.stdout == ""
     assert result.stderr.strip() == (
@@ -129,7 +105,7 @@ def test_unknown_id_is_exit_1_with_a_message(store: Path) -> None:
 
 
 def test_missing_store_is_exit_2(tmp_path: Path) -> None:
-    result = _run("sessions", "--store", str(tmp_path / "nowhere"))
+    result = run_cli("sessions", "--store", str(tmp_path / "nowhere"))
     assert result.returncode == 2
     assert result.stderr.startswith("otel-prov: no provenance store at")
     assert "Traceback" not in result.stderr
@@ -142,7 +118,7 @@ def test_query_formats_and_stdin(store: Path, fmt: str) -> None:
         "SELECT ?tool (COUNT(*) AS ?calls) WHERE { ?c oprov:toolName ?tool ; a oprov:ToolCall } "
         "GROUP BY ?tool ORDER BY ?tool"
     )
-    result = _run("query", "-", "--store", str(store), "--format", fmt, stdin=sparql)
+    result = run_cli("query", "-", "--store", str(store), "--format", fmt, stdin=sparql)
     assert result.returncode == 0, result.stderr
     if fmt == "json":
         assert json.loads(result.stdout) == [
@@ -156,15 +132,15 @@ def test_query_formats_and_stdin(store: Path, fmt: str) -> None:
 
 
 def test_query_with_no_answer_is_exit_1_and_bad_sparql_exit_2(store: Path) -> None:
-    empty = _run("query", "SELECT * WHERE { ?s <urn:nothing> ?o }", "--store", str(store))
+    empty = run_cli("query", "SELECT * WHERE { ?s <urn:nothing> ?o }", "--store", str(store))
     assert empty.returncode == 1
-    bad = _run("query", "SELECT WHERE {", "--store", str(store))
+    bad = run_cli("query", "SELECT WHERE {", "--store", str(store))
     assert bad.returncode == 2 and bad.stderr.startswith("otel-prov: invalid SPARQL")
 
 
 def test_usage_errors_are_exit_2() -> None:
-    assert _run().returncode == 2
-    assert _run("show").returncode == 2
-    assert _run("sessions", "--format", "xml").returncode == 2
-    helped = _run("--help")
+    assert run_cli().returncode == 2
+    assert run_cli("show").returncode == 2
+    assert run_cli("sessions", "--format", "xml").returncode == 2
+    helped = run_cli("--help")
     assert helped.returncode == 0 and "sessions" in helped.stdout

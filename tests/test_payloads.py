@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -21,8 +19,8 @@ from otel_prov.exporters import OxigraphStoreExporter
 import otel_prov
 from otel_prov._blobs import PREVIEW_CHARS, BlobStore, externalize, read_blob
 from tests.builders import make_span
+from tests.cli import run_cli
 
-CLI = [sys.executable, "-m", "otel_prov"]
 PREFIXES = """PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX oprov: <https://w3id.org/otel-prov/ns#>
 """
@@ -84,10 +82,6 @@ def _entity(store_path: Path, cls: str) -> dict[str, str]:
     return found
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, check=False)
-
-
 def test_a_large_observation_is_stored_once_by_hash_with_a_preview(tmp_path: Path) -> None:
     payload = json.dumps({"rows": [f"row {i} " + "x" * 90 for i in range(1500)]})
     assert len(payload.encode()) > 64 * 1024
@@ -117,20 +111,20 @@ def test_a_large_observation_is_stored_once_by_hash_with_a_preview(tmp_path: Pat
     assert observation["mediaType"] == "application/json"
     assert read_blob(observation["contentLocation"], observation["contentHash"]) == payload
     # The small arguments stay inline, with their hash and size.
-    sessions = json.loads(_cli("sessions", "--store", str(store), "--format", "json").stdout)
-    short = _cli("show", sessions[0]["id"], "--store", str(store))
+    sessions = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    short = run_cli("show", sessions[0]["id"], "--store", str(store))
     assert short.returncode == 0 and payload not in short.stdout
     assert "--full shows it" in short.stdout and observation["contentLocation"] in short.stdout
-    full = _cli("show", sessions[0]["id"], "--store", str(store), "--full", "--format", "json")
+    full = run_cli("show", sessions[0]["id"], "--store", str(store), "--full", "--format", "json")
     (view,) = json.loads(full.stdout)
     assert view["iterations"][0]["tool_calls"][0]["observation"] == payload
-    assert _cli("verify", "--all", "--store", str(store)).returncode == 0
+    assert run_cli("verify", "--all", "--store", str(store)).returncode == 0
     # A blob that no longer matches its hash is named, not shown as if it were the value.
     blobs[0].write_text(payload.replace("row 7 ", "row 8 "))
-    tampered = _cli("show", sessions[0]["id"], "--store", str(store), "--full")
+    tampered = run_cli("show", sessions[0]["id"], "--store", str(store), "--full")
     assert "does not match its recorded hash" in tampered.stdout
     # ... and verify, which passed before the edit, fails on it.
-    verified = _cli("verify", "--all", "--store", str(store))
+    verified = run_cli("verify", "--all", "--store", str(store))
     assert verified.returncode == 1 and "does not match its recorded hash" in verified.stdout
 
 
@@ -229,12 +223,12 @@ def test_content_off_keeps_sizes_and_hashes_only(
     assert observation["byteSize"] == str(len(secret))
     assert _entity(store, "Arguments")["contentHash"] == _sha256('{"k": "secret"}')
     assert _entity(store, "Question")["byteSize"] == "2"
-    dump = _cli(
+    dump = run_cli(
         "query", "--store", str(store), "--format", "csv", "SELECT * { GRAPH ?g { ?s ?p ?o } }"
     )
     assert dump.returncode == 0 and "secret" not in dump.stdout
-    sessions = json.loads(_cli("sessions", "--store", str(store), "--format", "json").stdout)
-    shown = _cli("show", sessions[0]["id"], "--store", str(store)).stdout
+    sessions = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    shown = run_cli("show", sessions[0]["id"], "--store", str(store)).stdout
     assert f"[not captured: {len(secret)} bytes, {_sha256(secret)}]" in shown
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import cast
@@ -21,21 +19,15 @@ from otel_prov._span_record import SpanRecord
 from otel_prov._vocab import O, P
 from otel_prov.demo import run_demo_agent
 from tests.builders import make_span
+from tests.cli import run_cli
 
-CLI = [sys.executable, "-m", "otel_prov"]
 PREFIXES = """PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX oprov: <https://w3id.org/otel-prov/ns#>
 """
 
 
 def _verify(store: Path) -> tuple[int, list[dict[str, object]]]:
-    run = subprocess.run(
-        [*CLI, "verify", "--all", "--store", str(store), "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    run = run_cli("verify", "--all", "--store", str(store), "--format", "json")
     return run.returncode, json.loads(run.stdout) if run.stdout else []
 
 

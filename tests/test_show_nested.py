@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +17,10 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 import otel_prov
+from tests.cli import run_cli
 
-CLI = [sys.executable, "-m", "otel_prov"]
 QUESTION = "Where is order 42?"
 ANSWER = "Order 42 shipped yesterday."
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def handoff_run(provider: TracerProvider) -> None:
@@ -124,7 +118,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _show(store: Path, ident: str, fmt: str = "text") -> str:
-    result = _cli("show", ident, "--store", str(store), "--format", fmt)
+    result = run_cli("show", ident, "--store", str(store), "--format", fmt)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -280,7 +274,7 @@ def test_sub_sessions_nest_at_every_level_and_the_last_answer_is_the_runs(store:
 
 
 def test_sessions_count_the_whole_run_and_list_only_runs(store: Path) -> None:
-    listed = _cli("sessions", "--store", str(store), "--format", "json")
+    listed = run_cli("sessions", "--store", str(store), "--format", "json")
     assert listed.returncode == 0, listed.stderr
     runs = {s["agent"]: s for s in json.loads(listed.stdout)}
     assert set(runs) == {"triage", "planner", "solo"}
@@ -288,10 +282,10 @@ def test_sessions_count_the_whole_run_and_list_only_runs(store: Path) -> None:
     assert (runs["triage"]["iterations"], runs["triage"]["tool_calls"]) == (4, 2)
     assert (runs["planner"]["iterations"], runs["planner"]["tool_calls"]) == (4, 2)
     assert (runs["solo"]["iterations"], runs["solo"]["tool_calls"]) == (1, 0)
-    table = _cli("sessions", "--store", str(store)).stdout.splitlines()
+    table = run_cli("sessions", "--store", str(store)).stdout.splitlines()
     (row,) = [line for line in table if "triage" in line]
     assert row.split()[-4:-1] == ["4", "2", "ok"]
-    helped = _cli("sessions", "--help").stdout
+    helped = run_cli("sessions", "--help").stdout
     assert "sub-agent sessions included" in " ".join(helped.split())
 
 
@@ -337,7 +331,7 @@ def test_openai_agents_handoff_shows_billing_under_the_handoff(
         set_trace_processors([])
         handle.shutdown()
 
-    (run,) = json.loads(_cli("sessions", "--store", str(path), "--format", "json").stdout)
+    (run,) = json.loads(run_cli("sessions", "--store", str(path), "--format", "json").stdout)
     assert run["agent"] == "triage"
     assert (run["iterations"], run["tool_calls"]) == (3, 2)
     view = _view(path, run["id"])

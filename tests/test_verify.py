@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyoxigraph
@@ -15,13 +13,8 @@ from otel_prov import map_spans
 from otel_prov._bundle import bundle_iri, content_hash, session_content
 from otel_prov._vocab import O
 from otel_prov.demo import run_demo_agent
+from tests.cli import run_cli
 from tests.session_tree import known_session
-
-CLI = [sys.executable, "-m", "otel_prov"]
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_bundle_hash_is_the_hash_of_the_session_content() -> None:
@@ -59,7 +52,7 @@ def _update(path: Path, sparql: str) -> None:
 
 
 def test_untouched_sessions_verify(store: Path) -> None:
-    result = _cli("verify", "--store", str(store))
+    result = run_cli("verify", "--store", str(store))
     assert result.returncode == 0, result.stdout
     assert result.stdout.splitlines()[-1] == "3 verified, 0 failed"
 
@@ -72,7 +65,7 @@ def test_an_edited_literal_is_caught_and_named(store: Path) -> None:
         WHERE { GRAPH ?g {
           ?o a oprov:Observation ; prov:value ?v . FILTER(CONTAINS(?v, "rain")) } }""",
     )
-    result = _cli("verify", "--store", str(store), "--format", "json")
+    result = run_cli("verify", "--store", str(store), "--format", "json")
     assert result.returncode == 1
     checks = json.loads(result.stdout)
     failed = [c for c in checks if not c["ok"]]
@@ -83,7 +76,7 @@ def test_an_edited_literal_is_caught_and_named(store: Path) -> None:
 
 
 def test_a_deleted_tool_call_and_a_forged_one_are_caught(store: Path) -> None:
-    sessions = json.loads(_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    sessions = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
     target = sessions[0]["id"]
     _update(
         store,
@@ -91,7 +84,7 @@ def test_a_deleted_tool_call_and_a_forged_one_are_caught(store: Path) -> None:
         DELETE {{ GRAPH ?g {{ ?c ?p ?o }} }} WHERE {{ GRAPH ?g {{
           ?c a oprov:ToolCall ; oprov:status "error" ; oprov:partOf+ <{target}> ; ?p ?o }} }}""",
     )
-    result = _cli("verify", sessions[0]["trace_id"], "--store", str(store))
+    result = run_cli("verify", sessions[0]["trace_id"], "--store", str(store))
     assert result.returncode == 1 and "missing: " in result.stdout
     other = sessions[1]["id"]
     _update(
@@ -100,21 +93,21 @@ def test_a_deleted_tool_call_and_a_forged_one_are_caught(store: Path) -> None:
         <urn:forged> a oprov:ToolCall , prov:Activity ; oprov:partOf <{other}> ;
           oprov:status "ok" ; prov:startedAtTime "2026-01-01T00:00:00Z" }} }}""",
     )
-    result = _cli("verify", sessions[1]["trace_id"], "--store", str(store))
+    result = run_cli("verify", sessions[1]["trace_id"], "--store", str(store))
     assert result.returncode == 1 and "added: urn:forged" in result.stdout
-    everything = _cli("verify", "--all", "--store", str(store))  # the one-read path
+    everything = run_cli("verify", "--all", "--store", str(store))  # the one-read path
     assert everything.returncode == 1 and "added: urn:forged" in everything.stdout
 
 
 def test_a_removed_session_breaks_the_chain(store: Path) -> None:
-    sessions = json.loads(_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    sessions = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
     oldest = sessions[-1]["id"]  # newest first
     _update(
         store,
         f"""DELETE {{ GRAPH ?g {{ ?b ?p ?o }} }} WHERE {{ GRAPH ?g {{
         ?b oprov:bundleOf <{oldest}> ; ?p ?o }} }}""",
     )
-    result = _cli("verify", "--all", "--store", str(store))
+    result = run_cli("verify", "--all", "--store", str(store))
     assert result.returncode == 1
     assert "no bundle" in result.stdout and "chain broken" in result.stdout
 
@@ -141,7 +134,7 @@ def test_tool_use_verified_gate_names_both_readings(tmp_path: Path) -> None:
     with otel_prov.agent_session("chatty", question="hi", tracer_provider=provider) as session:
         otel_prov.set_answer("hello", span=session)  # no tools declared: the gate stays out
     handle.shutdown()
-    result = _cli("verify", "--all", "--store", str(path), "--format", "json")
+    result = run_cli("verify", "--all", "--store", str(path), "--format", "json")
     assert result.returncode == 1
     checks = {c["session"]: c for c in json.loads(result.stdout)}
     gated = [c for c in checks.values() if c["gates"]["tool_use_verified"] is False]
@@ -155,7 +148,9 @@ def test_tool_use_verified_gate_names_both_readings(tmp_path: Path) -> None:
 
 
 def test_demo_sessions_pass_the_tool_use_gate(store: Path) -> None:
-    checks = json.loads(_cli("verify", "--all", "--store", str(store), "--format", "json").stdout)
+    checks = json.loads(
+        run_cli("verify", "--all", "--store", str(store), "--format", "json").stdout
+    )
     assert [c["gates"]["tool_use_verified"] for c in checks] == [True, True, True]
 
 
@@ -170,12 +165,12 @@ def test_a_sub_session_and_its_qualified_start_are_sealed(tmp_path: Path) -> Non
     ):
         otel_prov.set_answer("sub-answer", span=sub)
     handle.shutdown()
-    assert _cli("verify", "--all", "--store", str(path)).returncode == 0
+    assert run_cli("verify", "--all", "--store", str(path)).returncode == 0
     _update(
         path,
         """DELETE { GRAPH ?g { ?start prov:hadActivity ?a } }
         INSERT { GRAPH ?g { ?start prov:hadActivity <urn:someone-else> } }
         WHERE { GRAPH ?g { ?start a prov:Start ; prov:hadActivity ?a } }""",
     )
-    result = _cli("verify", "--all", "--store", str(path))
+    result = run_cli("verify", "--all", "--store", str(path))
     assert result.returncode == 1 and ":start" in result.stdout

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Generator, Iterator
@@ -48,6 +46,7 @@ from otel_prov._iris import activity_iri, tool_iri
 from otel_prov._rdf import literal
 from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.smolagents import SmolagentsInstrumentor, _patches
+from tests.cli import run_cli
 from tests.instrumentation.span_helpers import (
     Triples,
     attrs,
@@ -58,7 +57,6 @@ from tests.instrumentation.span_helpers import (
     value,
 )
 
-CLI = [sys.executable, "-m", "otel_prov"]
 ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
 THOUGHT = "I need the weather in Paris first."
 ANSWER = "It is 18 °C in Paris."
@@ -459,13 +457,7 @@ def test_verify_passes_the_tool_gate_only_for_a_tool_call_that_succeeded(
         instrumentor.uninstrument()
     provider.shutdown()
 
-    result = subprocess.run(
-        [*CLI, "verify", "--all", "--store", str(tmp_path / "store"), "--format", "json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_cli("verify", "--all", "--store", str(tmp_path / "store"), "--format", "json")
     assert result.returncode == 1, result.stderr  # two sessions fail their gate
     checks = {check["session"]: check for check in json.loads(result.stdout)}
     sessions = {

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,22 +14,13 @@ from otel_prov import ProvRecord, ProvSpanProcessor, map_spans
 from otel_prov._backend import RemoteBackend
 from otel_prov.demo import run_demo_agent
 from tests.builders import make_span
+from tests.cli import run_cli
 from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
 from tests.test_rdf import HOSTILE
 
 pytestmark = pytest.mark.integration
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "otel_prov", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _demo_record() -> ProvRecord:
@@ -100,18 +89,18 @@ def test_sessions_show_and_query_agree_between_store_and_endpoint(
         ("show", trace, "--format", "mermaid"),
         ("query", query, "--format", "csv"),
     ):
-        local, there = _cli(*command, *local_args), _cli(*command, *remote_args)
+        local, there = run_cli(*command, *local_args), run_cli(*command, *remote_args)
         assert local.returncode == there.returncode == 0, (command, there.stderr)
         assert there.stdout == local.stdout, command
     for index, text in enumerate(HOSTILE):
-        (view,) = json.loads(_cli("show", f"h{index}", "--format", "json", *remote_args).stdout)
+        (view,) = json.loads(run_cli("show", f"h{index}", "--format", "json", *remote_args).stdout)
         assert view["question"] == text and view["answer"] == text
-    missing = _cli("show", "nothing-here", *remote_args)
+    missing = run_cli("show", "nothing-here", *remote_args)
     assert missing.returncode == 1
 
 
 def test_unreachable_endpoint_is_exit_2_with_one_line() -> None:
-    result = _cli("sessions", "--endpoint", "http://127.0.0.1:9/sparql")
+    result = run_cli("sessions", "--endpoint", "http://127.0.0.1:9/sparql")
     assert result.returncode == 2
     assert result.stderr.startswith("otel-prov: cannot reach http://127.0.0.1:9/sparql")
     assert len(result.stderr.strip().splitlines()) == 1
@@ -142,7 +131,7 @@ def test_verify_reads_remote_stores_and_catches_an_edit(
     assert remote.force_flush(30_000)
     remote.shutdown()
     args = ("--endpoint", server.query_endpoint)
-    clean = _cli("verify", *args)
+    clean = run_cli("verify", *args)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert clean.stdout.splitlines()[-1] == f"{len(HOSTILE) + 2} verified, 0 failed"
     update = (
@@ -159,7 +148,7 @@ def test_verify_reads_remote_stores_and_catches_an_edit(
         headers={"Content-Type": "application/sparql-update"},
         timeout=30,
     ).raise_for_status()
-    tampered = _cli("verify", "--format", "json", *args)
+    tampered = run_cli("verify", "--format", "json", *args)
     assert tampered.returncode == 1
     failed = [check for check in json.loads(tampered.stdout) if not check["ok"]]
     assert len(failed) == 1

@@ -3,8 +3,6 @@ the embedded store: the extra query for sub-sessions stays small enough for Virt
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,21 +10,12 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 
 from otel_prov import ProvRecord, ProvSpanProcessor
+from tests.cli import run_cli
 from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer
 from tests.test_show_nested import deep_run, flat_run, handoff_run
 
 pytestmark = pytest.mark.integration
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "otel_prov", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def _records() -> list[ProvRecord]:
@@ -62,9 +51,9 @@ def test_nested_sessions_agree_between_store_and_endpoint(
         ("show", "deep", "--format", "mermaid"),
         ("show", "flat", "--format", "json"),
     ):
-        local, there = _cli(*command, *local_args), _cli(*command, *remote_args)
+        local, there = run_cli(*command, *local_args), run_cli(*command, *remote_args)
         assert local.returncode == there.returncode == 0, (command, there.stderr)
         assert there.stdout == local.stdout, command
-    deep = _cli("show", "deep", *remote_args).stdout
+    deep = run_cli("show", "deep", *remote_args).stdout
     assert "answered by  writer (sub-session " in deep
     assert "            Sub-session " in deep  # pricing, three levels down

@@ -67,6 +67,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from otel_prov import semconv as sc
 from otel_prov._instrument import _error_type, _put_content
+from otel_prov._third_party import tool_schema_name
 
 __all__ = ["ProvCallbackHandler", "active_handler", "install", "uninstall"]
 
@@ -215,9 +216,8 @@ def _bound_tools(params: Mapping[str, Any] | None) -> list[str]:
         kind = schema.get("type")
         if kind is not None and kind not in _CLIENT_TOOL_TYPES:
             continue
-        function = schema.get("function")
-        name = function.get("name") if isinstance(function, Mapping) else schema.get("name")
-        if isinstance(name, str) and name:
+        name = tool_schema_name(schema)
+        if name:
             names.append(name)
     return names
 

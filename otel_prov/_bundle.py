@@ -19,6 +19,7 @@ Everything here is pure: the same triples give the same bundle.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -73,12 +74,33 @@ def session_content(triples: Iterable[Triple], session: str) -> list[Triple]:
     return [t for t in triples if t[0] in subjects and t[0] != bundle]
 
 
+def _lines(triples: Iterable[Triple]) -> list[str]:
+    """The canonical N-Triples lines, deduplicated and sorted by code point.
+
+    Every line of a subject starts with ``<subject> ``, and no such prefix is a prefix of
+    another subject's, so in this order each subject's lines stand together.
+    """
+    return sorted({f"{s} {p} {o} .\n" for s, p, o in triples})
+
+
+def _digest(lines: Iterable[str]) -> str:
+    return "sha256:" + hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
 def canonical_text(triples: Iterable[Triple]) -> str:
-    return "".join(sorted({f"{s} {p} {o} .\n" for s, p, o in triples}))
+    return "".join(_lines(triples))
 
 
 def content_hash(triples: Iterable[Triple]) -> str:
-    return "sha256:" + hashlib.sha256(canonical_text(triples).encode()).hexdigest()
+    return _digest(_lines(triples))
+
+
+def _manifest(lines: list[str], session: str) -> dict[str, str]:
+    prefix = session[1:].rsplit(":", 1)[0] + ":"
+    found: dict[str, str] = {}
+    for subject, group in itertools.groupby(lines, key=lambda line: line[: line.index(" ")]):
+        found[subject[1:-1].removeprefix(prefix)] = _digest(group)[7:23]
+    return dict(sorted(found.items()))
 
 
 def manifest(triples: Iterable[Triple], session: str) -> dict[str, str]:
@@ -86,11 +108,7 @@ def manifest(triples: Iterable[Triple], session: str) -> dict[str, str]:
 
     Subjects are written relative to the session's trace (``urn:otel-prov:<trace>:``).
     """
-    prefix = session[1:].rsplit(":", 1)[0] + ":"
-    by_subject: dict[str, list[Triple]] = {}
-    for triple in triples:
-        by_subject.setdefault(triple[0][1:-1].removeprefix(prefix), []).append(triple)
-    return {subject: content_hash(group)[7:23] for subject, group in sorted(by_subject.items())}
+    return _manifest(_lines(triples), session)
 
 
 def bundle_triples(
@@ -98,16 +116,17 @@ def bundle_triples(
 ) -> list[Triple]:
     """The bundle that describes ``session``: hash, manifest, canonical form, version."""
     bundle = bundle_iri(session)
+    lines = _lines(content)
     triples = [
         (bundle, RDF_TYPE, P.Bundle),
         (bundle, RDF_TYPE, P.Entity),
         (bundle, O.bundleOf, session),
-        (bundle, O.contentHash, literal(content_hash(content))),
+        (bundle, O.contentHash, literal(_digest(lines))),
         (bundle, O.canonicalization, literal(CANONICALIZATION)),
         (
             bundle,
             O.manifest,
-            literal(json.dumps(manifest(content, session), separators=(",", ":"))),
+            literal(json.dumps(_manifest(lines, session), separators=(",", ":"))),
         ),
         (bundle, O.exporterVersion, literal(f"otel-prov {__version__}")),
     ]

@@ -299,6 +299,47 @@ def _stop_early(agent: ToolCallingAgent, kind: str, count: int) -> tuple[str | N
 
 
 # --- tests ---------------------------------------------------------------------------
+def test_parallel_tool_calls_share_one_iteration(instrumented: InMemorySpanExporter) -> None:
+    """smolagents runs a step's tool calls in a thread pool: each must still be a child of
+    the step, with its own call id and arguments, and the next step uses both results."""
+    cities = {"c1": "Paris", "c2": "Lyon"}
+    both = ChatMessage(
+        role=MessageRole.ASSISTANT,
+        content="Both cities at once.",
+        tool_calls=[
+            ChatMessageToolCall(
+                id=call_id,
+                type="function",
+                function=ChatMessageToolCallFunction(
+                    name="get_weather", arguments=json.dumps({"city": city})
+                ),
+            )
+            for call_id, city in cities.items()
+        ],
+        token_usage=TokenUsage(input_tokens=11, output_tokens=7),
+    )
+    _agent([both, _answer_step()]).run("Paris and Lyon?")
+    spans = list(instrumented.get_finished_spans())
+    first = by_name(spans, "iteration")[0]
+    tools = by_name(spans, "execute_tool")
+    assert len(tools) == 2 and all(parent_of(t) == first.context.span_id for t in tools)
+    assert {
+        attrs(t)[sc.GEN_AI_TOOL_CALL_ID]: json.loads(attrs(t)[sc.OTEL_PROV_ARGUMENTS])["city"]
+        for t in tools
+    } == cities
+    assert {attrs(t)[sc.OTEL_PROV_OBSERVATION] for t in tools} == {
+        f"18 °C and light rain in {city}" for city in cities.values()
+    }
+    triples = prov(spans)
+    (second,) = [
+        i for i in subjects(triples, O.Iteration) if value(triples, i, O.iterationNumber) == "2"
+    ]
+    used = {o for s, p, o in triples if s == second and p == P.used}
+    assert used == {
+        f"{activity_iri(t.context.trace_id, t.context.span_id)[:-1]}:observation>" for t in tools
+    }
+
+
 def test_tool_call_then_final_answer(instrumented: InMemorySpanExporter) -> None:
     result = _agent([_tool_step(), _answer_step()]).run("Weather in Paris?")
     assert result == ANSWER

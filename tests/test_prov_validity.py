@@ -133,3 +133,46 @@ def test_known_session_also_passes_shacl(tmp_path: Path) -> None:
     )
     conforms, report = _shacl(graph)
     assert conforms, report
+
+
+def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shapes this session added: a qualified start, blob pointers, hash-only content."""
+    store = tmp_path / "store"
+    monkeypatch.setenv("OTEL_PROV_BLOB_DIR", str(tmp_path / "blobs"))
+    handle = otel_prov.configure(store=store, set_global=False, service_name="validity")
+    provider = handle.tracer_provider
+    with (
+        otel_prov.agent_session("lead", question="Q?", tracer_provider=provider),
+        otel_prov.iteration(1, thought="delegate", action="ask_helper", tracer_provider=provider),
+        otel_prov.tool_call("ask_helper", arguments="{}", tracer_provider=provider),
+        otel_prov.agent_session("helper", question="sub", tracer_provider=provider) as sub,
+        otel_prov.tool_call("fetch", arguments="{}", tracer_provider=provider),
+    ):
+        otel_prov.set_observation("x" * 100_000)  # to the blob store
+        otel_prov.set_answer("done", span=sub)
+    monkeypatch.setenv("OTEL_PROV_CAPTURE_CONTENT", "false")
+    with otel_prov.agent_session("quiet", question="secret", tracer_provider=provider):
+        pass
+    handle.shutdown()
+    quads = pyoxigraph.Store.read_only(str(store)).quads_for_pattern(None, None, None)
+    triples = [pyoxigraph.Triple(q.subject, q.predicate, q.object) for q in quads]
+    turtle = (
+        pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES) or b""
+    ).decode()
+    graph = _graph(turtle)
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    assert len(set(graph.subjects(rdflib.RDF.type, prov.Start))) == 1
+    document = ProvDocument.deserialize(content=turtle, format="rdf", rdf_format="turtle")
+    loaded = {r.identifier.uri for r in document.get_records() if r.is_element()}
+    expected = {
+        str(s) for cls in (prov.Activity, prov.Entity) for s in graph.subjects(rdflib.RDF.type, cls)
+    }
+    assert expected <= loaded
+    conforms, report = _shacl(graph)
+    assert conforms, report
+    for name in CONSTRAINTS:
+        memory = pyoxigraph.Store()
+        memory.load(turtle.encode(), pyoxigraph.RdfFormat.TURTLE)
+        assert not list(memory.query(PREFIX_LINES + CONSTRAINTS[name])), name

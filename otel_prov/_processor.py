@@ -58,7 +58,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.semconv import SERVICE_NAME
 
-__all__ = ["ProcessorStatistics", "ProvSpanProcessor"]
+__all__ = ["ProcessorStatistics", "ProvSpanProcessor", "RecordPreparer"]
 
 _logger = logging.getLogger(__name__)
 
@@ -67,6 +67,38 @@ _DEFAULT_MAX_PENDING = 100_000
 _DROP_LOG_INTERVAL_S = 10.0
 _TIMEOUT_CHECK_INTERVAL_NS = 1_000_000_000
 DEFAULT_BLOB_DIR = ".otel-prov/blobs"
+
+
+@dataclass(frozen=True)
+class RecordPreparer:
+    """Makes a span record what the mapper may see: redacted, then big values moved out.
+
+    Redaction comes first because third-party attributes bypass the redaction our
+    instrumentation applies where it sets content; only then are values over
+    ``threshold`` bytes written to ``blobs`` (so a blob never holds a secret).  One
+    definition for the processor and for ``otel-prov import``, so that spans read from a
+    file are stored exactly as the same spans recorded live would be.
+    """
+
+    blobs: BlobStore
+    threshold: int
+    """Bytes (UTF-8) above which a value goes to the blob store."""
+
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        blob_dir: str | os.PathLike[str] | None = None,
+        blob_threshold: int | None = None,
+    ) -> RecordPreparer:
+        """The arguments, else their ``OTEL_PROV_BLOB_*`` variables, else the defaults."""
+        return cls(
+            BlobStore(blob_dir or env_str(OTEL_PROV_BLOB_DIR) or DEFAULT_BLOB_DIR),
+            blob_threshold or env_int(OTEL_PROV_BLOB_THRESHOLD, DEFAULT_THRESHOLD),
+        )
+
+    def __call__(self, record: SpanRecord) -> SpanRecord:
+        return externalize(redact_span_record(record), self.blobs, self.threshold)
 
 
 @dataclass(frozen=True)
@@ -164,9 +196,8 @@ class ProvSpanProcessor(SpanProcessor):
             self._wal = IntentLog(
                 Path(wal_path), fsync=env_str(OTEL_PROV_WAL_FSYNC, "never") == "always"
             )
-        self._blobs = BlobStore(blob_dir or env_str(OTEL_PROV_BLOB_DIR) or DEFAULT_BLOB_DIR)
-        self._blob_threshold = blob_threshold or env_int(
-            OTEL_PROV_BLOB_THRESHOLD, DEFAULT_THRESHOLD
+        self._prepare = RecordPreparer.from_settings(
+            blob_dir=blob_dir, blob_threshold=blob_threshold
         )
         self._start_worker()
         if hasattr(os, "register_at_fork"):
@@ -259,10 +290,8 @@ class ProvSpanProcessor(SpanProcessor):
         self._suspects = ended - lost
 
     def _snapshot(self, span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
-        """The record the mapper gets: redacted (third-party attributes bypass the redaction
-        our instrumentation applies), then large values moved to the blob store."""
-        record = redact_span_record(record_from_span(span, ended=ended))
-        return externalize(record, self._blobs, self._blob_threshold)
+        """The record the mapper gets (see :class:`RecordPreparer`)."""
+        return self._prepare(record_from_span(span, ended=ended))
 
     def _export_recovered(self) -> None:
         """Tool calls a dead process dispatched but never finished: stored as incomplete."""

@@ -60,6 +60,18 @@ class Sealer:
         for agent, head in heads.items():
             self._heads.setdefault(agent, dict(head))
 
+    def continue_session(
+        self, session: str, bundle: str, revision: int, content: Iterable[Triple]
+    ) -> None:
+        """A session the destination already holds sealed: its newest bundle (the
+        ``revision``-th, 1 for the first), and its content as stored.
+
+        Sealed again (``otel-prov import`` of a file imported before, or of more spans of
+        its trace), the session then gets no second bundle and no second chain link, only
+        a revision when the new spans change what is stored.
+        """
+        self._keep(session, _Sealed(list(content), bundle, revision))
+
     def seal(self, record: ProvRecord, now_ns: int) -> ProvRecord:
         triples = list(record.triples)
         added: list[Triple] = []

@@ -11,7 +11,7 @@ and ``show`` nests it where it started instead of mixing its iterations into the
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -138,8 +138,8 @@ def list_sessions(backend: QueryBackend, graph: str, limit: int) -> list[Session
     (7.2) miscounts a transitive ``OPTIONAL`` beside the transitive outermost filter.
     """
     query = f"""{PREFIXES}
-SELECT ?s ?start ?trace ?status (SAMPLE(?agentLabel) AS ?agent) (SAMPLE(?q) AS ?question)
-       (SAMPLE(?f) AS ?failed)
+SELECT ?s ?start ?trace (GROUP_CONCAT(DISTINCT ?status; separator=" ") AS ?statuses)
+       (SAMPLE(?agentLabel) AS ?agent) (SAMPLE(?q) AS ?question) (MAX(?f) AS ?failed)
 WHERE {{ GRAPH {graph} {{
   ?s a oprov:AgentSession ; prov:startedAtTime ?start ; oprov:traceId ?trace ;
      oprov:status ?status .
@@ -148,7 +148,7 @@ WHERE {{ GRAPH {graph} {{
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?q }}
   OPTIONAL {{ ?s oprov:failedCalls ?f }}
 }} }}
-GROUP BY ?s ?start ?trace ?status
+GROUP BY ?s ?start ?trace
 ORDER BY DESC(?start) ?s
 LIMIT {int(limit)}"""
     runs = backend.query(query).rows
@@ -161,12 +161,23 @@ LIMIT {int(limit)}"""
             question=row["question"],
             iterations=counts.get((row["s"] or "", "Iteration"), 0),
             tool_calls=counts.get((row["s"] or "", "ToolCall"), 0),
-            status=row["status"] or "",
+            status=settled_status((row["statuses"] or "").split()),
             trace_id=row["trace"] or "",
             failed_calls=int(row["failed"] or 0),
         )
         for row in runs
     ]
+
+
+def settled_status(statuses: Iterable[str | None]) -> str:
+    """The status of a session recorded more than once: a session exported
+    ``incomplete`` (its span was still open at the timeout) and later again, when it
+    ended, holds both literals; the later one is what happened."""
+    found = {status for status in statuses if status}
+    final = found - {"incomplete"}
+    if "error" in final:
+        return "error"
+    return min(final) if final else ("incomplete" if found else "")
 
 
 def _run_counts(backend: QueryBackend, graph: str, runs: list[str]) -> dict[tuple[str, str], int]:
@@ -221,12 +232,12 @@ def load_session(
 SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae
 WHERE {{ GRAPH {graph} {{
   {_head_pattern(s)}
-}} }} LIMIT 1"""
+}} }} ORDER BY ?status LIMIT 16"""
     ).rows
     if not head:
         raise LookupError(f"no session {session}")
     texts = _content_texts(backend, graph, s, full)
-    view = _session_view(session, head[0], texts)
+    view = _session_view(session, _settled_row(head), texts)
     _fill_iterations(backend, graph, s, view, texts)
     if view.answer is None:
         answered = [sub for sub in view.nested_sessions() if sub.answer is not None]
@@ -268,7 +279,7 @@ def _sub_sessions(
     backend: QueryBackend, graph: str, s: str, texts: dict[str, str]
 ) -> dict[str, SessionView]:
     """Every session nested in the run, by IRI, from one query (the run's head, for each)."""
-    subs: dict[str, SessionView] = {}
+    rows_by_sub: dict[str, list[Mapping[str, str | None]]] = {}
     for row in backend.query(
         f"""{PREFIXES}
 SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae
@@ -277,10 +288,15 @@ WHERE {{ GRAPH {graph} {{
   {_head_pattern("?sub")}
 }} }} ORDER BY ?sub ?agent ?qe ?ae ?end ?conversation"""
     ).rows:
-        sub = row["sub"] or ""
-        if sub not in subs:  # like the run's LIMIT 1: one agent, question and answer each
-            subs[sub] = _session_view(sub, row, texts)
-    return subs
+        rows_by_sub.setdefault(row["sub"] or "", []).append(row)
+    return {sub: _session_view(sub, _settled_row(rows), texts) for sub, rows in rows_by_sub.items()}
+
+
+def _settled_row(rows: Sequence[Mapping[str, str | None]]) -> Mapping[str, str | None]:
+    """One head row per session (one agent, question and answer each), with the
+    session's settled status (see :func:`settled_status`)."""
+    status = settled_status(row["status"] for row in rows)
+    return next(row for row in rows if (row["status"] or "") == status)
 
 
 def _instant(stamp: str) -> tuple[str, str]:

@@ -34,7 +34,7 @@ from otel_prov._session_view import PREFIXES as SPARQL_PREFIXES
 from otel_prov._session_view import find_sessions
 from otel_prov._vocab import RDF_TYPE, O
 
-__all__ = ["CONSTRAINTS", "GATES", "SessionCheck", "verify_sessions"]
+__all__ = ["CONSTRAINTS", "GATES", "SessionCheck", "stored_content", "verify_sessions"]
 
 # PROV-CONSTRAINTS as SPARQL: each query lists violations, so an empty answer passes.
 CONSTRAINTS = {
@@ -87,7 +87,8 @@ def _term(term: object) -> str:
     return str(term)
 
 
-def _content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
+def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
+    """The session's content (``_bundle``) as the store holds it, in the mapper's syntax."""
     s, b = iri(session), iri(bundle)
     query = f"""{SPARQL_PREFIXES}
 CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
@@ -235,7 +236,7 @@ SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b
                 if t[0] != bundle_term
             ]
         else:
-            content = _content(backend, graph, session, row["bundle"])
+            content = stored_content(backend, graph, session, row["bundle"])
         if content_hash(content) != row["hash"]:
             recorded = json.loads(row["manifest"] or "{}")
             check.problems.append(

@@ -1,4 +1,5 @@
-"""``otel-prov``: run the demo, list sessions, show one, query provenance with SPARQL.
+"""``otel-prov``: run the demo, list sessions, show one, query provenance with SPARQL,
+import OTLP JSON trace files.
 
 Exit status: 0 success, 1 nothing found (or an empty query answer), 2 usage or store
 errors.  Errors are one line on stderr; data goes to stdout.
@@ -8,14 +9,17 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import io
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
 
+from otel_prov import _content
 from otel_prov._backend import (
     EmbeddedBackend,
     QueryBackend,
@@ -24,8 +28,13 @@ from otel_prov._backend import (
     StoreUnavailableError,
 )
 from otel_prov._delivery_status import delivery_status, render_status
+from otel_prov._export_api import ProvExporter
+from otel_prov._import import ImportSummary, import_spans
+from otel_prov._otlp_json import parse_otlp_json
+from otel_prov._processor import RecordPreparer
 from otel_prov._rdf import PREFIXES
 from otel_prov._render import (
+    render_html,
     render_json,
     render_mermaid,
     render_sessions_table,
@@ -46,12 +55,13 @@ from otel_prov._version import __version__
 from otel_prov.environment_variables import (
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_QUERY_ENDPOINT,
+    OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
     OTEL_PROV_TEMPO_URL,
 )
 from otel_prov.exporters._base import graph_term
-from otel_prov.exporters._oxigraph import default_store_path
-from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, sparql_headers
+from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
+from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
 
 __all__ = ["main"]
 
@@ -113,7 +123,9 @@ def _parser() -> argparse.ArgumentParser:
         "sub-agent sessions it started, nested where they started",
     )
     show.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
-    show.add_argument("--format", choices=("text", "json", "turtle", "mermaid"), default="text")
+    show.add_argument(
+        "--format", choices=("text", "json", "turtle", "mermaid", "html"), default="text"
+    )
     show.add_argument(
         "--full",
         action="store_true",
@@ -122,6 +134,19 @@ def _parser() -> argparse.ArgumentParser:
     query = command("query", "run a SPARQL query (its default graph is the provenance graph)")
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
     query.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    imports = command(
+        "import",
+        "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
+        "or one JSON document) into provenance; importing a file again adds nothing",
+    )
+    imports.add_argument("files", metavar="FILE", nargs="+", help="a trace file, or - for stdin")
+    imports.add_argument(
+        "--endpoint-update",
+        metavar="URL",
+        help="SPARQL update endpoint to write to instead of a store (default: "
+        "$OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is then where what is stored is read",
+    )
+    imports.add_argument("--format", choices=("text", "json"), default="text")
     verify = command("verify", "check that stored sessions are unchanged since export")
     verify.add_argument(
         "id", metavar="ID", nargs="?", help="one session (IRI, trace or conversation id)"
@@ -195,8 +220,13 @@ def _show(backend: QueryBackend, graph: str, session: str, fmt: str, full: bool)
     view = load_session(backend, graph, session, full=full)
     if fmt == "mermaid":
         return render_mermaid(view)
+    return render_text(view, trace_links=_trace_links())
+
+
+def _trace_links() -> dict[str, str]:
+    """Backend name -> URL template (``{trace_id}``) of each trace backend configured."""
     links = {"jaeger": env_str(OTEL_PROV_JAEGER_URL), "tempo": env_str(OTEL_PROV_TEMPO_URL)}
-    return render_text(view, trace_links={k: v for k, v in links.items() if v})
+    return {name: template for name, template in links.items() if template}
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -205,6 +235,8 @@ def _run(args: argparse.Namespace) -> int:
     graph = _graph(args)
     if args.command == "demo":
         return _demo(args, graph)
+    if args.command == "import":
+        return _import(args, graph)
     backend = _backend(args)
     if args.command == "sessions":
         found = list_sessions(backend, graph, args.limit)
@@ -218,8 +250,12 @@ def _run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_NOT_FOUND
-        if args.format == "json":
-            print(render_json([load_session(backend, graph, m, full=args.full) for m in matches]))
+        if args.format in ("json", "html"):
+            views = [load_session(backend, graph, m, full=args.full) for m in matches]
+            if args.format == "json":
+                print(render_json(views))
+            else:
+                print(render_html(views, trace_links=_trace_links()), end="")
         else:
             shown = [_show(backend, graph, m, args.format, args.full) for m in matches]
             print("\n\n".join(text.rstrip("\n") for text in shown))
@@ -264,6 +300,108 @@ def _demo(args: argparse.Namespace, graph: str) -> int:
     print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
     _write_table(backend.query(query), "table")
     return EXIT_OK
+
+
+def _import(args: argparse.Namespace, graph: str) -> int:
+    """Read every file first (a missing one is a usage error and nothing is imported), then
+    import what parsed; a part that did not is one line on stderr and makes the exit 1."""
+    try:
+        patterns = _content.patterns_from_environment()
+    except ValueError as exc:
+        raise _UsageError(str(exc)) from exc
+    if patterns:  # as the zero-code configurator does: the files may hold secrets too
+        _content.set_redaction(None, patterns)
+    parsed = [parse_otlp_json(_read_text(name), name) for name in args.files]
+    problems = [problem for result in parsed for problem in result.problems]
+    for problem in problems:
+        print(f"otel-prov: {problem}", file=sys.stderr)
+    exporter, backend = _import_destination(args)
+    try:
+        summary = import_spans(
+            (span for result in parsed for span in result.spans),
+            exporter=exporter,
+            backend=backend,
+            graph=graph,
+            prepare=RecordPreparer.from_settings(),
+            now_ns=time.time_ns(),
+        )
+        delivered = exporter.force_flush()
+    finally:
+        exporter.shutdown()
+    for warning in summary.warnings:
+        print(f"otel-prov: warning: {warning}", file=sys.stderr)
+    if args.format == "json":
+        report = {**dataclasses.asdict(summary), "problems": problems, "files": args.files}
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print(_import_line(summary, len(problems)))
+    if summary.not_stored or not delivered:
+        kept = (
+            f"what was not waits in the spool {exporter.spool.root} (otel-prov status)"
+            if isinstance(exporter, SparqlUpdateExporter)
+            else "see the log above"
+        )
+        print(f"otel-prov: not all provenance was stored; {kept}", file=sys.stderr)
+        return EXIT_ERROR
+    if not summary.traces:
+        print("otel-prov: no agent session in the spans read: nothing imported", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    return EXIT_NOT_FOUND if problems else EXIT_OK
+
+
+def _read_text(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise _UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise _UsageError(f"{name} is not UTF-8 text (byte {exc.start})") from exc
+
+
+def _import_destination(args: argparse.Namespace) -> tuple[ProvExporter, QueryBackend]:
+    """The exporter as ``configure()`` chooses it (a SPARQL update endpoint when one is set,
+    else the embedded store), flags first, and a reader of the same destination."""
+    if args.store is not None and (args.endpoint or args.endpoint_update):
+        raise _UsageError("give --store or --endpoint-update/--endpoint, not both")
+    update = args.endpoint_update or (
+        None if args.store is not None else env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
+    )
+    if args.endpoint and not update:
+        raise _UsageError(
+            "import writes: give the update endpoint with --endpoint-update "
+            "(or OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is where it reads"
+        )
+    if update:
+        try:
+            sparql = SparqlUpdateExporter(update, args.endpoint, graph=args.graph)
+        except ValueError as exc:
+            raise _UsageError(str(exc)) from exc
+        return sparql, RemoteBackend(sparql.query_endpoint, headers=sparql.headers)
+    try:
+        store = OxigraphStoreExporter(args.store, graph=args.graph)
+    except OSError as exc:
+        raise StoreUnavailableError(str(exc)) from exc
+    return store, EmbeddedBackend(store.path)
+
+
+def _import_line(summary: ImportSummary, problems: int) -> str:
+    line = (
+        f"imported {summary.spans} spans from {summary.traces} traces: {summary.sessions} sessions"
+    )
+    notes = [
+        f"{summary.already_stored} already stored, {summary.revised} of them revised"
+        if summary.already_stored
+        else "",
+        f"{summary.left_out_spans} spans of {summary.left_out_traces} traces without an "
+        "agent session left out"
+        if summary.left_out_traces
+        else "",
+        f"{problems} unreadable parts skipped, listed above" if problems else "",
+    ]
+    notes = [note for note in notes if note]
+    return f"{line} ({'; '.join(notes)})" if notes else line
 
 
 def _verify(backend: QueryBackend, graph: str, args: argparse.Namespace) -> int:

@@ -130,6 +130,13 @@ def test_a_session_exported_incomplete_then_ending_is_revised(tmp_path: Path) ->
     assert {row["status"] for row in statuses} >= {"incomplete", "ok"}
     code, checks = _verify(store)
     assert code == 0, checks
+    # Listed once, with what happened in the end.
+    listed = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert [(s["status"], s["failed_calls"]) for s in listed] == [("ok", 0)]
+    (shown,) = json.loads(
+        run_cli("show", listed[0]["id"], "--store", str(store), "--format", "json").stdout
+    )
+    assert shown["status"] == "ok" and shown["answer"] == "done at last"
 
 
 def test_sealer_chains_per_agent_and_starts_from_stored_heads() -> None:

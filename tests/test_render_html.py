@@ -1,0 +1,262 @@
+"""``otel-prov show --format html``: one self-contained page, every value escaped.
+
+A page is read back with the standard library's ``HTMLParser``: its tags must balance
+and be only those the renderer writes, and the text a browser would show must hold every
+value, exactly, whatever characters the agent put in it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from html import escape
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otel_prov._render import render_html
+from otel_prov._session_view import IterationView, ModelCallView, SessionView, ToolCallView
+from tests.cli import run_cli
+
+_TAGS = {
+    "html", "head", "meta", "title", "style", "body", "article", "section",
+    "h1", "h2", "h3", "dl", "dt", "dd", "div", "p", "span", "code", "a",
+}  # fmt: skip
+_VOID = {"meta"}
+_CLASSES = {
+    "run", "iteration", "sub-session", "call", "tool-call", "model-call", "failed", "badge",
+    "value", "status-error", "outcome", "outcome-ok",
+}  # fmt: skip
+
+
+class Page(HTMLParser):
+    """What a browser makes of the page: its tags (checked for balance) and its text."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: Counter[str] = Counter()
+        self.attributes: list[tuple[str, str | None]] = []
+        self.errors: list[str] = []
+        self.doctype = ""
+        self._open: list[str] = []
+        self._text: list[str] = []
+        self._in_head = 0
+        self.feed(html)
+        self.close()
+        self.errors.extend(f"<{tag}> never closed" for tag in self._open)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._text)
+
+    def handle_decl(self, decl: str) -> None:
+        self.doctype = decl
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags[tag] += 1
+        self.attributes.extend(attrs)
+        if tag not in _VOID:
+            self._open.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.errors.append(f"self-closing <{tag}/>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self._open or self._open.pop() != tag:
+            self.errors.append(f"</{tag}> closes nothing open")
+
+    def handle_data(self, data: str) -> None:
+        if self._open[-2:] != ["head", "style"]:
+            self._text.append(data)
+
+
+def _checked(html: str) -> Page:
+    page = Page(html)
+    assert page.errors == []
+    assert page.doctype.lower() == "doctype html"
+    assert set(page.tags) <= _TAGS
+    for name, value in page.attributes:
+        assert name in {"lang", "charset", "class", "href"}, name
+        if name == "class":
+            assert set((value or "").split()) <= _CLASSES, value
+        if name == "href":
+            assert (value or "").startswith(("http://", "https://")), value
+    return page
+
+
+def _run(texts: list[str]) -> tuple[SessionView, list[str]]:
+    """A run with every kind of value, failed calls, and sub-sessions at all three places
+    one can start: in a tool call, in an iteration, in the session itself.  Values are
+    taken from ``texts`` in turn; the ones taken come back with the run."""
+    taken: list[str] = []
+
+    def t() -> str:
+        taken.append(texts[len(taken)])
+        return taken[-1]
+
+    def sub(agent: str) -> SessionView:
+        return SessionView(
+            id=f"urn:otel-prov:{agent}",
+            trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
+            span_id="00f067aa0ba902b7",
+            agent=t(),
+            conversation_id=None,
+            status="ok",
+            start="2025-11-30T00:00:01Z",
+            end="2025-11-30T00:00:02Z",
+            question=t(),
+            answer=t(),
+            iterations=[
+                IterationView(
+                    id=f"urn:otel-prov:{agent}:it",
+                    number=1,
+                    thought=t(),
+                    action=t(),
+                    arguments=None,
+                    observation=t(),
+                    status="ok",
+                )
+            ],
+        )
+
+    run = SessionView(
+        id=t(),
+        trace_id=t(),
+        span_id="00f067aa0ba902b7",
+        agent=t(),
+        conversation_id=None,
+        status=t(),
+        start=t(),
+        end=None,
+        question=t(),
+        answer=None,
+        answered_by="urn:otel-prov:answering",
+        iterations=[
+            IterationView(
+                id="urn:otel-prov:it1",
+                number=1,
+                thought=t(),
+                action=t(),
+                arguments=t(),
+                observation=None,
+                status="ok",
+                model_calls=[ModelCallView("urn:otel-prov:m1", t(), 12, 3, "error")],
+                tool_calls=[
+                    ToolCallView(
+                        id="urn:otel-prov:tc1",
+                        name=t(),
+                        call_id=t(),
+                        status="error",
+                        error_type=t(),
+                        error_message=t(),
+                        arguments=t(),
+                        observation=None,
+                    ),
+                    ToolCallView(
+                        id="urn:otel-prov:tc2",
+                        name=t(),
+                        call_id=None,
+                        status=t(),
+                        error_type=None,
+                        error_message=None,
+                        arguments=None,
+                        observation=t(),
+                        sub_sessions=[sub("in-call")],
+                    ),
+                ],
+                sub_sessions=[sub("in-iteration")],
+            )
+        ],
+        sub_sessions=[sub("answering")],
+    )
+    return run, taken
+
+
+_VALUES = 40  # more than _run takes
+_LINKS = {"jaeger": "http://jaeger.local/trace/{trace_id}", "odd": "javascript:{trace_id}"}
+
+
+def test_a_nested_run_is_one_well_formed_page_that_shows_every_value() -> None:
+    texts = [f"value {n}\nsecond line" if n % 5 == 0 else f"value {n}" for n in range(_VALUES)]
+    run, taken = _run(texts)
+    page = _checked(render_html([run], trace_links=_LINKS))
+    for text in taken:
+        assert text in page.text
+    assert page.tags["article"] == 1
+    assert page.tags["section"] == 7  # 4 iterations, 3 sub-sessions
+    assert page.text.count("FAILED") == 2  # the tool call and the model call
+    assert "value 12: value 13" in page.text  # error type: message
+    assert "(never)" in page.text
+    assert "answering" in page.text.split("answered by")[1]
+    assert ("href", f"http://jaeger.local/trace/{texts[1].replace(' ', '%20')}") in page.attributes
+    assert f"javascript:{texts[1].replace(' ', '%20')}" in page.text  # shown, not a link
+
+
+_HOSTILE = st.sampled_from(
+    [
+        "<script>alert(1)</script>",
+        "</dd></dl></article><script>x</script>",
+        '" onmouseover="alert(1)',
+        "' onfocus='x",
+        "&",
+        "&amp;",
+        "&lt;b&gt;",
+        "<!--",
+        "]]>",
+        "<style>",
+        "\n",
+    ]
+)
+_values = st.lists(st.one_of(_HOSTILE, st.text(max_size=8)), min_size=1, max_size=4).map("".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_values, min_size=_VALUES, max_size=_VALUES))
+def test_hostile_values_never_reach_the_page_unescaped(texts: list[str]) -> None:
+    run, taken = _run(texts)
+    html = render_html([run], trace_links=_LINKS)
+    page = _checked(html)  # nothing a value held became a tag or an attribute
+    assert page.tags["script"] == 0
+    for text in taken:  # ...and each is shown as it is
+        assert text in page.text
+        assert escape(text) in html
+
+
+def test_a_value_is_written_escaped() -> None:
+    texts = ["<script>alert('x') & \"y\"</script>"] * _VALUES
+    html = render_html([_run(texts)[0]])
+    assert "<script" not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;) &amp; &quot;y&quot;&lt;/script&gt;" in html
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("html") / "store"
+    assert run_cli("demo", "--store", str(store)).returncode == 0
+    return store
+
+
+def test_show_writes_the_demo_run_as_a_self_contained_page(
+    demo_store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_PROV_JAEGER_URL", "http://jaeger.local/trace/{trace_id}")
+    result = run_cli("show", "demo-conversation", "--store", str(demo_store), "--format", "html")
+    assert result.returncode == 0, result.stderr
+    page = _checked(result.stdout)
+    text = run_cli("show", "demo-conversation", "--store", str(demo_store)).stdout
+    values: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        label, _, value = line.strip().partition("  ")
+        if value.strip() and label in ("question", "thought", "observation", "answer", "trace"):
+            values.setdefault(label, []).append(value.strip())
+    for label, shown in values.items():
+        for value in shown:
+            assert value in page.text, (label, value)
+    assert "FAILED" in page.text and "TimeoutError" in page.text
+    trace_id = values["trace"][0]
+    assert ("href", f"http://jaeger.local/trace/{trace_id}") in page.attributes
+    for external in ("<script", "<link", " src=", "url(", "@import"):
+        assert external not in result.stdout
+    assert result.stdout.endswith("</html>\n")

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 import urllib.parse
 import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
 
+from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
+
+from otel_prov import ProvRecord
 from tests.servers import SparqlServer
 
 GRAPH = "urn:otel-prov:graph"
@@ -33,3 +38,18 @@ def count(server: SparqlServer, where: str) -> int:
 
 def triple_count(server: SparqlServer) -> int:
     return count(server, "?s ?p ?o")
+
+
+def store_both(
+    records: Sequence[ProvRecord], server: SparqlServer, tmp_path: Path
+) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The same records in an embedded store and on ``server``: the CLI arguments that read
+    each (``--store`` and ``--endpoint``), for comparing what the CLI shows from both."""
+    store = OxigraphStoreExporter(tmp_path / "store")
+    store.export(records)
+    store.shutdown()
+    remote = SparqlUpdateExporter(server.update_endpoint, spool_dir=tmp_path / "spool")
+    remote.export(records)
+    assert remote.force_flush(30_000)
+    remote.shutdown()
+    return ("--store", str(tmp_path / "store")), ("--endpoint", server.query_endpoint)

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 import requests
 from opentelemetry.sdk.trace import TracerProvider
-from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
+from otel_prov.exporters import SparqlUpdateExporter
 
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans
 from otel_prov._backend import RemoteBackend
 from otel_prov.demo import run_demo_agent
 from tests.builders import make_span
 from tests.cli import run_cli
+from tests.integration.store_queries import store_both
 from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
@@ -63,15 +64,7 @@ def test_sessions_show_and_query_agree_between_store_and_endpoint(
     server: SparqlServer, tmp_path: Path
 ) -> None:
     records = _records()
-    store = OxigraphStoreExporter(tmp_path / "store")
-    store.export(records)
-    store.shutdown()
-    remote = SparqlUpdateExporter(server.update_endpoint, spool_dir=tmp_path / "spool")
-    remote.export(records)
-    assert remote.force_flush(30_000)
-    remote.shutdown()
-    local_args = ("--store", str(tmp_path / "store"))
-    remote_args = ("--endpoint", server.query_endpoint)
+    local_args, remote_args = store_both(records, server, tmp_path)
     trace = f"{0x4BF92F3577B34DA6A3CE929D0E0E4736:032x}"
     query = (
         "PREFIX oprov: <https://w3id.org/otel-prov/ns#> SELECT ?tool ?status WHERE { "

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
-from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 
 from otel_prov import ProvRecord, ProvSpanProcessor
 from tests.cli import run_cli
+from tests.integration.store_queries import store_both
 from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer
 from tests.test_show_nested import deep_run, flat_run, handoff_run
@@ -33,15 +33,7 @@ def test_nested_sessions_agree_between_store_and_endpoint(
 ) -> None:
     records = _records()
     assert len(records) == 3
-    store = OxigraphStoreExporter(tmp_path / "store")
-    store.export(records)
-    store.shutdown()
-    remote = SparqlUpdateExporter(server.update_endpoint, spool_dir=tmp_path / "spool")
-    remote.export(records)
-    assert remote.force_flush(30_000)
-    remote.shutdown()
-    local_args = ("--store", str(tmp_path / "store"))
-    remote_args = ("--endpoint", server.query_endpoint)
+    local_args, remote_args = store_both(records, server, tmp_path)
     for command in (
         ("sessions", "--format", "json"),
         ("show", "delegated"),

@@ -195,7 +195,9 @@ WHERE {{ GRAPH {graph} {{
     stored_hashes = {
         row["b"]: row["h"]
         for row in backend.query(f"""{SPARQL_PREFIXES}
-SELECT ?b ?h WHERE {{ GRAPH {graph} {{ ?b oprov:contentHash ?h }} }} ORDER BY ?b""").rows
+SELECT ?b ?h WHERE {{ GRAPH {graph} {{
+  ?b oprov:bundleOf ?s ; oprov:contentHash ?h .
+}} }} ORDER BY ?b""").rows
     }
     by_trace: dict[str, list[Triple]] | None = None
     others: list[Triple] = []

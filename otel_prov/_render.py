@@ -44,13 +44,21 @@ def render_text(session: SessionView, *, trace_links: dict[str, str] | None = No
     return "\n".join(lines)
 
 
+def _status(session: SessionView) -> str:
+    """The status, with the count of failed calls when the session carried on past them."""
+    if not session.failed_calls:
+        return session.status
+    plural = "s" if session.failed_calls > 1 else ""
+    return f"{session.status} ({session.failed_calls} failed call{plural})"
+
+
 def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]:
     """A session from its heading to its answer, every line starting with ``indent``."""
     head, fields = indent + "  ", indent + "    "
     lines = [
         f"{indent}{heading} {session.id}",
         _line("agent", session.agent, head),
-        _line("status", session.status, head),
+        _line("status", _status(session), head),
         _line("started", session.start, head),
         _line("ended", session.end or "(never)", head),
         _line("question", session.question, head),
@@ -178,7 +186,7 @@ def _html_session(session: SessionView, heading: str, tag: str) -> list[str]:
         f"<{tag}>{escape(heading)} <code>{escape(session.id)}</code></{tag}>",
         "<dl>",
         _html_field("agent", session.agent),
-        _html_field("status", session.status, status_css),
+        _html_field("status", _status(session), status_css),
         _html_field("started", session.start),
         _html_field("ended", session.end or "(never)"),
         _html_field("question", session.question),

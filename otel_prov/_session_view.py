@@ -110,6 +110,8 @@ class SessionView:
     answer: str | None
     answered_by: str | None = None
     """The sub-session whose answer ``answer`` is, when the run's own session gave none."""
+    failed_calls: int = 0
+    """Tool and model calls of the session that failed (``oprov:failedCalls``)."""
     iterations: list[IterationView] = field(default_factory=list)
     sub_sessions: list[SessionView] = field(default_factory=list)
     """Sessions started by the session itself, outside any iteration shown."""
@@ -229,7 +231,7 @@ def load_session(
     s = iri(session)
     head = backend.query(
         f"""{PREFIXES}
-SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae
+SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed
 WHERE {{ GRAPH {graph} {{
   {_head_pattern(s)}
 }} }} ORDER BY ?status LIMIT 16"""
@@ -255,7 +257,8 @@ def _head_pattern(subject: str) -> str:
   OPTIONAL {{ {subject} oprov:sessionId ?conversation }}
   OPTIONAL {{ {subject} prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
   OPTIONAL {{ {subject} prov:used ?qe . ?qe a oprov:Question }}
-  OPTIONAL {{ ?ae prov:wasGeneratedBy {subject} ; a oprov:Answer }}"""
+  OPTIONAL {{ ?ae prov:wasGeneratedBy {subject} ; a oprov:Answer }}
+  OPTIONAL {{ {subject} oprov:failedCalls ?failed }}"""
 
 
 def _session_view(
@@ -272,6 +275,7 @@ def _session_view(
         end=row["end"],
         question=texts.get(row["qe"] or ""),
         answer=texts.get(row["ae"] or ""),
+        failed_calls=int(row["failed"] or 0),
     )
 
 
@@ -282,7 +286,7 @@ def _sub_sessions(
     rows_by_sub: dict[str, list[Mapping[str, str | None]]] = {}
     for row in backend.query(
         f"""{PREFIXES}
-SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae
+SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed
 WHERE {{ GRAPH {graph} {{
   ?sub oprov:partOf+ {s} ; a oprov:AgentSession .
   {_head_pattern("?sub")}
@@ -296,7 +300,9 @@ def _settled_row(rows: Sequence[Mapping[str, str | None]]) -> Mapping[str, str |
     """One head row per session (one agent, question and answer each), with the
     session's settled status (see :func:`settled_status`)."""
     status = settled_status(row["status"] for row in rows)
-    return next(row for row in rows if (row["status"] or "") == status)
+    failed = max(int(row["failed"] or 0) for row in rows)
+    chosen = next(row for row in rows if (row["status"] or "") == status)
+    return {**chosen, "failed": str(failed)}
 
 
 def _instant(stamp: str) -> tuple[str, str]:

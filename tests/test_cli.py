@@ -63,6 +63,9 @@ def test_show_by_session_trace_and_conversation_id(store: Path) -> None:
     assert [it["number"] for it in view["iterations"]] == [1, 2, 3, 4]
     first_call = view["iterations"][0]["tool_calls"][0]
     assert first_call["status"] == "error" and first_call["error_type"] == "TimeoutError"
+    assert (view["status"], view["failed_calls"]) == ("error", 1)
+    text = run_cli("show", "demo-conversation", "--store", str(store)).stdout
+    assert "  status       error (1 failed call)\n" in text
     assert first_call["observation"] is None
     assert view["iterations"][1]["tool_calls"][0]["observation"] == "Paris: 18 °C, light rain"
     assert json.loads(outputs[session["trace_id"]].stdout) == [view]

@@ -23,6 +23,7 @@ runs are sub-sessions, not tool calls.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import json
@@ -140,6 +141,20 @@ def _set_error(span: Span, exc: BaseException) -> None:
         return
     span.record_exception(exc)
     span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
+
+
+@contextlib.contextmanager
+def _running(span: Span) -> Iterator[None]:
+    """``span`` current while a wrapped call runs; its error recorded; ended after."""
+    token = otel_context.attach(trace.set_span_in_context(span))
+    try:
+        yield
+    except BaseException as exc:
+        _set_error(span, exc)
+        raise
+    finally:
+        otel_context.detach(token)
+        span.end()
 
 
 def _start(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Span:
@@ -391,18 +406,10 @@ def _model_call(
     model: Any, original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     span = _model_span(model)
-    token = otel_context.attach(trace.set_span_in_context(span))
-    try:
+    with _running(span):
         message = original(model, *args, **kwargs)
-    except BaseException as exc:
-        _set_error(span, exc)
-        raise
-    else:
         _record_output(span, message, _ITERATION.get())
-        return message
-    finally:
-        otel_context.detach(token)
-        span.end()
+    return message
 
 
 def _model_stream(
@@ -510,18 +517,10 @@ def _tool_call(
     text = call.arguments if call is not None else _arguments_text(arguments)
     _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, text, tool=True)
     span = _start(f"execute_tool {name}", attributes)
-    token = otel_context.attach(trace.set_span_in_context(span))
-    try:
+    with _running(span):
         result = original(tool, *args, **kwargs)
-    except BaseException as exc:
-        _set_error(span, exc)
-        raise
-    else:
         _put_content(span, sc.OTEL_PROV_OBSERVATION, result, tool=True)
-        return result
-    finally:
-        otel_context.detach(token)
-        span.end()
+    return result
 
 
 # --- patching ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ __all__ = [
     "list_sessions",
     "load_session",
     "session_construct_query",
+    "session_members",
 ]
 
 PREFIXES = """PREFIX prov: <http://www.w3.org/ns/prov#>
@@ -513,16 +514,23 @@ def _nearest(activity: str, parents: Mapping[str, str], places: Mapping[str, _T]
     return places.get(parent) if parent is not None else None
 
 
+def session_members(s: str, *, agents: bool = False) -> str:
+    """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
+    session, its activities, the entities they generated or used and the qualified
+    starts of its sub-sessions, as ``_bundle.session_content`` defines a session's
+    content; ``agents`` adds the agents they were associated with."""
+    links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
+    links += ["?act prov:wasAssociatedWith ?x"] if agents else []
+    links += ["?act prov:qualifiedStart ?x"]
+    branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
+    branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
+    return "\n  UNION ".join(branches)
+
+
 def session_construct_query(graph: str, session: str) -> str:
     """CONSTRUCT every triple about the session, its activities, entities and agents."""
-    s = iri(session)
     return f"""{PREFIXES}
 CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {{ BIND({s} AS ?x) }}
-  UNION {{ ?x oprov:partOf+ {s} }}
-  UNION {{ ?act oprov:partOf* {s} . ?x prov:wasGeneratedBy ?act }}
-  UNION {{ ?act oprov:partOf* {s} . ?act prov:used ?x }}
-  UNION {{ ?act oprov:partOf* {s} . ?act prov:wasAssociatedWith ?x }}
-  UNION {{ ?act oprov:partOf* {s} . ?act prov:qualifiedStart ?x }}
+  {session_members(iri(session), agents=True)}
   ?x ?p ?o .
 }} }}"""

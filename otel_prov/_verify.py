@@ -31,7 +31,7 @@ from otel_prov._blobs import BlobError, read_blob
 from otel_prov._bundle import content_hash, manifest, session_content
 from otel_prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal, parse_literal
 from otel_prov._session_view import PREFIXES as SPARQL_PREFIXES
-from otel_prov._session_view import find_sessions
+from otel_prov._session_view import find_sessions, session_members
 from otel_prov._vocab import RDF_TYPE, O
 
 __all__ = ["CONSTRAINTS", "GATES", "SessionCheck", "stored_content", "verify_sessions"]
@@ -92,11 +92,7 @@ def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str)
     s, b = iri(session), iri(bundle)
     query = f"""{SPARQL_PREFIXES}
 CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {{ BIND({s} AS ?x) }}
-  UNION {{ ?x oprov:partOf+ {s} }}
-  UNION {{ ?act oprov:partOf* {s} . ?x prov:wasGeneratedBy ?act }}
-  UNION {{ ?act oprov:partOf* {s} . ?act prov:used ?x }}
-  UNION {{ ?act oprov:partOf* {s} . ?act prov:qualifiedStart ?x }}
+  {session_members(s)}
   ?x ?p ?o .
   FILTER(?x != {b})
 }} }}"""

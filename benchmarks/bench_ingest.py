@@ -17,8 +17,8 @@ import pyoxigraph
 from otel_prov.exporters import OxigraphStoreExporter
 
 from benchmarks.workload import report, session_spans
-from otel_prov._mapper import map_spans
-from otel_prov._rdf import to_nquads
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._rdf import to_nquads
 
 RECORDS = [map_spans(session_spans(i, iterations=8)) for i in range(400)]
 BATCH = 50

@@ -10,8 +10,8 @@ from __future__ import annotations
 import rdflib
 
 from benchmarks.workload import median_seconds, report, session_spans
-from otel_prov._mapper import map_spans
-from otel_prov._rdf import parse_literal
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._rdf import parse_literal
 
 SESSIONS = [session_spans(i, iterations=8) for i in range(200)]
 

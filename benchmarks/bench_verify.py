@@ -15,9 +15,9 @@ from pathlib import Path
 from otel_prov.exporters import OxigraphStoreExporter
 
 from benchmarks.workload import session_spans
-from otel_prov._backend import EmbeddedBackend
-from otel_prov._mapper import map_spans
-from otel_prov._verify import verify_sessions
+from otel_prov.prov._mapper import map_spans
+from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.read._verify import verify_sessions
 
 SESSIONS = 10_000
 

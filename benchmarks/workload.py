@@ -8,7 +8,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from otel_prov._span_record import SpanRecord, classify
+from otel_prov.prov._span_record import SpanRecord, classify
 
 T0 = 1_764_460_800_000_000_000
 

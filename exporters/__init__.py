@@ -3,7 +3,6 @@
 * :class:`OxigraphStoreExporter` - an embedded on-disk store (the default).
 * :class:`FileExporter` - N-Quads, N-Triples, TriG or Turtle files, by suffix.
 * :class:`SparqlUpdateExporter` - any SPARQL 1.1 store over HTTP, with a durable spool.
-* :class:`ProvSpanExporter` - the ``prov`` traces exporter (``OTEL_TRACES_EXPORTER=otlp,prov``).
 
 All implement :class:`ProvExporter`; write your own by subclassing it.
 """
@@ -11,7 +10,6 @@ All implement :class:`ProvExporter`; write your own by subclassing it.
 from otel_prov.exporters._base import DEFAULT_GRAPH, ExportResult, ProvExporter
 from otel_prov.exporters._file import FileExporter
 from otel_prov.exporters._oxigraph import DEFAULT_STORE, OxigraphStoreExporter
-from otel_prov.exporters._span_exporter import ProvSpanExporter
 from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter
 
 __all__ = [
@@ -22,6 +20,5 @@ __all__ = [
     "FileExporter",
     "OxigraphStoreExporter",
     "ProvExporter",
-    "ProvSpanExporter",
     "SparqlUpdateExporter",
 ]

@@ -1,13 +1,50 @@
-"""What every exporter shares: the interface (defined in the core) and the graph setting."""
+"""What every exporter shares: the interface and the graph setting.
+
+The interface mirrors OpenTelemetry's ``SpanExporter``: ``export`` takes a batch and returns
+success or failure and never raises into the caller; ``force_flush`` and ``shutdown``
+behave as the SDK's do.  The processor calls it from its worker thread only, never
+from the agent's.
+"""
 
 from __future__ import annotations
 
-from otel_prov._export_api import ExportResult, ProvExporter
-from otel_prov._rdf import InvalidIRIError, iri
+import abc
+import enum
+from collections.abc import Sequence
+
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_GRAPH
+from otel_prov.prov._rdf import InvalidIRIError, iri
+from otel_prov.prov._record import ProvRecord
 
 __all__ = ["DEFAULT_GRAPH", "ExportResult", "ProvExporter", "graph_term"]
+
+
+class ExportResult(enum.Enum):
+    SUCCESS = 0
+    FAILURE = 1
+
+
+class ProvExporter(abc.ABC):
+    """Receives the PROV-O triples of finished agent sessions and stores them."""
+
+    @abc.abstractmethod
+    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        """Store ``records``.  Must not raise; report failure through the result."""
+
+    def chain_heads(self) -> dict[str, dict[str, str]]:
+        """The newest bundle of each agent already stored, so that a new process continues
+        the agents' bundle chains: agent IRI term -> ``{"bundle": IRI term, "hash": ...}``.
+        Destinations that cannot be read back return nothing (chains start afresh)."""
+        return {}
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Deliver anything buffered; ``True`` when it all went out within the timeout."""
+        return True
+
+    def shutdown(self) -> None:  # noqa: B027 - optional hook, as in SpanExporter
+        """Flush and release resources; later exports fail."""
+
 
 DEFAULT_GRAPH = "urn:otel-prov:graph"
 """The named graph provenance goes to unless ``graph=`` or ``OTEL_PROV_GRAPH`` says otherwise."""

@@ -11,11 +11,11 @@ from pathlib import Path
 import pyoxigraph
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 
-from otel_prov._rdf import to_nquads
-from otel_prov._record import ProvRecord
-from otel_prov._sealer import chain_heads_from_rows, chain_heads_query
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_STORE
+from otel_prov.prov._rdf import to_nquads
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query
 
 __all__ = ["DEFAULT_STORE", "OxigraphStoreExporter", "default_store_path"]
 

@@ -64,8 +64,6 @@ from otel_prov.exporters._sparql_client import (
 from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError
 from requests.auth import AuthBase, HTTPDigestAuth
 
-from otel_prov._record import ProvRecord
-from otel_prov._sealer import chain_heads_from_rows, chain_heads_query
 from otel_prov._settings import env_str
 from otel_prov._version import __version__
 from otel_prov.environment_variables import (
@@ -74,6 +72,8 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
 )
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query
 
 __all__ = ["DEFAULT_SPOOL_DIR", "SparqlUpdateExporter", "sparql_headers"]
 

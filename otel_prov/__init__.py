@@ -7,8 +7,8 @@ in a triple store as PROV-O, next to your regular OTLP traces, joined by trace a
 span ids.
 """
 
-from otel_prov._configure import ProvHandle, configure
-from otel_prov._instrument import (
+from otel_prov._version import __version__
+from otel_prov.capture._api import (
     agent_session,
     iteration,
     model_call,
@@ -21,17 +21,18 @@ from otel_prov._instrument import (
     set_usage,
     tool_call,
 )
-from otel_prov._mapper import map_spans
-from otel_prov._processor import ProcessorStatistics, ProvSpanProcessor
-from otel_prov._record import ProvRecord
-from otel_prov._redact_spans import RedactingSpanExporter
-from otel_prov._span_record import SpanRecord, record_from_span
-from otel_prov._version import __version__
+from otel_prov.capture._redaction import RedactingSpanExporter
+from otel_prov.processing._processor import ProcessorStatistics, ProvSpanProcessor
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._span_record import SpanRecord, record_from_span
+from otel_prov.setup import ProvHandle, ProvSpanExporter, configure
 
 __all__ = [
     "ProcessorStatistics",
     "ProvHandle",
     "ProvRecord",
+    "ProvSpanExporter",
     "ProvSpanProcessor",
     "RedactingSpanExporter",
     "SpanRecord",

@@ -16,7 +16,7 @@ from typing import Any
 
 from opentelemetry.trace import Span, SpanContext, TracerProvider
 
-from otel_prov._instrument import (
+from otel_prov.capture._api import (
     agent_session,
     iteration,
     model_call,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from otel_prov._span_record import SpanEvent, SpanRecord, classify
+from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify
 
 TRACE = 0x4BF92F3577B34DA6A3CE929D0E0E4736
 T0 = 1_764_460_800_000_000_000  # 2025-11-30T00:00:00Z in ns

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from otel_prov.exporters import ExportResult, ProvExporter
 
-from otel_prov._record import ProvRecord
+from otel_prov.prov._record import ProvRecord
 
 
 class RecordingExporter(ProvExporter):

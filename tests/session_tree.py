@@ -7,7 +7,7 @@ An HTTP request (span 0x10) runs an agent session (0x20) of four iterations:
 
 from __future__ import annotations
 
-from otel_prov._span_record import SpanEvent, SpanRecord
+from otel_prov.prov._span_record import SpanEvent, SpanRecord
 from tests.builders import make_span
 
 

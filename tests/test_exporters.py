@@ -15,7 +15,7 @@ from otel_prov.exporters import (
 )
 
 from otel_prov import map_spans
-from otel_prov._rdf import PREFIXES
+from otel_prov.prov._rdf import PREFIXES
 from tests.session_tree import known_session
 
 

@@ -28,10 +28,10 @@ from opentelemetry.exporter.otlp.proto.common._internal.trace_encoder import enc
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 
-from otel_prov._configure import configure
-from otel_prov._otlp_json import parse_otlp_json
-from otel_prov._span_record import SpanEvent, SpanRecord, classify
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._otlp_json import parse_otlp_json
+from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify
+from otel_prov.setup._configure import configure
 from tests.builders import make_span
 from tests.cli import run_cli
 

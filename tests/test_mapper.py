@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from otel_prov._mapper import map_spans
-from otel_prov._rdf import parse_literal, to_ntriples
-from otel_prov._record import ProvRecord
-from otel_prov._span_record import SpanEvent
-from otel_prov._vocab import RDF_TYPE, O, P
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._rdf import parse_literal, to_ntriples
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._span_record import SpanEvent
+from otel_prov.prov._vocab import RDF_TYPE, O, P
 from tests.builders import TRACE, make_span
 from tests.session_tree import known_session
 
@@ -291,7 +291,7 @@ def test_links_become_was_informed_by() -> None:
 
 @pytest.mark.parametrize("name", ["a b", "ü/ä", "<x>", "\ud800", "a\nb"])
 def test_agent_and_tool_names_always_give_valid_iris(name: str) -> None:
-    from otel_prov._rdf import iri
+    from otel_prov.prov._rdf import iri
 
     spans = [
         make_span(1, None, gen_ai__operation__name="invoke_agent", gen_ai__agent__name=name),

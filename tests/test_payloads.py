@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
-from otel_prov._blobs import PREVIEW_CHARS, BlobStore, externalize, read_blob
+from otel_prov.processing._blobs import PREVIEW_CHARS, BlobStore, externalize, read_blob
 from tests.builders import make_span
 from tests.cli import run_cli
 

@@ -15,8 +15,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_prov
 from otel_prov import ProvSpanProcessor
-from otel_prov._vocab import RDF_TYPE, O
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._vocab import RDF_TYPE, O
 from tests.recording_exporter import RecordingExporter
 
 
@@ -138,7 +138,7 @@ def test_memory_is_bounded_and_every_drop_is_counted_and_logged(
     exporter = RecordingExporter()
     provider, processor = _provider(exporter, max_pending_spans=10, schedule_delay=0.02)
     tracer = provider.get_tracer("t")
-    caplog.set_level(logging.WARNING, logger="otel_prov._processor")
+    caplog.set_level(logging.WARNING, logger="otel_prov.processing._processor")
     with otel_prov.agent_session("busy", tracer_provider=provider):
         for i in range(50):
             tracer.start_span(f"child {i}").end()

@@ -13,9 +13,9 @@ from otel_prov.semconv import SHAPES_PATH
 from prov.model import ProvDocument
 
 import otel_prov
-from otel_prov._rdf import PREFIXES
-from otel_prov._verify import CONSTRAINTS
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._rdf import PREFIXES
+from otel_prov.read._verify import CONSTRAINTS
 from tests.session_tree import known_session
 
 PREFIX_LINES = "\n".join(f"PREFIX {k}: <{v}>" for k, v in PREFIXES.items())

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_prov._iris import activity_iri, agent_iri
-from otel_prov._rdf import (
+from otel_prov.prov._iris import activity_iri, agent_iri
+from otel_prov.prov._rdf import (
     InvalidIRIError,
     datetime_from_ns,
     integer,

@@ -24,9 +24,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 
 import otel_prov
-from otel_prov import _content
-from otel_prov._redact_spans import redact_attributes, redact_span_record
-from otel_prov._span_record import record_from_span
+from otel_prov.capture import _content
+from otel_prov.capture._redaction import redact_attributes, redact_span_record
+from otel_prov.prov._span_record import record_from_span
 from tests.phoenix import Phoenix, start_phoenix
 
 SECRET = "sk-live-4f9a8b7c6d5e"
@@ -105,7 +105,7 @@ def test_the_spool_holds_only_redacted_text(tmp_path: Path) -> None:
     assert "key [REDACTED]" in spooled and SECRET not in spooled
 
 
-# --- every span, whoever set its attributes (otel_prov._redact_spans) ---------------------
+# --- every span, whoever set its attributes (otel_prov.capture._redaction) ---------------------
 
 _LEAVES = (
     st.none()

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_prov._render import render_html
-from otel_prov._session_view import IterationView, ModelCallView, SessionView, ToolCallView
+from otel_prov.cli._render import render_html
+from otel_prov.read._session_view import IterationView, ModelCallView, SessionView, ToolCallView
 from tests.cli import run_cli
 
 _TAGS = {

@@ -13,11 +13,11 @@ from opentelemetry.trace import set_span_in_context
 from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
-from otel_prov._mapper import map_spans
-from otel_prov._sealer import Sealer, chain_heads_from_rows
-from otel_prov._span_record import SpanRecord
-from otel_prov._vocab import O, P
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._sealer import Sealer, chain_heads_from_rows
+from otel_prov.prov._span_record import SpanRecord
+from otel_prov.prov._vocab import O, P
 from tests.builders import make_span
 from tests.cli import run_cli
 

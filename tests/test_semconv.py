@@ -8,7 +8,7 @@ import rdflib
 import yaml
 
 from otel_prov import semconv
-from otel_prov._vocab import ALL_OPROV_TERMS
+from otel_prov.prov._vocab import ALL_OPROV_TERMS
 
 OPROV = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
 PROV = "http://www.w3.org/ns/prov#"

@@ -7,8 +7,8 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otel_prov._span_record import Role, classify
-from otel_prov._third_party import agent_name, is_agent_run, model_output_text, unwrapped
+from otel_prov.prov._conventions import agent_name, is_agent_run, model_output_text, unwrapped
+from otel_prov.prov._span_record import Role, classify
 
 _ROLES = st.sampled_from(["user", "human", "assistant", "ai", "system", "tool"])
 _MESSAGES = st.lists(

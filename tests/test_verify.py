@@ -10,9 +10,9 @@ import pytest
 
 import otel_prov
 from otel_prov import map_spans
-from otel_prov._bundle import bundle_iri, content_hash, session_content
-from otel_prov._vocab import O
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._bundle import bundle_iri, content_hash, session_content
+from otel_prov.prov._vocab import O
 from tests.cli import run_cli
 from tests.session_tree import known_session
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from otel_prov.exporters import ProvSpanExporter
 
-from otel_prov._vocab import RDF_TYPE, O
+from otel_prov import ProvSpanExporter
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._vocab import RDF_TYPE, O
 from tests.instrumented import SPANS_PER_RUN, run_plain_agent
 from tests.recording_exporter import RecordingExporter
 

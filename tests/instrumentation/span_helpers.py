@@ -7,8 +7,8 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 
 import otel_prov
-from otel_prov._rdf import parse_literal
-from otel_prov._vocab import RDF_TYPE
+from otel_prov.prov._rdf import parse_literal
+from otel_prov.prov._vocab import RDF_TYPE
 
 Triples = set[tuple[str, str, str]]
 

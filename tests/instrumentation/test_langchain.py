@@ -42,10 +42,10 @@ from pydantic import BaseModel
 
 from otel_prov import map_spans, record_from_span
 from otel_prov import semconv as sc
-from otel_prov._iris import activity_iri, tool_iri
-from otel_prov._rdf import RDF_TYPE, parse_literal
-from otel_prov._vocab import O, P
 from otel_prov.instrumentation.langchain import LangChainInstrumentor
+from otel_prov.prov._iris import activity_iri, tool_iri
+from otel_prov.prov._rdf import RDF_TYPE, parse_literal
+from otel_prov.prov._vocab import O, P
 from tests.instrumentation.span_helpers import parent_of
 
 QUESTION = "Weather in Paris?"

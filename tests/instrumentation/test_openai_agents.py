@@ -57,14 +57,14 @@ from pydantic import BaseModel
 
 import otel_prov
 from otel_prov import semconv as sc
-from otel_prov._assembler import SessionAssembler
-from otel_prov._bundle import bundles_in, session_content
-from otel_prov._iris import activity_iri, tool_iri
-from otel_prov._rdf import literal
-from otel_prov._span_record import SpanRecord, record_from_span
-from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from otel_prov.instrumentation.openai_agents._processor import _ns
+from otel_prov.processing._assembler import SessionAssembler
+from otel_prov.prov._bundle import bundles_in, session_content
+from otel_prov.prov._iris import activity_iri, tool_iri
+from otel_prov.prov._rdf import literal
+from otel_prov.prov._span_record import SpanRecord, record_from_span
+from otel_prov.prov._vocab import RDF_TYPE, O, P
 from tests.instrumentation.scripted_openai import ScriptedModel, ScriptedProvider
 from tests.instrumentation.span_helpers import attrs, by_name, parent_of, prov, subjects, value
 

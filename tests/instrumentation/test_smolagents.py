@@ -42,10 +42,10 @@ from smolagents.monitoring import TokenUsage
 
 import otel_prov
 from otel_prov import semconv as sc
-from otel_prov._iris import activity_iri, tool_iri
-from otel_prov._rdf import literal
-from otel_prov._vocab import RDF_TYPE, O, P
 from otel_prov.instrumentation.smolagents import SmolagentsInstrumentor, _patches
+from otel_prov.prov._iris import activity_iri, tool_iri
+from otel_prov.prov._rdf import literal
+from otel_prov.prov._vocab import RDF_TYPE, O, P
 from tests.cli import run_cli
 from tests.instrumentation.span_helpers import (
     Triples,

@@ -11,8 +11,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_prov.exporters import SparqlUpdateExporter
 
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans
-from otel_prov._backend import RemoteBackend
 from otel_prov.demo import run_demo_agent
+from otel_prov.read._backend import RemoteBackend
 from tests.builders import make_span
 from tests.cli import run_cli
 from tests.integration.store_queries import store_both

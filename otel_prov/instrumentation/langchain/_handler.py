@@ -66,8 +66,8 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from otel_prov import semconv as sc
-from otel_prov._instrument import _error_type, _put_content
-from otel_prov._third_party import tool_schema_name
+from otel_prov.capture._api import _error_type, _put_content
+from otel_prov.prov._conventions import tool_schema_name
 
 __all__ = ["ProvCallbackHandler", "active_handler", "install", "uninstall"]
 

@@ -39,7 +39,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
 
 from otel_prov import semconv as sc
-from otel_prov._instrument import _error_type, _put_content
+from otel_prov.capture._api import _error_type, _put_content
 
 __all__ = ["install", "uninstall"]
 

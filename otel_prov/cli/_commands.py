@@ -19,39 +19,17 @@ from pathlib import Path
 
 import pyoxigraph
 
-from otel_prov import _content
-from otel_prov._backend import (
-    EmbeddedBackend,
-    QueryBackend,
-    QueryResult,
-    RemoteBackend,
-    StoreUnavailableError,
-)
-from otel_prov._delivery_status import delivery_status, render_status
-from otel_prov._export_api import ProvExporter
-from otel_prov._import import ImportSummary, import_spans
-from otel_prov._otlp_json import parse_otlp_json
-from otel_prov._processor import RecordPreparer
-from otel_prov._rdf import PREFIXES
-from otel_prov._render import (
+from otel_prov._settings import env_str
+from otel_prov._version import __version__
+from otel_prov.capture import _content
+from otel_prov.cli._import import ImportSummary, import_spans
+from otel_prov.cli._render import (
     render_html,
     render_json,
     render_mermaid,
     render_sessions_table,
     render_text,
 )
-from otel_prov._session_view import (
-    PREFIXES as SPARQL_PREFIXES,
-)
-from otel_prov._session_view import (
-    find_sessions,
-    list_sessions,
-    load_session,
-    session_construct_query,
-)
-from otel_prov._settings import env_str
-from otel_prov._verify import verify_sessions
-from otel_prov._version import __version__
 from otel_prov.environment_variables import (
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_QUERY_ENDPOINT,
@@ -59,9 +37,30 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SPOOL_DIR,
     OTEL_PROV_TEMPO_URL,
 )
-from otel_prov.exporters._base import graph_term
+from otel_prov.exporters._base import ProvExporter, graph_term
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
 from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
+from otel_prov.processing._processor import RecordPreparer
+from otel_prov.prov._otlp_json import parse_otlp_json
+from otel_prov.prov._rdf import PREFIXES
+from otel_prov.read._backend import (
+    EmbeddedBackend,
+    QueryBackend,
+    QueryResult,
+    RemoteBackend,
+    StoreUnavailableError,
+)
+from otel_prov.read._delivery import delivery_status, render_status
+from otel_prov.read._session_view import (
+    PREFIXES as SPARQL_PREFIXES,
+)
+from otel_prov.read._session_view import (
+    find_sessions,
+    list_sessions,
+    load_session,
+    session_construct_query,
+)
+from otel_prov.read._verify import verify_sessions
 
 __all__ = ["main"]
 
@@ -275,8 +274,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace, graph: str) -> int:
-    from otel_prov._configure import configure
     from otel_prov.demo import run_demo_agent
+    from otel_prov.setup._configure import configure
 
     store = args.store or default_store_path()
     handle = configure(

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from otel_prov._session_view import (
+from otel_prov.read._session_view import (
     IterationView,
     ModelCallView,
     SessionSummary,

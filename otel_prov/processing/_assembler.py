@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from otel_prov._span_record import Role, SpanRecord
+from otel_prov.prov._span_record import Role, SpanRecord
 
 __all__ = ["SessionAssembler"]
 

@@ -25,8 +25,8 @@ from opentelemetry.sdk._configuration import _OTelSDKConfigurator
 from opentelemetry.sdk.trace import SpanProcessor
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
-from otel_prov import _content
-from otel_prov._redact_spans import RedactingSpanExporter
+from otel_prov.capture import _content
+from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_STORE,
@@ -74,8 +74,8 @@ class ProvConfigurator(_OTelSDKConfigurator):
             kwargs.get("export_span_processor") or BatchSpanProcessor
         )
         if wants_provenance():
-            from otel_prov._processor import ProvSpanProcessor
-            from otel_prov.exporters._default import exporter_from_settings
+            from otel_prov.processing._processor import ProvSpanProcessor
+            from otel_prov.setup._destination import exporter_from_settings
 
             processor = ProvSpanProcessor(exporter_from_settings())
             kwargs["span_processors"] = [*kwargs.get("span_processors", ()), processor]

@@ -39,15 +39,8 @@ from opentelemetry.context import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_prov._assembler import SessionAssembler
-from otel_prov._blobs import DEFAULT_THRESHOLD, BlobStore, externalize
-from otel_prov._export_api import ExportResult, ProvExporter
-from otel_prov._mapper import map_spans
-from otel_prov._redact_spans import redact_span_record
-from otel_prov._sealer import Sealer
 from otel_prov._settings import env_float, env_int, env_str
-from otel_prov._span_record import Role, SpanRecord, classify, record_from_span
-from otel_prov._wal import IntentLog, recover_intents
+from otel_prov.capture._redaction import redact_span_record
 from otel_prov.environment_variables import (
     OTEL_PROV_BLOB_DIR,
     OTEL_PROV_BLOB_THRESHOLD,
@@ -56,6 +49,13 @@ from otel_prov.environment_variables import (
     OTEL_PROV_WAL_DIR,
     OTEL_PROV_WAL_FSYNC,
 )
+from otel_prov.exporters._base import ExportResult, ProvExporter
+from otel_prov.processing._assembler import SessionAssembler
+from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, externalize
+from otel_prov.processing._wal import IntentLog, recover_intents
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._sealer import Sealer
+from otel_prov.prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov.semconv import SERVICE_NAME
 
 __all__ = ["ProcessorStatistics", "ProvSpanProcessor", "RecordPreparer"]

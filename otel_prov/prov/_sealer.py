@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from otel_prov._bundle import (
+from otel_prov.prov._bundle import (
     agent_of,
     bundle_iri,
     bundle_triples,
@@ -32,10 +32,10 @@ from otel_prov._bundle import (
     chain_triples,
     session_content,
 )
-from otel_prov._iris import entity_iri
-from otel_prov._rdf import PREFIXES, Triple
-from otel_prov._record import ProvRecord
-from otel_prov._vocab import P
+from otel_prov.prov._iris import entity_iri
+from otel_prov.prov._rdf import PREFIXES, Triple
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._vocab import P
 
 __all__ = ["Sealer", "chain_heads_from_rows", "chain_heads_query"]
 

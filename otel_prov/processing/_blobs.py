@@ -4,7 +4,7 @@ A 50 MB observation in a ``prov:value`` makes every SPARQL answer that touches i
 and some stores refuse such literals.  Any string attribute larger than the threshold
 (``OTEL_PROV_BLOB_THRESHOLD``, 64 KiB by default) is written to a directory
 (``OTEL_PROV_BLOB_DIR``) under its SHA-256, and the span record keeps the first
-:data:`PREVIEW_CHARS` characters plus a :class:`~otel_prov._span_record.BlobRef`; the
+:data:`PREVIEW_CHARS` characters plus a :class:`~otel_prov.prov._span_record.BlobRef`; the
 mapper turns that into ``oprov:contentHash``, ``oprov:byteSize``, ``oprov:mediaType``
 and ``oprov:contentLocation``.  ``otel-prov show --full`` reads the blob back and checks
 its hash.
@@ -24,7 +24,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from otel_prov._span_record import BlobRef, SpanRecord
+from otel_prov.prov._span_record import BlobRef, SpanRecord
 
 __all__ = [
     "DEFAULT_THRESHOLD",

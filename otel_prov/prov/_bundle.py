@@ -6,7 +6,7 @@ qualified start of a sub-session among them.  Agent
 descriptions are shared between sessions and left out; the links to them are in.
 
 Canonical form (``otel-prov-nt-sorted-1``): each triple as one N-Triples line written by
-``otel_prov._rdf`` (the mapper never writes blank nodes, literals are escaped one way,
+``otel_prov.prov._rdf`` (the mapper never writes blank nodes, literals are escaped one way,
 dateTimes and integers are canonical), duplicates removed, lines sorted by code point,
 each ended by ``\\n``, UTF-8.  The hash is SHA-256 over that text.  The bundle also keeps
 a manifest (one short hash per subject) so that a check can name what changed, and may
@@ -23,10 +23,10 @@ import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
-from otel_prov._iris import entity_iri
-from otel_prov._rdf import Triple, datetime_from_ns, literal
 from otel_prov._version import __version__
-from otel_prov._vocab import RDF_TYPE, O, P
+from otel_prov.prov._iris import entity_iri
+from otel_prov.prov._rdf import Triple, datetime_from_ns, literal
+from otel_prov.prov._vocab import RDF_TYPE, O, P
 
 __all__ = [
     "CANONICALIZATION",

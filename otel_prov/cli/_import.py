@@ -1,7 +1,7 @@
 """``otel-prov import``: spans read from files into provenance, as if recorded live.
 
-The spans (from :mod:`otel_prov._otlp_json`) are prepared as the span processor prepares
-them (:class:`~otel_prov._processor.RecordPreparer`: redaction, then big values to the
+The spans (from :mod:`otel_prov.prov._otlp_json`) are prepared as the span processor prepares
+them (:class:`~otel_prov.processing._processor.RecordPreparer`: redaction, then big values to the
 blob store), grouped by trace, and each trace is mapped once with ``map_spans``: every
 outermost session in it gets its bundle, sub-sessions nest as they do live.  A span
 without an end time is mapped ``incomplete``.  A trace without an agent session is not
@@ -13,7 +13,7 @@ started, continuing each agent's bundle chain from the newest bundle stored.
 Importing is idempotent.  The IRIs are deterministic, so the same spans give the same
 triples; and a session the destination already holds sealed is not sealed again, which
 would give its bundle a second link in its agent's chain (a fork).  Its newest bundle
-and stored content prime the :class:`~otel_prov._sealer.Sealer` instead: spans imported
+and stored content prime the :class:`~otel_prov.prov._sealer.Sealer` instead: spans imported
 again add nothing, spans new to it (the rest of its trace, from a later file) give it a
 revised bundle, as late spans do live.  Import a trace's spans in one run where you can:
 a file with only part of an already imported session restates the session's own facts
@@ -25,18 +25,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from otel_prov._backend import QueryBackend
-from otel_prov._bundle import bundles_in
-from otel_prov._export_api import ExportResult, ProvExporter
-from otel_prov._iris import trace_hex
-from otel_prov._mapper import map_spans
-from otel_prov._rdf import iri, literal
-from otel_prov._record import ProvRecord
-from otel_prov._sealer import Sealer
-from otel_prov._session_view import PREFIXES
-from otel_prov._span_record import Role, SpanRecord
-from otel_prov._verify import stored_content
-from otel_prov._vocab import P
+from otel_prov.exporters._base import ExportResult, ProvExporter
+from otel_prov.prov._bundle import bundles_in
+from otel_prov.prov._iris import trace_hex
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._rdf import iri, literal
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._sealer import Sealer
+from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._vocab import P
+from otel_prov.read._backend import QueryBackend
+from otel_prov.read._session_view import PREFIXES
+from otel_prov.read._verify import stored_content
 
 __all__ = ["ImportSummary", "import_spans"]
 

@@ -20,11 +20,11 @@ from collections.abc import Sequence
 
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-from otel_prov.exporters._base import ProvExporter
-from otel_prov.exporters._default import exporter_from_settings
 
-from otel_prov import _zero_code
-from otel_prov._processor import ProvSpanProcessor
+from otel_prov.exporters._base import ProvExporter
+from otel_prov.processing._processor import ProvSpanProcessor
+from otel_prov.setup import _zero_code
+from otel_prov.setup._destination import exporter_from_settings
 
 __all__ = ["ProvSpanExporter"]
 

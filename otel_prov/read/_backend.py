@@ -22,7 +22,7 @@ import pyoxigraph
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
-from otel_prov._rdf import canonical_datetime
+from otel_prov.prov._rdf import canonical_datetime
 
 __all__ = [
     "EmbeddedBackend",

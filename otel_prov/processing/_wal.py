@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from otel_prov import semconv as sc
-from otel_prov._redact_spans import redact_attributes
-from otel_prov._span_record import Role, SpanRecord, classify
+from otel_prov.capture._redaction import redact_attributes
+from otel_prov.prov._span_record import Role, SpanRecord, classify
 
 __all__ = ["IntentLog", "recover_intents"]
 

@@ -11,12 +11,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from otel_prov._settings import env_str
+from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
 from otel_prov.exporters._base import ProvExporter
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 from otel_prov.exporters._sparql import SparqlUpdateExporter
-
-from otel_prov._settings import env_str
-from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
 
 __all__ = ["exporter_from_settings"]
 

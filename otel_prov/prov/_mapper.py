@@ -36,8 +36,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_prov import semconv as sc
-from otel_prov._bundle import bundle_triples, session_content
-from otel_prov._iris import (
+from otel_prov.prov._bundle import bundle_triples, session_content
+from otel_prov.prov._conventions import (
+    agent_name,
+    defined_tools,
+    model_output_text,
+    requested_calls,
+    unwrapped,
+)
+from otel_prov.prov._iris import (
     activity_iri,
     agent_iri,
     entity_iri,
@@ -47,17 +54,10 @@ from otel_prov._iris import (
     tool_iri,
     trace_hex,
 )
-from otel_prov._rdf import Triple, boolean, datetime_from_ns, integer, iri, literal
-from otel_prov._record import ProvRecord
-from otel_prov._span_record import BlobRef, Role, SpanRecord
-from otel_prov._third_party import (
-    agent_name,
-    defined_tools,
-    model_output_text,
-    requested_calls,
-    unwrapped,
-)
-from otel_prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.prov._rdf import Triple, boolean, datetime_from_ns, integer, iri, literal
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._span_record import BlobRef, Role, SpanRecord
+from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
 __all__ = ["map_spans"]
 

@@ -34,8 +34,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from otel_prov._iris import span_hex
-from otel_prov._span_record import SpanEvent, SpanRecord, classify
+from otel_prov.prov._iris import span_hex
+from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify
 from otel_prov.semconv import SERVICE_NAME
 
 __all__ = ["ParsedSpans", "parse_otlp_json"]

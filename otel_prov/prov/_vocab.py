@@ -5,7 +5,7 @@ Every ``oprov`` term here is declared in ``semconv/ontology.ttl``; a test checks
 
 from __future__ import annotations
 
-from otel_prov._rdf import OPROV, PROV, RDF_TYPE, RDFS
+from otel_prov.prov._rdf import OPROV, PROV, RDF_TYPE, RDFS
 
 __all__ = ["ALL_OPROV_TERMS", "RDFS_LABEL", "RDF_TYPE", "O", "P"]
 

@@ -43,9 +43,9 @@ from opentelemetry.trace import (
 )
 
 from otel_prov import semconv as sc
-from otel_prov._content import capture_genai_content, capture_prov_content, redact
-from otel_prov._span_record import attribute_length_limit
 from otel_prov._version import __version__
+from otel_prov.capture._content import capture_genai_content, capture_prov_content, redact
+from otel_prov.prov._span_record import attribute_length_limit
 
 __all__ = [
     "agent_session",

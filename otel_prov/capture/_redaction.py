@@ -1,17 +1,17 @@
 """Redaction of whole spans, whoever set their attributes, before they leave the process.
 
-Our own content attributes are redacted where they are set (``otel_prov._instrument``),
+Our own content attributes are redacted where they are set (``otel_prov.capture._api``),
 but third-party instrumentations set theirs directly on the span: OpenInference's
 ``input.value``/``output.value``/``llm.input_messages.*``, OpenLLMetry's
 ``traceloop.entity.input``/``gen_ai.prompt.*``, the official GenAI
 ``gen_ai.input.messages``, ``gen_ai.system_instructions``, tool call arguments and results,
 and the attributes of events (exceptions included).  The functions here apply
-:func:`otel_prov._content.redact` to every string in a span (every key, nested
+:func:`otel_prov.capture._content.redact` to every string in a span (every key, nested
 sequences and mappings too), on both ways out: :func:`redact_span_record` before the
 provenance mapper, :class:`RedactingSpanExporter` around the OTLP exporter.
 
 Our own values are redacted a second time here, so the redaction hook must be idempotent;
-the patterns are (see :func:`otel_prov._content.set_redaction`).  With no redaction
+the patterns are (see :func:`otel_prov.capture._content.set_redaction`).  With no redaction
 configured, everything is passed through as it is, without a copy.
 """
 
@@ -28,8 +28,8 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import Status
 
-from otel_prov._content import redact, redaction_active
-from otel_prov._span_record import SpanRecord, attribute_length_limit
+from otel_prov.capture._content import redact, redaction_active
+from otel_prov.prov._span_record import SpanRecord, attribute_length_limit
 
 __all__ = ["RedactingSpanExporter", "redact_attributes", "redact_span_record"]
 
@@ -48,7 +48,7 @@ def _redact_value(value: Any) -> Any:
 
 
 def redact_attributes(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``attributes`` with :func:`~otel_prov._content.redact` applied to every string value.
+    """``attributes`` with :func:`~otel_prov.capture._content.redact` applied to every string value.
 
     Every key is cleaned, not a list of known content keys: a secret is caught wherever an
     instrumentation put it.  Strings inside sequences and nested mappings (the SDK's

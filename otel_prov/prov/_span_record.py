@@ -15,7 +15,7 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
-from otel_prov._third_party import is_agent_run
+from otel_prov.prov._conventions import is_agent_run
 from otel_prov.semconv import GEN_AI_OPERATION_NAME, OTEL_PROV_ITERATION_NUMBER, SERVICE_NAME
 
 __all__ = [

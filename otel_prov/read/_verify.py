@@ -26,13 +26,13 @@ from typing import cast
 
 import pyoxigraph
 
-from otel_prov._backend import EmbeddedBackend, QueryBackend
-from otel_prov._blobs import BlobError, read_blob
-from otel_prov._bundle import content_hash, manifest, session_content
-from otel_prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal, parse_literal
-from otel_prov._session_view import PREFIXES as SPARQL_PREFIXES
-from otel_prov._session_view import find_sessions, session_members
-from otel_prov._vocab import RDF_TYPE, O
+from otel_prov.processing._blobs import BlobError, read_blob
+from otel_prov.prov._bundle import content_hash, manifest, session_content
+from otel_prov.prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal, parse_literal
+from otel_prov.prov._vocab import RDF_TYPE, O
+from otel_prov.read._backend import EmbeddedBackend, QueryBackend
+from otel_prov.read._session_view import PREFIXES as SPARQL_PREFIXES
+from otel_prov.read._session_view import find_sessions, session_members
 
 __all__ = ["CONSTRAINTS", "GATES", "SessionCheck", "stored_content", "verify_sessions"]
 

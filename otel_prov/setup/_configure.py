@@ -11,13 +11,13 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
-from otel_prov import _content
-from otel_prov._processor import ProvSpanProcessor
-from otel_prov._redact_spans import RedactingSpanExporter
 from otel_prov._settings import env_str
+from otel_prov.capture import _content
+from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.environment_variables import OTEL_PROV_WAL_DIR
 from otel_prov.exporters import ProvExporter
-from otel_prov.exporters._default import exporter_from_settings
+from otel_prov.processing._processor import ProvSpanProcessor
+from otel_prov.setup._destination import exporter_from_settings
 
 __all__ = ["DEFAULT_WAL_DIR", "ProvHandle", "configure"]
 

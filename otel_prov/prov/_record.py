@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from otel_prov._rdf import Triple
+from otel_prov.prov._rdf import Triple
 
 __all__ = ["ProvRecord"]
 

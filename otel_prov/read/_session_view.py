@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from otel_prov._backend import QueryBackend
-from otel_prov._blobs import BlobError, read_blob
-from otel_prov._rdf import InvalidIRIError, iri, literal
+from otel_prov.processing._blobs import BlobError, read_blob
+from otel_prov.prov._rdf import InvalidIRIError, iri, literal
+from otel_prov.read._backend import QueryBackend
 
 __all__ = [
     "IterationView",

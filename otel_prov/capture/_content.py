@@ -85,7 +85,7 @@ def set_redaction(hook: Callable[[str], str] | None = None, patterns: Sequence[s
     Patterns are regular expressions whose matches become ``[REDACTED]``; the hook then
     gets the text and returns what may be recorded.  Both run where our content is set on
     a span, before it reaches any processor, and again over every string attribute of
-    every span on its way out (:mod:`otel_prov._redact_spans`), which catches what
+    every span on its way out (:mod:`otel_prov.capture._redaction`), which catches what
     third-party instrumentations set.  Text therefore passes more than once, so the hook
     must be idempotent (``hook(hook(t)) == hook(t)``).  Patterns are: they never see the
     ``[REDACTED]`` markers already in the text, so a pattern that could match the marker

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 from otel_prov import semconv as sc
 from otel_prov.capture._redaction import redact_attributes
-from otel_prov.prov._span_record import Role, SpanRecord, classify
+from otel_prov.prov._span_record import Role, SpanRecord, classify, clean_attributes
 
 __all__ = ["IntentLog", "recover_intents"]
 
@@ -82,7 +82,7 @@ class IntentLog:
             "service": service,
             # Third-party instrumentations set their arguments unredacted: clean them here.
             "attributes": redact_attributes(
-                {k: attributes[k] for k in _KEPT_KEYS if k in attributes}
+                clean_attributes({k: attributes[k] for k in _KEPT_KEYS if k in attributes})
             ),
         }
         with self._lock:

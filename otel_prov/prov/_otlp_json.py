@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_prov.prov._iris import span_hex
-from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify
+from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify, clean_record
 from otel_prov.semconv import SERVICE_NAME
 
 __all__ = ["ParsedSpans", "parse_otlp_json"]
@@ -192,20 +192,22 @@ def _span(raw: Any, service: str | None, where: str, problems: list[str]) -> Spa
         return None
     where = f"{where} ({span_hex(span_id)})"
     attributes = _attributes(raw, where, problems)
-    return SpanRecord(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_id=parent_id,
-        name=name,
-        start_ns=start_ns,
-        end_ns=end_ns,
-        status=status,
-        status_message=message,
-        attributes=attributes,
-        events=tuple(_events(raw, where, problems)),
-        links=tuple(_links(raw, where, problems)),
-        service_name=service,
-        role=classify(attributes, root=parent_id is None),
+    return clean_record(
+        SpanRecord(
+            trace_id=trace_id,
+            span_id=span_id,
+            parent_id=parent_id,
+            name=name,
+            start_ns=start_ns,
+            end_ns=end_ns,
+            status=status,
+            status_message=message,
+            attributes=attributes,
+            events=tuple(_events(raw, where, problems)),
+            links=tuple(_links(raw, where, problems)),
+            service_name=service,
+            role=classify(attributes, root=parent_id is None),
+        )
     )
 
 

@@ -7,7 +7,9 @@ mapper depends on none of them and stays a pure function.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +27,9 @@ __all__ = [
     "SpanRecord",
     "attribute_length_limit",
     "classify",
+    "clean_attributes",
+    "clean_record",
+    "clean_text",
     "record_from_span",
 ]
 
@@ -84,6 +89,55 @@ class SpanRecord:
     truncated: frozenset[str] = frozenset()
     """Attribute keys whose string value is exactly as long as the SDK's attribute length
     limit: most likely cut by it (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)."""
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD; ``text`` itself when it has none.
+
+    Python strings can hold surrogates (``surrogateescape``, ``json.loads('"\\ud83d"')``)
+    that no UTF-8 encoder accepts: left in, they break the hash, the blob, the WAL line
+    and the store's literal, and the session falls apart.  A pair spelled as two code
+    points is joined into the one character it encodes.
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return _SURROGATE.sub("\ufffd", joined)
+
+
+def _clean_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(_clean_value(item) for item in value)
+    return value
+
+
+def clean_record(record: SpanRecord) -> SpanRecord:
+    """``record`` with every string in it encodable (see :func:`clean_text`).
+
+    Every way into the pipeline (SDK spans, OTLP files, the WAL) passes through here, so
+    a value, its hash, its blob and its WAL line are computed from the same text.
+    """
+    return dataclasses.replace(
+        record,
+        name=clean_text(record.name),
+        status_message=None if record.status_message is None else clean_text(record.status_message),
+        attributes=clean_attributes(record.attributes),
+        events=tuple(
+            SpanEvent(clean_text(e.name), e.time_ns, clean_attributes(e.attributes))
+            for e in record.events
+        ),
+        service_name=None if record.service_name is None else clean_text(record.service_name),
+    )
+
+
+def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """Attributes (keys too) with every string made encodable, see :func:`clean_text`."""
+    return {clean_text(key): _clean_value(value) for key, value in attributes.items()}
 
 
 _SESSION_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow"})
@@ -146,26 +200,28 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
     limit = attribute_length_limit(span)
     resource = span.resource.attributes if span.resource is not None else {}
     service = resource.get(SERVICE_NAME)
-    return SpanRecord(
-        trace_id=context.trace_id if context is not None else 0,
-        span_id=context.span_id if context is not None else 0,
-        parent_id=parent.span_id if parent is not None else None,
-        name=span.name,
-        start_ns=span.start_time or 0,
-        end_ns=span.end_time if ended else None,
-        status=_STATUS.get(span.status.status_code, "unset"),
-        status_message=span.status.description,
-        attributes=attributes,
-        events=tuple(
-            SpanEvent(event.name, event.timestamp, dict(event.attributes or {}))
-            for event in span.events
-        ),
-        links=tuple(
-            (link.context.trace_id, link.context.span_id) for link in span.links if link.context
-        ),
-        service_name=service if isinstance(service, str) else None,
-        role=classify(attributes, root=parent is None),
-        truncated=_at_limit(attributes, limit),
+    return clean_record(
+        SpanRecord(
+            trace_id=context.trace_id if context is not None else 0,
+            span_id=context.span_id if context is not None else 0,
+            parent_id=parent.span_id if parent is not None else None,
+            name=span.name,
+            start_ns=span.start_time or 0,
+            end_ns=span.end_time if ended else None,
+            status=_STATUS.get(span.status.status_code, "unset"),
+            status_message=span.status.description,
+            attributes=attributes,
+            events=tuple(
+                SpanEvent(event.name, event.timestamp, dict(event.attributes or {}))
+                for event in span.events
+            ),
+            links=tuple(
+                (link.context.trace_id, link.context.span_id) for link in span.links if link.context
+            ),
+            service_name=service if isinstance(service, str) else None,
+            role=classify(attributes, root=parent is None),
+            truncated=_at_limit(attributes, limit),
+        )
     )
 
 

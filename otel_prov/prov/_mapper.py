@@ -116,6 +116,13 @@ _DIGEST_KEYS = {
 }
 
 
+def _recorded(attributes: Mapping[str, Any], key: str) -> bool:
+    """Was a value recorded under ``key``: the value itself, or (content capture off) the
+    hash our instrumentation records in its place.  The graph's shape must not depend on
+    whether the text was captured."""
+    return key in attributes or _DIGEST_KEYS.get(key, ("", ""))[1] in attributes
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Content:
     """A content value and what describes it when the value itself is partial or absent."""
@@ -309,7 +316,7 @@ class _Tree:
         tools = self.tool_calls(iteration)
         activity = activity_iri(iteration.trace_id, iteration.span_id)
         if not tools:
-            present = sc.OTEL_PROV_OBSERVATION in iteration.attributes
+            present = _recorded(iteration.attributes, sc.OTEL_PROV_OBSERVATION)
             return [entity_iri(activity, "observation")] if present else []
         return [
             entity_iri(activity_iri(tool.trace_id, tool.span_id), "observation")
@@ -343,7 +350,7 @@ class _Tree:
         return sorted(found)
 
     def thought(self, iteration: SpanRecord) -> str | None:
-        if sc.OTEL_PROV_THOUGHT not in iteration.attributes:
+        if not _recorded(iteration.attributes, sc.OTEL_PROV_THOUGHT):
             return None
         return entity_iri(activity_iri(iteration.trace_id, iteration.span_id), "thought")
 

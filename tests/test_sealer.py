@@ -175,3 +175,18 @@ def test_sealer_chains_per_agent_and_starts_from_stored_heads() -> None:
     assert previous[bundle_of[second.trace_id]] == bundle_of[first.trace_id]
     assert not any(p == O.previousBundle for _, p, _ in other.triples)
     assert not any(p == P.wasRevisionOf for r in (first, second) for _, p, _ in r.triples)
+
+
+def test_the_chain_head_is_the_latest_instant_not_the_greatest_text() -> None:
+    # "...05Z" sorts after "...05.3Z" as text ("Z" > "."), but is 0.3 s earlier.
+    times = {
+        "early": "2026-01-01T00:00:05Z",
+        "late": "2026-01-01T00:00:05.3Z",
+        "offset": "2026-01-01T01:00:04+01:00",
+    }
+    rows = [
+        {"agent": "urn:a", "bundle": f"urn:b:{name}", "hash": f"sha256:{name}", "time": time}
+        for name, time in times.items()
+    ]
+    heads = chain_heads_from_rows(rows)
+    assert heads == {"<urn:a>": {"bundle": "<urn:b:late>", "hash": "sha256:late"}}

@@ -32,6 +32,7 @@ __all__ = [
     "boolean",
     "canonical_datetime",
     "datetime_from_ns",
+    "instant_order",
     "integer",
     "iri",
     "literal",
@@ -142,6 +143,16 @@ def canonical_datetime(lexical: str) -> str:
     moment = moment.astimezone(timezone.utc)
     fraction = f".{moment.microsecond:06d}".rstrip("0") if moment.microsecond else ""
     return f"{moment.strftime('%Y-%m-%dT%H:%M:%S')}{fraction}Z"
+
+
+def instant_order(lexical: str) -> tuple[str, str]:
+    """A stored ``xsd:dateTime`` as a key that sorts as the instants do.
+
+    The text alone misorders: canonical forms drop the fraction's trailing zeros, so
+    ``...05Z`` sorts after ``...05.3Z``, and stores print offsets differently.
+    """
+    seconds, _, fraction = canonical_datetime(lexical).removesuffix("Z").partition(".")
+    return seconds, fraction.ljust(6, "0")
 
 
 def iri(value: str) -> str:

@@ -33,7 +33,7 @@ from otel_prov.prov._bundle import (
     session_content,
 )
 from otel_prov.prov._iris import entity_iri
-from otel_prov.prov._rdf import PREFIXES, Triple
+from otel_prov.prov._rdf import PREFIXES, Triple, instant_order
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._vocab import P
 
@@ -126,13 +126,13 @@ SELECT ?agent ?bundle ?hash ?time WHERE {{ GRAPH {graph} {{
 
 def chain_heads_from_rows(rows: Iterable[Mapping[str, str | None]]) -> dict[str, dict[str, str]]:
     """Agent IRI term -> its newest bundle (``{"bundle", "hash"}``), from the query's rows."""
-    newest: dict[str, tuple[str, str, str]] = {}
+    newest: dict[str, tuple[tuple[str, str], str, str]] = {}
     for row in rows:
         agent, bundle, digest, time = (row.get(k) for k in ("agent", "bundle", "hash", "time"))
         if not (agent and bundle and digest and time):
             continue
-        if agent not in newest or (time, bundle) > newest[agent][:2]:
-            newest[agent] = (time, bundle, digest)
+        if agent not in newest or (instant_order(time), bundle) > newest[agent][:2]:
+            newest[agent] = (instant_order(time), bundle, digest)
     return {
         f"<{agent}>": {"bundle": f"<{bundle}>", "hash": digest}
         for agent, (_, bundle, digest) in newest.items()

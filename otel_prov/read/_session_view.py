@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from otel_prov.processing._blobs import BlobError, read_blob
-from otel_prov.prov._rdf import InvalidIRIError, iri, literal
+from otel_prov.prov._rdf import InvalidIRIError, instant_order, iri, literal
 from otel_prov.read._backend import QueryBackend
 
 __all__ = [
@@ -245,7 +245,7 @@ WHERE {{ GRAPH {graph} {{
     if view.answer is None:
         answered = [sub for sub in view.nested_sessions() if sub.answer is not None]
         if answered:
-            last = max(answered, key=lambda sub: _instant(sub.end or sub.start))
+            last = max(answered, key=lambda sub: instant_order(sub.end or sub.start))
             view.answer, view.answered_by = last.answer, last.id
     return view
 
@@ -304,15 +304,6 @@ def _settled_row(rows: Sequence[Mapping[str, str | None]]) -> Mapping[str, str |
     failed = max(int(row["failed"] or 0) for row in rows)
     chosen = next(row for row in rows if (row["status"] or "") == status)
     return {**chosen, "failed": str(failed)}
-
-
-def _instant(stamp: str) -> tuple[str, str]:
-    """A canonical UTC ``xsd:dateTime`` (as backends return them) in an order-true form.
-
-    Canonical forms drop the fraction's trailing zeros, so the text alone misorders.
-    """
-    seconds, _, fraction = stamp.removesuffix("Z").partition(".")
-    return seconds, fraction.ljust(6, "0")
 
 
 _DESCRIPTORS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify
+from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify, clean_record
 
 TRACE = 0x4BF92F3577B34DA6A3CE929D0E0E4736
 T0 = 1_764_460_800_000_000_000  # 2025-11-30T00:00:00Z in ns
@@ -25,20 +25,23 @@ def make_span(
     links: tuple[tuple[int, int], ...] = (),
     **attributes: Any,
 ) -> SpanRecord:
-    """A span record; attribute keyword names use ``__`` for dots (``gen_ai__tool__name``)."""
+    """A span record as the pipeline takes it in (cleaned at the boundary, as every source's
+    are); attribute keyword names use ``__`` for dots (``gen_ai__tool__name``)."""
     attrs = {key.replace("__", "."): value for key, value in attributes.items()}
-    return SpanRecord(
-        trace_id=trace_id,
-        span_id=span_id,
-        parent_id=parent,
-        name=name,
-        start_ns=T0 + int(start_ms * 1_000_000),
-        end_ns=None if end_ms is None else T0 + int(end_ms * 1_000_000),
-        status=status,
-        status_message=message,
-        attributes=attrs,
-        events=events,
-        links=links,
-        service_name=service,
-        role=classify(attrs),
+    return clean_record(
+        SpanRecord(
+            trace_id=trace_id,
+            span_id=span_id,
+            parent_id=parent,
+            name=name,
+            start_ns=T0 + int(start_ms * 1_000_000),
+            end_ns=None if end_ms is None else T0 + int(end_ms * 1_000_000),
+            status=status,
+            status_message=message,
+            attributes=attrs,
+            events=events,
+            links=links,
+            service_name=service,
+            role=classify(attrs),
+        )
     )

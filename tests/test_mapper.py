@@ -297,7 +297,11 @@ def test_agent_and_tool_names_always_give_valid_iris(name: str) -> None:
         make_span(1, None, gen_ai__operation__name="invoke_agent", gen_ai__agent__name=name),
         make_span(2, 1, gen_ai__operation__name="execute_tool", gen_ai__tool__name=name),
     ]
-    for s, _, o in map_spans(spans).triples:
+    record = map_spans(spans)
+    assert record.problems == ()
+    assert (_act(1), RDF_TYPE, O.AgentSession) in record.triples
+    assert (_act(2), RDF_TYPE, O.ToolCall) in record.triples
+    for s, _, o in record.triples:
         for term in (s, o):
             if term.startswith("<"):
                 assert iri(term[1:-1]) == term

@@ -302,7 +302,6 @@ def test_a_flat_session_keeps_its_own_answer_and_no_sub_sessions(store: Path) ->
 def test_openai_agents_handoff_shows_billing_under_the_handoff(
     tmp_path: Path, turn_spans: bool
 ) -> None:
-    pytest.importorskip("agents")
     from agents import Runner
     from agents.tracing import set_trace_processors
 

@@ -18,9 +18,6 @@ from typing import Any
 from uuid import uuid4
 
 import pytest
-
-pytest.importorskip("langchain.agents")
-
 import requests
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, wrap_tool_call

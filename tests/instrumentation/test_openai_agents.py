@@ -18,11 +18,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
-pytest.importorskip("agents")
-
 import pyoxigraph
+import pytest
 from agents import (
     Agent,
     RunConfig,

@@ -18,9 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("smolagents")
-
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.context import Context

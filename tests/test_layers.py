@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("otel_prov.exporters",),
     ("otel_prov.processing",),
     ("otel_prov.read",),
+    ("otel_prov.ingest",),
     ("otel_prov.instrumentation",),
     ("otel_prov.setup",),
     ("otel_prov.cli", "otel_prov.demo"),

@@ -22,7 +22,6 @@ import pyoxigraph
 from otel_prov._settings import env_str
 from otel_prov._version import __version__
 from otel_prov.capture import _content
-from otel_prov.cli._import import ImportSummary, import_spans
 from otel_prov.cli._render import (
     render_html,
     render_json,
@@ -40,6 +39,7 @@ from otel_prov.environment_variables import (
 from otel_prov.exporters._base import ProvExporter, graph_term
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
 from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
+from otel_prov.ingest._import import ImportSummary, import_spans
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.prov._rdf import PREFIXES

@@ -1,0 +1,3 @@
+"""Spans that were recorded elsewhere, into provenance: OTLP files (``otel-prov import``)
+and, later, OTLP requests.  Each trace is mapped whole, sealed once and exported, with
+what the destination already holds read back so that nothing is sealed twice."""

@@ -383,7 +383,7 @@ class _Out:
         """The first content value among ``keys``, with its hash and size; or, when our
         instrumentation left the content off, the hash and size it recorded instead.
         ``pick`` (``question``, ``answer``, ``result``): the text to take out of a
-        third-party payload that wraps it (see ``_third_party.unwrapped``)."""
+        third-party payload that wraps it (see ``_conventions.unwrapped``)."""
         attributes = self.span.attributes
         for key in keys:
             if attributes.get(key) is None:

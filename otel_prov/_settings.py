@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["env_bool", "env_float", "env_int", "env_str"]
+__all__ = ["env_bool", "env_choice", "env_float", "env_int", "env_str"]
 
 _logger = logging.getLogger(__name__)
 
@@ -35,6 +35,17 @@ def env_bool(name: str, default: bool) -> bool:
     if value in _FALSE:
         return False
     _logger.warning("%s=%r is not a boolean (true/false); using %s", name, value, default)
+    return default
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    """One of ``choices`` (case-insensitive); anything else is logged and the default used."""
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value in choices:
+        return value
+    _logger.warning("%s=%r is not one of %s; using %s", name, value, "/".join(choices), default)
     return default
 
 

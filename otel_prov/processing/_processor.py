@@ -39,7 +39,7 @@ from opentelemetry.context import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_prov._settings import env_float, env_int, env_str
+from otel_prov._settings import env_choice, env_float, env_int, env_str
 from otel_prov.capture._redaction import redact_span_record
 from otel_prov.environment_variables import (
     OTEL_PROV_BLOB_DIR,
@@ -132,7 +132,9 @@ class ProvSpanProcessor(SpanProcessor):
     ``late_span_grace`` after their end for children arriving in later batches.
     ``wal_dir`` (``OTEL_PROV_WAL_DIR``): record each tool call at dispatch in a
     write-ahead log there (see ``_wal``); a tool call whose process died is stored as
-    ``incomplete`` by the next processor started on the same directory.
+    ``incomplete`` by the next processor started on the same directory.  ``wal_fsync``
+    (``OTEL_PROV_WAL_FSYNC``, ``always`` or ``never``, default never): fsync each intent,
+    so that it survives a machine crash too, not only the process's.
     ``blob_dir`` (``OTEL_PROV_BLOB_DIR``, default ``.otel-prov/blobs``) and
     ``blob_threshold`` (bytes, ``OTEL_PROV_BLOB_THRESHOLD``, default 64 KiB): larger values
     are written there once, by hash, and the graph keeps a preview and a pointer.
@@ -149,6 +151,7 @@ class ProvSpanProcessor(SpanProcessor):
         export_batch_size: int = 64,
         knows_open_spans: bool = True,
         wal_dir: str | os.PathLike[str] | None = None,
+        wal_fsync: bool | None = None,
         blob_dir: str | os.PathLike[str] | None = None,
         blob_threshold: int | None = None,
     ) -> None:
@@ -193,9 +196,11 @@ class ProvSpanProcessor(SpanProcessor):
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered = recover_intents(Path(wal_path))
-            self._wal = IntentLog(
-                Path(wal_path), fsync=env_str(OTEL_PROV_WAL_FSYNC, "never") == "always"
-            )
+            if wal_fsync is None:
+                wal_fsync = (
+                    env_choice(OTEL_PROV_WAL_FSYNC, ("always", "never"), "never") == "always"
+                )
+            self._wal = IntentLog(Path(wal_path), fsync=wal_fsync)
         self._prepare = RecordPreparer.from_settings(
             blob_dir=blob_dir, blob_threshold=blob_threshold
         )

@@ -83,6 +83,9 @@ def configure(
     session_timeout: float | None = None,
     max_pending_spans: int | None = None,
     wal_dir: str | os.PathLike[str] | None = None,
+    wal_fsync: bool | None = None,
+    blob_dir: str | os.PathLike[str] | None = None,
+    blob_threshold: int | None = None,
     redact: Callable[[str], str] | None = None,
     redact_patterns: Sequence[str] = (),
     set_global: bool = True,
@@ -104,6 +107,8 @@ def configure(
     value where it is set on a span, and every string attribute, event attribute and status
     message of every span (third-party instrumentations' included) on its way to the OTLP
     exporter and to the provenance, so neither ever holds the original.
+    ``wal_dir``, ``wal_fsync``, ``blob_dir`` and ``blob_threshold`` (and their
+    ``OTEL_PROV_*`` variables) are the :class:`~otel_prov.ProvSpanProcessor`'s.
     ``set_global=False`` leaves the global provider alone.
     """
     if capture_content is not None:
@@ -129,6 +134,9 @@ def configure(
         session_timeout=session_timeout,
         max_pending_spans=max_pending_spans,
         wal_dir=wal_dir or env_str(OTEL_PROV_WAL_DIR, DEFAULT_WAL_DIR),
+        wal_fsync=wal_fsync,
+        blob_dir=blob_dir,
+        blob_threshold=blob_threshold,
     )
     provider.add_span_processor(processor)
     if set_global:

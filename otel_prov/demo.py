@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import operator
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,43 +47,71 @@ class Step:
     output_tokens: int
 
 
-_SCRIPT = (
-    Step("I need the current weather in Paris.", "get_weather", '{"city": "Paris"}', 112, 24),
-    Step(
-        "The weather service timed out. I will try once more.",
-        "get_weather",
-        '{"city": "Paris"}',
-        161,
-        27,
-    ),
-    Step(
-        "It is 18 °C. In Fahrenheit that is 18 * 9 / 5 + 32.",
-        "calculator",
-        '{"expression": "18 * 9 / 5 + 32"}',
-        203,
-        31,
-    ),
-    Step(
-        "I have everything I need.",
-        "final_answer",
-        '{"answer": "It is 64.4 °F (18 °C) in Paris, with light rain."}',
-        241,
-        29,
-    ),
-)
+_CITY = re.compile(r"\bin ([A-Z][\w-]*(?:(?: (?:de|del|da|do|la|le|of|on|upon))? [A-Z][\w-]*)*)")
+_CELSIUS = re.compile(r"(-?\d+(?:\.\d+)?) °C")
+_TOKENS = {"get_weather": (112, 24), "retry": (161, 27), "calculator": (203, 31)}
 
 
 class ScriptedModel:
-    """Returns the next prepared step on each call, like a chat model would."""
+    """A deterministic stand-in for a chat model: it reads the question and the last
+    observation and decides the next step as a ReAct model would (weather, retry after an
+    error, convert to Fahrenheit if asked, answer), so no network or API key is needed."""
 
     name = "scripted-react-1"
     provider = "otel-prov-demo"
 
-    def __init__(self, script: tuple[Step, ...] = _SCRIPT) -> None:
-        self._steps = iter(script)
+    def __init__(self, question: str = DEMO_QUESTION) -> None:
+        found = _CITY.search(question)
+        self._city = found.group(1) if found else "Paris"
+        self._fahrenheit = "fahrenheit" in question.lower()
+        self._weather: str | None = None
+        self._celsius: float | None = None
+        self._steps = 0
 
     def next_step(self, observation: str | None) -> Step:
-        return next(self._steps)
+        self._steps += 1
+        city = json.dumps({"city": self._city}, ensure_ascii=False)
+        if self._weather is None:
+            if observation is None:
+                return self._step(
+                    f"I need the current weather in {self._city}.", "get_weather", city
+                )
+            if observation.startswith("error:"):
+                return self._step(
+                    "The weather service timed out. I will try once more.",
+                    "get_weather",
+                    city,
+                    tokens="retry",
+                )
+            self._weather = observation
+            found = _CELSIUS.search(observation)
+            self._celsius = float(found.group(1)) if found else None
+            if self._fahrenheit and self._celsius is not None:
+                expression = f"{self._celsius:g} * 9 / 5 + 32"
+                return self._step(
+                    f"It is {self._celsius:g} °C. In Fahrenheit that is {expression}.",
+                    "calculator",
+                    json.dumps({"expression": expression}),
+                )
+        sky = self._weather.split(", ", 1)[1] if ", " in self._weather else ""
+        with_sky = f", with {sky}" if sky else ""
+        if self._fahrenheit and self._celsius is not None and observation is not None:
+            answer = f"It is {observation} °F ({self._celsius:g} °C) in {self._city}{with_sky}."
+        else:
+            answer = (
+                f"It is {self._weather.split(': ', 1)[-1].split(',')[0]} in {self._city}{with_sky}."
+            )
+        return Step(
+            "I have everything I need.",
+            "final_answer",
+            json.dumps({"answer": answer}, ensure_ascii=False),
+            241,
+            29,
+        )
+
+    def _step(self, thought: str, action: str, arguments: str, *, tokens: str = "") -> Step:
+        used_in, used_out = _TOKENS[tokens or action]
+        return Step(thought, action, arguments, used_in, used_out)
 
 
 _OPERATORS: dict[type[ast.AST], Callable[[Any, Any], Any]] = {
@@ -138,7 +167,7 @@ def run_demo_agent(
     weather service over HTTP); ``follows`` links the session to earlier work;
     ``on_session`` is called with the session span when it starts.
     """
-    model, tools = ScriptedModel(), tools or WeatherTools()
+    model, tools = ScriptedModel(question), tools or WeatherTools()
     observation: str | None = None
     tp = tracer_provider
     with agent_session(

@@ -9,6 +9,11 @@ With ``opentelemetry-distro`` installed too, pick ours with
 ``OTEL_PYTHON_CONFIGURATOR=otel_prov``; with the distro's, ``prov`` still works as an
 exporter.
 
+The OTLP protocol defaults to ``http/protobuf``, the OTLP specification's default and
+``configure()``'s, where the SDK alone would pick gRPC: the same variables then reach the
+same receiver whichever way the agent is set up.  ``OTEL_EXPORTER_OTLP_PROTOCOL`` (or its
+``_TRACES_`` form) still picks ``grpc``.
+
 Every traces exporter the SDK builds from ``OTEL_TRACES_EXPORTER`` (``otlp``, ``console``,
 ...) is wrapped in a :class:`~otel_prov.RedactingSpanExporter`, so once redaction is
 configured in the process (``OTEL_PROV_REDACT_PATTERNS``, read here), spans leave
@@ -35,6 +40,8 @@ from otel_prov.environment_variables import (
 __all__ = ["ProvConfigurator", "processor_installed", "wants_provenance"]
 
 _installed = False
+
+_PROTOCOL_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 
 
 def processor_installed() -> bool:
@@ -67,6 +74,8 @@ class ProvConfigurator(_OTelSDKConfigurator):
 
     def _configure(self, **kwargs: Any) -> None:
         global _installed
+        if not any(os.environ.get(name) for name in _PROTOCOL_VARIABLES):
+            os.environ[_PROTOCOL_VARIABLES[0]] = "http/protobuf"
         patterns = _content.patterns_from_environment()
         if patterns:
             _content.set_redaction(None, patterns)

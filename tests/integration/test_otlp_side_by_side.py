@@ -64,3 +64,23 @@ def test_every_span_in_phoenix_is_an_activity_in_the_store_and_back(
     assert in_phoenix == in_store
     names = {span["name"] for span in stored}
     assert {"invoke_agent weather-assistant", "execute_tool get_weather"} <= names
+
+
+def test_the_readme_zero_code_command_reaches_an_http_receiver_with_no_protocol_set(
+    phoenix: Phoenix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's command: OTEL_EXPORTER_OTLP_ENDPOINT at an OTLP/HTTP receiver, no
+    # protocol named.  The SDK's own default is gRPC, which an HTTP port cannot parse;
+    # configure() defaults to http/protobuf (the OTLP specification's default), and so
+    # does the configurator, so that the two ways of setting up agree.
+    for name in ("OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"):
+        monkeypatch.delenv(name, raising=False)
+    project = "otel-prov-readme"
+    run_plain_agent(
+        "otlp,prov",
+        OTEL_EXPORTER_OTLP_ENDPOINT=phoenix.http_endpoint,
+        OTEL_RESOURCE_ATTRIBUTES=f"openinference.project.name={project}",
+        OTEL_PROV_STORE=str(tmp_path / "store"),
+    )
+    stored = phoenix.spans(project, expected=SPANS_PER_RUN, timeout=60)
+    assert len(stored) == SPANS_PER_RUN

@@ -28,4 +28,4 @@ USER agent
 
 # The agent service on :8000 (POST /ask), its weather service on :8001.
 EXPOSE 8000
-CMD ["python", "examples/service_app.py"]
+CMD ["python", "examples/service_app.py", "--host", "0.0.0.0"]

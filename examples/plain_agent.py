@@ -1,5 +1,10 @@
 """An agent script with no OpenTelemetry set-up at all: run it under opentelemetry-instrument.
 
+    # provenance only, on this machine (no Collector needed):
+    OTEL_TRACES_EXPORTER=prov OTEL_SERVICE_NAME=plain-agent \\
+        opentelemetry-instrument python examples/plain_agent.py
+
+    # and the same spans to an OTLP receiver (a Collector, Jaeger, Phoenix...) on :4318:
     OTEL_TRACES_EXPORTER=otlp,prov OTEL_SERVICE_NAME=plain-agent \\
         opentelemetry-instrument python examples/plain_agent.py
 

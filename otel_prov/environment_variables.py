@@ -138,3 +138,11 @@ Regular expressions whose matches become ``[REDACTED]`` in every span attribute 
 anything leaves the process, as a JSON array (``["sk-[A-Za-z0-9]{20,}"]``); the same as
 ``configure(redact_patterns=...)``, and the way to switch redaction on in zero-code setups.
 """
+
+OTEL_PROV_PROVENANCE = "OTEL_PROV_PROVENANCE"
+"""
+.. envvar:: OTEL_PROV_PROVENANCE
+
+``false`` makes ``configure()`` record no provenance in the process, only OTLP: for agents
+whose traces a Collector sends to ``otel-prov receive``.  Default ``true``.
+"""

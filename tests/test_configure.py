@@ -48,7 +48,7 @@ def test_otlp_is_added_when_an_endpoint_is_set(
         assert isinstance(exporter, kind)
     finally:
         exporter_shutdown = exporter.shutdown
-        handle.processor.shutdown()
+        handle.shutdown()
         exporter_shutdown()
 
 
@@ -76,5 +76,19 @@ def test_bad_input_reaches_the_store_as_far_as_it_converts(tmp_path: Path) -> No
         step.set_attribute("otel_prov.thought", 3.5)  # wrong type
         step.set_attribute("otel_prov.observation", "x" * 10_000_000)
     handle.shutdown()
+    assert handle.processor is not None
     stats = handle.processor.statistics()
     assert stats.records_exported == 1 and stats.problems == 2
+
+
+def test_provenance_off_leaves_otlp_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("OTEL_PROV_PROVENANCE", "false")
+    handle = otel_prov.configure(store=tmp_path / "s", set_global=False)
+    try:
+        assert handle.processor is None and handle.exporter is None
+        processors = handle.tracer_provider._active_span_processor._span_processors
+        assert len(processors) == len(_exporters(handle)) == 1  # OTLP, nothing else
+    finally:
+        handle.shutdown()
+    assert not (tmp_path / "s").exists()  # no store was even opened

@@ -285,8 +285,8 @@ def _demo(args: argparse.Namespace, graph: str) -> int:
         run_demo_agent(tracer_provider=handle.tracer_provider)
     finally:
         handle.shutdown()
-    stats = handle.processor.statistics()
-    if stats.records_failed or not stats.records_exported:
+    stats = handle.processor.statistics() if handle.processor is not None else None
+    if stats is None or stats.records_failed or not stats.records_exported:
         print(
             "otel-prov: the demo's provenance was not stored (see the log above)", file=sys.stderr
         )

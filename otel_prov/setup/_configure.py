@@ -11,10 +11,10 @@ from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 
-from otel_prov._settings import env_str
+from otel_prov._settings import env_bool, env_str
 from otel_prov.capture import _content
 from otel_prov.capture._redaction import RedactingSpanExporter
-from otel_prov.environment_variables import OTEL_PROV_WAL_DIR
+from otel_prov.environment_variables import OTEL_PROV_PROVENANCE, OTEL_PROV_WAL_DIR
 from otel_prov.exporters import ProvExporter
 from otel_prov.processing._processor import ProvSpanProcessor
 from otel_prov.setup._destination import exporter_from_settings
@@ -33,8 +33,9 @@ class ProvHandle:
     """What :func:`configure` built; flush or shut it all down through it."""
 
     tracer_provider: TracerProvider
-    processor: ProvSpanProcessor
-    exporter: ProvExporter
+    processor: ProvSpanProcessor | None
+    """None with ``provenance=False``: OTLP only."""
+    exporter: ProvExporter | None
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self.tracer_provider.force_flush(timeout_millis)
@@ -86,6 +87,7 @@ def configure(
     wal_fsync: bool | None = None,
     blob_dir: str | os.PathLike[str] | None = None,
     blob_threshold: int | None = None,
+    provenance: bool | None = None,
     redact: Callable[[str], str] | None = None,
     redact_patterns: Sequence[str] = (),
     set_global: bool = True,
@@ -109,6 +111,8 @@ def configure(
     exporter and to the provenance, so neither ever holds the original.
     ``wal_dir``, ``wal_fsync``, ``blob_dir`` and ``blob_threshold`` (and their
     ``OTEL_PROV_*`` variables) are the :class:`~otel_prov.ProvSpanProcessor`'s.
+    ``provenance=False`` (``OTEL_PROV_PROVENANCE=false``) records no provenance here, only
+    OTLP: for agents behind a Collector whose ``otel-prov receive`` maps their traces.
     ``set_global=False`` leaves the global provider alone.
     """
     if capture_content is not None:
@@ -116,29 +120,31 @@ def configure(
     redact_patterns = list(redact_patterns) or _content.patterns_from_environment()
     if redact is not None or redact_patterns:
         _content.set_redaction(redact, redact_patterns)
-    if exporter is None:
-        exporter = exporter_from_settings(
-            store=store,
-            sparql_update_endpoint=sparql_update_endpoint,
-            sparql_query_endpoint=sparql_query_endpoint,
-            sparql_headers=sparql_headers,
-            spool_dir=spool_dir,
-            graph=graph,
-        )
     resource = Resource.create({SERVICE_NAME: service_name} if service_name else {})
     provider = TracerProvider(resource=resource)
     if otlp or (otlp is None and any(env_str(name) for name in _OTLP_ENDPOINT_VARIABLES)):
         provider.add_span_processor(_otlp_processor())
-    processor = ProvSpanProcessor(
-        exporter,
-        session_timeout=session_timeout,
-        max_pending_spans=max_pending_spans,
-        wal_dir=wal_dir or env_str(OTEL_PROV_WAL_DIR, DEFAULT_WAL_DIR),
-        wal_fsync=wal_fsync,
-        blob_dir=blob_dir,
-        blob_threshold=blob_threshold,
-    )
-    provider.add_span_processor(processor)
+    processor = None
+    if provenance if provenance is not None else env_bool(OTEL_PROV_PROVENANCE, True):
+        if exporter is None:
+            exporter = exporter_from_settings(
+                store=store,
+                sparql_update_endpoint=sparql_update_endpoint,
+                sparql_query_endpoint=sparql_query_endpoint,
+                sparql_headers=sparql_headers,
+                spool_dir=spool_dir,
+                graph=graph,
+            )
+        processor = ProvSpanProcessor(
+            exporter,
+            session_timeout=session_timeout,
+            max_pending_spans=max_pending_spans,
+            wal_dir=wal_dir or env_str(OTEL_PROV_WAL_DIR, DEFAULT_WAL_DIR),
+            wal_fsync=wal_fsync,
+            blob_dir=blob_dir,
+            blob_threshold=blob_threshold,
+        )
+        provider.add_span_processor(processor)
     if set_global:
         trace.set_tracer_provider(provider)
     return ProvHandle(provider, processor, exporter)

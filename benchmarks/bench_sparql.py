@@ -4,11 +4,13 @@
    handed to the processor, assembled, mapped, batched, posted, acknowledged) vs.
    posting the same N-Quads raw at the same batch size on one persistent connection
    (requests.Session; http.client shown too, to justify the HTTP client).  Target >= 0.8x.
-2. The same vs. a naive exporter: one SPARQLWrapper INSERT DATA per span.  Target >= 10x.
-   Also the optional Graph Store Protocol bulk mode, same spans.
+2. The same vs. a plain hand-written exporter: one INSERT DATA per session, mapped by our
+   mapper, on one persistent connection.  Target >= 1x (batching across sessions must not
+   lose to it).  Also the optional Graph Store Protocol bulk mode, same spans.
 3. Latency from a session's end to the store answering for it, default settings.
    Target p99 <= 1 s.
-Each side writes to a fresh server so that no side re-inserts what is already stored.
+Each side writes to a fresh server so that no side re-inserts what is already stored, and
+the order of the sides is reversed every round, so that drift of a noisy machine hits all.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -28,7 +30,6 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otel_prov.exporters import ExportResult, ProvExporter, SparqlUpdateExporter
 from otel_prov.exporters._sparql_client import update_text
-from SPARQLWrapper import POST, SPARQLWrapper
 
 import otel_prov
 from benchmarks.workload import report
@@ -144,27 +145,21 @@ def _raw_http_client(server: SparqlServer, bodies: list[bytes]) -> float:
     return time.perf_counter() - start
 
 
-def _naive(
-    server: SparqlServer, records_spans: list[list[SpanRecord]], budget_s: float
-) -> tuple[float, int]:
-    """One SPARQLWrapper INSERT DATA per span, as a first attempt would do it.
-
-    It gets the same sessions in the same order, for ``budget_s`` seconds: it is far too
-    slow to wait for, and its rate only falls as the store grows.
-    """
+def _per_session(server: SparqlServer, records_spans: list[list[SpanRecord]]) -> tuple[float, int]:
+    """One INSERT DATA per session on one persistent connection: what a careful first
+    exporter would do (the mapping is ours on both sides, so the delivery is compared)."""
+    client = requests.Session()
     triples = 0
     start = time.perf_counter()
     for spans in records_spans:
-        if time.perf_counter() - start > budget_s:
-            break
-        for span in spans:
-            mapped = map_spans([span]).triples
-            triples += len(mapped)
-            wrapper = SPARQLWrapper(server.update_endpoint)
-            wrapper.setMethod(POST)
-            body = " ".join(f"{s} {p} {o} ." for s, p, o in mapped)
-            wrapper.setQuery(f"INSERT DATA {{ GRAPH {GRAPH} {{ {body} }} }}")
-            wrapper.query()
+        mapped = map_spans(spans).triples
+        triples += len(mapped)
+        body = update_text({GRAPH: [f"{s} {p} {o} ." for s, p, o in mapped]}).encode()
+        client.post(
+            server.update_endpoint,
+            data=body,
+            headers={"Content-Type": "application/sparql-update"},
+        ).raise_for_status()
     return time.perf_counter() - start, triples
 
 
@@ -204,27 +199,33 @@ def main() -> None:
             return server
 
         spans = _recorded_spans(SESSIONS)
-        ours_runs, raw_runs, raw_http_runs = [], [], []
-        for round_ in range(2):  # alternate, on fresh servers, so drift hits both sides
-            ours_s, records = _pipeline(fresh(), root / f"spool-{round_}", spans)
-            bodies = _batches(records)
-            ours_runs.append(ours_s)
-            raw_runs.append(_raw_requests(fresh(), bodies))
-            raw_http_runs.append(_raw_http_client(fresh(), bodies))
-        triples = sum(len(r.triples) for r in records)
-        ours_s, raw_s, raw_http_s = min(ours_runs), min(raw_runs), min(raw_http_runs)
-        gsp_s, _ = _pipeline(fresh(), root / "spool3", spans, graph_store=True)
         by_trace: dict[int, list[SpanRecord]] = {}
         for span in spans:
             by_trace.setdefault(span.context.trace_id, []).append(record_from_span(span))
-        naive_s, naive_triples = _naive(fresh(), list(by_trace.values()), budget_s=30)
+        records_spans = list(by_trace.values())
+        _, records = _pipeline(fresh(), root / "spool-warm", spans)
+        bodies = _batches(records)
+        triples = sum(len(r.triples) for r in records)
+        runs: dict[str, list[float]] = {"ours": [], "raw": [], "http": [], "session": []}
+        sides: list[tuple[str, Callable[[int], float]]] = [
+            ("ours", lambda r: _pipeline(fresh(), root / f"spool-{r}", spans)[0]),
+            ("raw", lambda r: _raw_requests(fresh(), bodies)),
+            ("http", lambda r: _raw_http_client(fresh(), bodies)),
+            ("session", lambda r: _per_session(fresh(), records_spans)[0]),
+        ]
+        for round_ in range(4):
+            for name, side in sides if round_ % 2 == 0 else reversed(sides):
+                runs[name].append(side(round_))
+        ours_s, raw_s, raw_http_s, session_s = (
+            statistics.median(runs[name]) for name in ("ours", "raw", "http", "session")
+        )
+        gsp_s, _ = _pipeline(fresh(), root / "spool3", spans, graph_store=True)
         latencies = sorted(_latency(fresh(), root / "spool2"))
     finally:
         for server in servers:
             server.stop()
         shutil.rmtree(root, ignore_errors=True)
     ours_rate, raw_rate = triples / ours_s, triples / raw_s
-    naive_rate = naive_triples / naive_s
     ratio = ours_rate / raw_rate
     report(
         "SPARQL pipeline vs raw POST of the same quads",
@@ -235,21 +236,18 @@ def main() -> None:
         f"requests.Session {raw_rate:,.0f}/s, raw http.client {triples / raw_http_s:,.0f}/s; "
         f"{triples:,} triples in batches of {BATCH}",
     )
-    naive_ratio = ours_rate / naive_rate
+    session_rate = triples / session_s
     report(
-        "SPARQL pipeline vs naive SPARQLWrapper INSERT per span",
-        naive_ratio,
-        ">= 10x",
-        naive_ratio >= 10,
-        f"naive {naive_rate:,.0f} triples/s ({naive_triples:,} triples in its 30 s)",
+        "SPARQL pipeline vs one INSERT DATA per session on a persistent connection",
+        ours_rate / session_rate,
+        ">= 1x",
+        ours_rate >= session_rate,
+        f"per session {session_rate:,.0f} triples/s",
     )
     gsp_rate = triples / gsp_s
-    report(
-        "SPARQL pipeline in Graph Store mode vs naive",
-        gsp_rate / naive_rate,
-        ">= 10x",
-        gsp_rate / naive_rate >= 10,
-        f"Graph Store POST {gsp_rate:,.0f} triples/s ({gsp_rate / raw_rate:.2f}x raw INSERT DATA)",
+    print(
+        f"Graph Store POST mode: {gsp_rate:,.0f} triples/s "
+        f"({gsp_rate / raw_rate:.2f}x raw INSERT DATA)"
     )
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]

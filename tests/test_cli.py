@@ -8,6 +8,8 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
+from otel_prov.cli._commands import COMMANDS, _parser
+from otel_prov.cli._exit import ExitCode
 from tests.cli import run_cli
 
 
@@ -147,3 +149,54 @@ def test_usage_errors_are_exit_2() -> None:
     assert run_cli("sessions", "--format", "xml").returncode == 2
     helped = run_cli("--help")
     assert helped.returncode == 0 and "sessions" in helped.stdout
+
+
+def test_exit_codes_have_the_three_documented_values() -> None:
+    assert {code.name: int(code) for code in ExitCode.__members__.values()} == {
+        "OK": 0,
+        "NOTHING_FOUND": 1,
+        "USAGE_ERROR": 2,
+    }
+    assert ExitCode.CHECK_FAILED is ExitCode.NOTHING_FOUND
+    assert ExitCode.STORE_ERROR is ExitCode.USAGE_ERROR
+
+
+def test_every_command_the_parser_offers_has_a_handler() -> None:
+    (commands,) = [
+        action.choices
+        for action in _parser()._actions
+        if isinstance(action.choices, dict) and "show" in action.choices
+    ]
+    assert set(commands) == set(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("sessions",), ExitCode.OK),
+        (("verify",), ExitCode.OK),
+        (("query", "ASK { ?s a ?type }"), ExitCode.OK),
+        (("show", "no-such-session"), ExitCode.NOTHING_FOUND),
+        (("query", "ASK { ?s <urn:nothing> ?o }"), ExitCode.NOTHING_FOUND),
+        (("query", "CONSTRUCT { ?s ?p ?o } WHERE { ?s <urn:nothing> ?o }"), ExitCode.NOTHING_FOUND),
+        (("verify", "no-such-session", "--all"), ExitCode.USAGE_ERROR),
+        (("query", "SELECT WHERE {"), ExitCode.USAGE_ERROR),
+        (("sessions", "--graph", "<not an iri>"), ExitCode.USAGE_ERROR),
+    ],
+)
+def test_exit_code_says_what_happened(store: Path, args: tuple[str, ...], code: int) -> None:
+    result = run_cli(*args, "--store", str(store))
+    assert result.returncode == code, result.stderr
+
+
+def test_batches_waiting_in_the_spool_are_a_failed_check(tmp_path: Path) -> None:
+    assert run_cli("status", "--spool-dir", str(tmp_path)).returncode == ExitCode.OK
+    (tmp_path / "batch-1.nq").write_text("<urn:s> <urn:p> <urn:o> .\n", encoding="utf-8")
+    waiting = run_cli("status", "--spool-dir", str(tmp_path))
+    assert waiting.returncode == ExitCode.CHECK_FAILED, waiting.stderr
+
+
+def test_a_store_that_cannot_be_opened_is_a_store_error(tmp_path: Path) -> None:
+    result = run_cli("show", "x", "--store", str(tmp_path / "nowhere"))
+    assert result.returncode == ExitCode.STORE_ERROR
+    assert result.stderr.startswith("otel-prov: no provenance store at")

@@ -26,21 +26,16 @@ from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
 from otel_prov.environment_variables import (
     OTEL_PROV_JAEGER_URL,
-    OTEL_PROV_SPARQL_QUERY_ENDPOINT,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
-    OTEL_PROV_SPOOL_DIR,
     OTEL_PROV_TEMPO_URL,
 )
-from otel_prov.exporters._base import ProvExporter, graph_term
-from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
-from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
+from otel_prov.exporters._base import graph_term
 from otel_prov.ingest._import import import_spans
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.read._backend import (
     EmbeddedBackend,
     QueryBackend,
-    RemoteBackend,
     StoreUnavailableError,
 )
 from otel_prov.read._delivery import delivery_status, render_status
@@ -54,6 +49,13 @@ from otel_prov.read._session_view import (
     session_construct_query,
 )
 from otel_prov.read._verify import verify_sessions
+from otel_prov.setup._destination import (
+    Destination,
+    destination_from_settings,
+    reader_from_settings,
+    spool_dir_from_settings,
+    store_path,
+)
 
 __all__ = ["COMMANDS", "main"]
 
@@ -155,12 +157,7 @@ def _parser() -> argparse.ArgumentParser:
 def _backend(args: argparse.Namespace) -> QueryBackend:
     if args.store is not None and args.endpoint:
         raise UsageError("give --store or --endpoint, not both")
-    endpoint = args.endpoint or (
-        None if args.store is not None else env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
-    )
-    if endpoint:
-        return RemoteBackend(endpoint, headers=sparql_headers())
-    return EmbeddedBackend(args.store or default_store_path())
+    return reader_from_settings(store=args.store, sparql_query_endpoint=args.endpoint)
 
 
 def _graph(args: argparse.Namespace) -> str:
@@ -223,7 +220,7 @@ def _demo(args: argparse.Namespace) -> ExitCode:
     from otel_prov.setup._configure import configure
 
     graph = _graph(args)
-    store = args.store or default_store_path()
+    store = store_path(args.store)
     handle = configure(
         store=store, graph=args.graph, set_global=False, otlp=False, service_name="otel-prov-demo"
     )
@@ -260,12 +257,13 @@ def _import(args: argparse.Namespace) -> ExitCode:
     problems = [problem for result in parsed for problem in result.problems]
     for problem in problems:
         _say(problem)
-    exporter, backend = _import_destination(args)
+    destination = _import_destination(args)
+    exporter = destination.exporter
     try:
         summary = import_spans(
             (span for result in parsed for span in result.spans),
             exporter=exporter,
-            backend=backend,
+            backend=destination.reader,
             graph=graph,
             prepare=RecordPreparer.from_settings(),
             now_ns=time.time_ns(),
@@ -278,8 +276,8 @@ def _import(args: argparse.Namespace) -> ExitCode:
     sys.stdout.write(render_import(summary, problems, args.files, args.format))
     if summary.not_stored or not delivered:
         kept = (
-            f"what was not waits in the spool {exporter.spool.root} (otel-prov status)"
-            if isinstance(exporter, SparqlUpdateExporter)
+            f"what was not waits in the spool {destination.spool} (otel-prov status)"
+            if destination.spool is not None
             else "see the log above"
         )
         _say(f"not all provenance was stored; {kept}")
@@ -302,30 +300,27 @@ def _read_text(name: str) -> str:
         raise UsageError(f"{name} is not UTF-8 text (byte {exc.start})") from exc
 
 
-def _import_destination(args: argparse.Namespace) -> tuple[ProvExporter, QueryBackend]:
-    """The exporter as ``configure()`` chooses it (a SPARQL update endpoint when one is set,
-    else the embedded store), flags first, and a reader of the same destination."""
+def _import_destination(args: argparse.Namespace) -> Destination:
+    """Where ``configure()`` would write (a SPARQL update endpoint when one is set, else the
+    embedded store), flags first."""
     if args.store is not None and (args.endpoint or args.endpoint_update):
         raise UsageError("give --store or --endpoint-update/--endpoint, not both")
-    update = args.endpoint_update or (
-        None if args.store is not None else env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
-    )
-    if args.endpoint and not update:
+    if args.endpoint and not (args.endpoint_update or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)):
         raise UsageError(
             "import writes: give the update endpoint with --endpoint-update "
             "(or OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is where it reads"
         )
-    if update:
-        try:
-            sparql = SparqlUpdateExporter(update, args.endpoint, graph=args.graph)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-        return sparql, RemoteBackend(sparql.query_endpoint, headers=sparql.headers)
     try:
-        store = OxigraphStoreExporter(args.store, graph=args.graph)
+        return destination_from_settings(
+            store=args.store,
+            sparql_update_endpoint=args.endpoint_update,
+            sparql_query_endpoint=args.endpoint,
+            graph=args.graph,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     except OSError as exc:
         raise StoreUnavailableError(str(exc)) from exc
-    return store, EmbeddedBackend(store.path)
 
 
 def _verify(args: argparse.Namespace) -> ExitCode:
@@ -341,7 +336,7 @@ def _verify(args: argparse.Namespace) -> ExitCode:
 
 
 def _status(args: argparse.Namespace) -> ExitCode:
-    spool = args.spool_dir or Path(env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
+    spool = spool_dir_from_settings(args.spool_dir)
     if not spool.is_dir():
         _say(f"no spool at {spool}: no SPARQL exporter has run here")
         return ExitCode.NOTHING_FOUND

@@ -1,5 +1,5 @@
 """A SPARQL answer as ``otel-prov query`` prints it: an aligned table, JSON or CSV rows,
-``true``/``false`` for ASK, and Turtle for CONSTRUCT and DESCRIBE."""
+``true``/``false`` for ASK, and Turtle (or JSON-LD for ``json``) for CONSTRUCT and DESCRIBE."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import csv
 import io
 import json
 
-from otel_prov.cli._render_rdf import render_turtle
+from otel_prov.cli._exit import UsageError
+from otel_prov.cli._render_rdf import render_jsonld, render_turtle
 from otel_prov.cli._terminal import columns
 from otel_prov.read._backend import QueryResult
 
@@ -21,7 +22,12 @@ def render_query_result(result: QueryResult, fmt: str) -> str:
     if result.kind == "ask":
         return (json.dumps(result.boolean) if fmt == "json" else str(result.boolean).lower()) + "\n"
     if result.kind == "graph":
-        return render_turtle(result.triples)
+        if fmt == "csv":
+            raise UsageError(
+                "a CONSTRUCT or DESCRIBE answer is a graph, not rows: use --format table "
+                "(Turtle) or json (JSON-LD)"
+            )
+        return render_jsonld(result.triples) if fmt == "json" else render_turtle(result.triples)
     if fmt == "json":
         return json.dumps(result.rows, ensure_ascii=False, indent=2) + "\n"
     if fmt == "csv":

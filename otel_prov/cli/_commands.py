@@ -24,12 +24,14 @@ from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_view
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
+from otel_prov.cli._sparql import query_form, undeclared_prefixes, with_prefixes
 from otel_prov.environment_variables import (
+    OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_TEMPO_URL,
 )
-from otel_prov.exporters._base import graph_term
+from otel_prov.exporters._base import DEFAULT_GRAPH, graph_term
 from otel_prov.ingest._import import import_spans
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._otlp_json import parse_otlp_json
@@ -72,19 +74,66 @@ SELECT ?tool ?callId ?observation WHERE {{ GRAPH {graph} {{
 )
 
 
+def _store_directory(value: str) -> Path:
+    """``--store``: a directory, or a path where one can be made; a file is not a store."""
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a file, not a provenance store directory")
+    return path
+
+
+def _graph_iri(value: str) -> str:
+    """``--graph``: checked here, so that the message names the flag."""
+    try:
+        graph_term(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return value
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {value!r}")
+    return number
+
+
+def _formats(**described: str) -> str:
+    """``--format`` help: each choice and what it writes, the first being the default."""
+    first, *_ = described
+    return "; ".join(
+        f"{name}{' (default)' if name == first else ''}: {what}" for name, what in described.items()
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="otel-prov",
         description="Provenance of AI agents from OpenTelemetry spans, as W3C PROV-O.",
+        epilog="Exit status: 0 done (found), 1 nothing found or a check failed, 2 usage or "
+        "store error. 'otel-prov COMMAND --help' describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"otel-prov {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def command(name: str, help_text: str, *, reads: bool = True) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+    def command(
+        name: str, help_text: str, example: str, *, reads: bool = True
+    ) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=f"example: {example}",
+        )
+        if name == "status":
+            return sub
         sub.add_argument(
             "--store",
-            type=Path,
+            metavar="DIR",
+            type=_store_directory,
             help="embedded store directory (default: $OTEL_PROV_STORE or .otel-prov/store)",
         )
         if reads:
@@ -94,36 +143,87 @@ def _parser() -> argparse.ArgumentParser:
                 help="SPARQL query endpoint to read instead of a store (default: "
                 "$OTEL_PROV_SPARQL_QUERY_ENDPOINT; headers from $OTEL_PROV_SPARQL_HEADERS)",
             )
-        sub.add_argument("--graph", help="provenance graph IRI (default: $OTEL_PROV_GRAPH)")
+        sub.add_argument(
+            "--graph",
+            metavar="IRI",
+            type=_graph_iri,
+            help=f"provenance graph IRI (default: $OTEL_PROV_GRAPH or {DEFAULT_GRAPH})",
+        )
         return sub
 
-    command("demo", "run the demo agent, store its provenance and print its trace", reads=False)
+    command(
+        "demo",
+        "run the demo agent, store its provenance and print its trace",
+        "otel-prov demo --store /tmp/demo-store",
+        reads=False,
+    )
     sessions = command(
         "sessions",
         "list agent runs (outermost sessions), newest first; ITER and TOOLS count the "
         "whole run, sub-agent sessions included",
+        "otel-prov sessions --limit 5 --format json",
     )
-    sessions.add_argument("--limit", type=int, default=20, help="at most N sessions (20)")
-    sessions.add_argument("--format", choices=("table", "json"), default="table")
+    sessions.add_argument(
+        "--limit", type=_at_least_one, default=20, metavar="N", help="at most N sessions (20)"
+    )
+    sessions.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help=_formats(table="aligned columns", json="one object per session"),
+    )
     show = command(
         "show",
         "show one session: its question, iterations, tool calls, answer, and the "
         "sub-agent sessions it started, nested where they started",
+        "otel-prov show demo-conversation --format mermaid",
     )
     show.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
-    show.add_argument("--format", choices=(*VIEW_FORMATS, *GRAPH_FORMATS), default="text")
+    show.add_argument(
+        "--format",
+        choices=(*VIEW_FORMATS, *GRAPH_FORMATS),
+        default="text",
+        help=_formats(
+            text="for people",
+            json="the session as a JSON object (a list, one per match)",
+            mermaid="a flowchart",
+            html="one self-contained page to share",
+            turtle="its PROV-O triples",
+            jsonld="its triples as expanded JSON-LD",
+            **{
+                "prov-json": "W3C PROV-JSON (needs otel-prov[prov])",
+                "provn": "W3C PROV-N (needs otel-prov[prov]; refuses control characters)",
+            },
+        ),
+    )
     show.add_argument(
         "--full",
         action="store_true",
         help="read values kept in the blob store back in full (checked against their hash)",
     )
-    query = command("query", "run a SPARQL query (its default graph is the provenance graph)")
+    query = command(
+        "query",
+        "run a SPARQL query: SELECT, ASK, CONSTRUCT or DESCRIBE, never an update (its "
+        "default graph is the provenance graph; prefixes prov:, oprov:, rdf:, rdfs: and "
+        "xsd: are predeclared)",
+        "otel-prov query 'SELECT ?tool WHERE { ?call oprov:toolName ?tool }'",
+    )
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
-    query.add_argument("--format", choices=QUERY_FORMATS, default="table")
+    query.add_argument(
+        "--format",
+        choices=QUERY_FORMATS,
+        default="table",
+        help=_formats(
+            table="aligned columns (Turtle for CONSTRUCT and DESCRIBE)",
+            json="one object per row (JSON-LD for CONSTRUCT and DESCRIBE)",
+            csv="a header and one line per row (rows only)",
+        ),
+    )
     imports = command(
         "import",
         "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
         "or one JSON document) into provenance; importing a file again adds nothing",
+        "otel-prov import traces.jsonl",
     )
     imports.add_argument("files", metavar="FILE", nargs="+", help="a trace file, or - for stdin")
     imports.add_argument(
@@ -132,25 +232,45 @@ def _parser() -> argparse.ArgumentParser:
         help="SPARQL update endpoint to write to instead of a store (default: "
         "$OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is then where what is stored is read",
     )
-    imports.add_argument("--format", choices=("text", "json"), default="text")
-    verify = command("verify", "check that stored sessions are unchanged since export")
+    imports.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="one line of counts", json="the counts and the parts skipped"),
+    )
+    verify = command(
+        "verify",
+        "check that stored sessions are unchanged since export",
+        "otel-prov verify demo-conversation",
+    )
     verify.add_argument(
         "id", metavar="ID", nargs="?", help="one session (IRI, trace or conversation id)"
     )
     verify.add_argument("--all", action="store_true", help="every session (the default without ID)")
-    verify.add_argument("--format", choices=("text", "json"), default="text")
-    status = commands.add_parser(
+    verify.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="a line per session and the totals", json="one object per session"),
+    )
+    status = command(
         "status",
-        help="delivery to the SPARQL store: counters, spooled and dead-lettered batches",
-        description="Delivery to the SPARQL store, from the spool directory the exporters "
-        "write to. Exit 1 when batches wait in the spool or were dead-lettered.",
+        "delivery to the SPARQL store, from the spool directory the exporters write to: "
+        "counters, spooled and dead-lettered batches (exit 1 when batches wait in the "
+        "spool or were dead-lettered)",
+        "otel-prov status --format json",
     )
     status.add_argument(
         "--spool-dir",
         type=Path,
         help="the exporters' spool (default: $OTEL_PROV_SPOOL_DIR or .otel-prov/spool)",
     )
-    status.add_argument("--format", choices=("text", "json"), default="text")
+    status.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="for people", json="the exporters' reports and the spool's counts"),
+    )
     return parser
 
 
@@ -161,10 +281,11 @@ def _backend(args: argparse.Namespace) -> QueryBackend:
 
 
 def _graph(args: argparse.Namespace) -> str:
+    """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``."""
     try:
         return graph_term(args.graph)
     except ValueError as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError(f"{OTEL_PROV_GRAPH}: {exc}") from exc
 
 
 def _trace_links() -> dict[str, str]:
@@ -175,6 +296,10 @@ def _trace_links() -> dict[str, str]:
 
 def _say(message: str) -> None:
     print(f"otel-prov: {message}", file=sys.stderr)
+
+
+def _no_session(ident: str) -> str:
+    return f"no session with id, trace id or conversation id {ident!r}"
 
 
 def _sessions(args: argparse.Namespace) -> ExitCode:
@@ -189,7 +314,7 @@ def _show(args: argparse.Namespace) -> ExitCode:
     backend = _backend(args)
     matches = find_sessions(backend, graph, args.id)
     if not matches:
-        _say(f"no session with id, trace id or conversation id {args.id!r}")
+        _say(_no_session(args.id))
         return ExitCode.NOTHING_FOUND
     if args.format in GRAPH_FORMATS:
         graphs = [backend.query(session_construct_query(graph, m)).triples for m in matches]
@@ -204,10 +329,17 @@ def _query(args: argparse.Namespace) -> ExitCode:
     graph = _graph(args)
     backend = _backend(args)
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
+    if query_form(text) is None:
+        raise UsageError(
+            "query runs SELECT, ASK, CONSTRUCT or DESCRIBE only, and this is none of them "
+            "(an update is never sent)"
+        )
     try:
-        result = backend.query(text, default_graph=graph[1:-1])
+        result = backend.query(with_prefixes(text), default_graph=graph[1:-1])
     except ValueError as exc:
-        raise UsageError(str(exc).splitlines()[0]) from exc
+        unknown = undeclared_prefixes(text)
+        named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
+        raise UsageError(str(exc).splitlines()[0] + named) from exc
     sys.stdout.write(render_query_result(result, args.format))
     empty = (result.kind == "select" and not result.rows) or (
         result.kind == "graph" and not result.triples
@@ -329,7 +461,7 @@ def _verify(args: argparse.Namespace) -> ExitCode:
     graph = _graph(args)
     checks = verify_sessions(_backend(args), graph, args.id)
     if not checks:
-        _say("no session to verify")
+        _say("no session to verify" if args.id is None else _no_session(args.id))
         return ExitCode.NOTHING_FOUND
     sys.stdout.write(render_checks(checks, args.format))
     return ExitCode.OK if all(c.ok for c in checks) else ExitCode.CHECK_FAILED
@@ -362,7 +494,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return ExitCode.USAGE_ERROR
     try:
         return COMMANDS[args.command](args)
     except UsageError as exc:

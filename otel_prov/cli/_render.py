@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
-from otel_prov.cli._terminal import columns
+from otel_prov.cli._terminal import columns, printable
 from otel_prov.read._session_view import (
     IterationView,
     ModelCallView,
@@ -54,7 +54,7 @@ def render_text(session: SessionView, *, trace_links: dict[str, str] | None = No
     lines.append(_line("trace", session.trace_id, ""))
     for backend, template in (trace_links or {}).items():
         lines.append(_line(backend, template.replace("{trace_id}", session.trace_id), ""))
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _status(session: SessionView) -> str:
@@ -368,7 +368,7 @@ def render_sessions_table(sessions: list[SessionSummary]) -> str:
         )
         for s in sessions
     ]
-    return columns([header, *rows])
+    return columns([header, *[[printable(cell) for cell in row] for row in rows]])
 
 
 def render_session_list(sessions: list[SessionSummary], fmt: str) -> str:

@@ -9,7 +9,7 @@ import json
 
 from otel_prov.cli._exit import UsageError
 from otel_prov.cli._render_rdf import render_jsonld, render_turtle
-from otel_prov.cli._terminal import columns
+from otel_prov.cli._terminal import columns, printable
 from otel_prov.read._backend import QueryResult
 
 __all__ = ["QUERY_FORMATS", "render_query_result"]
@@ -37,5 +37,7 @@ def render_query_result(result: QueryResult, fmt: str) -> str:
         writer.writerows(result.rows)
         return buffer.getvalue()
     header = list(result.variables)
-    cells = [[(row[name] or "").replace("\n", "\\n") for name in header] for row in result.rows]
+    cells = [
+        [printable(row[name] or "").replace("\n", "\\n") for name in header] for row in result.rows
+    ]
     return columns([header, *cells])

@@ -6,6 +6,7 @@ import dataclasses
 import json
 from collections.abc import Sequence
 
+from otel_prov.cli._terminal import printable
 from otel_prov.ingest._import import ImportSummary
 from otel_prov.read._verify import SessionCheck
 
@@ -32,7 +33,7 @@ def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
         lines.extend(f"    {problem}" for problem in check.problems)
     failed = sum(not c.ok for c in checks)
     lines.append(f"{len(checks) - failed} verified, {failed} failed")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"
 
 
 def render_import(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pyoxigraph
 import pytest
 
+from otel_prov.cli._commands import COMMANDS, _parser
+from otel_prov.cli._exit import ExitCode
 from tests.cli import run_cli
 
 
@@ -142,8 +145,102 @@ def test_query_with_no_answer_is_exit_1_and_bad_sparql_exit_2(store: Path) -> No
 
 
 def test_usage_errors_are_exit_2() -> None:
-    assert run_cli().returncode == 2
+    bare = run_cli()
+    assert bare.returncode == 2 and "COMMAND" in bare.stderr and "sessions" in bare.stderr
     assert run_cli("show").returncode == 2
     assert run_cli("sessions", "--format", "xml").returncode == 2
     helped = run_cli("--help")
     assert helped.returncode == 0 and "sessions" in helped.stdout
+
+
+def test_exit_codes_have_the_three_documented_values() -> None:
+    assert {code.name: int(code) for code in ExitCode.__members__.values()} == {
+        "OK": 0,
+        "NOTHING_FOUND": 1,
+        "USAGE_ERROR": 2,
+    }
+    assert ExitCode.CHECK_FAILED is ExitCode.NOTHING_FOUND
+    assert ExitCode.STORE_ERROR is ExitCode.USAGE_ERROR
+
+
+def test_every_command_the_parser_offers_has_a_handler() -> None:
+    assert set(subcommands(_parser())) == set(COMMANDS)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("sessions",), ExitCode.OK),
+        (("verify",), ExitCode.OK),
+        (("query", "ASK { ?s a ?type }"), ExitCode.OK),
+        (("show", "no-such-session"), ExitCode.NOTHING_FOUND),
+        (("query", "ASK { ?s <urn:nothing> ?o }"), ExitCode.NOTHING_FOUND),
+        (("query", "CONSTRUCT { ?s ?p ?o } WHERE { ?s <urn:nothing> ?o }"), ExitCode.NOTHING_FOUND),
+        (("verify", "no-such-session", "--all"), ExitCode.USAGE_ERROR),
+        (("query", "SELECT WHERE {"), ExitCode.USAGE_ERROR),
+        (("sessions", "--graph", "<not an iri>"), ExitCode.USAGE_ERROR),
+    ],
+)
+def test_exit_code_says_what_happened(store: Path, args: tuple[str, ...], code: int) -> None:
+    result = run_cli(*args, "--store", str(store))
+    assert result.returncode == code, result.stderr
+
+
+def test_batches_waiting_in_the_spool_are_a_failed_check(tmp_path: Path) -> None:
+    assert run_cli("status", "--spool-dir", str(tmp_path)).returncode == ExitCode.OK
+    (tmp_path / "batch-1.nq").write_text("<urn:s> <urn:p> <urn:o> .\n", encoding="utf-8")
+    waiting = run_cli("status", "--spool-dir", str(tmp_path))
+    assert waiting.returncode == ExitCode.CHECK_FAILED, waiting.stderr
+
+
+def test_a_store_that_cannot_be_opened_is_a_store_error(tmp_path: Path) -> None:
+    result = run_cli("show", "x", "--store", str(tmp_path / "nowhere"))
+    assert result.returncode == ExitCode.STORE_ERROR
+    assert result.stderr.startswith("otel-prov: no provenance store at")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("sessions", "--limit", "-1"), "argument --limit: expected a whole number of 1 or more"),
+        (("sessions", "--graph", "not an iri"), "argument --graph: "),
+        (("show", "x", "--store", "pyproject.toml"), "argument --store: pyproject.toml is a file"),
+        (("demo", "--store", "pyproject.toml"), "argument --store: pyproject.toml is a file"),
+    ],
+)
+def test_bad_flags_are_usage_errors_that_name_the_flag(args: tuple[str, ...], message: str) -> None:
+    result = run_cli(*args, cwd=Path(__file__).resolve().parent.parent)
+    assert result.returncode == ExitCode.USAGE_ERROR
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_verify_of_an_unknown_id_says_what_show_says(store: Path) -> None:
+    shown = run_cli("show", "no-such-session", "--store", str(store))
+    verified = run_cli("verify", "no-such-session", "--store", str(store))
+    assert verified.returncode == shown.returncode == ExitCode.NOTHING_FOUND
+    assert verified.stderr == shown.stderr
+
+
+def test_help_describes_every_format_default_and_an_example() -> None:
+    parser = _parser()
+    for name, sub in subcommands(parser).items():
+        text = sub.format_help()
+        assert f"example: otel-prov {name}" in text, name
+        formats = [a for a in sub._actions if a.dest == "format"]
+        for action in formats:
+            assert action.choices is not None and action.help is not None
+            for choice in action.choices:
+                assert f"{choice}{' (default)' if choice == action.default else ''}:" in action.help
+        helps = {action.dest: action.help or "" for action in sub._actions}
+        if name != "status":
+            assert "(default: $OTEL_PROV_GRAPH or urn:otel-prov:graph)" in helps["graph"]
+            assert "or .otel-prov/store)" in helps["store"]
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    (choices,) = [
+        action.choices
+        for action in parser._actions
+        if isinstance(action.choices, dict) and "show" in action.choices
+    ]
+    return dict(choices)

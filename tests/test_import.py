@@ -577,7 +577,7 @@ def test_spans_are_redacted_and_big_values_moved_out_as_live(
     assert len(list((tmp_path / "blobs").rglob("*"))) == 3  # sha256/ab/abcd...
 
 
-def test_bad_lines_are_named_by_file_and_line_and_the_rest_imported_exit_1(
+def test_bad_lines_are_named_by_file_and_line_and_the_rest_imported_exit_2(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "bad.jsonl"
@@ -589,7 +589,7 @@ def test_bad_lines_are_named_by_file_and_line_and_the_rest_imported_exit_1(
         encoding="utf-8",
     )
     result = _import(path, "--store", tmp_path / "store")
-    assert result.returncode == 1
+    assert result.returncode == 2  # unreadable input is a usage error, though the rest is in
     assert result.stderr.splitlines() == [
         f"otel-prov: {path}:2: invalid JSON: Expecting value (line 2, column 1); skipped",
         f"otel-prov: {path}:3: span 1 has no traceId; skipped",

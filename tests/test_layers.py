@@ -2,7 +2,8 @@
 
 A module may import from its own layer and the layers below it.  The check reads the
 source with ``ast`` (lazy imports inside functions count too), so an upward import fails
-here even when it would only run on some code path.
+here even when it would only run on some code path.  Only ``otel_prov.setup`` (and the
+exporters themselves) may name a concrete exporter: everything else sees the interface.
 """
 
 from __future__ import annotations
@@ -112,3 +113,63 @@ def test_an_upward_import_is_caught(tmp_path: Path) -> None:
     probe = "otel_prov.prov.probe"  # doc-reference: ignore - a module that is not there
     names = [resolve(n, modules()) for _, n in imported(probe, source)]
     assert [layer_of(n) > layer_of("otel_prov.prov") for n in names] == [True, True]
+
+
+CONCRETE_EXPORTERS = frozenset(
+    f"otel_prov.exporters.{name}" for name in ("_oxigraph", "_sparql", "_file", "_spool")
+)
+MAY_NAME_CONCRETE_EXPORTERS = ("otel_prov.setup", "otel_prov.exporters")
+
+
+def reexported() -> dict[str, str]:
+    """Name -> module of each name ``otel_prov.exporters`` imports from its modules, so that
+    ``from otel_prov.exporters import OxigraphStoreExporter`` counts as naming ``_oxigraph``."""
+    known = modules()
+    package = known["otel_prov.exporters"]
+    return {
+        f"otel_prov.exporters.{alias}": resolve(name.rpartition(".")[0], known)
+        for _, name in imported("otel_prov.exporters", package)
+        for alias in [name.rpartition(".")[2]]
+    }
+
+
+def concrete_exporters_named(module: str, path: Path) -> list[str]:
+    """``module:line imports target`` for each concrete exporter module ``path`` names."""
+    known, names = modules(), reexported()
+    targets = [
+        (line, names.get(name) or resolve(name, known)) for line, name in imported(module, path)
+    ]
+    return [
+        f"{module}:{line} imports {target}"
+        for line, target in targets
+        if target in CONCRETE_EXPORTERS
+    ]
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(
+        module
+        for module in modules()
+        if not any(module == m or module.startswith(m + ".") for m in MAY_NAME_CONCRETE_EXPORTERS)
+    ),
+)
+def test_only_setup_knows_the_concrete_exporters(module: str) -> None:
+    named = concrete_exporters_named(module, modules()[module])
+    assert not named, "only otel_prov.setup picks an exporter:\n" + "\n".join(named)
+
+
+def test_naming_a_concrete_exporter_is_caught(tmp_path: Path) -> None:
+    source = tmp_path / "probe.py"
+    source.write_text(
+        "from otel_prov.exporters._sparql import SparqlUpdateExporter\n"
+        "from otel_prov.exporters import OxigraphStoreExporter, ProvExporter\n"
+        "import otel_prov.exporters._file\n"
+        "from otel_prov.exporters._base import graph_term\n"
+    )
+    probe = "otel_prov.cli.probe"  # doc-reference: ignore - a module that is not there
+    assert concrete_exporters_named(probe, source) == [
+        f"{probe}:1 imports otel_prov.exporters._sparql",
+        f"{probe}:2 imports otel_prov.exporters._oxigraph",
+        f"{probe}:3 imports otel_prov.exporters._file",
+    ]

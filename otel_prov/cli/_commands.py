@@ -1,53 +1,43 @@
 """``otel-prov``: run the demo, list sessions, show one, query provenance with SPARQL,
 import OTLP JSON trace files.
 
-Exit status: 0 success, 1 nothing found (or an empty query answer), 2 usage or store
-errors.  Errors are one line on stderr; data goes to stdout.
+This module parses the command line, calls the pipeline and writes what the renderers
+(``_render*``) make of the answer.  Each command is a handler in :data:`COMMANDS`; the exit
+status is an :class:`~otel_prov.cli._exit.ExitCode`.  Errors are one line on stderr; data
+goes to stdout.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
-import dataclasses
-import io
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import pyoxigraph
 
 from otel_prov._settings import env_str
 from otel_prov._version import __version__
 from otel_prov.capture import _content
-from otel_prov.cli._render import (
-    render_html,
-    render_json,
-    render_mermaid,
-    render_sessions_table,
-    render_text,
-)
+from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_views
+from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
+from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
+from otel_prov.cli._render_report import render_checks, render_import
+from otel_prov.cli._sparql import query_form, undeclared_prefixes, with_prefixes
 from otel_prov.environment_variables import (
+    OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
-    OTEL_PROV_SPARQL_QUERY_ENDPOINT,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
-    OTEL_PROV_SPOOL_DIR,
     OTEL_PROV_TEMPO_URL,
 )
-from otel_prov.exporters._base import ProvExporter, graph_term
-from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
-from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
-from otel_prov.ingest._import import ImportSummary, import_spans
+from otel_prov.exporters._base import DEFAULT_GRAPH, graph_term
+from otel_prov.ingest._import import import_spans
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._otlp_json import parse_otlp_json
-from otel_prov.prov._rdf import PREFIXES
 from otel_prov.read._backend import (
     EmbeddedBackend,
     QueryBackend,
-    QueryResult,
-    RemoteBackend,
     StoreUnavailableError,
 )
 from otel_prov.read._delivery import delivery_status, render_status
@@ -61,10 +51,15 @@ from otel_prov.read._session_view import (
     session_construct_query,
 )
 from otel_prov.read._verify import verify_sessions
+from otel_prov.setup._destination import (
+    Destination,
+    destination_from_settings,
+    reader_from_settings,
+    spool_dir_from_settings,
+    store_path,
+)
 
-__all__ = ["main"]
-
-EXIT_OK, EXIT_NOT_FOUND, EXIT_ERROR = 0, 1, 2
+__all__ = ["COMMANDS", "main"]
 
 DEMO_QUERY = (
     SPARQL_PREFIXES
@@ -79,23 +74,66 @@ SELECT ?tool ?callId ?observation WHERE {{ GRAPH {graph} {{
 )
 
 
-class _UsageError(Exception):
-    pass
+def _store_directory(value: str) -> Path:
+    """``--store``: a directory, or a path where one can be made; a file is not a store."""
+    path = Path(value)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{value} is a file, not a provenance store directory")
+    return path
+
+
+def _graph_iri(value: str) -> str:
+    """``--graph``: checked here, so that the message names the flag."""
+    try:
+        graph_term(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return value
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {value!r}")
+    return number
+
+
+def _formats(**described: str) -> str:
+    """``--format`` help: each choice and what it writes, the first being the default."""
+    first, *_ = described
+    return "; ".join(
+        f"{name}{' (default)' if name == first else ''}: {what}" for name, what in described.items()
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="otel-prov",
         description="Provenance of AI agents from OpenTelemetry spans, as W3C PROV-O.",
+        epilog="Exit status: 0 done (found), 1 nothing found or a check failed, 2 usage or "
+        "store error. 'otel-prov COMMAND --help' describes each command.",
     )
     parser.add_argument("--version", action="version", version=f"otel-prov {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def command(name: str, help_text: str, *, reads: bool = True) -> argparse.ArgumentParser:
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+    def command(
+        name: str, help_text: str, example: str, *, reads: bool = True
+    ) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=f"example: {example}",
+        )
+        if name == "status":
+            return sub
         sub.add_argument(
             "--store",
-            type=Path,
+            metavar="DIR",
+            type=_store_directory,
             help="embedded store directory (default: $OTEL_PROV_STORE or .otel-prov/store)",
         )
         if reads:
@@ -105,38 +143,87 @@ def _parser() -> argparse.ArgumentParser:
                 help="SPARQL query endpoint to read instead of a store (default: "
                 "$OTEL_PROV_SPARQL_QUERY_ENDPOINT; headers from $OTEL_PROV_SPARQL_HEADERS)",
             )
-        sub.add_argument("--graph", help="provenance graph IRI (default: $OTEL_PROV_GRAPH)")
+        sub.add_argument(
+            "--graph",
+            metavar="IRI",
+            type=_graph_iri,
+            help=f"provenance graph IRI (default: $OTEL_PROV_GRAPH or {DEFAULT_GRAPH})",
+        )
         return sub
 
-    command("demo", "run the demo agent, store its provenance and print its trace", reads=False)
+    command(
+        "demo",
+        "run the demo agent, store its provenance and print its trace",
+        "otel-prov demo --store /tmp/demo-store",
+        reads=False,
+    )
     sessions = command(
         "sessions",
         "list agent runs (outermost sessions), newest first; ITER and TOOLS count the "
         "whole run, sub-agent sessions included",
+        "otel-prov sessions --limit 5 --format json",
     )
-    sessions.add_argument("--limit", type=int, default=20, help="at most N sessions (20)")
-    sessions.add_argument("--format", choices=("table", "json"), default="table")
+    sessions.add_argument(
+        "--limit", type=_at_least_one, default=20, metavar="N", help="at most N sessions (20)"
+    )
+    sessions.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help=_formats(table="aligned columns", json="one object per session"),
+    )
     show = command(
         "show",
         "show one session: its question, iterations, tool calls, answer, and the "
         "sub-agent sessions it started, nested where they started",
+        "otel-prov show demo-conversation --format mermaid",
     )
     show.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
     show.add_argument(
-        "--format", choices=("text", "json", "turtle", "mermaid", "html"), default="text"
+        "--format",
+        choices=(*VIEW_FORMATS, *GRAPH_FORMATS),
+        default="text",
+        help=_formats(
+            text="for people",
+            json="the session as a JSON object (a list, one per match)",
+            mermaid="a flowchart",
+            html="one self-contained page to share",
+            turtle="its PROV-O triples",
+            jsonld="its triples as expanded JSON-LD",
+            **{
+                "prov-json": "W3C PROV-JSON (needs otel-prov[prov])",
+                "provn": "W3C PROV-N (needs otel-prov[prov]; refuses control characters)",
+            },
+        ),
     )
     show.add_argument(
         "--full",
         action="store_true",
         help="read values kept in the blob store back in full (checked against their hash)",
     )
-    query = command("query", "run a SPARQL query (its default graph is the provenance graph)")
+    query = command(
+        "query",
+        "run a SPARQL query: SELECT, ASK, CONSTRUCT or DESCRIBE, never an update (its "
+        "default graph is the provenance graph; prefixes prov:, oprov:, rdf:, rdfs: and "
+        "xsd: are predeclared)",
+        "otel-prov query 'SELECT ?tool WHERE { ?call oprov:toolName ?tool }'",
+    )
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
-    query.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    query.add_argument(
+        "--format",
+        choices=QUERY_FORMATS,
+        default="table",
+        help=_formats(
+            table="aligned columns (Turtle for CONSTRUCT and DESCRIBE)",
+            json="one object per row (JSON-LD for CONSTRUCT and DESCRIBE)",
+            csv="a header and one line per row (rows only)",
+        ),
+    )
     imports = command(
         "import",
         "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
         "or one JSON document) into provenance; importing a file again adds nothing",
+        "otel-prov import traces.jsonl",
     )
     imports.add_argument("files", metavar="FILE", nargs="+", help="a trace file, or - for stdin")
     imports.add_argument(
@@ -145,81 +232,60 @@ def _parser() -> argparse.ArgumentParser:
         help="SPARQL update endpoint to write to instead of a store (default: "
         "$OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is then where what is stored is read",
     )
-    imports.add_argument("--format", choices=("text", "json"), default="text")
-    verify = command("verify", "check that stored sessions are unchanged since export")
+    imports.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="one line of counts", json="the counts and the parts skipped"),
+    )
+    verify = command(
+        "verify",
+        "check that stored sessions are unchanged since export",
+        "otel-prov verify demo-conversation",
+    )
     verify.add_argument(
         "id", metavar="ID", nargs="?", help="one session (IRI, trace or conversation id)"
     )
     verify.add_argument("--all", action="store_true", help="every session (the default without ID)")
-    verify.add_argument("--format", choices=("text", "json"), default="text")
-    status = commands.add_parser(
+    verify.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="a line per session and the totals", json="one object per session"),
+    )
+    status = command(
         "status",
-        help="delivery to the SPARQL store: counters, spooled and dead-lettered batches",
-        description="Delivery to the SPARQL store, from the spool directory the exporters "
-        "write to. Exit 1 when batches wait in the spool or were dead-lettered.",
+        "delivery to the SPARQL store, from the spool directory the exporters write to: "
+        "counters, spooled and dead-lettered batches (exit 1 when batches wait in the "
+        "spool or were dead-lettered)",
+        "otel-prov status --format json",
     )
     status.add_argument(
         "--spool-dir",
         type=Path,
         help="the exporters' spool (default: $OTEL_PROV_SPOOL_DIR or .otel-prov/spool)",
     )
-    status.add_argument("--format", choices=("text", "json"), default="text")
+    status.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="for people", json="the exporters' reports and the spool's counts"),
+    )
     return parser
 
 
 def _backend(args: argparse.Namespace) -> QueryBackend:
     if args.store is not None and args.endpoint:
-        raise _UsageError("give --store or --endpoint, not both")
-    endpoint = args.endpoint or (
-        None if args.store is not None else env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
-    )
-    if endpoint:
-        return RemoteBackend(endpoint, headers=sparql_headers())
-    return EmbeddedBackend(args.store or default_store_path())
+        raise UsageError("give --store or --endpoint, not both")
+    return reader_from_settings(store=args.store, sparql_query_endpoint=args.endpoint)
 
 
 def _graph(args: argparse.Namespace) -> str:
+    """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``."""
     try:
         return graph_term(args.graph)
     except ValueError as exc:
-        raise _UsageError(str(exc)) from exc
-
-
-def _write_table(result: QueryResult, fmt: str) -> None:
-    if result.kind == "ask":
-        print(json.dumps(result.boolean) if fmt == "json" else str(result.boolean).lower())
-        return
-    if result.kind == "graph":
-        data = pyoxigraph.serialize(
-            result.triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES
-        )
-        sys.stdout.write((data or b"").decode())
-        return
-    if fmt == "json":
-        print(json.dumps(result.rows, ensure_ascii=False, indent=2))
-    elif fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(result.variables), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(result.rows)
-        sys.stdout.write(buffer.getvalue())
-    else:
-        header = list(result.variables)
-        cells = [[(row[name] or "").replace("\n", "\\n") for name in header] for row in result.rows]
-        widths = [max(len(r[i]) for r in [header, *cells]) for i in range(len(header))]
-        for row in [header, *cells]:
-            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-
-def _show(backend: QueryBackend, graph: str, session: str, fmt: str, full: bool) -> str:
-    if fmt == "turtle":
-        triples = backend.query(session_construct_query(graph, session)).triples
-        data = pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES)
-        return (data or b"").decode()
-    view = load_session(backend, graph, session, full=full)
-    if fmt == "mermaid":
-        return render_mermaid(view)
-    return render_text(view, trace_links=_trace_links())
+        raise UsageError(f"{OTEL_PROV_GRAPH}: {exc}") from exc
 
 
 def _trace_links() -> dict[str, str]:
@@ -228,56 +294,65 @@ def _trace_links() -> dict[str, str]:
     return {name: template for name, template in links.items() if template}
 
 
-def _run(args: argparse.Namespace) -> int:
-    if args.command == "status":
-        return _status(args)
+def _say(message: str) -> None:
+    print(f"otel-prov: {message}", file=sys.stderr)
+
+
+def _no_session(ident: str) -> str:
+    return f"no session with id, trace id or conversation id {ident!r}"
+
+
+def _sessions(args: argparse.Namespace) -> ExitCode:
     graph = _graph(args)
-    if args.command == "demo":
-        return _demo(args, graph)
-    if args.command == "import":
-        return _import(args, graph)
+    found = list_sessions(_backend(args), graph, args.limit)
+    sys.stdout.write(render_session_list(found, args.format))
+    return ExitCode.OK if found else ExitCode.NOTHING_FOUND
+
+
+def _show(args: argparse.Namespace) -> ExitCode:
+    graph = _graph(args)
     backend = _backend(args)
-    if args.command == "sessions":
-        found = list_sessions(backend, graph, args.limit)
-        print(render_json(found) if args.format == "json" else render_sessions_table(found))
-        return EXIT_OK if found else EXIT_NOT_FOUND
-    if args.command == "show":
-        matches = find_sessions(backend, graph, args.id)
-        if not matches:
-            print(
-                f"otel-prov: no session with id, trace id or conversation id {args.id!r}",
-                file=sys.stderr,
-            )
-            return EXIT_NOT_FOUND
-        if args.format in ("json", "html"):
-            views = [load_session(backend, graph, m, full=args.full) for m in matches]
-            if args.format == "json":
-                print(render_json(views))
-            else:
-                print(render_html(views, trace_links=_trace_links()), end="")
-        else:
-            shown = [_show(backend, graph, m, args.format, args.full) for m in matches]
-            print("\n\n".join(text.rstrip("\n") for text in shown))
-        return EXIT_OK
-    if args.command == "verify":
-        return _verify(backend, graph, args)
+    matches = find_sessions(backend, graph, args.id)
+    if not matches:
+        _say(_no_session(args.id))
+        return ExitCode.NOTHING_FOUND
+    if args.format in GRAPH_FORMATS:
+        graphs = [backend.query(session_construct_query(graph, m)).triples for m in matches]
+        sys.stdout.write(render_graphs(graphs, args.format))
+    else:
+        views = [load_session(backend, graph, m, full=args.full) for m in matches]
+        sys.stdout.write(render_views(views, args.format, trace_links=_trace_links()))
+    return ExitCode.OK
+
+
+def _query(args: argparse.Namespace) -> ExitCode:
+    graph = _graph(args)
+    backend = _backend(args)
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
+    if query_form(text) is None:
+        raise UsageError(
+            "query runs SELECT, ASK, CONSTRUCT or DESCRIBE only, and this is none of them "
+            "(an update is never sent)"
+        )
     try:
-        result = backend.query(text, default_graph=graph[1:-1])
+        result = backend.query(with_prefixes(text), default_graph=graph[1:-1])
     except ValueError as exc:
-        raise _UsageError(str(exc).splitlines()[0]) from exc
-    _write_table(result, args.format)
+        unknown = undeclared_prefixes(text)
+        named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
+        raise UsageError(str(exc).splitlines()[0] + named) from exc
+    sys.stdout.write(render_query_result(result, args.format))
     empty = (result.kind == "select" and not result.rows) or (
         result.kind == "graph" and not result.triples
     )
-    return EXIT_NOT_FOUND if empty or result.boolean is False else EXIT_OK
+    return ExitCode.NOTHING_FOUND if empty or result.boolean is False else ExitCode.OK
 
 
-def _demo(args: argparse.Namespace, graph: str) -> int:
+def _demo(args: argparse.Namespace) -> ExitCode:
     from otel_prov.demo import run_demo_agent
     from otel_prov.setup._configure import configure
 
-    store = args.store or default_store_path()
+    graph = _graph(args)
+    store = store_path(args.store)
     handle = configure(
         store=store, graph=args.graph, set_global=False, otlp=False, service_name="otel-prov-demo"
     )
@@ -287,39 +362,40 @@ def _demo(args: argparse.Namespace, graph: str) -> int:
         handle.shutdown()
     stats = handle.processor.statistics() if handle.processor is not None else None
     if stats is None or stats.records_failed or not stats.records_exported:
-        print(
-            "otel-prov: the demo's provenance was not stored (see the log above)", file=sys.stderr
-        )
-        return EXIT_ERROR
+        _say("the demo's provenance was not stored (see the log above)")
+        return ExitCode.STORE_ERROR
     backend = EmbeddedBackend(store)
     session = list_sessions(backend, graph, 1)[0].id
+    view = load_session(backend, graph, session)
     print(f"Provenance stored in {store}\n")
-    print(_show(backend, graph, session, "text", False))
+    sys.stdout.write(render_views([view], "text", trace_links=_trace_links()))
     query = DEMO_QUERY.format(graph=graph, session=f"<{session}>")
     print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
-    _write_table(backend.query(query), "table")
-    return EXIT_OK
+    sys.stdout.write(render_query_result(backend.query(query), "table"))
+    return ExitCode.OK
 
 
-def _import(args: argparse.Namespace, graph: str) -> int:
+def _import(args: argparse.Namespace) -> ExitCode:
     """Read every file first (a missing one is a usage error and nothing is imported), then
-    import what parsed; a part that did not is one line on stderr and makes the exit 1."""
+    import what parsed; a part that did not is one line on stderr and a usage error."""
+    graph = _graph(args)
     try:
         patterns = _content.patterns_from_environment()
     except ValueError as exc:
-        raise _UsageError(str(exc)) from exc
+        raise UsageError(str(exc)) from exc
     if patterns:  # as the zero-code configurator does: the files may hold secrets too
         _content.set_redaction(None, patterns)
     parsed = [parse_otlp_json(_read_text(name), name) for name in args.files]
     problems = [problem for result in parsed for problem in result.problems]
     for problem in problems:
-        print(f"otel-prov: {problem}", file=sys.stderr)
-    exporter, backend = _import_destination(args)
+        _say(problem)
+    destination = _import_destination(args)
+    exporter = destination.exporter
     try:
         summary = import_spans(
             (span for result in parsed for span in result.spans),
             exporter=exporter,
-            backend=backend,
+            backend=destination.reader,
             graph=graph,
             prepare=RecordPreparer.from_settings(),
             now_ns=time.time_ns(),
@@ -328,24 +404,21 @@ def _import(args: argparse.Namespace, graph: str) -> int:
     finally:
         exporter.shutdown()
     for warning in summary.warnings:
-        print(f"otel-prov: warning: {warning}", file=sys.stderr)
-    if args.format == "json":
-        report = {**dataclasses.asdict(summary), "problems": problems, "files": args.files}
-        print(json.dumps(report, ensure_ascii=False, indent=2))
-    else:
-        print(_import_line(summary, len(problems)))
+        _say(f"warning: {warning}")
+    sys.stdout.write(render_import(summary, problems, args.files, args.format))
     if summary.not_stored or not delivered:
         kept = (
-            f"what was not waits in the spool {exporter.spool.root} (otel-prov status)"
-            if isinstance(exporter, SparqlUpdateExporter)
+            f"what was not waits in the spool {destination.spool} (otel-prov status)"
+            if destination.spool is not None
             else "see the log above"
         )
-        print(f"otel-prov: not all provenance was stored; {kept}", file=sys.stderr)
-        return EXIT_ERROR
+        _say(f"not all provenance was stored; {kept}")
+        return ExitCode.STORE_ERROR
     if not summary.traces:
-        print("otel-prov: no agent session in the spans read: nothing imported", file=sys.stderr)
-        return EXIT_NOT_FOUND
-    return EXIT_NOT_FOUND if problems else EXIT_OK
+        _say("no agent session in the spans read: nothing imported")
+    if problems:
+        return ExitCode.USAGE_ERROR
+    return ExitCode.OK if summary.traces else ExitCode.NOTHING_FOUND
 
 
 def _read_text(name: str) -> str:
@@ -354,110 +427,88 @@ def _read_text(name: str) -> str:
     try:
         return Path(name).read_text(encoding="utf-8")
     except OSError as exc:
-        raise _UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
-        raise _UsageError(f"{name} is not UTF-8 text (byte {exc.start})") from exc
+        raise UsageError(f"{name} is not UTF-8 text (byte {exc.start})") from exc
 
 
-def _import_destination(args: argparse.Namespace) -> tuple[ProvExporter, QueryBackend]:
-    """The exporter as ``configure()`` chooses it (a SPARQL update endpoint when one is set,
-    else the embedded store), flags first, and a reader of the same destination."""
+def _import_destination(args: argparse.Namespace) -> Destination:
+    """Where ``configure()`` would write (a SPARQL update endpoint when one is set, else the
+    embedded store), flags first."""
     if args.store is not None and (args.endpoint or args.endpoint_update):
-        raise _UsageError("give --store or --endpoint-update/--endpoint, not both")
-    update = args.endpoint_update or (
-        None if args.store is not None else env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
-    )
-    if args.endpoint and not update:
-        raise _UsageError(
+        raise UsageError("give --store or --endpoint-update/--endpoint, not both")
+    if args.endpoint and not (args.endpoint_update or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)):
+        raise UsageError(
             "import writes: give the update endpoint with --endpoint-update "
             "(or OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is where it reads"
         )
-    if update:
-        try:
-            sparql = SparqlUpdateExporter(update, args.endpoint, graph=args.graph)
-        except ValueError as exc:
-            raise _UsageError(str(exc)) from exc
-        return sparql, RemoteBackend(sparql.query_endpoint, headers=sparql.headers)
     try:
-        store = OxigraphStoreExporter(args.store, graph=args.graph)
+        return destination_from_settings(
+            store=args.store,
+            sparql_update_endpoint=args.endpoint_update,
+            sparql_query_endpoint=args.endpoint,
+            graph=args.graph,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     except OSError as exc:
         raise StoreUnavailableError(str(exc)) from exc
-    return store, EmbeddedBackend(store.path)
 
 
-def _import_line(summary: ImportSummary, problems: int) -> str:
-    line = (
-        f"imported {summary.spans} spans from {summary.traces} traces: {summary.sessions} sessions"
-    )
-    notes = [
-        f"{summary.already_stored} already stored, {summary.revised} of them revised"
-        if summary.already_stored
-        else "",
-        f"{summary.left_out_spans} spans of {summary.left_out_traces} traces without an "
-        "agent session left out"
-        if summary.left_out_traces
-        else "",
-        f"{problems} unreadable parts skipped, listed above" if problems else "",
-    ]
-    notes = [note for note in notes if note]
-    return f"{line} ({'; '.join(notes)})" if notes else line
-
-
-def _verify(backend: QueryBackend, graph: str, args: argparse.Namespace) -> int:
+def _verify(args: argparse.Namespace) -> ExitCode:
     if args.id is not None and args.all:
-        raise _UsageError("give an ID or --all, not both")
-    checks = verify_sessions(backend, graph, args.id)
+        raise UsageError("give an ID or --all, not both")
+    graph = _graph(args)
+    checks = verify_sessions(_backend(args), graph, args.id)
     if not checks:
-        print("otel-prov: no session to verify", file=sys.stderr)
-        return EXIT_NOT_FOUND
-    if args.format == "json":
-        print(
-            json.dumps(
-                [
-                    {
-                        "session": c.session,
-                        "bundle": c.bundle,
-                        "ok": c.ok,
-                        "gates": c.gates,
-                        "problems": c.problems,
-                    }
-                    for c in checks
-                ],
-                indent=2,
-            )
-        )
-    else:
-        for check in checks:
-            print(f"{'ok' if check.ok else 'FAILED'}  {check.session}")
-            for problem in check.problems:
-                print(f"    {problem}")
-        failed = sum(not c.ok for c in checks)
-        print(f"{len(checks) - failed} verified, {failed} failed")
-    return EXIT_OK if all(c.ok for c in checks) else EXIT_NOT_FOUND
+        _say("no session to verify" if args.id is None else _no_session(args.id))
+        return ExitCode.NOTHING_FOUND
+    sys.stdout.write(render_checks(checks, args.format))
+    return ExitCode.OK if all(c.ok for c in checks) else ExitCode.CHECK_FAILED
 
 
-def _status(args: argparse.Namespace) -> int:
-    spool = args.spool_dir or Path(env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
+def _status(args: argparse.Namespace) -> ExitCode:
+    spool = spool_dir_from_settings(args.spool_dir)
     if not spool.is_dir():
-        print(f"otel-prov: no spool at {spool}: no SPARQL exporter has run here", file=sys.stderr)
-        return EXIT_NOT_FOUND
+        _say(f"no spool at {spool}: no SPARQL exporter has run here")
+        return ExitCode.NOTHING_FOUND
     report = delivery_status(spool)
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         print(render_status(report))
-    return EXIT_NOT_FOUND if report["spooled_batches"] or report["dead_letters"] else EXIT_OK
+    waiting = report["spooled_batches"] or report["dead_letters"]
+    return ExitCode.CHECK_FAILED if waiting else ExitCode.OK
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
+    "demo": _demo,
+    "sessions": _sessions,
+    "show": _show,
+    "query": _query,
+    "import": _import,
+    "verify": _verify,
+    "status": _status,
+}
+"""Each command's handler, by name; the parser offers exactly these."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return ExitCode.USAGE_ERROR
     try:
-        return _run(args)
-    except (_UsageError, StoreUnavailableError) as exc:
-        print(f"otel-prov: {exc}", file=sys.stderr)
-        return EXIT_ERROR
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        _say(str(exc))
+        return ExitCode.USAGE_ERROR
+    except StoreUnavailableError as exc:
+        _say(str(exc))
+        return ExitCode.STORE_ERROR
     except BrokenPipeError:
-        return EXIT_OK
+        return ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from otel_prov.cli._terminal import columns, printable
 from otel_prov.read._session_view import (
     IterationView,
     ModelCallView,
@@ -17,7 +18,19 @@ from otel_prov.read._session_view import (
     ToolCallView,
 )
 
-__all__ = ["render_html", "render_json", "render_mermaid", "render_sessions_table", "render_text"]
+__all__ = [
+    "VIEW_FORMATS",
+    "render_html",
+    "render_json",
+    "render_mermaid",
+    "render_session_list",
+    "render_sessions_table",
+    "render_text",
+    "render_views",
+]
+
+VIEW_FORMATS = ("text", "json", "mermaid", "html")
+"""The ``show`` formats drawn from session views (the others print the session's triples)."""
 
 _WIDTH = 13
 
@@ -41,7 +54,7 @@ def render_text(session: SessionView, *, trace_links: dict[str, str] | None = No
     lines.append(_line("trace", session.trace_id, ""))
     for backend, template in (trace_links or {}).items():
         lines.append(_line(backend, template.replace("{trace_id}", session.trace_id), ""))
-    return "\n".join(lines)
+    return printable("\n".join(lines))
 
 
 def _status(session: SessionView) -> str:
@@ -340,6 +353,7 @@ def _mermaid_sub_sessions(
 
 
 def render_sessions_table(sessions: list[SessionSummary]) -> str:
+    """The ``sessions`` table, a line per session under a header, each ending in a newline."""
     header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "STATUS", "TRACE")
     rows = [
         (
@@ -354,8 +368,25 @@ def render_sessions_table(sessions: list[SessionSummary]) -> str:
         )
         for s in sessions
     ]
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    return "\n".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
+    return columns([header, *[[printable(cell) for cell in row] for row in rows]])
+
+
+def render_session_list(sessions: list[SessionSummary], fmt: str) -> str:
+    """``sessions`` output: the table, or ``json`` rows."""
+    return render_json(sessions) + "\n" if fmt == "json" else render_sessions_table(sessions)
+
+
+def render_views(
+    views: Sequence[SessionView], fmt: str, *, trace_links: Mapping[str, str] | None = None
+) -> str:
+    """``show`` output for one of :data:`VIEW_FORMATS`: one JSON list or HTML page of all
+    ``views``, or one text or diagram per session, a blank line between them."""
+    if fmt == "json":
+        return render_json(list(views)) + "\n"
+    if fmt == "html":
+        return render_html(views, trace_links=trace_links)
+    links = dict(trace_links or {})
+    draw: Callable[[SessionView], str] = (
+        render_mermaid if fmt == "mermaid" else lambda view: render_text(view, trace_links=links)
     )
+    return "\n\n".join(draw(view).rstrip("\n") for view in views) + "\n"

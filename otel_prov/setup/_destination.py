@@ -1,23 +1,37 @@
 """Which exporter the settings ask for: a SPARQL endpoint if one is set, else the embedded store.
 
-One place for the choice, shared by ``configure()``, the ``prov`` traces exporter and the
-zero-code configurator, so that every way of turning otel-prov on reads the same
-variables the same way.
+One place for the choice, shared by ``configure()``, the ``prov`` traces exporter, the
+zero-code configurator and the CLI, so that every way of turning otel-prov on reads the
+same variables the same way; and where the CLI learns where provenance is read back from
+and where undelivered batches wait, without knowing the concrete exporters itself.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from otel_prov._settings import env_str
-from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
+from otel_prov.environment_variables import (
+    OTEL_PROV_SPARQL_QUERY_ENDPOINT,
+    OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
+    OTEL_PROV_SPOOL_DIR,
+)
 from otel_prov.exporters._base import ProvExporter
-from otel_prov.exporters._oxigraph import OxigraphStoreExporter
-from otel_prov.exporters._sparql import SparqlUpdateExporter
+from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
+from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
+from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 
-__all__ = ["exporter_from_settings"]
+__all__ = [
+    "Destination",
+    "destination_from_settings",
+    "exporter_from_settings",
+    "reader_from_settings",
+    "spool_dir_from_settings",
+    "store_path",
+]
 
 
 def exporter_from_settings(
@@ -30,13 +44,99 @@ def exporter_from_settings(
     graph: str | None = None,
 ) -> ProvExporter:
     """The SPARQL exporter when an update endpoint is given or set, else the embedded store."""
-    endpoint = sparql_update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
-    if endpoint:
+    return _exporter(
+        sparql_update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT),
+        store=store,
+        sparql_query_endpoint=sparql_query_endpoint,
+        sparql_headers=sparql_headers,
+        spool_dir=spool_dir,
+        graph=graph,
+    )
+
+
+def _exporter(
+    update_endpoint: str | None,
+    *,
+    store: str | os.PathLike[str] | None,
+    sparql_query_endpoint: str | None,
+    sparql_headers: Mapping[str, str] | None,
+    spool_dir: str | os.PathLike[str] | None,
+    graph: str | None,
+) -> SparqlUpdateExporter | OxigraphStoreExporter:
+    if update_endpoint:
         return SparqlUpdateExporter(
-            endpoint,
+            update_endpoint,
             sparql_query_endpoint,
             graph=graph,
             headers=sparql_headers,
             spool_dir=spool_dir,
         )
     return OxigraphStoreExporter(Path(store) if store is not None else None, graph=graph)
+
+
+@dataclass(frozen=True)
+class Destination:
+    """Where provenance goes, and how to read back what is there."""
+
+    exporter: ProvExporter
+    reader: QueryBackend
+    """Reads what ``exporter`` writes (the embedded store read-only, or the query endpoint)."""
+    spool: Path | None
+    """Where batches the SPARQL store did not take wait; ``None`` for the embedded store."""
+
+
+def destination_from_settings(
+    *,
+    store: str | os.PathLike[str] | None = None,
+    sparql_update_endpoint: str | None = None,
+    sparql_query_endpoint: str | None = None,
+    graph: str | None = None,
+) -> Destination:
+    """As :func:`exporter_from_settings`, except that a ``store`` given outranks an update
+    endpoint set in the environment (the CLI's ``--store``, chosen for this command).
+
+    Raises ``ValueError`` for an unusable endpoint and ``OSError`` for a store that cannot
+    be opened for writing (another process holds it, say).
+    """
+    endpoint = sparql_update_endpoint or (
+        None if store is not None else env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
+    )
+    exporter = _exporter(
+        endpoint,
+        store=store,
+        sparql_query_endpoint=sparql_query_endpoint,
+        sparql_headers=None,
+        spool_dir=None,
+        graph=graph,
+    )
+    if isinstance(exporter, SparqlUpdateExporter):
+        reader = RemoteBackend(exporter.query_endpoint, headers=exporter.headers)
+        return Destination(exporter, reader, exporter.spool.root)
+    return Destination(exporter, EmbeddedBackend(exporter.path), None)
+
+
+def reader_from_settings(
+    *, store: str | os.PathLike[str] | None = None, sparql_query_endpoint: str | None = None
+) -> QueryBackend:
+    """The SPARQL query endpoint when one is given, or set and no ``store`` is given (with
+    the headers of ``OTEL_PROV_SPARQL_HEADERS``); else the embedded store, read-only.
+
+    Raises :class:`~otel_prov.read._backend.StoreUnavailableError` when there is no store.
+    """
+    endpoint = sparql_query_endpoint or (
+        None if store is not None else env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
+    )
+    if endpoint:
+        return RemoteBackend(endpoint, headers=sparql_headers())
+    return EmbeddedBackend(store_path(store))
+
+
+def store_path(store: str | os.PathLike[str] | None = None) -> Path:
+    """``store``, else ``OTEL_PROV_STORE``, else the documented default directory."""
+    return Path(store) if store is not None else default_store_path()
+
+
+def spool_dir_from_settings(spool_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where the SPARQL exporter spools: ``spool_dir``, else ``OTEL_PROV_SPOOL_DIR``, else
+    the documented default."""
+    return Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")

@@ -148,3 +148,24 @@ def test_verify_reads_remote_stores_and_catches_an_edit(
     assert failed[0]["problems"] == [
         "content changed since export (changed: 0000000000000024:thought)"
     ]
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "DROP ALL",
+        "CLEAR DEFAULT",
+        "# SELECT * WHERE {}\nDELETE WHERE { GRAPH ?g { ?s ?p ?o } }",
+        "PREFIX x: <urn:select#>\nINSERT DATA { <urn:a> <urn:b> <urn:c> }",
+    ],
+)
+def test_query_never_sends_an_update(server: SparqlServer, tmp_path: Path, update: str) -> None:
+    """Even to an endpoint that takes updates: SPARQLWrapper would send one as an update."""
+    _, remote_args = store_both([map_spans(known_session())], server, tmp_path)
+    count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+    before = run_cli("query", count, "--format", "json", *remote_args)
+    assert before.returncode == 0, before.stderr
+    refused = run_cli("query", update, "--endpoint", server.update_endpoint)
+    assert refused.returncode == 2
+    assert "an update is never sent" in refused.stderr
+    assert run_cli("query", count, "--format", "json", *remote_args).stdout == before.stdout

@@ -1,0 +1,43 @@
+"""A SPARQL answer as ``otel-prov query`` prints it: an aligned table, JSON or CSV rows,
+``true``/``false`` for ASK, and Turtle (or JSON-LD for ``json``) for CONSTRUCT and DESCRIBE."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from otel_prov.cli._exit import UsageError
+from otel_prov.cli._render_rdf import render_jsonld, render_turtle
+from otel_prov.cli._terminal import columns, printable
+from otel_prov.read._backend import QueryResult
+
+__all__ = ["QUERY_FORMATS", "render_query_result"]
+
+QUERY_FORMATS = ("table", "json", "csv")
+
+
+def render_query_result(result: QueryResult, fmt: str) -> str:
+    """``fmt`` is one of :data:`QUERY_FORMATS`; the text ends with a newline unless empty."""
+    if result.kind == "ask":
+        return (json.dumps(result.boolean) if fmt == "json" else str(result.boolean).lower()) + "\n"
+    if result.kind == "graph":
+        if fmt == "csv":
+            raise UsageError(
+                "a CONSTRUCT or DESCRIBE answer is a graph, not rows: use --format table "
+                "(Turtle) or json (JSON-LD)"
+            )
+        return render_jsonld(result.triples) if fmt == "json" else render_turtle(result.triples)
+    if fmt == "json":
+        return json.dumps(result.rows, ensure_ascii=False, indent=2) + "\n"
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(result.variables), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(result.rows)
+        return buffer.getvalue()
+    header = list(result.variables)
+    cells = [
+        [printable(row[name] or "").replace("\n", "\\n") for name in header] for row in result.rows
+    ]
+    return columns([header, *cells])

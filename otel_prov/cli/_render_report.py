@@ -1,0 +1,60 @@
+"""What ``verify`` and ``import`` report, as text for people or JSON for programs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+
+from otel_prov.cli._terminal import printable
+from otel_prov.ingest._import import ImportSummary
+from otel_prov.read._verify import SessionCheck
+
+__all__ = ["render_checks", "render_import"]
+
+
+def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
+    """Each session's verdict and problems, then the totals (``text``), or a JSON list."""
+    if fmt == "json":
+        report = [
+            {
+                "session": c.session,
+                "bundle": c.bundle,
+                "ok": c.ok,
+                "gates": c.gates,
+                "problems": c.problems,
+            }
+            for c in checks
+        ]
+        return json.dumps(report, indent=2) + "\n"
+    lines = []
+    for check in checks:
+        lines.append(f"{'ok' if check.ok else 'FAILED'}  {check.session}")
+        lines.extend(f"    {problem}" for problem in check.problems)
+    failed = sum(not c.ok for c in checks)
+    lines.append(f"{len(checks) - failed} verified, {failed} failed")
+    return printable("\n".join(lines)) + "\n"
+
+
+def render_import(
+    summary: ImportSummary, problems: Sequence[str], files: Sequence[str], fmt: str
+) -> str:
+    """One line of counts (``text``), or the summary with the skipped parts as JSON."""
+    if fmt == "json":
+        report = {**dataclasses.asdict(summary), "problems": list(problems), "files": list(files)}
+        return json.dumps(report, ensure_ascii=False, indent=2) + "\n"
+    line = (
+        f"imported {summary.spans} spans from {summary.traces} traces: {summary.sessions} sessions"
+    )
+    notes = [
+        f"{summary.already_stored} already stored, {summary.revised} of them revised"
+        if summary.already_stored
+        else "",
+        f"{summary.left_out_spans} spans of {summary.left_out_traces} traces without an "
+        "agent session left out"
+        if summary.left_out_traces
+        else "",
+        f"{len(problems)} unreadable parts skipped, listed above" if problems else "",
+    ]
+    notes = [note for note in notes if note]
+    return (f"{line} ({'; '.join(notes)})" if notes else line) + "\n"

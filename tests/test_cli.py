@@ -244,3 +244,12 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
         if isinstance(action.choices, dict) and "show" in action.choices
     ]
     return dict(choices)
+
+
+def test_status_with_the_embedded_store_says_there_is_no_spool_and_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTEL_PROV_SPARQL_UPDATE_ENDPOINT", raising=False)
+    result = run_cli("status", "--spool-dir", str(tmp_path / "never-made"))
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert "embedded store directly, with no spool" in result.stdout

@@ -470,8 +470,19 @@ def _verify(args: argparse.Namespace) -> ExitCode:
 def _status(args: argparse.Namespace) -> ExitCode:
     spool = spool_dir_from_settings(args.spool_dir)
     if not spool.is_dir():
-        _say(f"no spool at {spool}: no SPARQL exporter has run here")
-        return ExitCode.NOTHING_FOUND
+        # Nothing waits: the embedded store is written directly, and a SPARQL exporter
+        # makes its spool only when the store did not take a batch.
+        where = env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
+        print(
+            f"no spool at {spool}: nothing waits for delivery ("
+            + (
+                "the SPARQL exporter has spooled nothing here"
+                if where
+                else "provenance goes to the embedded store directly, with no spool"
+            )
+            + ")"
+        )
+        return ExitCode.OK
     report = delivery_status(spool)
     if args.format == "json":
         print(json.dumps(report, indent=2))

@@ -17,7 +17,13 @@ from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
-from otel_prov.processing._blobs import PREVIEW_CHARS, BlobStore, externalize, read_blob
+from otel_prov.processing._blobs import (
+    PREVIEW_CHARS,
+    BlobError,
+    BlobStore,
+    externalize,
+    read_blob,
+)
 from tests.builders import make_span
 from tests.cli import run_cli
 
@@ -82,7 +88,10 @@ def _entity(store_path: Path, cls: str) -> dict[str, str]:
     return found
 
 
-def test_a_large_observation_is_stored_once_by_hash_with_a_preview(tmp_path: Path) -> None:
+def test_a_large_observation_is_stored_once_by_hash_with_a_preview(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_PROV_BLOB_DIR", str(tmp_path / "blobs"))  # where the CLI reads
     payload = json.dumps({"rows": [f"row {i} " + "x" * 90 for i in range(1500)]})
     assert len(payload.encode()) > 64 * 1024
 
@@ -246,4 +255,24 @@ def test_externalize_keeps_a_prefix_and_the_whole_value_by_hash(
     blob = moved.blobs["k"]
     assert text.startswith(moved.attributes["k"]) and moved.attributes["n"] == 3
     assert blob.size == len(text.encode()) and blob.sha256 == _sha256(text)
-    assert read_blob(blob.location, blob.sha256) == text
+    assert read_blob(blob.location, blob.sha256, directory=store.directory) == text
+
+
+def test_a_blob_is_read_by_its_hash_from_the_blob_directory_never_from_a_recorded_path(
+    tmp_path: Path,
+) -> None:
+    # A shared store could hold a location planted by anyone: a file: URI to any file of
+    # the reader's machine, with that file's real hash.  Nothing outside the blob
+    # directory is ever opened.
+    secret = tmp_path / "elsewhere" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE KEY")
+    planted = _sha256("PRIVATE KEY")
+    blobs = BlobStore(tmp_path / "blobs")
+    with pytest.raises(BlobError, match="not in the blob directory"):
+        read_blob(secret.as_uri(), planted, directory=blobs.directory)
+    with pytest.raises(BlobError, match="no sha256 recorded"):
+        read_blob(secret.as_uri(), None, directory=blobs.directory)
+    # The same text kept by us is found by its hash, wherever the location says it is.
+    digest, _ = blobs.put(b"PRIVATE KEY")
+    assert read_blob(secret.as_uri(), digest, directory=blobs.directory) == "PRIVATE KEY"

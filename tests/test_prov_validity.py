@@ -28,10 +28,17 @@ def demo_turtle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     run_demo_agent(tracer_provider=handle.tracer_provider)
     run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id="second")
     handle.shutdown()
-    quads = pyoxigraph.Store.read_only(str(store)).quads_for_pattern(None, None, None)
-    triples = [pyoxigraph.Triple(q.subject, q.predicate, q.object) for q in quads]
+    triples = _triples(store)
     data = pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES)
     yield (data or b"").decode()
+
+
+def _triples(store: Path) -> list[pyoxigraph.Triple]:
+    """Every triple of the store, its iterator dropped here: pyoxigraph's iterators must be
+    freed on the thread that made them, and one left in a fixture's frame could be collected
+    later on a processor's worker thread (an unraisable error in an unrelated test)."""
+    quads = pyoxigraph.Store.read_only(str(store)).quads_for_pattern(None, None, None)
+    return [pyoxigraph.Triple(q.subject, q.predicate, q.object) for q in quads]
 
 
 def _graph(turtle: str) -> rdflib.Graph:
@@ -156,8 +163,7 @@ def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
     with otel_prov.agent_session("quiet", question="secret", tracer_provider=provider):
         pass
     handle.shutdown()
-    quads = pyoxigraph.Store.read_only(str(store)).quads_for_pattern(None, None, None)
-    triples = [pyoxigraph.Triple(q.subject, q.predicate, q.object) for q in quads]
+    triples = _triples(store)
     turtle = (
         pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES) or b""
     ).decode()

@@ -19,28 +19,34 @@ import hashlib
 import json
 import logging
 import os
+import re
 import tempfile
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
+from otel_prov._settings import env_str
+from otel_prov.environment_variables import OTEL_PROV_BLOB_DIR
 from otel_prov.prov._span_record import BlobRef, SpanRecord
 
 __all__ = [
+    "DEFAULT_BLOB_DIR",
     "DEFAULT_THRESHOLD",
     "PREVIEW_CHARS",
     "BlobError",
     "BlobStore",
+    "blob_directory",
     "externalize",
     "read_blob",
 ]
 
 _logger = logging.getLogger(__name__)
 
+DEFAULT_BLOB_DIR = ".otel-prov/blobs"
+"""Where values over the threshold go unless ``blob_dir`` or ``OTEL_PROV_BLOB_DIR`` says."""
 DEFAULT_THRESHOLD = 64 * 1024
 """Bytes (UTF-8) above which a value goes to the blob store."""
 PREVIEW_CHARS = 1024
 """Characters of a moved value kept in the graph."""
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 _JSON = "application/json"
 _TEXT = "text/plain; charset=utf-8"
 
@@ -127,16 +133,32 @@ def externalize(record: SpanRecord, store: BlobStore, threshold: int) -> SpanRec
     return dataclasses.replace(record, attributes=attributes, blobs=blobs)
 
 
-def read_blob(location: str, sha256: str | None = None) -> str:
-    """The whole value behind a ``file:`` location, checked against ``sha256`` when given."""
-    parsed = urllib.parse.urlsplit(location)
-    if parsed.scheme != "file":
-        raise BlobError(f"cannot read blob {location}: only file: locations are supported")
-    path = Path(urllib.request.url2pathname(parsed.path))
+def blob_directory(directory: str | os.PathLike[str] | None = None) -> Path:
+    """The blob directory: the argument, else ``OTEL_PROV_BLOB_DIR``, else the default."""
+    return Path(directory or env_str(OTEL_PROV_BLOB_DIR) or DEFAULT_BLOB_DIR)
+
+
+def read_blob(
+    location: str, sha256: str | None, *, directory: str | os.PathLike[str] | None = None
+) -> str:
+    """The whole value recorded with hash ``sha256``, read from the blob directory
+    (``directory``, else :func:`blob_directory`) and checked against the hash.
+
+    The recorded ``location`` only names the blob: a store may be shared, and a ``file:``
+    URI in it could point anywhere on the reader's machine, so nothing is read from a path
+    the graph gives.  A blob is found by its hash in our directory, or not at all.
+    """
+    if sha256 is None or _SHA256.fullmatch(sha256) is None:
+        raise BlobError(f"cannot read blob {location}: no sha256 recorded for it")
+    digest = sha256.removeprefix("sha256:")
+    path = BlobStore(blob_directory(directory)).directory / "sha256" / digest[:2] / digest
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise BlobError(f"cannot read blob {location}: {exc.strerror or exc}") from exc
-    if sha256 is not None and f"sha256:{hashlib.sha256(data).hexdigest()}" != sha256:
+        raise BlobError(
+            f"cannot read blob {location}: not in the blob directory {path.parent.parent.parent} "
+            f"({exc.strerror or exc}; set OTEL_PROV_BLOB_DIR to where the agent kept its blobs)"
+        ) from exc
+    if f"sha256:{hashlib.sha256(data).hexdigest()}" != sha256:
         raise BlobError(f"blob {location} does not match its recorded hash {sha256}")
     return data.decode()

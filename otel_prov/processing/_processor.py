@@ -42,7 +42,6 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from otel_prov._settings import env_choice, env_float, env_int, env_str
 from otel_prov.capture._redaction import redact_span_record
 from otel_prov.environment_variables import (
-    OTEL_PROV_BLOB_DIR,
     OTEL_PROV_BLOB_THRESHOLD,
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
@@ -51,7 +50,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
-from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, externalize
+from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, blob_directory, externalize
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._sealer import Sealer
@@ -66,7 +65,6 @@ _DEFAULT_SESSION_TIMEOUT_S = 600.0
 _DEFAULT_MAX_PENDING = 100_000
 _DROP_LOG_INTERVAL_S = 10.0
 _TIMEOUT_CHECK_INTERVAL_NS = 1_000_000_000
-DEFAULT_BLOB_DIR = ".otel-prov/blobs"
 
 
 @dataclass(frozen=True)
@@ -93,7 +91,7 @@ class RecordPreparer:
     ) -> RecordPreparer:
         """The arguments, else their ``OTEL_PROV_BLOB_*`` variables, else the defaults."""
         return cls(
-            BlobStore(blob_dir or env_str(OTEL_PROV_BLOB_DIR) or DEFAULT_BLOB_DIR),
+            BlobStore(blob_directory(blob_dir)),
             blob_threshold or env_int(OTEL_PROV_BLOB_THRESHOLD, DEFAULT_THRESHOLD),
         )
 

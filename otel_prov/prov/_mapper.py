@@ -111,8 +111,7 @@ _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 # instrumentation when the value was left off or cut by an attribute length limit.
 _DIGEST_KEYS = {
     **sc.CONTENT_DIGEST_KEYS,
-    sc.GEN_AI_TOOL_CALL_ARGUMENTS: sc.CONTENT_DIGEST_KEYS[sc.OTEL_PROV_ARGUMENTS],
-    sc.GEN_AI_TOOL_CALL_RESULT: sc.CONTENT_DIGEST_KEYS[sc.OTEL_PROV_OBSERVATION],
+    **{twin: sc.CONTENT_DIGEST_KEYS[key] for key, twin in sc.GEN_AI_CONTENT_TWINS.items()},
 }
 
 

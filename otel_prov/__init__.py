@@ -8,7 +8,8 @@ span ids.
 """
 
 from otel_prov._version import __version__
-from otel_prov.capture._api import (
+from otel_prov.capture import (
+    RedactingSpanExporter,
     agent_session,
     iteration,
     model_call,
@@ -21,7 +22,6 @@ from otel_prov.capture._api import (
     set_usage,
     tool_call,
 )
-from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.processing._processor import ProcessorStatistics, ProvSpanProcessor
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord

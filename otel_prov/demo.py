@@ -17,7 +17,7 @@ from typing import Any
 
 from opentelemetry.trace import Span, SpanContext, TracerProvider
 
-from otel_prov.capture._api import (
+from otel_prov.capture import (
     agent_session,
     iteration,
     model_call,

@@ -15,6 +15,7 @@ __all__ = [
     "ERROR_TYPE",
     "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
+    "GEN_AI_CONTENT_TWINS",
     "GEN_AI_CONVERSATION_ID",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROVIDER_NAME",
@@ -116,3 +117,11 @@ GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 ERROR_TYPE = "error.type"
 SERVICE_NAME = "service.name"
+
+GEN_AI_CONTENT_TWINS = {
+    OTEL_PROV_ARGUMENTS: GEN_AI_TOOL_CALL_ARGUMENTS,
+    OTEL_PROV_OBSERVATION: GEN_AI_TOOL_CALL_RESULT,
+}
+"""Content attribute -> the opt-in GenAI attribute that also gets it on a tool call span
+(when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows); both are described
+by the same size and hash attributes (``CONTENT_DIGEST_KEYS``)."""

@@ -9,9 +9,10 @@ import pytest
 from opentelemetry.sdk.trace.export import SpanExporter
 
 import otel_prov
+import otel_prov.capture
 
 
-@pytest.mark.parametrize("module", [otel_prov, otel_prov.exporters])
+@pytest.mark.parametrize("module", [otel_prov, otel_prov.capture, otel_prov.exporters])
 def test_all_is_sorted_and_complete(module: types.ModuleType) -> None:
     exported = list(module.__all__)
     assert exported == sorted(exported)

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otel_prov.prov._conventions import agent_name, is_agent_run, model_output_text, unwrapped
+from otel_prov import semconv as sc
+from otel_prov.prov._conventions import (
+    ARGUMENT_KEYS,
+    CONVENTIONS,
+    QUESTION_KEYS,
+    TOOL_CALL_KEYS,
+    WRAPPED_KEYS,
+    Convention,
+    agent_name,
+    is_agent_run,
+    model_output_text,
+    unwrapped,
+)
 from otel_prov.prov._span_record import Role, classify
 
 _ROLES = st.sampled_from(["user", "human", "assistant", "ai", "system", "tool"])
@@ -76,3 +89,36 @@ def test_model_output_text_from_each_convention() -> None:
     assert model_output_text({"gen_ai.output.messages": json.dumps(messages)}) == "a\nb"
     assert model_output_text({"gen_ai.output.messages": "not json"}) is None
     assert model_output_text({}) is None
+
+
+@pytest.mark.parametrize(
+    ("kind_key", "kind", "role"),
+    [
+        (convention.kind_key, kind, role)
+        for convention in CONVENTIONS
+        if convention.kind_key is not None
+        for kind, role in convention.roles.items()
+    ],
+)
+def test_every_convention_classifies_its_own_kinds(kind_key: str, kind: str, role: Role) -> None:
+    assert classify({kind_key: kind}) is role
+    assert classify({kind_key: [kind]}) is Role.SPAN  # not a kind: a list is no name
+
+
+def test_an_earlier_convention_wins_and_a_later_one_fills_in() -> None:
+    assert QUESTION_KEYS[0] == sc.OTEL_PROV_QUESTION
+    assert ARGUMENT_KEYS.index(sc.GEN_AI_TOOL_CALL_ARGUMENTS) < ARGUMENT_KEYS.index("input.value")
+    # Whole message lists are the last resort for a question, after any wrapped text.
+    assert QUESTION_KEYS[-1] == "gen_ai.input.messages"
+    assert {"input.value", "traceloop.entity.output"} <= WRAPPED_KEYS
+
+
+@pytest.mark.parametrize(
+    "convention",
+    [c for c in CONVENTIONS if Role.TOOL_CALL in c.roles.values()],
+    ids=lambda c: c.name,
+)
+def test_the_write_ahead_log_keeps_what_a_tool_call_is_read_from(convention: Convention) -> None:
+    assert convention.kind_key is not None
+    read_from = {convention.kind_key, *convention.tool_name, *convention.arguments}
+    assert read_from <= set(TOOL_CALL_KEYS)

@@ -1,5 +1,67 @@
 """Stage 1: turning what an agent does into spans.
 
 The manual API, the span shapes every instrumentor shares, the content policy (the OTel
-GenAI opt-in) and redaction.  Instrumentors import from here, never from each other.
+GenAI opt-in) and redaction.  Instrumentors build their spans with the names exported
+here (never with another module's private helpers, nor each other's), so every
+framework's spans have the shapes the manual API gives, and the mapper reads one shape.
 """
+
+from otel_prov.capture._api import (
+    agent_session,
+    iteration,
+    model_call,
+    set_action,
+    set_answer,
+    set_arguments,
+    set_observation,
+    set_question,
+    set_thought,
+    set_usage,
+    tool_call,
+)
+from otel_prov.capture._redaction import RedactingSpanExporter
+from otel_prov.capture._shapes import (
+    FINAL_ANSWER,
+    SpanShape,
+    content_text,
+    declare_tools,
+    describe_iteration,
+    iteration_shape,
+    model_call_shape,
+    put_content,
+    put_usage,
+    record_error,
+    record_failure,
+    session_shape,
+    tool_call_shape,
+)
+from otel_prov.prov._conventions import tool_schema_name
+
+__all__ = [
+    "FINAL_ANSWER",
+    "RedactingSpanExporter",
+    "SpanShape",
+    "agent_session",
+    "content_text",
+    "declare_tools",
+    "describe_iteration",
+    "iteration",
+    "iteration_shape",
+    "model_call",
+    "model_call_shape",
+    "put_content",
+    "put_usage",
+    "record_error",
+    "record_failure",
+    "session_shape",
+    "set_action",
+    "set_answer",
+    "set_arguments",
+    "set_observation",
+    "set_question",
+    "set_thought",
+    "set_usage",
+    "tool_call",
+    "tool_call_shape",
+    "tool_schema_name",
+]

@@ -21,31 +21,29 @@ then propagates unchanged.
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
-import json
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from contextvars import Token
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import (
-    Link,
-    Span,
-    SpanContext,
-    SpanKind,
-    Status,
-    StatusCode,
-    TracerProvider,
-)
+from opentelemetry.trace import Link, Span, SpanContext, TracerProvider
 
 from otel_prov import semconv as sc
 from otel_prov._version import __version__
-from otel_prov.capture._content import capture_genai_content, capture_prov_content, redact
-from otel_prov.prov._span_record import attribute_length_limit
+from otel_prov.capture._shapes import (
+    SpanShape,
+    describe_iteration,
+    iteration_shape,
+    model_call_shape,
+    put_content,
+    put_usage,
+    record_error,
+    session_shape,
+    tool_call_shape,
+)
 
 __all__ = [
     "agent_session",
@@ -66,49 +64,27 @@ F = TypeVar("F", bound=Callable[..., Any])
 _TRACER = trace.get_tracer("otel_prov", __version__)
 
 
-def _as_text(value: Any) -> str:
-    """Content as span text: strings unchanged (the exact JSON the model chose), else JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _error_type(exc: BaseException) -> str:
-    cls = type(exc)
-    module = cls.__module__
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
-
-
 class _SpanScope:
     """One span's lifetime; reusable as a decorator, single-use as a context manager."""
 
     def __init__(
         self,
-        name: str,
-        attributes: Mapping[str, Any],
-        content: Mapping[str, Any],
+        shape: SpanShape,
         *,
-        kind: SpanKind = SpanKind.INTERNAL,
         tracer_provider: TracerProvider | None = None,
         capture_call: bool = False,
         links: Sequence[Link] = (),
     ) -> None:
-        self._name = name
+        self._shape = shape
         self._links = tuple(links)
-        self._attributes = {k: v for k, v in attributes.items() if v is not None}
-        self._content = {k: v for k, v in content.items() if v is not None}
-        self._kind = kind
         self._provider = tracer_provider
         self._capture_call = capture_call
         self._span: Span | None = None
         self._token: Token[otel_context.Context] | None = None
 
-    def _copy(self) -> _SpanScope:
+    def _copy(self, shape: SpanShape) -> _SpanScope:
         return _SpanScope(
-            self._name,
-            self._attributes,
-            self._content,
-            kind=self._kind,
+            shape,
             tracer_provider=self._provider,
             capture_call=self._capture_call,
             links=self._links,
@@ -117,23 +93,15 @@ class _SpanScope:
     # --- context manager ---------------------------------------------------------
     def __enter__(self) -> Span:
         if self._span is not None:
-            raise RuntimeError(f"span scope {self._name!r} is already active; create a new one")
+            raise RuntimeError(
+                f"span scope {self._shape.name!r} is already active; create a new one"
+            )
         tracer = (
             _TRACER
             if self._provider is None
             else trace.get_tracer("otel_prov", __version__, tracer_provider=self._provider)
         )
-        attributes = dict(self._attributes)
-        for key, value in self._content.items():
-            _put_content(attributes, key, value, tool=self._capture_call)
-        span = tracer.start_span(
-            self._name,
-            kind=self._kind,
-            attributes=attributes,
-            links=self._links,
-            record_exception=False,
-            set_status_on_exception=False,
-        )
+        span = self._shape.start(tracer, links=self._links)
         self._span = span
         self._token = otel_context.attach(trace.set_span_in_context(span))
         return span
@@ -150,9 +118,7 @@ class _SpanScope:
             return
         try:
             if exc is not None and not isinstance(exc, GeneratorExit):
-                span.set_attribute(sc.ERROR_TYPE, _error_type(exc))
-                span.record_exception(exc)
-                span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
+                record_error(span, exc)
             span.end()
         finally:
             otel_context.detach(token)
@@ -172,7 +138,7 @@ class _SpanScope:
     def __call__(self, function: F) -> F:
         signature = inspect.signature(function)
 
-        def arguments_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+        def arguments_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
             if not self._capture_call:
                 return None
             try:
@@ -180,13 +146,14 @@ class _SpanScope:
             except TypeError:
                 return None  # the call itself will raise the real error
             bound.apply_defaults()
-            return _as_text(dict(bound.arguments))
+            return dict(bound.arguments)
 
         def start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[_SpanScope, Span]:
-            scope = self._copy()
+            shape = self._shape
             captured = arguments_of(args, kwargs)
-            if captured is not None and sc.OTEL_PROV_ARGUMENTS not in scope._content:
-                scope._content[sc.OTEL_PROV_ARGUMENTS] = captured
+            if captured is not None and sc.OTEL_PROV_ARGUMENTS not in shape.content:
+                shape = shape.with_content(sc.OTEL_PROV_ARGUMENTS, captured)
+            scope = self._copy(shape)
             return scope, scope.__enter__()
 
         def finish(span: Span, result: Any) -> Any:
@@ -223,57 +190,8 @@ class _SpanScope:
         return cast(F, wrapper)
 
 
-# Content attributes and the opt-in gen_ai twin each one also goes to.
-_GENAI_TWIN = {
-    sc.OTEL_PROV_ARGUMENTS: sc.GEN_AI_TOOL_CALL_ARGUMENTS,
-    sc.OTEL_PROV_OBSERVATION: sc.GEN_AI_TOOL_CALL_RESULT,
-}
-
-
-def _put_content(target: dict[str, Any] | Span, key: str, value: Any, *, tool: bool) -> None:
-    """Set a content attribute on a span (or start attributes) as the capture switches allow.
-
-    When the content is left off, its size and hash are recorded instead, so provenance
-    keeps a fingerprint of what it may not show.  When an attribute length limit is about
-    to cut the value (the SDK does so silently), they are recorded beside it, so the
-    graph can say the value is truncated and what the whole of it was.
-    """
-    text = redact(_as_text(value))
-    setter = target.__setitem__ if isinstance(target, dict) else target.set_attribute
-    keep = capture_prov_content()
-    if keep:
-        setter(key, text)
-    twin = _GENAI_TWIN.get(key)
-    if twin is not None and tool and capture_genai_content():
-        setter(twin, text)
-        keep = True
-    limit = _length_limit(target)
-    if not keep or (limit is not None and len(text) > limit):
-        size_key, hash_key = sc.CONTENT_DIGEST_KEYS[key]
-        data = text.encode()
-        setter(size_key, len(data))
-        setter(hash_key, "sha256:" + hashlib.sha256(data).hexdigest())
-
-
-def _length_limit(target: dict[str, Any] | Span) -> int | None:
-    """The attribute length limit the value will meet: the span's own, or for attributes
-    of a span not started yet, the SDK's environment setting."""
-    if not isinstance(target, dict):
-        return attribute_length_limit(target)
-    for variable in ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"):
-        setting = os.environ.get(variable, "").strip()
-        if setting.isdigit():
-            return int(setting)
-    return None
-
-
 def _current(span: Span | None) -> Span:
     return span if span is not None else trace.get_current_span()
-
-
-def _is_tool_span(span: Span) -> bool:
-    attributes = getattr(span, "attributes", None) or {}
-    return attributes.get(sc.GEN_AI_OPERATION_NAME) == "execute_tool"
 
 
 def agent_session(
@@ -295,15 +213,9 @@ def agent_session(
     ``prov:wasInformedBy`` in the provenance.
     """
     return _SpanScope(
-        f"invoke_agent {name}",
-        {
-            sc.GEN_AI_OPERATION_NAME: "invoke_agent",
-            sc.GEN_AI_AGENT_NAME: name,
-            sc.GEN_AI_AGENT_ID: agent_id,
-            sc.GEN_AI_CONVERSATION_ID: conversation_id,
-            sc.OTEL_PROV_AGENT_TOOLS: list(tools) or None,
-        },
-        {sc.OTEL_PROV_QUESTION: question},
+        session_shape(
+            name, agent_id=agent_id, conversation_id=conversation_id, tools=tools, question=question
+        ),
         tracer_provider=tracer_provider,
         links=[Link(context) for context in follows],
     )
@@ -321,9 +233,7 @@ def iteration(
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         raise ValueError(f"iteration number must be an int >= 1, not {number!r}")
     return _SpanScope(
-        f"iteration {number}",
-        {sc.OTEL_PROV_ITERATION_NUMBER: number, sc.OTEL_PROV_ACTION: action},
-        {sc.OTEL_PROV_THOUGHT: thought, sc.OTEL_PROV_ARGUMENTS: arguments},
+        iteration_shape(number, action=action, thought=thought, arguments=arguments),
         tracer_provider=tracer_provider,
     )
 
@@ -343,14 +253,7 @@ def tool_call(
     and call :func:`set_observation`.
     """
     return _SpanScope(
-        f"execute_tool {name}",
-        {
-            sc.GEN_AI_OPERATION_NAME: "execute_tool",
-            sc.GEN_AI_TOOL_NAME: name,
-            sc.GEN_AI_TOOL_CALL_ID: call_id,
-            sc.GEN_AI_TOOL_TYPE: tool_type,
-        },
-        {sc.OTEL_PROV_ARGUMENTS: arguments},
+        tool_call_shape(name, call_id=call_id, tool_type=tool_type, arguments=arguments),
         tracer_provider=tracer_provider,
         capture_call=True,
     )
@@ -365,56 +268,43 @@ def model_call(
 ) -> _SpanScope:
     """A call to a language model (``chat {model}``), a CLIENT span as GenAI says."""
     return _SpanScope(
-        f"{operation} {model}",
-        {
-            sc.GEN_AI_OPERATION_NAME: operation,
-            sc.GEN_AI_REQUEST_MODEL: model,
-            sc.GEN_AI_PROVIDER_NAME: provider,
-        },
-        {},
-        kind=SpanKind.CLIENT,
+        model_call_shape(model, operation=operation, provider=provider),
         tracer_provider=tracer_provider,
     )
 
 
 def set_question(text: str, *, span: Span | None = None) -> None:
     """The user's question, on the session span (default: the current span)."""
-    _put_content(_current(span), sc.OTEL_PROV_QUESTION, text, tool=False)
+    put_content(_current(span), sc.OTEL_PROV_QUESTION, text)
 
 
 def set_thought(text: str, *, span: Span | None = None) -> None:
     """The model's reasoning for this step, on the iteration span."""
-    _put_content(_current(span), sc.OTEL_PROV_THOUGHT, text, tool=False)
+    put_content(_current(span), sc.OTEL_PROV_THOUGHT, text)
 
 
 def set_action(tool: str, *, span: Span | None = None) -> None:
     """The tool the step chose (or ``final_answer``).  Not content: always recorded."""
-    _current(span).set_attribute(sc.OTEL_PROV_ACTION, tool)
+    describe_iteration(_current(span), action=tool)
 
 
 def set_arguments(arguments: Any, *, span: Span | None = None) -> None:
     """The arguments chosen: a JSON string is kept byte for byte, anything else is dumped."""
-    target = _current(span)
-    _put_content(target, sc.OTEL_PROV_ARGUMENTS, arguments, tool=_is_tool_span(target))
+    put_content(_current(span), sc.OTEL_PROV_ARGUMENTS, arguments)
 
 
 def set_observation(result: Any, *, span: Span | None = None) -> None:
     """What the action returned, on the iteration or tool-call span."""
-    target = _current(span)
-    _put_content(target, sc.OTEL_PROV_OBSERVATION, result, tool=_is_tool_span(target))
+    put_content(_current(span), sc.OTEL_PROV_OBSERVATION, result)
 
 
 def set_answer(text: str, *, span: Span | None = None) -> None:
     """The final answer, on the session span."""
-    _put_content(_current(span), sc.OTEL_PROV_ANSWER, text, tool=False)
+    put_content(_current(span), sc.OTEL_PROV_ANSWER, text)
 
 
 def set_usage(
     *, input_tokens: int | None = None, output_tokens: int | None = None, span: Span | None = None
 ) -> None:
     """Token usage of a model call."""
-    target = _current(span)
-    if input_tokens is not None:
-        target.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
-    if output_tokens is not None:
-        target.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+    put_usage(_current(span), input_tokens=input_tokens, output_tokens=output_tokens)

@@ -1,7 +1,8 @@
 """Redaction of whole spans, whoever set their attributes, before they leave the process.
 
-Our own content attributes are redacted where they are set (``otel_prov.capture._api``),
-but third-party instrumentations set theirs directly on the span: OpenInference's
+Our own content attributes are redacted where they are set (``put_content`` in
+``otel_prov.capture._shapes``), but third-party instrumentations set theirs directly on
+the span: OpenInference's
 ``input.value``/``output.value``/``llm.input_messages.*``, OpenLLMetry's
 ``traceloop.entity.input``/``gen_ai.prompt.*``, the official GenAI
 ``gen_ai.input.messages``, ``gen_ai.system_instructions``, tool call arguments and results,

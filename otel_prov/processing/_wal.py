@@ -24,30 +24,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from otel_prov import semconv as sc
 from otel_prov.capture._redaction import redact_attributes
+from otel_prov.prov._conventions import TOOL_CALL_KEYS
 from otel_prov.prov._span_record import Role, SpanRecord, classify, clean_attributes
 
 __all__ = ["IntentLog", "recover_intents"]
 
 _logger = logging.getLogger(__name__)
-
-_CONTENT_KEYS = (sc.OTEL_PROV_ARGUMENTS, sc.GEN_AI_TOOL_CALL_ARGUMENTS)
-# What a recovered tool call needs: its role, name, call id and arguments, in our
-# conventions and in the third-party ones the mapper reads (OpenInference, OpenLLMetry).
-_KEPT_KEYS = (
-    sc.GEN_AI_OPERATION_NAME,
-    sc.GEN_AI_TOOL_NAME,
-    sc.GEN_AI_TOOL_CALL_ID,
-    sc.GEN_AI_TOOL_TYPE,
-    *_CONTENT_KEYS,
-    "openinference.span.kind",
-    "tool.name",
-    "input.value",
-    "traceloop.span.kind",
-    "traceloop.entity.name",
-    "traceloop.entity.input",
-)
 
 
 class IntentLog:
@@ -82,7 +65,7 @@ class IntentLog:
             "service": service,
             # Third-party instrumentations set their arguments unredacted: clean them here.
             "attributes": redact_attributes(
-                clean_attributes({k: attributes[k] for k in _KEPT_KEYS if k in attributes})
+                clean_attributes({k: attributes[k] for k in TOOL_CALL_KEYS if k in attributes})
             ),
         }
         with self._lock:

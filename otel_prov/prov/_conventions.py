@@ -1,19 +1,59 @@
-"""What other instrumentations' attributes mean, for the mapper.
+"""Which attribute says what, in every convention the mapper reads.
 
-OpenInference, OpenLLMetry and the official GenAI conventions record the same facts in
-other shapes: tool calls a model asked for inside its output messages, tool definitions
-as JSON, the agent's name in LangChain run metadata, and questions, answers and tool
-results wrapped in the framework's serialised messages.  Pure functions of attributes.
+Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference and OpenLLMetry
+record the same facts under other keys and in other shapes: the span's kind, the
+question and answer, a tool call's name, arguments and result, the model and its
+usage; tool calls a model asked for inside its output messages, tool definitions as
+JSON, the agent's name in LangChain run metadata, and text wrapped in the framework's
+serialised messages.  This module is the only one that knows those keys and shapes:
+the span record's role (``_span_record``), the mapper (``_mapper``) and the write-ahead
+log (``otel_prov/processing/_wal.py``) ask it.  Pure functions of attributes.
+
+Adding a convention (spans some other instrumentation emits):
+
+1. a :class:`Convention` in ``CONVENTIONS``: the attribute that names its span kinds and
+   the :class:`Role` of each kind, and its key for each fact it records.  The order of
+   ``CONVENTIONS`` is the order keys are tried in: a value under an earlier
+   convention's key wins;
+2. if it wraps its text in a serialised framework payload, its keys in ``wrapped``
+   (and, for a payload of a new shape, a branch in :func:`unwrapped`);
+3. if it records tool calls or tool definitions in structured attributes, their reading
+   in :func:`requested_calls` or :func:`defined_tools`;
+4. a test in ``tests/test_third_party_conventions.py`` (and one with the instrumentation
+   itself in ``tests/instrumentation/test_third_party.py`` if it can run there).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
 from collections.abc import Mapping
 from typing import Any
 
+from otel_prov import semconv as sc
+
 __all__ = [
+    "AGENT_NAME_KEYS",
+    "ANSWER_KEYS",
+    "ARGUMENT_KEYS",
+    "CONVENTIONS",
+    "INPUT_TOKEN_KEYS",
+    "MODEL_KEYS",
+    "OUTPUT_TOKEN_KEYS",
+    "PROVIDER_KEYS",
+    "QUESTION_KEYS",
+    "RESULT_KEYS",
+    "RUN_NAME_KEYS",
+    "SESSION_ID_KEYS",
+    "TOOL_CALL_ID_KEYS",
+    "TOOL_CALL_KEYS",
+    "TOOL_NAME_KEYS",
+    "WRAPPED_KEYS",
+    "Convention",
+    "Role",
     "agent_name",
+    "classify",
     "defined_tools",
     "is_agent_run",
     "model_output_text",
@@ -21,6 +61,181 @@ __all__ = [
     "tool_schema_name",
     "unwrapped",
 ]
+
+
+class Role(enum.Enum):
+    """What a span is in the provenance model (PROV-MODEL.md, "Which span is what")."""
+
+    SESSION = "session"
+    ITERATION = "iteration"
+    TOOL_CALL = "tool_call"
+    MODEL_CALL = "model_call"
+    RETRIEVAL = "retrieval"
+    SPAN = "span"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Convention:
+    """Where one convention records each fact the mapper reads (empty: it does not)."""
+
+    name: str
+    kind_key: str | None = None
+    """The attribute naming the span's kind (operation)."""
+    roles: Mapping[str, Role] = dataclasses.field(default_factory=dict)
+    """Span kind -> its role."""
+    run_kinds: frozenset[str] = frozenset()
+    """Kinds that are a session when the span is a root or an agent's whole run
+    (:func:`is_agent_run`), and a plain span otherwise."""
+    question: tuple[str, ...] = ()
+    answer: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()
+    result: tuple[str, ...] = ()
+    tool_name: tuple[str, ...] = ()
+    tool_call_id: tuple[str, ...] = ()
+    model: tuple[str, ...] = ()
+    provider: tuple[str, ...] = ()
+    input_tokens: tuple[str, ...] = ()
+    output_tokens: tuple[str, ...] = ()
+    session_id: tuple[str, ...] = ()
+    agent_name: tuple[str, ...] = ()
+    """The name of the agent a session runs."""
+    run_name: tuple[str, ...] = ()
+    """The name a session span gives its run (an agent's or a workflow's): one run
+    recorded twice, by two instrumentations, has the same name in both."""
+    wrapped: frozenset[str] = frozenset()
+    """Keys whose text may be wrapped in a serialised framework payload (:func:`unwrapped`)."""
+
+
+CONVENTIONS: tuple[Convention, ...] = (
+    Convention(
+        "otel_prov",
+        question=(sc.OTEL_PROV_QUESTION,),
+        answer=(sc.OTEL_PROV_ANSWER,),
+        arguments=(sc.OTEL_PROV_ARGUMENTS,),
+        result=(sc.OTEL_PROV_OBSERVATION,),
+    ),
+    Convention(
+        "OpenTelemetry GenAI",
+        kind_key=sc.GEN_AI_OPERATION_NAME,
+        roles={
+            "invoke_agent": Role.SESSION,
+            "invoke_workflow": Role.SESSION,
+            "execute_tool": Role.TOOL_CALL,
+            "chat": Role.MODEL_CALL,
+            "generate_content": Role.MODEL_CALL,
+            "text_completion": Role.MODEL_CALL,
+            "retrieval": Role.RETRIEVAL,
+        },
+        arguments=(sc.GEN_AI_TOOL_CALL_ARGUMENTS,),
+        result=(sc.GEN_AI_TOOL_CALL_RESULT,),
+        tool_name=(sc.GEN_AI_TOOL_NAME,),
+        tool_call_id=(sc.GEN_AI_TOOL_CALL_ID,),
+        model=(sc.GEN_AI_REQUEST_MODEL, sc.GEN_AI_RESPONSE_MODEL),
+        provider=(sc.GEN_AI_PROVIDER_NAME,),
+        input_tokens=(sc.GEN_AI_USAGE_INPUT_TOKENS,),
+        output_tokens=(sc.GEN_AI_USAGE_OUTPUT_TOKENS,),
+        session_id=(sc.GEN_AI_CONVERSATION_ID,),
+        agent_name=(sc.GEN_AI_AGENT_NAME,),
+        run_name=(sc.GEN_AI_AGENT_NAME,),
+    ),
+    Convention(
+        "OpenInference",
+        kind_key="openinference.span.kind",
+        roles={
+            "AGENT": Role.SESSION,
+            "TOOL": Role.TOOL_CALL,
+            "LLM": Role.MODEL_CALL,
+            "RETRIEVER": Role.RETRIEVAL,
+        },
+        # LangGraph's agent run (``create_agent``) is a CHAIN, not an AGENT.
+        run_kinds=frozenset({"CHAIN"}),
+        question=("input.value",),
+        answer=("output.value",),
+        arguments=("input.value",),
+        result=("output.value",),
+        tool_name=("tool.name",),
+        model=("llm.model_name",),
+        provider=("llm.provider",),
+        input_tokens=("llm.token_count.prompt",),
+        output_tokens=("llm.token_count.completion",),
+        session_id=("session.id",),
+        wrapped=frozenset({"input.value", "output.value"}),
+    ),
+    Convention(
+        "OpenLLMetry",
+        kind_key="traceloop.span.kind",
+        roles={"agent": Role.SESSION, "workflow": Role.SESSION, "tool": Role.TOOL_CALL},
+        question=("traceloop.entity.input",),
+        answer=("traceloop.entity.output",),
+        arguments=("traceloop.entity.input",),
+        result=("traceloop.entity.output",),
+        tool_name=("traceloop.entity.name",),
+        run_name=("traceloop.entity.name",),
+        wrapped=frozenset({"traceloop.entity.input", "traceloop.entity.output"}),
+    ),
+    # Last: whole message lists (JSON), taken as a session's question and answer only when
+    # no convention above has the text itself.
+    Convention(
+        "OpenTelemetry GenAI messages",
+        question=("gen_ai.input.messages",),
+        answer=("gen_ai.output.messages",),
+    ),
+)
+"""Every convention the mapper reads, in the order their keys are tried."""
+
+
+def _keys(fact: str) -> tuple[str, ...]:
+    """Every convention's keys for ``fact`` (a :class:`Convention` field), in order, once."""
+    keys: tuple[str, ...] = ()
+    for convention in CONVENTIONS:
+        keys += getattr(convention, fact)
+    return tuple(dict.fromkeys(keys))
+
+
+QUESTION_KEYS = _keys("question")
+ANSWER_KEYS = _keys("answer")
+ARGUMENT_KEYS = _keys("arguments")
+RESULT_KEYS = _keys("result")
+TOOL_NAME_KEYS = _keys("tool_name")
+TOOL_CALL_ID_KEYS = _keys("tool_call_id")
+MODEL_KEYS = _keys("model")
+PROVIDER_KEYS = _keys("provider")
+INPUT_TOKEN_KEYS = _keys("input_tokens")
+OUTPUT_TOKEN_KEYS = _keys("output_tokens")
+SESSION_ID_KEYS = _keys("session_id")
+AGENT_NAME_KEYS = _keys("agent_name")
+RUN_NAME_KEYS = _keys("run_name")
+WRAPPED_KEYS = frozenset().union(*(convention.wrapped for convention in CONVENTIONS))
+_KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
+TOOL_CALL_KEYS = tuple(
+    dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)
+)
+"""What a tool call is read from (its role, name, call id and arguments), in every
+convention: all the write-ahead log keeps of a call it may have to recover."""
+
+
+def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
+    """The role of a span, from our own, the official GenAI or third-party conventions.
+
+    ``root`` says the span has no parent.  OpenInference marks a LangGraph agent run
+    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``, or one whose run
+    metadata names an agent and no graph node (an agent run inside an HTTP request, say),
+    is the whole run, so it is classified as the session; graph nodes stay plain spans.
+    """
+    if sc.OTEL_PROV_ITERATION_NUMBER in attributes:
+        return Role.ITERATION
+    for convention in CONVENTIONS:
+        if convention.kind_key is None:
+            continue
+        kind = attributes.get(convention.kind_key)
+        if not isinstance(kind, str):
+            continue
+        role = convention.roles.get(kind)
+        if role is not None:
+            return role
+        if kind in convention.run_kinds and (root or is_agent_run(attributes)):
+            return Role.SESSION
+    return Role.SPAN
 
 
 def is_agent_run(attributes: Mapping[str, Any]) -> bool:

@@ -38,6 +38,20 @@ from typing import Any
 from otel_prov import semconv as sc
 from otel_prov.prov._bundle import bundle_triples, session_content
 from otel_prov.prov._conventions import (
+    AGENT_NAME_KEYS,
+    ANSWER_KEYS,
+    ARGUMENT_KEYS,
+    INPUT_TOKEN_KEYS,
+    MODEL_KEYS,
+    OUTPUT_TOKEN_KEYS,
+    PROVIDER_KEYS,
+    QUESTION_KEYS,
+    RESULT_KEYS,
+    RUN_NAME_KEYS,
+    SESSION_ID_KEYS,
+    TOOL_CALL_ID_KEYS,
+    TOOL_NAME_KEYS,
+    WRAPPED_KEYS,
     agent_name,
     defined_tools,
     model_output_text,
@@ -70,49 +84,12 @@ _ACTIVITY_CLASS = {
     Role.SPAN: O.Span,
 }
 
-# Where each piece of content may live, our convention first, then the official GenAI
-# one, then OpenInference and OpenLLMetry.
-_QUESTION_KEYS = (
-    sc.OTEL_PROV_QUESTION,
-    "input.value",
-    "traceloop.entity.input",
-    "gen_ai.input.messages",
-)
-_ANSWER_KEYS = (
-    sc.OTEL_PROV_ANSWER,
-    "output.value",
-    "traceloop.entity.output",
-    "gen_ai.output.messages",
-)
-_ARGUMENT_KEYS = (
-    sc.OTEL_PROV_ARGUMENTS,
-    sc.GEN_AI_TOOL_CALL_ARGUMENTS,
-    "input.value",
-    "traceloop.entity.input",
-)
-_RESULT_KEYS = (
-    sc.OTEL_PROV_OBSERVATION,
-    sc.GEN_AI_TOOL_CALL_RESULT,
-    "output.value",
-    "traceloop.entity.output",
-)
-_TOOL_NAME_KEYS = (sc.GEN_AI_TOOL_NAME, "tool.name", "traceloop.entity.name")
-_MODEL_KEYS = (sc.GEN_AI_REQUEST_MODEL, sc.GEN_AI_RESPONSE_MODEL, "llm.model_name")
-_PROVIDER_KEYS = (sc.GEN_AI_PROVIDER_NAME, "llm.provider")
-_INPUT_TOKEN_KEYS = (sc.GEN_AI_USAGE_INPUT_TOKENS, "llm.token_count.prompt")
-_OUTPUT_TOKEN_KEYS = (sc.GEN_AI_USAGE_OUTPUT_TOKENS, "llm.token_count.completion")
-# Third-party payloads that may wrap the text in the framework's serialised messages.
-_WRAPPED_KEYS = frozenset(
-    {"input.value", "output.value", "traceloop.entity.input", "traceloop.entity.output"}
-)
-_SESSION_ID_KEYS = (sc.GEN_AI_CONVERSATION_ID, "session.id")
 _SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
 # Content attribute -> (size, hash) attributes describing its whole value, set by our
 # instrumentation when the value was left off or cut by an attribute length limit.
 _DIGEST_KEYS = {
     **sc.CONTENT_DIGEST_KEYS,
-    sc.GEN_AI_TOOL_CALL_ARGUMENTS: sc.CONTENT_DIGEST_KEYS[sc.OTEL_PROV_ARGUMENTS],
-    sc.GEN_AI_TOOL_CALL_RESULT: sc.CONTENT_DIGEST_KEYS[sc.OTEL_PROV_OBSERVATION],
+    **{twin: sc.CONTENT_DIGEST_KEYS[key] for key, twin in sc.GEN_AI_CONTENT_TWINS.items()},
 }
 
 
@@ -227,8 +204,8 @@ class _Tree:
                 span.role is Role.SESSION
                 and parent is not None
                 and parent.role is Role.SESSION
-                and _agent_name(span) is not None
-                and _agent_name(span) == _agent_name(parent)
+                and _run_name(span) is not None
+                and _run_name(span) == _run_name(parent)
             ):
                 wrappers.add(parent.span_id)
         if wrappers:
@@ -260,7 +237,7 @@ class _Tree:
         for step in steps:
             requests = requested_calls(step.model.attributes)
             for tool in step.tools:
-                name = _first_text(tool.attributes, _TOOL_NAME_KEYS)
+                name = _first_text(tool.attributes, TOOL_NAME_KEYS)
                 for index, (requested, arguments, call_id) in enumerate(requests):
                     if requested == name:
                         self._requested[tool.span_id] = (arguments, call_id)
@@ -398,7 +375,7 @@ class _Out:
                 return dataclasses.replace(whole, text=text, truncated=True)
             if key in self.span.truncated:
                 return _Content(text, None, None, truncated=True)
-            if pick is not None and key in _WRAPPED_KEYS:
+            if pick is not None and key in WRAPPED_KEYS:
                 text = unwrapped(text, pick) or text
             return _Content.of(text)
         for key in keys:
@@ -476,8 +453,8 @@ def _first_text(attributes: Mapping[str, Any], keys: Sequence[str]) -> str | Non
     return None
 
 
-def _agent_name(span: SpanRecord) -> str | None:
-    return _first_text(span.attributes, (sc.GEN_AI_AGENT_NAME, "traceloop.entity.name"))
+def _run_name(span: SpanRecord) -> str | None:
+    return _first_text(span.attributes, RUN_NAME_KEYS)
 
 
 def _succeeded(span: SpanRecord) -> bool:
@@ -568,11 +545,11 @@ def _exception_field(span: SpanRecord, key: str) -> str | None:
 
 def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     add = out.add
-    session_id = out.text(*_SESSION_ID_KEYS)
+    session_id = out.text(*SESSION_ID_KEYS)
     if session_id:
         add((activity, O.sessionId, literal(session_id)))
     agent = None
-    name = out.text(sc.GEN_AI_AGENT_NAME) or agent_name(span.attributes)
+    name = out.text(*AGENT_NAME_KEYS) or agent_name(span.attributes)
     agent_key = out.text(sc.GEN_AI_AGENT_ID) or name
     if agent_key:
         agent = agent_iri(agent_key)
@@ -595,7 +572,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((start, P.hadActivity, starter))
         add((start, P.atTime, datetime_from_ns(span.start_ns)))
         add((activity, P.wasInformedBy, starter))
-    question = out.content(*_QUESTION_KEYS, pick="question")
+    question = out.content(*QUESTION_KEYS, pick="question")
     if question is not None:
         entity = entity_iri(activity, "question")
         out.entity(entity, O.Question, question)
@@ -628,7 +605,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         thought = tree.thought(iteration)
         sources.extend(([thought] if thought else []) + previous_observations)
 
-    answer = out.content(*_ANSWER_KEYS, pick="answer")
+    answer = out.content(*ANSWER_KEYS, pick="answer")
     if answer is not None:
         entity = entity_iri(activity, "answer")
         out.entity(entity, O.Answer, answer)
@@ -655,7 +632,7 @@ def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> str | None
     if end_ns is not None:
         add((iri, P.endedAtTime, datetime_from_ns(max(end_ns, model.start_ns))))
     add((iri, O.status, literal("ok" if end_ns is not None else "incomplete")))
-    actions = [_first_text(tool.attributes, _TOOL_NAME_KEYS) for tool in step.tools]
+    actions = [_first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
     if step.tools and actions[0]:
         add((iri, O.action, literal(actions[0])))
     text = model_output_text(model.attributes)
@@ -718,14 +695,14 @@ def _check_json(content: _Content, key: str, out: _Out) -> None:
 
 def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     add = out.add
-    name = out.text(*_TOOL_NAME_KEYS) or span.name.removeprefix("execute_tool ").strip()
+    name = out.text(*TOOL_NAME_KEYS) or span.name.removeprefix("execute_tool ").strip()
     add((activity, O.toolName, literal(name)))
     tool = tool_iri(name)
     out.agent(tool, O.Tool, name)
     add((tool, O.toolName, literal(name)))
     add((activity, P.wasAssociatedWith, tool))
     requested, requested_id = tree.requested(span)
-    call_id = out.text(sc.GEN_AI_TOOL_CALL_ID) or requested_id
+    call_id = out.text(*TOOL_CALL_ID_KEYS) or requested_id
     if call_id:
         add((activity, O.toolCallId, literal(call_id)))
 
@@ -735,7 +712,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     arguments = entity_iri(activity, "arguments")
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
-    content = _Content.of(requested) if requested is not None else out.content(*_ARGUMENT_KEYS)
+    content = _Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
     if content is None and only_call and iteration is not None:
         content = _Out(iteration, out.problems).content(sc.OTEL_PROV_ARGUMENTS)
     if content is not None:
@@ -751,7 +728,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     if not _succeeded(span):
         return  # a failed or unfinished call produced nothing: no Observation claims success
     observation = entity_iri(activity, "observation")
-    content = out.content(*_RESULT_KEYS, pick="result")
+    content = out.content(*RESULT_KEYS, pick="result")
     if content is None and only_call and iteration is not None:
         content = _Out(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
     out.entity(observation, O.Observation, content)
@@ -761,8 +738,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
 
 def _model_call(activity: str, out: _Out) -> None:
     add = out.add
-    model = out.text(*_MODEL_KEYS)
-    provider = out.text(*_PROVIDER_KEYS)
+    model = out.text(*MODEL_KEYS)
+    provider = out.text(*PROVIDER_KEYS)
     if provider:
         add((activity, O.providerName, literal(provider)))
     if model:
@@ -771,8 +748,8 @@ def _model_call(activity: str, out: _Out) -> None:
         out.agent(agent, O.AIModel, model)
         add((activity, P.wasAssociatedWith, agent))
     for keys, predicate in (
-        (_INPUT_TOKEN_KEYS, O.inputTokens),
-        (_OUTPUT_TOKEN_KEYS, O.outputTokens),
+        (INPUT_TOKEN_KEYS, O.inputTokens),
+        (OUTPUT_TOKEN_KEYS, O.outputTokens),
     ):
         tokens = out.integer(*keys)
         if tokens is not None:

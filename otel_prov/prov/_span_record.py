@@ -2,13 +2,14 @@
 
 The SDK's ``ReadableSpan`` (ended spans), a live ``Span`` that never ended (flushed on
 timeout) and, later, OTLP JSON files all become a :class:`SpanRecord`, so that the
-mapper depends on none of them and stays a pure function.
+mapper depends on none of them and stays a pure function.  A record's :class:`Role` is
+read from its attributes by :func:`classify`, with every other convention reader in
+``_conventions``; both are re-exported here for the sources that build records.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,8 +18,8 @@ from typing import Any
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode
 
-from otel_prov.prov._conventions import is_agent_run
-from otel_prov.semconv import GEN_AI_OPERATION_NAME, OTEL_PROV_ITERATION_NUMBER, SERVICE_NAME
+from otel_prov.prov._conventions import Role, classify
+from otel_prov.semconv import SERVICE_NAME
 
 __all__ = [
     "BlobRef",
@@ -32,17 +33,6 @@ __all__ = [
     "clean_text",
     "record_from_span",
 ]
-
-
-class Role(enum.Enum):
-    """What a span is in the provenance model (PROV-MODEL.md, "Which span is what")."""
-
-    SESSION = "session"
-    ITERATION = "iteration"
-    TOOL_CALL = "tool_call"
-    MODEL_CALL = "model_call"
-    RETRIEVAL = "retrieval"
-    SPAN = "span"
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,55 +128,6 @@ def clean_record(record: SpanRecord) -> SpanRecord:
 def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
     """Attributes (keys too) with every string made encodable, see :func:`clean_text`."""
     return {clean_text(key): _clean_value(value) for key, value in attributes.items()}
-
-
-_SESSION_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow"})
-_TOOL_OPERATIONS = frozenset({"execute_tool"})
-_MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
-_RETRIEVAL_OPERATIONS = frozenset({"retrieval"})
-
-_OPENINFERENCE = {
-    "AGENT": Role.SESSION,
-    "TOOL": Role.TOOL_CALL,
-    "LLM": Role.MODEL_CALL,
-    "RETRIEVER": Role.RETRIEVAL,
-}
-_OPENLLMETRY = {
-    "agent": Role.SESSION,
-    "workflow": Role.SESSION,
-    "tool": Role.TOOL_CALL,
-}
-
-
-def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
-    """The role of a span, from the official GenAI, our own or third-party conventions.
-
-    ``root`` says the span has no parent.  OpenInference marks a LangGraph agent run
-    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``, or one whose run
-    metadata names an agent and no graph node (an agent run inside an HTTP request, say),
-    is the whole run, so it is classified as the session; graph nodes stay plain spans.
-    """
-    if OTEL_PROV_ITERATION_NUMBER in attributes:
-        return Role.ITERATION
-    operation = attributes.get(GEN_AI_OPERATION_NAME)
-    if operation is not None:
-        if operation in _SESSION_OPERATIONS:
-            return Role.SESSION
-        if operation in _TOOL_OPERATIONS:
-            return Role.TOOL_CALL
-        if operation in _MODEL_OPERATIONS:
-            return Role.MODEL_CALL
-        if operation in _RETRIEVAL_OPERATIONS:
-            return Role.RETRIEVAL
-    kind = attributes.get("openinference.span.kind")
-    if isinstance(kind, str) and kind in _OPENINFERENCE:
-        return _OPENINFERENCE[kind]
-    if kind == "CHAIN" and (root or is_agent_run(attributes)):
-        return Role.SESSION
-    kind = attributes.get("traceloop.span.kind")
-    if isinstance(kind, str) and kind in _OPENLLMETRY:
-        return _OPENLLMETRY[kind]
-    return Role.SPAN
 
 
 _STATUS = {StatusCode.OK: "ok", StatusCode.ERROR: "error", StatusCode.UNSET: "unset"}

@@ -63,11 +63,23 @@ from langchain_core.tracers.context import register_configure_hook
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, Tracer
 
 from otel_prov import semconv as sc
-from otel_prov.capture._api import _error_type, _put_content
-from otel_prov.prov._conventions import tool_schema_name
+from otel_prov.capture import (
+    FINAL_ANSWER,
+    declare_tools,
+    describe_iteration,
+    iteration_shape,
+    model_call_shape,
+    put_content,
+    put_usage,
+    record_error,
+    record_failure,
+    session_shape,
+    tool_call_shape,
+    tool_schema_name,
+)
 
 __all__ = ["ProvCallbackHandler", "active_handler", "install", "uninstall"]
 
@@ -75,7 +87,6 @@ _CREATE_AGENT = "langchain_create_agent"
 """``ls_integration`` metadata ``create_agent`` puts on its graph's root run."""
 _MODEL_NODE = "model"
 _TOOLS_NODE = "tools"
-_FINAL_ANSWER = "final_answer"
 _CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
 """``type`` of a bound tool schema that LangChain runs (OpenAI's ``function`` and
 ``custom``; Anthropic's schemas have no ``type``); any other type is a provider's
@@ -286,12 +297,6 @@ def _can_scope_model_run(kwargs: Mapping[str, Any]) -> bool:
     return False
 
 
-def _fail(span: Span, error: BaseException) -> None:
-    span.set_attribute(sc.ERROR_TYPE, _error_type(error))
-    span.record_exception(error)
-    span.set_status(Status(StatusCode.ERROR, str(error) or type(error).__name__))
-
-
 class ProvCallbackHandler(BaseCallbackHandler):
     """Sees every LangChain run (through the configure hook) and records agent runs as spans."""
 
@@ -323,16 +328,6 @@ class ProvCallbackHandler(BaseCallbackHandler):
             self._runs.clear()
 
     # --- helpers -----------------------------------------------------------------------
-    def _start(
-        self,
-        name: str,
-        parent: Span | None,
-        attributes: dict[str, Any],
-        kind: SpanKind = SpanKind.INTERNAL,
-    ) -> Span:
-        context = trace.set_span_in_context(parent) if parent is not None else None
-        return self._tracer.start_span(name, context=context, kind=kind, attributes=attributes)
-
     def _parent(self, parent_run_id: UUID | None) -> _Run | None:
         if parent_run_id is None:
             return None
@@ -384,7 +379,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
                 return
             iteration.ended = True
         if error is not None:
-            _fail(iteration.span, error)
+            record_error(iteration.span, error)
         iteration.span.end()
 
     def _declare(self, session: _Session, names: Sequence[str]) -> None:
@@ -394,7 +389,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             if all(name in session.tools for name in names):
                 return
             session.tools.update(dict.fromkeys(names))
-            session.span.set_attribute(sc.OTEL_PROV_AGENT_TOOLS, list(session.tools))
+            declare_tools(session.span, list(session.tools))
 
     def _undeclare_answer_tools(self, session: _Session, outputs: Any) -> None:
         """Drop the tools of a structured answer: calls the model node answered, never a
@@ -408,7 +403,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
                 return
             for name in dropped:
                 del session.tools[name]
-            session.span.set_attribute(sc.OTEL_PROV_AGENT_TOOLS, list(session.tools))
+            declare_tools(session.span, list(session.tools))
 
     def _maybe_finish_step(self, iteration: _Iteration | None) -> None:
         """End the iteration once all the tool calls the model chose have run."""
@@ -452,9 +447,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
                 session.number += 1
                 number = session.number
             self._close_iteration(previous, None)
-            span = self._start(
-                f"iteration {number}", session.span, {sc.OTEL_PROV_ITERATION_NUMBER: number}
-            )
+            span = iteration_shape(number).start(self._tracer, parent=session.span)
             iteration = _Iteration(span)
             with self._lock:
                 session.current = iteration
@@ -477,18 +470,14 @@ class ProvCallbackHandler(BaseCallbackHandler):
             return
         agent = name if isinstance(name, str) and name else metadata.get("lc_agent_name")
         agent = agent if isinstance(agent, str) and agent else "agent"
-        attributes: dict[str, Any] = {
-            sc.GEN_AI_OPERATION_NAME: "invoke_agent",
-            sc.GEN_AI_AGENT_NAME: agent,
-        }
         thread_id = metadata.get("thread_id")
-        if thread_id is not None:
-            attributes[sc.GEN_AI_CONVERSATION_ID] = str(thread_id)
-        question = _first_question(inputs)
-        if question is not None:
-            _put_content(attributes, sc.OTEL_PROV_QUESTION, question, tool=False)
+        shape = session_shape(
+            agent,
+            conversation_id=None if thread_id is None else str(thread_id),
+            question=_first_question(inputs),
+        )
         # The session's parent is the ambient context (an HTTP request span, say).
-        span = self._tracer.start_span(f"invoke_agent {agent}", attributes=attributes)
+        span = shape.start(self._tracer)
         session = _Session(span)
         self._add(run_id, _Run(_Kind.SESSION, session, span))
 
@@ -507,7 +496,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             self._undeclare_answer_tools(run.session, outputs)
             answer = _last_message_text(outputs)
             if answer is not None:
-                _put_content(run.session.span, sc.OTEL_PROV_ANSWER, answer, tool=False)
+                put_content(run.session.span, sc.OTEL_PROV_ANSWER, answer)
             self._close_iteration(run.session.current, None)
             run.session.span.end()
         elif run.kind is _Kind.MODEL_NODE:
@@ -538,7 +527,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             failure = None if _is_control_flow(error) else error
             self._close_iteration(run.session.current, failure)
             if failure is not None:
-                _fail(run.session.span, failure)
+                record_error(run.session.span, failure)
             run.session.span.end()
         elif run.kind is _Kind.TOOLS_NODE:
             self._tools_node_done(run)
@@ -587,14 +576,13 @@ class ProvCallbackHandler(BaseCallbackHandler):
         model = _model_name(serialized, params, metadata)
         if parent.in_model_node:  # not the model of an agent that a tool runs
             self._declare(parent.session, _bound_tools(params))
-        attributes: dict[str, Any] = {
-            sc.GEN_AI_OPERATION_NAME: operation,
-            sc.GEN_AI_REQUEST_MODEL: model,
-        }
         provider = (metadata or {}).get("ls_provider")
-        if isinstance(provider, str) and provider:
-            attributes[sc.GEN_AI_PROVIDER_NAME] = provider
-        span = self._start(f"{operation} {model}", parent.anchor, attributes, SpanKind.CLIENT)
+        shape = model_call_shape(
+            model,
+            operation=operation,
+            provider=provider if isinstance(provider, str) and provider else None,
+        )
+        span = shape.start(self._tracer, parent=parent.anchor)
         run = _Run(_Kind.MODEL, parent.session, span, parent.iteration, parent.in_model_node)
         self._add(run_id, run)
         if _can_scope_model_run(kwargs):
@@ -617,8 +605,11 @@ class ProvCallbackHandler(BaseCallbackHandler):
         message = generation.message if isinstance(generation, ChatGeneration) else None
         usage = getattr(message, "usage_metadata", None) if message is not None else None
         if usage:
-            span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, int(usage.get("input_tokens", 0)))
-            span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, int(usage.get("output_tokens", 0)))
+            put_usage(
+                span,
+                input_tokens=int(usage.get("input_tokens", 0)),
+                output_tokens=int(usage.get("output_tokens", 0)),
+            )
         if message is not None:
             metadata = message.response_metadata or {}
             response_model = metadata.get("model_name") or metadata.get("model")
@@ -631,9 +622,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
     def _decide(self, session: _Session, iteration: _Iteration, message: Any) -> None:
         """The step's thought, action and arguments, from the model's answer."""
         span = iteration.span
-        thought = _content_text(message.content) or _reasoning(message)
-        if thought:
-            _put_content(span, sc.OTEL_PROV_THOUGHT, thought, tool=False)
+        thought = _content_text(message.content) or _reasoning(message) or None
         calls = [call for call in getattr(message, "tool_calls", None) or [] if call]
         arguments = [_json(call.get("args", {})) for call in calls]
         with self._lock:
@@ -643,15 +632,17 @@ class ProvCallbackHandler(BaseCallbackHandler):
                 if call_id:
                     session.arguments[call_id] = text
         if not calls:
-            span.set_attribute(sc.OTEL_PROV_ACTION, _FINAL_ANSWER)
+            describe_iteration(span, thought=thought, action=FINAL_ANSWER)
             return
         names = list(dict.fromkeys(str(call.get("name", "")) for call in calls))
-        span.set_attribute(sc.OTEL_PROV_ACTION, ",".join(names))
-        if len(calls) == 1:
-            _put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments[0], tool=False)
-        else:
-            listed = _json([call.get("args", {}) for call in calls])
-            _put_content(span, sc.OTEL_PROV_ARGUMENTS, listed, tool=False)
+        describe_iteration(
+            span,
+            thought=thought,
+            action=",".join(names),
+            arguments=(
+                arguments[0] if len(calls) == 1 else _json([c.get("args", {}) for c in calls])
+            ),
+        )
 
     def on_llm_error(
         self,
@@ -679,24 +670,18 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent = self._parent(parent_run_id)
         if parent is None:
             return
-        name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
+        name = str((serialized or {}).get("name") or kwargs.get("name") or "tool")
         call_id = kwargs.get("tool_call_id")
-        attributes: dict[str, Any] = {
-            sc.GEN_AI_OPERATION_NAME: "execute_tool",
-            sc.GEN_AI_TOOL_NAME: str(name),
-            sc.GEN_AI_TOOL_TYPE: "function",
-        }
+        call_id = call_id if isinstance(call_id, str) and call_id else None
         arguments: str | None = None
         with self._lock:
-            parent.session.ran.add(str(name))
-            if isinstance(call_id, str) and call_id:
+            parent.session.ran.add(name)
+            if call_id is not None:
                 arguments = parent.session.arguments.get(call_id)
-        if isinstance(call_id, str) and call_id:
-            attributes[sc.GEN_AI_TOOL_CALL_ID] = call_id
         if arguments is None:
             arguments = _json(inputs) if inputs is not None else input_str
-        _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)
-        span = self._start(f"execute_tool {name}", parent.anchor, attributes)
+        shape = tool_call_shape(name, call_id=call_id, arguments=arguments)
+        span = shape.start(self._tracer, parent=parent.anchor)
         self._add(run_id, _Run(_Kind.TOOL, parent.session, span, parent.iteration))
         self._enter(run_id, span)
 
@@ -714,11 +699,10 @@ class ProvCallbackHandler(BaseCallbackHandler):
         span = run.anchor
         content = getattr(output, "content", output)
         observation = content if isinstance(content, str) else _content_text(content)
-        _put_content(span, sc.OTEL_PROV_OBSERVATION, observation, tool=True)
+        put_content(span, sc.OTEL_PROV_OBSERVATION, observation)
         if getattr(output, "status", None) == "error":
             # A tool (or its error handler) that reports failure as a message still failed.
-            span.set_attribute(sc.ERROR_TYPE, "tool_error")
-            span.set_status(Status(StatusCode.ERROR, observation or "tool error"))
+            record_failure(span, "tool_error", observation or "tool error")
         span.end()
         self._tool_done(run)
 
@@ -738,7 +722,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         """End a model or tool run's span as failed; the run, if it was ours."""
         run = self._finish(run_id)
         if run is not None:
-            _fail(run.anchor, error)
+            record_error(run.anchor, error)
             run.anchor.end()
         return run
 

@@ -26,7 +26,6 @@ so importing otel-prov never imports the SDK.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -35,11 +34,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from opentelemetry import trace
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Link, Span, Tracer
 
 from otel_prov import semconv as sc
-from otel_prov.capture._api import _put_content
+from otel_prov.capture import (
+    FINAL_ANSWER,
+    SpanShape,
+    declare_tools,
+    describe_iteration,
+    iteration_shape,
+    model_call_shape,
+    put_content,
+    put_usage,
+    record_failure,
+    session_shape,
+    tool_call_shape,
+)
 
 __all__ = ["OpenAIAgentsSpanConverter"]
 
@@ -340,25 +350,16 @@ class OpenAIAgentsSpanConverter:
 
     def _open(
         self,
-        name: str,
+        shape: SpanShape,
         parent: _Entry | None,
         start_ns: int | None,
-        attributes: dict[str, Any],
-        kind: SpanKind = SpanKind.INTERNAL,
         links: Sequence[Link] = (),
     ) -> Span:
-        context = (
-            trace.set_span_in_context(parent.span)
-            if parent is not None and parent.span is not None
-            else None
-        )
-        return self._tracer.start_span(
-            name,
-            context=context,
-            kind=kind,
-            attributes=attributes,
-            links=links,
+        return shape.start(
+            self._tracer,
+            parent=parent.span if parent is not None else None,
             start_time=start_ns,
+            links=links,
         )
 
     def _new_iteration(
@@ -366,9 +367,7 @@ class OpenAIAgentsSpanConverter:
     ) -> _Entry:
         session.iterations += 1
         number = session.iterations
-        span = self._open(
-            f"iteration {number}", session, start_ns, {sc.OTEL_PROV_ITERATION_NUMBER: number}
-        )
+        span = self._open(iteration_shape(number), session, start_ns)
         return _Entry(_ITERATION, span, trace_key, session=session, inferred=inferred)
 
     def _close_inferred(self, session: _Entry, fallback_ns: int | None) -> None:
@@ -400,31 +399,12 @@ class OpenAIAgentsSpanConverter:
                 owner = iteration if iteration is not None else parent
                 if kind == "function":
                     name = str(getattr(data, "name", None) or "tool")
-                    span = self._open(
-                        f"execute_tool {name}",
-                        owner,
-                        start,
-                        {
-                            sc.GEN_AI_OPERATION_NAME: "execute_tool",
-                            sc.GEN_AI_TOOL_NAME: name,
-                            sc.GEN_AI_TOOL_TYPE: "function",
-                        },
-                    )
+                    span = self._open(tool_call_shape(name), owner, start)
                     entry = _Entry(_TOOL, span, trace_key, iteration=iteration, name=name)
                 else:
-                    model = _model_name(data)
-                    attributes: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: "chat"}
-                    if model:
-                        attributes[sc.GEN_AI_REQUEST_MODEL] = model
-                    if kind == "response":
-                        attributes[sc.GEN_AI_PROVIDER_NAME] = "openai"
-                    span = self._open(
-                        f"chat {model}" if model else "chat",
-                        owner,
-                        start,
-                        attributes,
-                        SpanKind.CLIENT,
-                    )
+                    provider = "openai" if kind == "response" else None
+                    shape = model_call_shape(_model_name(data), provider=provider)
+                    span = self._open(shape, owner, start)
                     entry = _Entry(_MODEL, span, trace_key, iteration=iteration)
             elif kind == "handoff":
                 iteration = self._iteration_for(parent, start, trace_key, new=False)
@@ -434,7 +414,7 @@ class OpenAIAgentsSpanConverter:
                     parent = parent.iteration
                 other = getattr(data, "name", None)
                 label = f"{kind} {other}" if isinstance(other, str) and other else kind or "span"
-                entry = _Entry(_OTHER, self._open(label, parent, start, {}), trace_key)
+                entry = _Entry(_OTHER, self._open(SpanShape(label, {}), parent, start), trace_key)
             self._entries[span_id] = entry
 
     def _start_session(
@@ -455,13 +435,7 @@ class OpenAIAgentsSpanConverter:
         if handoff is not None and handoff.to_agent == name and handoff.span is not None:
             parent = handoff
             links.append(Link(handoff.span.get_span_context()))
-        span = self._open(
-            f"invoke_agent {name}",
-            parent,
-            start,
-            {sc.GEN_AI_OPERATION_NAME: "invoke_agent", sc.GEN_AI_AGENT_NAME: name},
-            links=links,
-        )
+        span = self._open(session_shape(name), parent, start, links=links)
         if handoff is not None:
             self._release(handoff)
         return _Entry(_SESSION, span, trace_key, sdk_parent=sdk_parent, agent=data)
@@ -476,7 +450,7 @@ class OpenAIAgentsSpanConverter:
         if all(name in session.tools for name in found):
             return
         session.tools.update(dict.fromkeys(found))
-        session.span.set_attribute(sc.OTEL_PROV_AGENT_TOOLS, list(session.tools))
+        declare_tools(session.span, list(session.tools))
 
     def _start_handoff(
         self,
@@ -496,24 +470,11 @@ class OpenAIAgentsSpanConverter:
         """
         calls = iteration.calls if iteration is not None else []
         call_id, name, arguments = calls.pop(0) if calls else (None, "handoff", None)
-        attributes: dict[str, Any] = {
-            sc.GEN_AI_OPERATION_NAME: "execute_tool",
-            sc.GEN_AI_TOOL_NAME: name,
-            sc.GEN_AI_TOOL_TYPE: "function",
-        }
         from_agent = getattr(data, "from_agent", None)
+        shape = tool_call_shape(name, call_id=call_id or None, arguments=arguments)
         if isinstance(from_agent, str) and from_agent:
-            attributes[_ATTR_HANDOFF_FROM] = from_agent
-        if call_id:
-            attributes[sc.GEN_AI_TOOL_CALL_ID] = call_id
-        if arguments is not None:
-            _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)
-        span = self._open(
-            f"execute_tool {name}",
-            iteration if iteration is not None else parent,
-            start,
-            attributes,
-        )
+            shape = shape.with_attributes({_ATTR_HANDOFF_FROM: from_agent})
+        span = self._open(shape, iteration if iteration is not None else parent, start)
         session = iteration.session if iteration is not None else None
         return _Entry(_HANDOFF, span, trace_key, session=session, iteration=iteration, name=name)
 
@@ -560,7 +521,7 @@ class OpenAIAgentsSpanConverter:
                 self._declare_tools(entry)
                 self._close_inferred(entry, end)
                 if entry.answer is not None:
-                    _put_content(span, sc.OTEL_PROV_ANSWER, entry.answer, tool=False)
+                    put_content(span, sc.OTEL_PROV_ANSWER, entry.answer)
                 handoff = self._handoffs.get((entry.trace_key, entry.sdk_parent))
                 entry.held = handoff is not None and handoff.session is entry
                 entry.held_end_ns = end
@@ -583,20 +544,18 @@ class OpenAIAgentsSpanConverter:
         assert span is not None
         model = _model_name(data)
         if model:
-            span.set_attribute(sc.GEN_AI_REQUEST_MODEL, model)
-            span.update_name(f"chat {model}")
+            shape = model_call_shape(model)  # the SDK may name the model only now
+            span.update_name(shape.name)
+            span.set_attributes(shape.attributes)
         input_tokens, output_tokens = _usage(data)
-        if input_tokens is not None:
-            span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
-        if output_tokens is not None:
-            span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+        put_usage(span, input_tokens=input_tokens, output_tokens=output_tokens)
         iteration = entry.iteration
         session = iteration.session if iteration is not None else None
         if session is not None and session.span is not None and not session.has_question:
             question = _question(data)
             if question is not None:
                 session.has_question = True
-                _put_content(session.span, sc.OTEL_PROV_QUESTION, question, tool=False)
+                put_content(session.span, sc.OTEL_PROV_QUESTION, question)
         if iteration is None or iteration.span is None:
             return
         decision = _decision(data)
@@ -604,36 +563,34 @@ class OpenAIAgentsSpanConverter:
         thoughts = list(decision.thoughts)
         if not thoughts and decision.calls:
             thoughts = decision.messages  # text before a tool call is the model's reasoning
-        if thoughts:
-            _put_content(target, sc.OTEL_PROV_THOUGHT, "\n".join(thoughts), tool=False)
+        thought = "\n".join(thoughts) if thoughts else None
         if decision.calls:
             iteration.calls.extend(decision.calls)
-            target.set_attribute(
-                sc.OTEL_PROV_ACTION, ", ".join(name for _, name, _ in decision.calls)
+            describe_iteration(
+                target,
+                thought=thought,
+                action=", ".join(name for _, name, _ in decision.calls),
+                arguments=decision.calls[0][2] if len(decision.calls) == 1 else None,
             )
-            if len(decision.calls) == 1 and decision.calls[0][2] is not None:
-                _put_content(target, sc.OTEL_PROV_ARGUMENTS, decision.calls[0][2], tool=False)
         elif decision.messages:
             answer = "\n".join(decision.messages)
-            target.set_attribute(sc.OTEL_PROV_ACTION, "final_answer")
-            _put_content(
-                target,
-                sc.OTEL_PROV_ARGUMENTS,
-                json.dumps({"answer": answer}, ensure_ascii=False),
-                tool=False,
+            describe_iteration(
+                target, thought=thought, action=FINAL_ANSWER, arguments={"answer": answer}
             )
             if session is not None:
                 session.answer = answer
+        else:
+            describe_iteration(target, thought=thought)
 
     def _end_tool(self, entry: _Entry, data: Any) -> None:
         span = entry.span
         assert span is not None
         arguments = getattr(data, "input", None)
         if arguments is not None:
-            _put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments, tool=True)
+            put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments)
         output = getattr(data, "output", None)
         if output is not None:
-            _put_content(span, sc.OTEL_PROV_OBSERVATION, output, tool=True)
+            put_content(span, sc.OTEL_PROV_OBSERVATION, output)
         call_id = self._match_call(entry, arguments if isinstance(arguments, str) else None)
         if call_id:
             span.set_attribute(sc.GEN_AI_TOOL_CALL_ID, call_id)
@@ -649,7 +606,7 @@ class OpenAIAgentsSpanConverter:
             return
         entry.to_agent = to_agent
         span.set_attribute(_ATTR_HANDOFF_TO, to_agent)
-        _put_content(span, sc.OTEL_PROV_OBSERVATION, to_agent, tool=True)
+        put_content(span, sc.OTEL_PROV_OBSERVATION, to_agent)
         if entry.session is not None:
             self._handoffs[(entry.trace_key, entry.session.sdk_parent)] = entry
 
@@ -674,5 +631,4 @@ class OpenAIAgentsSpanConverter:
         detail = data.get("error") if isinstance(data, dict) else None
         description = f"{message}: {detail}" if detail else message
         # The SDK reports no exception class; "_OTHER" is OTel's value for that case.
-        span.set_attribute(sc.ERROR_TYPE, "_OTHER")
-        span.set_status(Status(StatusCode.ERROR, description))
+        record_failure(span, "_OTHER", description)

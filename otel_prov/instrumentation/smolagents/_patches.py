@@ -36,18 +36,27 @@ from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer
+from opentelemetry.trace import Span, Tracer
 
 from otel_prov import semconv as sc
-from otel_prov.capture._api import _error_type, _put_content
+from otel_prov.capture import (
+    SpanShape,
+    content_text,
+    describe_iteration,
+    iteration_shape,
+    model_call_shape,
+    put_content,
+    put_usage,
+    record_error,
+    session_shape,
+    tool_call_shape,
+)
 
 __all__ = ["install", "uninstall"]
 
 _LOG = logging.getLogger(__name__)
 
 _FINAL_ANSWER = "final_answer"
-_CLOSED = "closed early: the consumer stopped iterating"
-"""Status description of a span whose generator was closed before it was exhausted."""
 _MARK = "__otel_prov_original__"
 """Attribute of our wrappers holding the wrapped function."""
 
@@ -88,10 +97,6 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _arguments_text(arguments: Any) -> str:
-    return arguments if isinstance(arguments, str) else _json(arguments)
-
-
 def _parsed(text: str) -> Any:
     try:
         return json.loads(text)
@@ -120,7 +125,7 @@ def _calls_of(message: Any) -> list[_Call]:
         name = getattr(function, "name", None)
         if isinstance(name, str):
             arguments = getattr(function, "arguments", None)
-            calls.append(_Call(getattr(call, "id", None), name, _arguments_text(arguments or {})))
+            calls.append(_Call(getattr(call, "id", None), name, content_text(arguments or {})))
     return calls
 
 
@@ -132,17 +137,6 @@ def _declared_tools(agent: Any) -> list[str]:
     return [name for name in tools if isinstance(name, str) and name != _FINAL_ANSWER]
 
 
-def _set_error(span: Span, exc: BaseException) -> None:
-    span.set_attribute(sc.ERROR_TYPE, _error_type(exc))
-    if isinstance(exc, GeneratorExit):
-        # Nothing failed, but the work was cut short: without a mark the span would read
-        # as a run that completed (no exception event: there is no error to show).
-        span.set_status(Status(StatusCode.ERROR, _CLOSED))
-        return
-    span.record_exception(exc)
-    span.set_status(Status(StatusCode.ERROR, str(exc) or type(exc).__name__))
-
-
 @contextlib.contextmanager
 def _running(span: Span) -> Iterator[None]:
     """``span`` current while a wrapped call runs; its error recorded; ended after."""
@@ -150,22 +144,16 @@ def _running(span: Span) -> Iterator[None]:
     try:
         yield
     except BaseException as exc:
-        _set_error(span, exc)
+        record_error(span, exc)
         raise
     finally:
         otel_context.detach(token)
         span.end()
 
 
-def _start(name: str, attributes: dict[str, Any], kind: SpanKind = SpanKind.INTERNAL) -> Span:
+def _start(shape: SpanShape) -> Span:
     assert _tracer is not None
-    return _tracer.start_span(
-        name,
-        kind=kind,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    )
+    return shape.start(_tracer)
 
 
 def _enter(obj: Any, kind: str) -> Any:
@@ -256,17 +244,9 @@ def _session(
 ) -> Generator[Any, None, Any]:
     _ensure_agent(agent)
     name = str(getattr(agent, "name", None) or type(agent).__name__)
-    attributes: dict[str, Any] = {
-        sc.GEN_AI_OPERATION_NAME: "invoke_agent",
-        sc.GEN_AI_AGENT_NAME: name,
-    }
-    tools = _declared_tools(agent)
-    if tools:
-        attributes[sc.OTEL_PROV_AGENT_TOOLS] = tools
     task = kwargs.get("task", args[0] if args else None)
-    if task is not None:
-        _put_content(attributes, sc.OTEL_PROV_QUESTION, _text(task) or "", tool=False)
-    span = _start(f"invoke_agent {name}", attributes)
+    question = None if task is None else _text(task) or ""
+    span = _start(session_shape(name, tools=_declared_tools(agent), question=question))
     answer: list[Any] = []
 
     def observe(item: Any) -> None:
@@ -275,9 +255,9 @@ def _session(
 
     def finish(error: BaseException | None) -> None:
         if answer and answer[0] is not None:
-            _put_content(span, sc.OTEL_PROV_ANSWER, answer[0], tool=False)
+            put_content(span, sc.OTEL_PROV_ANSWER, answer[0])
         if error is not None:
-            _set_error(span, error)
+            record_error(span, error)
 
     token = otel_context.attach(trace.set_span_in_context(span))
     try:
@@ -308,13 +288,13 @@ def _step(
     number = getattr(memory_step, "step_number", None)
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         number = 1
-    span = _start(f"iteration {number}", {sc.OTEL_PROV_ITERATION_NUMBER: number})
+    span = _start(iteration_shape(number))
     iteration = _Iteration(step=memory_step)
 
     def finish(error: BaseException | None) -> None:
         _describe_step(span, memory_step, iteration)
         if error is not None:
-            _set_error(span, error)
+            record_error(span, error)
 
     token = otel_context.attach(trace.set_span_in_context(span))
     try:
@@ -327,29 +307,27 @@ def _step(
 
 
 def _describe_step(span: Span, memory_step: Any, iteration: _Iteration) -> None:
-    thought = _text(getattr(memory_step, "model_output", None))
-    if thought:
-        _put_content(span, sc.OTEL_PROV_THOUGHT, thought, tool=False)
+    thought = _text(getattr(memory_step, "model_output", None)) or None
     with iteration.lock:
         calls = list(iteration.calls)
     if not calls:  # a model that is no ``smolagents.Model``, or tool calls parsed from text
         calls = _calls_of(getattr(memory_step, "model_output_message", None))
     if not calls:
         calls = [
-            _Call(getattr(c, "id", None), str(c.name), _arguments_text(c.arguments or {}))
+            _Call(getattr(c, "id", None), str(c.name), content_text(c.arguments or {}))
             for c in getattr(memory_step, "tool_calls", None) or []
         ]
+    action = arguments = None
     if calls:
-        names = list(dict.fromkeys(call.name for call in calls))
-        span.set_attribute(sc.OTEL_PROV_ACTION, ",".join(names))
+        action = ",".join(dict.fromkeys(call.name for call in calls))
         if len(calls) == 1:
             arguments = calls[0].arguments
         else:
             arguments = _json([_parsed(call.arguments) for call in calls])
-        _put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments, tool=False)
-    observations = getattr(memory_step, "observations", None)
-    if observations:
-        _put_content(span, sc.OTEL_PROV_OBSERVATION, observations, tool=False)
+    observations = getattr(memory_step, "observations", None) or None
+    describe_iteration(
+        span, thought=thought, action=action, arguments=arguments, observation=observations
+    )
 
 
 _ModelCall = Callable[[Any, Callable[..., Any], tuple[Any, ...], dict[str, Any]], Any]
@@ -378,28 +356,26 @@ def _wrap_model(call: _ModelCall) -> Callable[[Callable[..., Any]], Callable[...
 
 def _model_span(model: Any) -> Span:
     model_id = str(getattr(model, "model_id", None) or type(model).__name__)
-    return _start(
-        f"chat {model_id}",
-        {sc.GEN_AI_OPERATION_NAME: "chat", sc.GEN_AI_REQUEST_MODEL: model_id},
-        kind=SpanKind.CLIENT,
-    )
+    return _start(model_call_shape(model_id))
 
 
 def _record_output(span: Span, message: Any, iteration: _Iteration | None) -> None:
     """The usage of the model's ``ChatMessage`` on ``span``, its tool calls for ``iteration``."""
     usage = getattr(message, "token_usage", None)
-    for key, attribute in (
-        ("input_tokens", sc.GEN_AI_USAGE_INPUT_TOKENS),
-        ("output_tokens", sc.GEN_AI_USAGE_OUTPUT_TOKENS),
-    ):
-        value = getattr(usage, key, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            span.set_attribute(attribute, value)
+    put_usage(
+        span,
+        input_tokens=_count(getattr(usage, "input_tokens", None)),
+        output_tokens=_count(getattr(usage, "output_tokens", None)),
+    )
     if iteration is not None:
         # Snapshot now: the agent replaces string arguments by parsed dicts in place.
         calls = _calls_of(message)
         with iteration.lock:
             iteration.calls = calls
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _model_call(
@@ -422,7 +398,7 @@ def _model_stream(
     try:
         inner = iter(original(model, *args, **kwargs))
     except BaseException as exc:
-        _set_error(span, exc)
+        record_error(span, exc)
         span.end()
         raise
     finally:
@@ -431,7 +407,7 @@ def _model_stream(
 
     def finish(error: BaseException | None) -> None:
         if error is not None:
-            _set_error(span, error)
+            record_error(span, error)
             return
         try:
             message = _agglomerated(deltas)
@@ -507,19 +483,12 @@ def _tool_call(
     given = {k: v for k, v in kwargs.items() if k != "sanitize_inputs_outputs"}
     arguments: Any = args[0] if len(args) == 1 and not given else given
     call = _match(name, arguments)
-    attributes: dict[str, Any] = {
-        sc.GEN_AI_OPERATION_NAME: "execute_tool",
-        sc.GEN_AI_TOOL_NAME: name,
-        sc.GEN_AI_TOOL_TYPE: "function",
-    }
-    if call is not None and call.call_id:
-        attributes[sc.GEN_AI_TOOL_CALL_ID] = call.call_id
-    text = call.arguments if call is not None else _arguments_text(arguments)
-    _put_content(attributes, sc.OTEL_PROV_ARGUMENTS, text, tool=True)
-    span = _start(f"execute_tool {name}", attributes)
+    call_id = call.call_id or None if call is not None else None
+    text = call.arguments if call is not None else content_text(arguments)
+    span = _start(tool_call_shape(name, call_id=call_id, arguments=text))
     with _running(span):
         result = original(tool, *args, **kwargs)
-        _put_content(span, sc.OTEL_PROV_OBSERVATION, result, tool=True)
+        put_content(span, sc.OTEL_PROV_OBSERVATION, result)
     return result
 
 

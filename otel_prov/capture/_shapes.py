@@ -1,0 +1,303 @@
+"""The span shapes: what a session, an iteration, a tool call and a model call look like.
+
+The manual API and every instrumentor build their spans here, so the mapper meets one
+shape whatever made it.  A ``*_shape`` function takes what is known when the span
+starts and returns a :class:`SpanShape` (name, kind, attributes and content), which
+:meth:`SpanShape.start` starts.  What is known only later goes on through the fillers:
+:func:`put_content` (content, as the content policy allows), :func:`describe_iteration`
+(the step's decision), :func:`declare_tools`, :func:`put_usage`, and :func:`record_error`
+or :func:`record_failure` when the work failed.
+
+Adding a shape (a retrieval, an MCP call, a plan, an evaluation): register its
+attributes in ``semconv/registry/`` (and their constants in ``otel_prov.semconv``),
+write a ``*_shape`` function beside the others (its span name and attributes, with
+content passed as content so the capture switches apply), a filler if something about
+it is only known when it ends, and re-export both from ``otel_prov.capture``.  Then
+teach the mapper the role it has (``otel_prov.prov._conventions``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
+
+from otel_prov import semconv as sc
+from otel_prov.capture._content import capture_genai_content, capture_prov_content, redact
+from otel_prov.prov._span_record import attribute_length_limit
+
+__all__ = [
+    "FINAL_ANSWER",
+    "SpanShape",
+    "content_text",
+    "declare_tools",
+    "describe_iteration",
+    "iteration_shape",
+    "model_call_shape",
+    "put_content",
+    "put_usage",
+    "record_error",
+    "record_failure",
+    "session_shape",
+    "tool_call_shape",
+]
+
+FINAL_ANSWER = "final_answer"
+"""The ``otel_prov.action`` of an iteration that answered instead of calling a tool."""
+
+_CLOSED = "closed early: the consumer stopped iterating"
+"""Status description of a span whose generator was closed before it was exhausted."""
+
+
+def _present(values: Mapping[str, Any]) -> dict[str, Any]:
+    """``None`` means "not known": such attributes are left off, never set to a placeholder."""
+    return {key: value for key, value in values.items() if value is not None}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SpanShape:
+    """A span before it starts: its name, kind, attributes and content.
+
+    Content (question, thought, arguments, ...) stays apart from the attributes until the
+    span starts, because the capture switches and redaction are read then: a shape made
+    once (by a decorator) follows the settings in force at each call.  ``None`` values
+    are dropped, so a shape only has what its caller knew.
+    """
+
+    name: str
+    attributes: Mapping[str, Any]
+    content: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    kind: SpanKind = SpanKind.INTERNAL
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "attributes", _present(self.attributes))
+        object.__setattr__(self, "content", _present(self.content))
+
+    def with_attributes(self, attributes: Mapping[str, Any]) -> SpanShape:
+        """This shape with more attributes (a framework's own, beside the shared ones)."""
+        return dataclasses.replace(self, attributes={**self.attributes, **attributes})
+
+    def with_content(self, key: str, value: Any) -> SpanShape:
+        """This shape with one more content value (replacing any under ``key``)."""
+        return dataclasses.replace(self, content={**self.content, key: value})
+
+    def start(
+        self,
+        tracer: Tracer,
+        *,
+        parent: Span | None = None,
+        start_time: int | None = None,
+        links: Sequence[Link] = (),
+    ) -> Span:
+        """Start the span (not made current) under ``parent``, else the current span.
+
+        Exceptions are recorded by :func:`record_error`, not by the span itself, so that
+        every producer records them the same way.
+        """
+        attributes = dict(self.attributes)
+        for key, value in self.content.items():
+            put_content(attributes, key, value)
+        return tracer.start_span(
+            self.name,
+            context=None if parent is None else trace.set_span_in_context(parent),
+            kind=self.kind,
+            attributes=attributes,
+            links=links,
+            start_time=start_time,
+            record_exception=False,
+            set_status_on_exception=False,
+        )
+
+
+def session_shape(
+    agent: str,
+    *,
+    agent_id: str | None = None,
+    conversation_id: str | None = None,
+    tools: Sequence[str] = (),
+    question: Any = None,
+) -> SpanShape:
+    """An agent session, ``invoke_agent {agent}``: one task from question to answer.
+
+    ``tools``: the tools the agent was given (``otel-prov verify``'s ``tool_use_verified``
+    gate); left off when there are none, so an agent without tools is not held to it.
+    """
+    return SpanShape(
+        f"invoke_agent {agent}",
+        {
+            sc.GEN_AI_OPERATION_NAME: "invoke_agent",
+            sc.GEN_AI_AGENT_NAME: agent,
+            sc.GEN_AI_AGENT_ID: agent_id,
+            sc.GEN_AI_CONVERSATION_ID: conversation_id,
+            sc.OTEL_PROV_AGENT_TOOLS: list(tools) or None,
+        },
+        {sc.OTEL_PROV_QUESTION: question},
+    )
+
+
+def iteration_shape(
+    number: int, *, action: str | None = None, thought: Any = None, arguments: Any = None
+) -> SpanShape:
+    """One reason-act step of a session, ``iteration {number}``, numbered from 1."""
+    return SpanShape(
+        f"iteration {number}",
+        {sc.OTEL_PROV_ITERATION_NUMBER: number, sc.OTEL_PROV_ACTION: action},
+        {sc.OTEL_PROV_THOUGHT: thought, sc.OTEL_PROV_ARGUMENTS: arguments},
+    )
+
+
+def tool_call_shape(
+    name: str, *, call_id: str | None = None, tool_type: str = "function", arguments: Any = None
+) -> SpanShape:
+    """A tool execution, ``execute_tool {name}``.  ``call_id``: the id the model gave the call."""
+    return SpanShape(
+        f"execute_tool {name}",
+        {
+            sc.GEN_AI_OPERATION_NAME: "execute_tool",
+            sc.GEN_AI_TOOL_NAME: name,
+            sc.GEN_AI_TOOL_CALL_ID: call_id,
+            sc.GEN_AI_TOOL_TYPE: tool_type,
+        },
+        {sc.OTEL_PROV_ARGUMENTS: arguments},
+    )
+
+
+def model_call_shape(
+    model: str | None, *, operation: str = "chat", provider: str | None = None
+) -> SpanShape:
+    """A call to a language model, ``{operation} {model}``: a CLIENT span, as GenAI says.
+
+    ``model`` None: not known yet (a framework that names it when the call ends); the
+    span is named by its operation alone.
+    """
+    return SpanShape(
+        operation if model is None else f"{operation} {model}",
+        {
+            sc.GEN_AI_OPERATION_NAME: operation,
+            sc.GEN_AI_REQUEST_MODEL: model,
+            sc.GEN_AI_PROVIDER_NAME: provider,
+        },
+        kind=SpanKind.CLIENT,
+    )
+
+
+def content_text(value: Any) -> str:
+    """Content as span text: strings unchanged (the exact JSON the model chose), else JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _is_tool_call(target: Mapping[str, Any] | Span) -> bool:
+    attributes = target if isinstance(target, Mapping) else getattr(target, "attributes", None)
+    return (attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == "execute_tool"
+
+
+def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
+    """Set a content attribute on a span (or start attributes) as the capture switches allow.
+
+    On a tool call, arguments and result also go to their opt-in ``gen_ai.*`` twins when
+    the GenAI variable allows.  When the content is left off, its size and hash are
+    recorded instead, so provenance keeps a fingerprint of what it may not show.  When an
+    attribute length limit is about to cut the value (the SDK does so silently), they are
+    recorded beside it, so the graph can say the value is truncated and what the whole of
+    it was.
+    """
+    text = redact(content_text(value))
+    setter = target.__setitem__ if isinstance(target, dict) else target.set_attribute
+    keep = capture_prov_content()
+    if keep:
+        setter(key, text)
+    twin = sc.GEN_AI_CONTENT_TWINS.get(key)
+    if twin is not None and _is_tool_call(target) and capture_genai_content():
+        setter(twin, text)
+        keep = True
+    limit = _length_limit(target)
+    if not keep or (limit is not None and len(text) > limit):
+        size_key, hash_key = sc.CONTENT_DIGEST_KEYS[key]
+        data = text.encode()
+        setter(size_key, len(data))
+        setter(hash_key, "sha256:" + hashlib.sha256(data).hexdigest())
+
+
+def _length_limit(target: dict[str, Any] | Span) -> int | None:
+    """The attribute length limit the value will meet: the span's own, or for attributes
+    of a span not started yet, the SDK's environment setting."""
+    if not isinstance(target, dict):
+        return attribute_length_limit(target)
+    for variable in ("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"):
+        setting = os.environ.get(variable, "").strip()
+        if setting.isdigit():
+            return int(setting)
+    return None
+
+
+def describe_iteration(
+    span: Span,
+    *,
+    thought: Any = None,
+    action: str | None = None,
+    arguments: Any = None,
+    observation: Any = None,
+) -> None:
+    """An iteration's decision, once the model has made it: why (``thought``), which tool
+    (``action``, or :data:`FINAL_ANSWER`), with what ``arguments``, and what came back.
+    ``None`` leaves a part unset; the action is a tool name, not content, so always kept."""
+    if thought is not None:
+        put_content(span, sc.OTEL_PROV_THOUGHT, thought)
+    if action is not None:
+        span.set_attribute(sc.OTEL_PROV_ACTION, action)
+    if arguments is not None:
+        put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments)
+    if observation is not None:
+        put_content(span, sc.OTEL_PROV_OBSERVATION, observation)
+
+
+def declare_tools(span: Span, names: Sequence[str]) -> None:
+    """The whole set of tools a session's agent was given so far (a framework may bind
+    more while it runs: each call replaces the attribute with the set it passes)."""
+    span.set_attribute(sc.OTEL_PROV_AGENT_TOOLS, list(names))
+
+
+def put_usage(
+    span: Span, *, input_tokens: int | None = None, output_tokens: int | None = None
+) -> None:
+    """A model call's token usage; a count that is not known is left off, not zero."""
+    if input_tokens is not None:
+        span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
+    if output_tokens is not None:
+        span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+
+
+def _error_type(error: BaseException) -> str:
+    cls = type(error)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
+
+
+def record_error(span: Span, error: BaseException) -> None:
+    """The exception that ended the span's work: ``error.type`` (its qualified class), an
+    ``exception`` event and status ERROR.
+
+    ``GeneratorExit`` (a consumer closed a stream early) is not a failure but the work was
+    cut short: without a mark the span would read as work that completed, so it gets the
+    status and type, and no exception event (there is no error to show).
+    """
+    if isinstance(error, GeneratorExit):
+        record_failure(span, _error_type(error), _CLOSED)
+        return
+    span.record_exception(error)
+    record_failure(span, _error_type(error), str(error) or type(error).__name__)
+
+
+def record_failure(span: Span, error_type: str, description: str) -> None:
+    """A failure a framework reports without an exception (a tool's error message, an
+    error record): ``error.type`` and status ERROR with ``description``."""
+    span.set_attribute(sc.ERROR_TYPE, error_type)
+    span.set_status(Status(StatusCode.ERROR, description))

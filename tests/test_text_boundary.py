@@ -72,8 +72,11 @@ class _CountingIds(IdGenerator):
 
 
 @pytest.fixture
-def pipeline(tmp_path: Path) -> Iterator[tuple[TracerProvider, Path]]:
+def pipeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[TracerProvider, Path]]:
     store = tmp_path / "store"
+    monkeypatch.setenv("OTEL_PROV_BLOB_DIR", str(tmp_path / "blobs"))  # where readers look
     # Hypothesis seeds ``random`` per example, and so the SDK's ids: count them instead.
     provider = TracerProvider(id_generator=_CountingIds())
     processor = otel_prov.ProvSpanProcessor(

@@ -30,6 +30,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from otel_prov import semconv as sc
 from otel_prov.capture._content import capture_genai_content, capture_prov_content, redact
+from otel_prov.capture._sinks import warn_if_nothing_records
 from otel_prov.prov._span_record import attribute_length_limit
 
 __all__ = [
@@ -103,6 +104,8 @@ class SpanShape:
         attributes = dict(self.attributes)
         for key, value in self.content.items():
             put_content(attributes, key, value)
+        if attributes.get(sc.GEN_AI_OPERATION_NAME) == "invoke_agent":
+            warn_if_nothing_records(f"agent session {self.name!r}")
         return tracer.start_span(
             self.name,
             context=None if parent is None else trace.set_span_in_context(parent),

@@ -41,6 +41,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_prov._settings import env_choice, env_float, env_int, env_str
 from otel_prov.capture._redaction import redact_span_record
+from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
     OTEL_PROV_BLOB_THRESHOLD,
     OTEL_PROV_MAX_PENDING_SPANS,
@@ -159,6 +160,7 @@ class ProvSpanProcessor(SpanProcessor):
                 f"not {type(exporter).__name__}"
             )
         self._exporter = exporter
+        register_provenance_sink(self)
         timeout = session_timeout or env_float(
             OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT_S
         )

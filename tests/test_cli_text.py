@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_prov
+from otel_prov.cli._render import _fixed_width_time, _shortened
 from otel_prov.cli._sparql import QUERY_FORMS, query_form, undeclared_prefixes, with_prefixes
 from otel_prov.cli._terminal import printable
 from tests.cli import run_cli
@@ -135,3 +136,14 @@ def test_a_query_using_a_predeclared_prefix_runs_and_an_unknown_one_is_named(sto
 def test_an_update_is_refused_before_the_store_is_touched(store: Path) -> None:
     result = run_cli("query", "DELETE WHERE { ?s ?p ?o }", "--store", str(store))
     assert result.returncode == 2 and "an update is never sent" in result.stderr
+
+
+def test_the_sessions_table_marks_cut_questions_and_aligns_times() -> None:
+    assert _shortened("x" * 60, 48) == "x" * 47 + "…"
+    assert _shortened("short", 48) == "short"
+    stamps = ["2026-11-30T18:46:01Z", "2026-11-30T18:46:01.5Z", "2026-11-30T18:46:01.049667Z"]
+    assert [_fixed_width_time(s) for s in stamps] == [
+        "2026-11-30T18:46:01.000000Z",
+        "2026-11-30T18:46:01.500000Z",
+        "2026-11-30T18:46:01.049667Z",
+    ]

@@ -352,15 +352,29 @@ def _mermaid_sub_sessions(
         lines.append(f"{indent}{starter} --> {question}")
 
 
+def _shortened(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _fixed_width_time(stamp: str) -> str:
+    """A UTC dateTime with its fraction padded to microseconds, so that a column of them
+    lines up (the canonical form drops the fraction's trailing zeros)."""
+    seconds, _, fraction = stamp.removesuffix("Z").partition(".")
+    if not stamp.endswith("Z") or len(seconds) != 19:
+        return stamp
+    return f"{seconds}.{fraction.ljust(6, '0')}Z"
+
+
 def render_sessions_table(sessions: list[SessionSummary]) -> str:
     """The ``sessions`` table, a line per session under a header, each ending in a newline."""
     header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "STATUS", "TRACE")
     rows = [
         (
             s.id,
-            s.start,
+            _fixed_width_time(s.start),
             s.agent or "",
-            (s.question or "").replace("\n", " ")[:48],
+            _shortened((s.question or "").replace("\n", " "), 48),
             str(s.iterations),
             str(s.tool_calls),
             f"{s.status} ({s.failed_calls} failed)" if s.failed_calls else s.status,

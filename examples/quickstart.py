@@ -26,3 +26,7 @@ with otel_prov.agent_session(
     otel_prov.set_answer("18 °C in Paris.", span=session)
 
 handle.shutdown()
+if handle.exporter is not None:
+    print(
+        f"provenance stored in {handle.exporter.describe()}; see it with: otel-prov show quickstart"
+    )

@@ -38,6 +38,10 @@ class ProvExporter(abc.ABC):
         Destinations that cannot be read back return nothing (chains start afresh)."""
         return {}
 
+    def describe(self) -> str:
+        """Where the provenance goes, for people (no credentials)."""
+        return type(self).__name__
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Deliver anything buffered; ``True`` when it all went out within the timeout."""
         return True

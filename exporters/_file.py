@@ -62,6 +62,9 @@ class FileExporter(ProvExporter):
             parsed = pyoxigraph.parse(to_ntriples(triples), pyoxigraph.RdfFormat.N_TRIPLES)
         return pyoxigraph.serialize(parsed, format=self._format, prefixes=PREFIXES) or b""
 
+    def describe(self) -> str:
+        return f"the file {self.path.resolve()}"
+
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
         try:
             data = self._render(records)

@@ -80,6 +80,9 @@ class OxigraphStoreExporter(ProvExporter):
             ]
         return chain_heads_from_rows(rows)
 
+    def describe(self) -> str:
+        return f"the embedded store at {self.path.resolve()}"
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         with self._lock:
             if self._store is not None:

@@ -434,6 +434,9 @@ class SparqlUpdateExporter(ProvExporter):
             return {}
         return chain_heads_from_rows(rows)
 
+    def describe(self) -> str:
+        return f"the SPARQL store at {redact_url(self.update_endpoint)}"
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Send everything queued and spooled now; True when nothing is left waiting."""
         deadline = time.monotonic() + timeout_millis / 1000

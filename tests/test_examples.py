@@ -17,13 +17,16 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 def test_quickstart_runs_and_is_shown(tmp_path: Path) -> None:
     env = {**os.environ, "OTEL_PROV_STORE": str(tmp_path / "store")}
     env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
-    subprocess.run(
+    ran = subprocess.run(
         [sys.executable, str(EXAMPLES / "quickstart.py")],
         check=True,
         env=env,
         timeout=120,
         cwd=tmp_path,
+        capture_output=True,
+        text=True,
     )
+    assert f"provenance stored in the embedded store at {tmp_path / 'store'}" in ran.stdout
     shown = subprocess.run(
         [sys.executable, "-m", "otel_prov", "show", "quickstart", "--format", "json"],
         env=env,

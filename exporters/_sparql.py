@@ -24,7 +24,8 @@ How it behaves:
   spool.  The spool is replayed at the next start, and capped at ``max_spool_bytes``
   (default 1 GiB) with a warning when full.
 * A batch refused for good (other 4xx) goes to ``<spool_dir>/dead-letter`` with the
-  server's reason, and is not retried.
+  server's reason, and is not retried; so does a spooled file that cannot be read as a
+  batch, so that one bad file never holds up those behind it.
 * Replays never duplicate anything: the mapper's IRIs are deterministic, so inserting a
   batch twice leaves the store as inserting it once.
 
@@ -61,7 +62,7 @@ from otel_prov.exporters._sparql_client import (
     redact_url,
     to_nquad_lines,
 )
-from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError
+from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
 from requests.auth import AuthBase, HTTPDigestAuth
 
 from otel_prov._settings import env_str
@@ -291,7 +292,11 @@ class SparqlUpdateExporter(ProvExporter):
                 self._spool_now(lines)
                 self._in_flight = False
             return bool(lines)
-        spooled = self.spool.oldest()
+        try:
+            spooled = self.spool.oldest()
+        except UnreadableBatchError as exc:
+            self._set_aside(exc.path, str(exc))
+            return True
         if spooled is not None:
             self._deliver_spooled(spooled)
             return True
@@ -319,7 +324,12 @@ class SparqlUpdateExporter(ProvExporter):
             self._dead_letter(to_nquad_lines({self._graph: lines}), answer)
 
     def _deliver_spooled(self, batch: SpooledBatch) -> None:
-        answer = self._client.send(by_graph(batch.lines))
+        try:
+            statements = by_graph(batch.lines)
+        except ValueError as exc:
+            self._set_aside(batch.path, f"unreadable spooled batch {batch.path.name}: {exc}")
+            return
+        answer = self._client.send(statements)
         if answer.outcome is Outcome.DELIVERED:
             self.spool.remove(batch)
             self._delivered(len(batch.lines))
@@ -330,8 +340,7 @@ class SparqlUpdateExporter(ProvExporter):
             self._count("retried")
             self._failed(answer)
         else:
-            self._dead_letter(batch.lines, answer)
-            self.spool.remove(batch)
+            self._set_aside(batch.path, answer.reason)
 
     def _shrink(self, size: int, answer: Answer) -> None:
         self.batch_size = max(1, min(self.batch_size, size // 2))
@@ -368,14 +377,21 @@ class SparqlUpdateExporter(ProvExporter):
 
     def _dead_letter(self, lines: Sequence[str], answer: Answer) -> None:
         letter = self.spool.dead_letter(lines, answer.reason)
-        self._last_error = answer.reason
+        self._dead_lettered(letter.path, answer.reason)
+
+    def _set_aside(self, path: Path, reason: str) -> None:
+        """A spooled file that will never go through: kept as a dead letter, delivery goes on."""
+        try:
+            letter = self.spool.set_aside(path, reason)
+        except OSError:
+            _logger.exception("cannot move %s to the dead letters", path)
+            return
+        self._dead_lettered(letter.path, reason)
+
+    def _dead_lettered(self, path: Path, reason: str) -> None:
+        self._last_error = reason
         self._count("dead_lettered")
-        _logger.error(
-            "the store refused %d triples for good (%s); kept in %s",
-            len(lines),
-            answer.reason[:300],
-            letter.path,
-        )
+        _logger.error("not stored for good (%s); kept in %s", reason[:300], path)
 
     def _count(self, outcome: str) -> None:
         self.counts[outcome] += 1

@@ -4,8 +4,11 @@ Each batch is one N-Quads file, written atomically (temporary file, fsync, renam
 fsync of the directory), so a crash leaves either the whole batch or nothing.  Files
 are replayed oldest first by whichever exporter holds the spool's lock; a second process
 pointed at the same directory spools into its own subdirectory, which the lock holder
-adopts once that process is gone.  Batches the store refuses for good go to
-``dead-letter/`` beside a ``.reason`` file with the server's answer.
+adopts once that process is gone.  Batches the store refuses for good, and files that
+cannot be read as a batch, go to ``dead-letter/`` beside a ``.reason`` file that says why.
+
+A batch is split into lines at ``"\n"`` only: N-Quads escapes line feeds in literals but
+keeps U+2028, U+0085 and the other characters ``str.splitlines`` also breaks at.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["DeadLetter", "Spool", "SpoolFullError", "SpooledBatch"]
+__all__ = ["DeadLetter", "Spool", "SpoolFullError", "SpooledBatch", "UnreadableBatchError"]
 
 _logger = logging.getLogger(__name__)
 
@@ -29,6 +32,21 @@ _LOCK = ".lock"
 
 class SpoolFullError(Exception):
     """The spool reached its size cap; the batch was not written."""
+
+
+class UnreadableBatchError(ValueError):
+    """A spooled file that is not a batch (not UTF-8); ``path`` says which, to set it aside."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"unreadable spooled batch {path.name}: {reason}")
+        self.path = path
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` cut after each ``"\n"`` (and nowhere else), each line keeping its end."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [f"{line}\n" for line in lines] + ([last] if last else [])
 
 
 @dataclass(frozen=True)
@@ -130,13 +148,18 @@ class Spool:
         return path
 
     def oldest(self) -> SpooledBatch | None:
+        """The batch to deliver next; raises :class:`UnreadableBatchError` for a file that is
+        not one, which the caller sets aside (:meth:`set_aside`) so that delivery goes on."""
         for path in self._files():
             try:
-                text = path.read_text(encoding="utf-8")
+                data = path.read_bytes()
             except OSError:
                 _logger.exception("cannot read spooled batch %s; skipped", path)
                 continue
-            return SpooledBatch(path, text.splitlines(keepends=True))
+            try:
+                return SpooledBatch(path, split_lines(data.decode("utf-8")))
+            except UnicodeDecodeError as exc:
+                raise UnreadableBatchError(path, f"not UTF-8 at byte {exc.start}") from exc
         return None
 
     def remove(self, batch: SpooledBatch) -> None:
@@ -160,6 +183,18 @@ class Spool:
         path = self._atomic_write(self.dead_letters, name + _SUFFIX, "".join(lines).encode())
         self._atomic_write(self.dead_letters, name + ".reason", reason.encode())
         return DeadLetter(path, reason)
+
+    def set_aside(self, path: Path, reason: str) -> DeadLetter:
+        """Move a spooled file, byte for byte, to the dead letters with ``reason``."""
+        size = path.stat().st_size
+        name = self._name()
+        self._atomic_write(self.dead_letters, name + ".reason", reason.encode())
+        target = self.dead_letters / (name + _SUFFIX)
+        path.rename(target)
+        _fsync_directory(self.dead_letters)
+        _fsync_directory(self.directory)
+        self._bytes = max(0, self._bytes - size)
+        return DeadLetter(target, reason)
 
     def close(self) -> None:
         if self._lock is not None:

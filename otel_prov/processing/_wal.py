@@ -115,7 +115,11 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
     logs = _orphaned(directory)
     for path in logs:
         intents: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        # "\n" only: JSON escapes it in strings but keeps U+2028 and the other characters
+        # str.splitlines also breaks at.
+        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            if not line:
+                continue
             try:
                 entry = json.loads(line)
             except ValueError:

@@ -301,3 +301,34 @@ def test_batches_the_store_finds_too_large_are_split(server: SparqlServer, spool
         assert pipeline.exporter.batch_size <= 5000
     assert pipeline.exporter.counts["dead_lettered"] == 0
     pipeline.close()
+
+
+def test_spooled_batches_with_line_separators_are_delivered_and_bad_ones_set_aside(
+    server: SparqlServer, spool: Path
+) -> None:
+    breakers = ["\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+    server.stop()  # everything goes through the spool
+    pipeline = _pipeline(server, spool)
+    for index, char in enumerate(breakers):
+        pipeline.session(index, f"a{char}b")
+    pipeline.processor.force_flush(timeout_millis=100)
+    assert not pipeline.exporter.force_flush(500)
+    (spool / "00000000000000000000-0-000000.nq").write_bytes(b"\xff\xfe not UTF-8 .\n")
+    (spool / "00000000000000000000-0-000001.nq").write_text("garbage without a graph\n")
+    server.start()
+    assert pipeline.exporter.force_flush(60_000)
+    stored = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?o WHERE { GRAPH <urn:otel-prov:graph> {
+          ?e a oprov:Observation ; prov:value ?o } }""",
+    )
+    assert sorted(row["o"] for row in stored) == sorted(
+        f"observation {i} a{char}b" for i, char in enumerate(breakers)
+    )
+    assert triple_count(server) == pipeline.expected_triples()
+    reasons = sorted(path.read_text() for path in (spool / "dead-letter").glob("*.reason"))
+    assert len(reasons) == 2 and all("unreadable spooled batch" in r for r in reasons)
+    assert pipeline.exporter.counts["dead_lettered"] == 2
+    pipeline.close()

@@ -13,8 +13,9 @@ is not traced.  A session goes out at the first cycle after its session span and
 everything under it have ended.
 
 Memory is bounded by ``max_pending_spans``, both in the hand-off queue and in what the
-worker holds.  Past it spans are dropped: every drop is counted
-(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.  The queue
+worker holds.  Past it spans are dropped: every drop is counted where it happens
+(:meth:`ProvSpanProcessor.statistics`), whether the spans came through ``on_end`` or in a
+batch from the ``prov`` span exporter, and logged at most once per interval.  The queue
 drops its oldest span first, and the worker never refuses a session span, so a session
 (which ends after its children) is not lost to the bound.
 """
@@ -179,8 +180,11 @@ class ProvSpanProcessor(SpanProcessor):
         )
         self._open: dict[int, Span] = {}
         """Spans started and not yet collected by the worker (ended ones leave on collection)."""
-        self._queue: collections.deque[ReadableSpan] = collections.deque(maxlen=self._max_pending)
-        self._suspects: set[int] = set()
+        # Unbounded deque, bounded by on_end, which so knows each span it pushes out.
+        self._queue: collections.deque[ReadableSpan] = collections.deque()
+        self._evict_lock = threading.Lock()
+        self._evicted = 0
+        """Spans pushed out of the queue (counted by agent threads, under ``_evict_lock``)."""
         self._counts = collections.Counter[str]()
         self._dropped_reported = 0
         self._drop_logged_at = 0.0
@@ -223,8 +227,21 @@ class ProvSpanProcessor(SpanProcessor):
                 _logger.exception("cannot record a tool call in the write-ahead log")
 
     def on_end(self, span: ReadableSpan) -> None:
-        # Nothing else here: every check costs the agent, so the worker does them all.
+        # Nothing else here but the bound: every check costs the agent, so the worker does them.
         self._queue.append(span)
+        if len(self._queue) > self._max_pending:
+            self._evict()
+
+    def _evict(self) -> None:
+        """Push the oldest spans out of the full queue, counting each one (agent thread)."""
+        with self._evict_lock:
+            while len(self._queue) > self._max_pending:
+                try:
+                    span = self._queue.popleft()
+                except IndexError:  # the worker emptied it meanwhile
+                    return
+                self._open.pop(span.context.span_id, None)
+                self._evicted += 1
 
     # --- worker thread -------------------------------------------------------------
     def _start_worker(self) -> None:
@@ -277,7 +294,10 @@ class ProvSpanProcessor(SpanProcessor):
         """Move ended spans from the queue to the assembler, enforcing the memory bound."""
         queue, assembler = self._queue, self._assembler
         while queue:
-            span = queue.popleft()
+            try:
+                span = queue.popleft()
+            except IndexError:  # on_end evicted the last one meanwhile
+                break
             self._open.pop(span.context.span_id, None)
             record = self._snapshot(span)
             self._counts["received"] += 1
@@ -285,14 +305,6 @@ class ProvSpanProcessor(SpanProcessor):
                 self._counts["dropped"] += 1
                 continue
             assembler.add(record, now)
-        # A span that ended but never reached us was pushed out of the full queue.  It
-        # is still in the open set; seen there in two cycles running, it is counted.
-        ended = {sid for sid, span in list(self._open.items()) if span.end_time is not None}
-        lost = ended & self._suspects
-        for span_id in lost:
-            self._open.pop(span_id, None)
-        self._counts["dropped"] += len(lost)
-        self._suspects = ended - lost
 
     def _snapshot(self, span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         """The record the mapper gets (see :class:`RecordPreparer`)."""
@@ -367,7 +379,7 @@ class ProvSpanProcessor(SpanProcessor):
                 self._wal.done(i for ids in tool_calls[start : start + len(batch)] for i in ids)
 
     def _report_drops(self, *, force: bool = False) -> None:
-        dropped = self._counts["dropped"]
+        dropped = self._counts["dropped"] + self._evicted
         now = time.monotonic()
         if dropped == self._dropped_reported:
             return
@@ -402,8 +414,8 @@ class ProvSpanProcessor(SpanProcessor):
 
     def statistics(self) -> ProcessorStatistics:
         return ProcessorStatistics(
-            spans_received=self._counts["received"],
-            spans_dropped=self._counts["dropped"],
+            spans_received=self._counts["received"] + self._evicted,
+            spans_dropped=self._counts["dropped"] + self._evicted,
             spans_discarded=self._assembler.discarded,
             records_exported=self._counts["exported"],
             records_failed=self._counts["failed"],

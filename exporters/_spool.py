@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -96,6 +97,7 @@ class Spool:
             self.directory = directory
             self._adopt_orphans()
         self.dead_letters = directory / "dead-letter"
+        self._counters = threading.Lock()  # the exporter writes, its sender reads and removes
         self._sequence = 0
         self._bytes = sum(path.stat().st_size for path in self._files())
 
@@ -120,31 +122,42 @@ class Spool:
     def __len__(self) -> int:
         return len(self._files())
 
-    def _atomic_write(self, directory: Path, name: str, data: bytes) -> Path:
+    def _atomic_write(self, directory: Path, name: str, data: bytes, *, fsync: bool = True) -> Path:
+        """Whole or not at all; ``fsync=False`` survives the process, not the machine."""
         directory.mkdir(parents=True, exist_ok=True)
         temporary = directory / f".{name}.tmp"
         with temporary.open("wb") as file:
             file.write(data)
             file.flush()
-            os.fsync(file.fileno())
+            if fsync:
+                os.fsync(file.fileno())
         target = directory / name
         temporary.rename(target)
-        _fsync_directory(directory)
+        if fsync:
+            _fsync_directory(directory)
         return target
 
     def _name(self) -> str:
-        self._sequence += 1
-        return f"{time.time_ns():020d}-{os.getpid()}-{self._sequence:06d}"
+        with self._counters:
+            self._sequence += 1
+            return f"{time.time_ns():020d}-{os.getpid()}-{self._sequence:06d}"
 
-    def write(self, lines: Sequence[str]) -> Path:
-        """Keep a batch durably; raises :class:`SpoolFullError` past ``max_bytes``."""
+    def _account(self, size: int) -> None:
+        with self._counters:
+            self._bytes = max(0, self._bytes + size)
+
+    def write(self, lines: Sequence[str], *, fsync: bool = True) -> Path:
+        """Keep a batch durably; raises :class:`SpoolFullError` past ``max_bytes``.
+
+        Thread-safe against the reader: a batch appears under its name only once whole.
+        """
         data = "".join(lines).encode()
         if self._bytes + len(data) > self.max_bytes:
             raise SpoolFullError(
                 f"spool {self.directory} is full ({self._bytes} of {self.max_bytes} bytes)"
             )
-        path = self._atomic_write(self.directory, self._name() + _SUFFIX, data)
-        self._bytes += len(data)
+        path = self._atomic_write(self.directory, self._name() + _SUFFIX, data, fsync=fsync)
+        self._account(len(data))
         return path
 
     def oldest(self) -> SpooledBatch | None:
@@ -165,7 +178,7 @@ class Spool:
     def remove(self, batch: SpooledBatch) -> None:
         size = batch.path.stat().st_size if batch.path.exists() else 0
         batch.path.unlink(missing_ok=True)
-        self._bytes = max(0, self._bytes - size)
+        self._account(-size)
         _fsync_directory(self.directory)
 
     def split(self, batch: SpooledBatch) -> None:
@@ -177,13 +190,6 @@ class Spool:
         batch.path.unlink()
         _fsync_directory(self.directory)
 
-    def dead_letter(self, lines: Sequence[str], reason: str) -> DeadLetter:
-        """Keep a batch refused for good, with the store's reason; it is not retried."""
-        name = self._name()
-        path = self._atomic_write(self.dead_letters, name + _SUFFIX, "".join(lines).encode())
-        self._atomic_write(self.dead_letters, name + ".reason", reason.encode())
-        return DeadLetter(path, reason)
-
     def set_aside(self, path: Path, reason: str) -> DeadLetter:
         """Move a spooled file, byte for byte, to the dead letters with ``reason``."""
         size = path.stat().st_size
@@ -193,7 +199,7 @@ class Spool:
         path.rename(target)
         _fsync_directory(self.dead_letters)
         _fsync_directory(self.directory)
-        self._bytes = max(0, self._bytes - size)
+        self._account(-size)
         return DeadLetter(target, reason)
 
     def close(self) -> None:

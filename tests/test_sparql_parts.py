@@ -70,8 +70,9 @@ def test_spool_keeps_order_splits_and_dead_letters(tmp_path: Path) -> None:
     spool.remove(halves[0])
     second = spool.oldest()
     assert second is not None and second.lines == ["b .\n", "c .\n"]
-    letter = spool.dead_letter(second.lines, "HTTP 400: bad")
-    spool.remove(second)
+    letter = spool.set_aside(second.path, "HTTP 400: bad")
+    last = spool.oldest()
+    assert last is not None and last.lines == ["d .\n"] and spool.size_bytes == 4
     assert letter.path.read_text() == "b .\nc .\n"
     assert letter.path.with_suffix(".reason").read_text() == "HTTP 400: bad"
     assert not list(tmp_path.glob(".*.tmp"))

@@ -40,7 +40,7 @@ from opentelemetry.context import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_prov._settings import env_choice, env_float, env_int, env_str
+from otel_prov._settings import env_float, env_int, env_str, fsync_always
 from otel_prov.capture._redaction import redact_span_record
 from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
@@ -48,7 +48,6 @@ from otel_prov.environment_variables import (
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
     OTEL_PROV_WAL_DIR,
-    OTEL_PROV_WAL_FSYNC,
 )
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
@@ -200,11 +199,9 @@ class ProvSpanProcessor(SpanProcessor):
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered = recover_intents(Path(wal_path))
-            if wal_fsync is None:
-                wal_fsync = (
-                    env_choice(OTEL_PROV_WAL_FSYNC, ("always", "never"), "never") == "always"
-                )
-            self._wal = IntentLog(Path(wal_path), fsync=wal_fsync)
+            self._wal = IntentLog(
+                Path(wal_path), fsync=wal_fsync if wal_fsync is not None else fsync_always()
+            )
         self._prepare = RecordPreparer.from_settings(
             blob_dir=blob_dir, blob_threshold=blob_threshold
         )

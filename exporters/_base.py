@@ -38,6 +38,10 @@ class ProvExporter(abc.ABC):
         Destinations that cannot be read back return nothing (chains start afresh)."""
         return {}
 
+    def waiting(self) -> int:
+        """Batches kept on disk that the store has not taken yet (spooled or parked)."""
+        return 0
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Deliver anything buffered; ``True`` when it all went out within the timeout."""
         return True

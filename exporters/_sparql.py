@@ -39,12 +39,14 @@ go to the OpenTelemetry metrics API (``otel_prov.exporter.batches`` by outcome) 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -149,7 +151,8 @@ class SparqlUpdateExporter(ProvExporter):
             "verify": verify,
             "auth": self.auth,
         }
-        self._client = SparqlUpdateClient(
+        self._new_client = functools.partial(
+            SparqlUpdateClient,
             endpoint,
             headers=self.headers,
             auth=self.auth,
@@ -157,14 +160,13 @@ class SparqlUpdateExporter(ProvExporter):
             verify=verify,
             graph_store_endpoint=graph_store_endpoint,
         )
+        self._client = self._new_client()
         spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
         self.spool = Spool(spool_path, max_bytes=max_spool_bytes)
         self._fsync = fsync if fsync is not None else fsync_always()
         self.batch_size = max_batch_triples
         self._retry_initial = retry_initial_delay
         self._retry_max = retry_max_delay
-        self._lock = threading.Condition()
-        self._wake = threading.Event()
         self._closed = False
         self._flush_until = 0.0
         self._failures = 0
@@ -188,8 +190,29 @@ class SparqlUpdateExporter(ProvExporter):
             unit="By",
             description="Bytes waiting in the durable spool.",
         )
+        self._start_sender()
+        if hasattr(os, "register_at_fork"):
+            in_child = weakref.WeakMethod(self._after_fork_in_child)
+            os.register_at_fork(after_in_child=lambda: (method := in_child()) and method())
+
+    def _start_sender(self) -> None:
+        self._lock = threading.Condition()
+        self._wake = threading.Event()
         self._sender = threading.Thread(name="OtelProvSparqlSender", target=self._run, daemon=True)
         self._sender.start()
+
+    def _after_fork_in_child(self) -> None:
+        """The child has no sender and shares the parent's connection and spool lock: it
+        gets a connection, a spool (a subdirectory: the parent still holds the lock) and
+        counters of its own, and a sender that delivers only what the child exports."""
+        self.spool.close()  # our copy of the lock's descriptor; the parent keeps its lock
+        self.spool = Spool(self.spool.root, max_bytes=self.spool.max_bytes)
+        self._client = self._new_client()
+        self.counts = dict.fromkeys(_OUTCOMES, 0)
+        self._triples = 0
+        self._failures, self._retry_at = 0, 0.0
+        if not self._closed:
+            self._start_sender()
 
     def __repr__(self) -> str:
         return f"SparqlUpdateExporter({self._client.where!r})"
@@ -382,6 +405,9 @@ class SparqlUpdateExporter(ProvExporter):
             )
             return {}
         return chain_heads_from_rows(rows)
+
+    def waiting(self) -> int:
+        return len(self.spool)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Send everything queued and spooled now; True when nothing is left waiting."""

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["DeadLetter", "Spool", "SpoolFullError", "SpooledBatch", "UnreadableBatchError"]
+__all__ = [
+    "DeadLetter",
+    "Spool",
+    "SpoolFullError",
+    "SpooledBatch",
+    "UnreadableBatchError",
+    "split_lines",
+    "write_atomically",
+]
 
 _logger = logging.getLogger(__name__)
 
@@ -68,6 +76,23 @@ def _fsync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_atomically(directory: Path, name: str, data: bytes, *, fsync: bool = True) -> Path:
+    """``directory/name`` appears whole or not at all (temporary file, rename); with
+    ``fsync`` it also survives a machine crash, without it only the process's death."""
+    directory.mkdir(parents=True, exist_ok=True)
+    temporary = directory / f".{name}.tmp"
+    with temporary.open("wb") as file:
+        file.write(data)
+        file.flush()
+        if fsync:
+            os.fsync(file.fileno())
+    target = directory / name
+    temporary.rename(target)
+    if fsync:
+        _fsync_directory(directory)
+    return target
 
 
 def _try_lock(path: Path) -> IO[str] | None:
@@ -122,21 +147,6 @@ class Spool:
     def __len__(self) -> int:
         return len(self._files())
 
-    def _atomic_write(self, directory: Path, name: str, data: bytes, *, fsync: bool = True) -> Path:
-        """Whole or not at all; ``fsync=False`` survives the process, not the machine."""
-        directory.mkdir(parents=True, exist_ok=True)
-        temporary = directory / f".{name}.tmp"
-        with temporary.open("wb") as file:
-            file.write(data)
-            file.flush()
-            if fsync:
-                os.fsync(file.fileno())
-        target = directory / name
-        temporary.rename(target)
-        if fsync:
-            _fsync_directory(directory)
-        return target
-
     def _name(self) -> str:
         with self._counters:
             self._sequence += 1
@@ -156,7 +166,7 @@ class Spool:
             raise SpoolFullError(
                 f"spool {self.directory} is full ({self._bytes} of {self.max_bytes} bytes)"
             )
-        path = self._atomic_write(self.directory, self._name() + _SUFFIX, data, fsync=fsync)
+        path = write_atomically(self.directory, self._name() + _SUFFIX, data, fsync=fsync)
         self._account(len(data))
         return path
 
@@ -186,7 +196,7 @@ class Spool:
         middle = len(batch.lines) // 2
         stem = batch.path.name.removesuffix(_SUFFIX)
         for index, half in enumerate((batch.lines[:middle], batch.lines[middle:])):
-            self._atomic_write(self.directory, f"{stem}.{index}{_SUFFIX}", "".join(half).encode())
+            write_atomically(self.directory, f"{stem}.{index}{_SUFFIX}", "".join(half).encode())
         batch.path.unlink()
         _fsync_directory(self.directory)
 
@@ -194,7 +204,7 @@ class Spool:
         """Move a spooled file, byte for byte, to the dead letters with ``reason``."""
         size = path.stat().st_size
         name = self._name()
-        self._atomic_write(self.dead_letters, name + ".reason", reason.encode())
+        write_atomically(self.dead_letters, name + ".reason", reason.encode())
         target = self.dead_letters / (name + _SUFFIX)
         path.rename(target)
         _fsync_directory(self.dead_letters)

@@ -23,8 +23,10 @@ drops its oldest span first, and the worker never refuses a session span, so a s
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import os
+import sys
 import threading
 import time
 import weakref
@@ -117,6 +119,12 @@ class ProcessorStatistics:
     pending_spans: int
 
 
+def _shutdown_at_multiprocessing_exit(processor: ProvSpanProcessor) -> None:
+    from multiprocessing import util
+
+    util.Finalize(processor, processor.shutdown, exitpriority=0)
+
+
 class ProvSpanProcessor(SpanProcessor):
     """Collects ended spans per trace and exports each finished agent session as PROV-O.
 
@@ -169,7 +177,8 @@ class ProvSpanProcessor(SpanProcessor):
         )
         self._schedule_delay = schedule_delay
         self._batch_size = export_batch_size
-        self._assembler = SessionAssembler(
+        self._new_assembler = functools.partial(
+            SessionAssembler,
             session_timeout_ns=int(timeout * 1e9),
             late_span_grace_ns=int(late_span_grace * 1e9),
             # Fed only ended spans (the span-exporter path), a trace's spans may wait for
@@ -177,22 +186,8 @@ class ProvSpanProcessor(SpanProcessor):
             idle_timeout_ns=0 if knows_open_spans else int(timeout * 1e9),
             knows_open_spans=knows_open_spans,
         )
-        self._open: dict[int, Span] = {}
-        """Spans started and not yet collected by the worker (ended ones leave on collection)."""
-        # Unbounded deque, bounded by on_end, which so knows each span it pushes out.
-        self._queue: collections.deque[ReadableSpan] = collections.deque()
-        self._evict_lock = threading.Lock()
-        self._evicted = 0
-        """Spans pushed out of the queue (counted by agent threads, under ``_evict_lock``)."""
-        self._counts = collections.Counter[str]()
-        self._dropped_reported = 0
-        self._drop_logged_at = 0.0
-        self._timeouts_checked_ns = 0
-        self._sealer = Sealer()
-        self._chains_read = False
+        self._fresh_state()
         self._shutdown = False
-        self._export_lock = threading.Lock()
-        self._wake = threading.Event()
         self._wal: IntentLog | None = None
         self._recovered: tuple[list[SpanRecord], list[Path]] = ([], [])
         wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
@@ -207,8 +202,34 @@ class ProvSpanProcessor(SpanProcessor):
         )
         self._start_worker()
         if hasattr(os, "register_at_fork"):
-            reinit = weakref.WeakMethod(self._after_fork)
-            os.register_at_fork(after_in_child=lambda: (method := reinit()) and method())
+            before = weakref.WeakMethod(self._before_fork)
+            in_parent = weakref.WeakMethod(self._after_fork_in_parent)
+            in_child = weakref.WeakMethod(self._after_fork_in_child)
+            os.register_at_fork(
+                before=lambda: (method := before()) and method(),
+                after_in_parent=lambda: (method := in_parent()) and method(),
+                after_in_child=lambda: (method := in_child()) and method(),
+            )
+
+    def _fresh_state(self) -> None:
+        """What belongs to one process: buffers, sessions being assembled, bundle chains,
+        counters and the locks guarding them."""
+        self._assembler = self._new_assembler()
+        self._open: dict[int, Span] = {}
+        """Spans started and not yet collected by the worker (ended ones leave on collection)."""
+        # Unbounded deque, bounded by on_end, which so knows each span it pushes out.
+        self._queue: collections.deque[ReadableSpan] = collections.deque()
+        self._evict_lock = threading.Lock()
+        self._evicted = 0
+        """Spans pushed out of the queue (counted by agent threads, under ``_evict_lock``)."""
+        self._counts = collections.Counter[str]()
+        self._dropped_reported = 0
+        self._drop_logged_at = 0.0
+        self._timeouts_checked_ns = 0
+        self._sealer = Sealer()
+        self._chains_read = False
+        self._export_lock = threading.Lock()
+        self._wake = threading.Event()
 
     # --- agent thread: keep these cheap -------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
@@ -245,13 +266,32 @@ class ProvSpanProcessor(SpanProcessor):
         self._worker = threading.Thread(name="OtelProvProcessor", target=self._run, daemon=True)
         self._worker.start()
 
-    def _after_fork(self) -> None:
-        # The child inherits the parent's buffers but not its thread: start clean.
-        self._export_lock = threading.Lock()
-        self._wake = threading.Event()
-        self._queue.clear()
-        self._open.clear()
+    # --- fork safety, as the SDK's batch processor: the child starts clean ----------------
+    def _before_fork(self) -> None:
+        if self._wal is not None:
+            self._wal.hold()  # no intent half written when the process is copied
+
+    def _after_fork_in_parent(self) -> None:
+        if self._wal is not None:
+            self._wal.release()
+
+    def _after_fork_in_child(self) -> None:
+        """The parent's spans, sessions, chain heads and log stay the parent's to export
+        and settle; the child gets its own, and a worker (threads do not survive a fork).
+        A ``multiprocessing`` child leaves through ``os._exit`` (no ``atexit``), so its
+        sessions are exported by a multiprocessing finalizer instead."""
+        self._fresh_state()
+        self._recovered = ([], [])
+        if self._wal is not None:
+            self._wal = self._wal.in_child()
+        if self._shutdown:
+            return
         self._start_worker()
+        if "multiprocessing" in sys.modules:
+            from multiprocessing import util
+
+            # Run once multiprocessing has cleared the finalizers the child inherited.
+            util.register_after_fork(self, _shutdown_at_multiprocessing_exit)
 
     def _run(self) -> None:
         while True:

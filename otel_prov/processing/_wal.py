@@ -86,6 +86,20 @@ class IntentLog:
             for span_id in settled:
                 self._write({"done": f"{span_id:016x}"})
 
+    def hold(self) -> None:
+        """Block writers until :meth:`release` (or :meth:`in_child`): taken before a fork."""
+        self._lock.acquire()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def in_child(self) -> IntentLog:
+        """A forked child's own log.  The parent keeps its file, its lock and its pending
+        intents; the child only closes its copy of the descriptor (held, so nothing is
+        half written in the buffer it drops)."""
+        self._file.close()
+        return IntentLog(self.path.parent, fsync=self._fsync)
+
     def close(self) -> None:
         """Close; a log with nothing pending is removed (there is nothing to recover)."""
         with self._lock:

@@ -20,6 +20,7 @@ from otel_prov.exporters import SparqlUpdateExporter
 import otel_prov
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans, record_from_span
 from tests.fault_proxy import FaultProxy
+from tests.forking import run_forking_agent
 from tests.integration.store_queries import count, select, triple_count
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
@@ -392,3 +393,31 @@ def test_sessions_handed_to_a_slow_store_survive_sigkill(server: SparqlServer, s
           ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
     )
     assert sorted(row["a"] for row in answers) == ["answer 0", "answer 1"]
+
+
+@pytest.mark.parametrize("how", ["os.fork", "multiprocessing"])
+def test_forked_children_deliver_through_spools_of_their_own(
+    server: SparqlServer, spool: Path, how: str
+) -> None:
+    run = run_forking_agent(
+        how,
+        3,
+        OTEL_PROV_SPARQL_UPDATE_ENDPOINT=server.update_endpoint,
+        OTEL_PROV_SPARQL_QUERY_ENDPOINT=server.query_endpoint,
+        OTEL_PROV_SPOOL_DIR=str(spool),
+        OTEL_PROV_WAL_DIR=str(spool.parent / "wal"),
+    )
+    assert run.returncode == 0, run.stderr
+    answers = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
+          ?s a oprov:AgentSession .
+          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
+    )
+    assert sorted(row["a"] for row in answers) == sorted(
+        ["answer of parent-before", "answer of parent-after"]
+        + [f"answer of child-{i}" for i in range(3)]
+    )
+    assert not list(spool.rglob("*.nq"))  # nothing left waiting in any spool

@@ -158,8 +158,11 @@ class OxigraphStoreExporter(ProvExporter):
         with self._lock:
             try:
                 store = self._store or pyoxigraph.Store.read_only(str(self.path))
-            except OSError:
-                return {}  # a store nothing was written to yet
+            except (OSError, RuntimeError):
+                # Held by a process still creating it, or compacting under the read-only
+                # open: the chains start afresh, as with any store that cannot be read.
+                _logger.info("cannot read the bundle chains from %s", self.path, exc_info=True)
+                return {}
             answer = store.query(chain_heads_query(self._graph))
             assert isinstance(answer, pyoxigraph.QuerySolutions)
             names = [variable.value for variable in answer.variables]

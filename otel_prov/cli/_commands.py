@@ -524,7 +524,7 @@ def _status(args: argparse.Namespace) -> ExitCode:
             + (
                 "the SPARQL exporter has not run here"
                 if endpoint
-                else "provenance goes to the embedded store, with no spool"
+                else "provenance goes to the embedded store directly, with no spool"
             )
             + ")"
         )

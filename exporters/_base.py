@@ -42,6 +42,10 @@ class ProvExporter(abc.ABC):
         """Where the provenance goes, for people (no credentials)."""
         return type(self).__name__
 
+    def waiting(self) -> int:
+        """Batches kept on disk that the store has not taken yet (spooled or parked)."""
+        return 0
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Deliver anything buffered; ``True`` when it all went out within the timeout."""
         return True

@@ -1,15 +1,27 @@
-"""The embedded store: provenance in a pyoxigraph database on local disk, no server needed."""
+"""The embedded store: provenance in a pyoxigraph database on local disk, no server needed.
+
+One process at a time can write a store (RocksDB's lock).  Several agents, workers or
+``otel-prov demo`` sharing one directory still lose nothing: a process that cannot get
+the store parks its batches durably beside it (see ``_parked``) and reports them
+exported; the process holding the store loads them within ``ingest_interval`` seconds;
+when the holder exits, the next process to get the store (or ``otel-prov flush``) does.
+Readers open the store read-only and see what the holder has loaded.  After ``os.fork()``
+the child never touches the parent's database handle: the parent closes the store around
+the fork and opens it again, and the child tries to get it like any other process.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._parked import ParkedBatches
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_STORE
@@ -29,39 +41,114 @@ def default_store_path() -> Path:
     return Path(env_str(OTEL_PROV_STORE, DEFAULT_STORE) or DEFAULT_STORE)
 
 
-class OxigraphStoreExporter(ProvExporter):
-    """Writes provenance into an on-disk pyoxigraph store (one writer process at a time).
+def _held_by_another(error: OSError) -> bool:
+    """RocksDB's answer when another process (or handle) holds the store's ``LOCK``."""
+    return "LOCK" in str(error)
 
-    The store is opened in the constructor, so a locked or unreadable directory fails
-    at set-up with the path in the message, not later in a background thread.  Batches
-    are bulk-loaded as N-Quads: the fastest ingest pyoxigraph offers, and idempotent
-    because the mapper's IRIs are deterministic.
+
+class OxigraphStoreExporter(ProvExporter):
+    """Writes provenance into an on-disk pyoxigraph store; see the module documentation.
+
+    The store is opened in the constructor, so an unreadable directory fails at set-up
+    with the path in the message, not later in a background thread; a store another
+    process holds is not an error (batches are parked).  Batches are bulk-loaded as
+    N-Quads: the fastest ingest pyoxigraph offers, and idempotent because the mapper's
+    IRIs are deterministic.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, graph: str | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        graph: str | None = None,
+        ingest_interval: float = 1.0,
+    ):
         self.path = Path(path) if path is not None else default_store_path()
         self._graph = graph_term(graph)
         self.path.mkdir(parents=True, exist_ok=True)
-        try:
-            self._store: pyoxigraph.Store | None = pyoxigraph.Store(str(self.path))
-        except OSError as exc:
-            raise OSError(
-                f"cannot open the embedded provenance store at {self.path}: {exc} "
-                "(is another process writing to it?)"
-            ) from exc
+        self.parked = ParkedBatches(self.path)
+        self._interval = ingest_interval
         self._lock = threading.Lock()
+        self._closed = False
+        self._store: pyoxigraph.Store | None = None
+        self._take_store()
+        if self._store is None:
+            _logger.info(
+                "another process writes %s: batches wait in %s until it loads them",
+                self.path,
+                self.parked.directory,
+            )
+        self._start_ingester()
+        if hasattr(os, "register_at_fork"):
+            at_fork = weakref.WeakMethod(self._before_fork)
+            in_parent = weakref.WeakMethod(self._after_fork_in_parent)
+            in_child = weakref.WeakMethod(self._after_fork_in_child)
+            os.register_at_fork(
+                before=lambda: (method := at_fork()) and method(),
+                after_in_parent=lambda: (method := in_parent()) and method(),
+                after_in_child=lambda: (method := in_child()) and method(),
+            )
+
+    @property
+    def holds_store(self) -> bool:
+        """Whether this process writes the store (else its batches are parked)."""
+        return self._store is not None
+
+    def _take_store(self) -> None:
+        """Open the store for writing unless another process holds it; the caller holds
+        ``_lock`` (or is the constructor).  Then load what others parked."""
+        if self._store is None:
+            try:
+                self._store = pyoxigraph.Store(str(self.path))
+            except OSError as exc:
+                if _held_by_another(exc):
+                    return
+                raise OSError(
+                    f"cannot open the embedded provenance store at {self.path}: {exc}"
+                ) from exc
+        self._load_parked()
+
+    def _load_parked(self) -> None:
+        store = self._store
+        if store is None:
+            return
+        self.parked.load_into(
+            lambda data: store.bulk_load(data, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+        )
+
+    def _start_ingester(self) -> None:
+        self._wake = threading.Event()
+        self._ingester = threading.Thread(
+            name="OtelProvParkedIngest", target=self._ingest_periodically, daemon=True
+        )
+        self._ingester.start()
+
+    def _ingest_periodically(self) -> None:
+        """Load parked batches while holding the store; else try to get it (its holder may
+        have exited)."""
+        while not self._wake.wait(self._interval):
+            with self._lock:
+                if self._closed:
+                    return
+                try:
+                    self._take_store()
+                except OSError:
+                    _logger.exception("cannot load parked batches into %s", self.path)
 
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
-        text = "".join(to_nquads(record.triples, self._graph) for record in records)
+        text = "".join(to_nquads(record.triples, self._graph) for record in records).encode()
         with self._lock:
-            if self._store is None:
+            if self._closed:
                 _logger.warning("export after shutdown: %d records not stored", len(records))
                 return ExportResult.FAILURE
             try:
-                # Lenient: the text is ours, valid by construction (escaping and IRIs are
-                # property-tested against the strict parser), and skipping the re-check
-                # is what brings ingest level with a raw bulk_extend.
-                self._store.bulk_load(text.encode(), pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+                if self._store is None:
+                    self.parked.park(text)
+                else:
+                    # Lenient: the text is ours, valid by construction (escaping and IRIs
+                    # are property-tested against the strict parser), and skipping the
+                    # re-check is what brings ingest level with a raw bulk_extend.
+                    self._store.bulk_load(text, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
             except (OSError, SyntaxError, ValueError):
                 _logger.exception("could not write %d records to %s", len(records), self.path)
                 return ExportResult.FAILURE
@@ -69,9 +156,14 @@ class OxigraphStoreExporter(ProvExporter):
 
     def chain_heads(self) -> dict[str, dict[str, str]]:
         with self._lock:
-            if self._store is None:
+            try:
+                store = self._store or pyoxigraph.Store.read_only(str(self.path))
+            except (OSError, RuntimeError):
+                # Held by a process still creating it, or compacting under the read-only
+                # open: the chains start afresh, as with any store that cannot be read.
+                _logger.info("cannot read the bundle chains from %s", self.path, exc_info=True)
                 return {}
-            answer = self._store.query(chain_heads_query(self._graph))
+            answer = store.query(chain_heads_query(self._graph))
             assert isinstance(answer, pyoxigraph.QuerySolutions)
             names = [variable.value for variable in answer.variables]
             rows = [
@@ -83,15 +175,60 @@ class OxigraphStoreExporter(ProvExporter):
     def describe(self) -> str:
         return f"the embedded store at {self.path.resolve()}"
 
+    def waiting(self) -> int:
+        return len(self.parked)
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Load what is parked if this process can get the store; ``True`` when nothing waits."""
         with self._lock:
+            if not self._closed:
+                try:
+                    self._take_store()
+                except OSError:
+                    _logger.exception("cannot load parked batches into %s", self.path)
             if self._store is not None:
                 self._store.flush()
-        return True
+        return self._store is not None and not len(self.parked)
 
     def shutdown(self) -> None:
+        """Load what is parked if this process can get the store, then release it."""
+        self._wake.set()
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._take_store()
+            except OSError:
+                _logger.exception("cannot load parked batches into %s", self.path)
             if self._store is not None:
                 self._store.flush()
                 # Dropping the last reference closes the database and releases its lock.
                 self._store = None
+        self._ingester.join(timeout=5)
+
+    # --- fork safety: the database handle never crosses a fork ---------------------------
+    def _before_fork(self) -> None:
+        self._lock.acquire()  # no export half done; released after the fork on both sides
+        if self._store is not None:
+            self._store.flush()
+            self._store = None
+
+    def _after_fork_in_parent(self) -> None:
+        try:
+            if not self._closed:
+                self._take_store()  # the child may have been quicker: then we park
+        except OSError:
+            _logger.exception("cannot reopen %s after a fork", self.path)
+        finally:
+            self._lock.release()
+
+    def _after_fork_in_child(self) -> None:
+        self._lock = threading.Lock()
+        self.parked = ParkedBatches(self.path)
+        if not self._closed:
+            try:
+                self._take_store()
+            except OSError:
+                _logger.exception("cannot open %s in the forked process", self.path)
+            self._start_ingester()

@@ -12,19 +12,22 @@ or set ``OTEL_PROV_SPARQL_UPDATE_ENDPOINT`` and call :func:`otel_prov.configure`
 
 How it behaves:
 
-* ``export`` only queues the triples and returns; one sender thread posts
-  ``INSERT DATA { GRAPH <g> { ... } }`` batches of at most ``max_batch_triples``
-  (default 1,000) on a persistent HTTP connection, or after ``batch_delay`` seconds.
+* ``export`` writes the triples to the durable spool (``spool_dir``,
+  ``OTEL_PROV_SPOOL_DIR``, default ``.otel-prov/spool``) in batches of at most
+  ``max_batch_triples`` (default 1,000) and returns: success means the records survive
+  the process being killed (and a machine crash with ``OTEL_PROV_WAL_FSYNC=always``),
+  so the processor may settle its write-ahead log even while the store is slow.  One
+  sender thread posts the batches, oldest first, as ``INSERT DATA { GRAPH <g> { ... } }``
+  on a persistent HTTP connection, and removes each once the store acknowledges it.
 * A batch the store rejects as too large (HTTP 413, Virtuoso's SP031) is split in two
   and the batch size halves for the rest of the run.
 * A batch the store did not acknowledge (network error, timeout, 5xx, 408, 429, refused
-  credentials) goes to the durable spool (``spool_dir``, ``OTEL_PROV_SPOOL_DIR``,
-  default ``.otel-prov/spool``) and is retried with exponential backoff and jitter,
-  honouring ``Retry-After``.  While the store is down new batches go straight to the
-  spool.  The spool is replayed at the next start, and capped at ``max_spool_bytes``
-  (default 1 GiB) with a warning when full.
+  credentials) stays in the spool and is retried with exponential backoff and jitter,
+  honouring ``Retry-After``.  The spool is replayed at the next start, and capped at
+  ``max_spool_bytes`` (default 1 GiB): past it ``export`` fails with a warning.
 * A batch refused for good (other 4xx) goes to ``<spool_dir>/dead-letter`` with the
-  server's reason, and is not retried.
+  server's reason, and is not retried; so does a spooled file that cannot be read as a
+  batch, so that one bad file never holds up those behind it.
 * Replays never duplicate anything: the mapper's IRIs are deterministic, so inserting a
   batch twice leaves the store as inserting it once.
 
@@ -36,13 +39,14 @@ go to the OpenTelemetry metrics API (``otel_prov.exporter.batches`` by outcome) 
 
 from __future__ import annotations
 
-import collections
+import functools
 import json
 import logging
 import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,10 +65,10 @@ from otel_prov.exporters._sparql_client import (
     redact_url,
     to_nquad_lines,
 )
-from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError
+from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
 from requests.auth import AuthBase, HTTPDigestAuth
 
-from otel_prov._settings import env_str
+from otel_prov._settings import env_str, fsync_always
 from otel_prov._version import __version__
 from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_HEADERS,
@@ -113,10 +117,9 @@ class SparqlUpdateExporter(ProvExporter):
         read_timeout: float = 30.0,
         verify: bool | str = True,
         max_batch_triples: int = 1000,
-        batch_delay: float = 0.1,
         spool_dir: str | os.PathLike[str] | None = None,
         max_spool_bytes: int = 1 << 30,
-        max_queued_triples: int = 200_000,
+        fsync: bool | None = None,
         retry_initial_delay: float = 0.5,
         retry_max_delay: float = 30.0,
         graph_store_endpoint: str | None = None,
@@ -148,7 +151,8 @@ class SparqlUpdateExporter(ProvExporter):
             "verify": verify,
             "auth": self.auth,
         }
-        self._client = SparqlUpdateClient(
+        self._new_client = functools.partial(
+            SparqlUpdateClient,
             endpoint,
             headers=self.headers,
             auth=self.auth,
@@ -156,18 +160,13 @@ class SparqlUpdateExporter(ProvExporter):
             verify=verify,
             graph_store_endpoint=graph_store_endpoint,
         )
+        self._client = self._new_client()
         spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
         self.spool = Spool(spool_path, max_bytes=max_spool_bytes)
+        self._fsync = fsync if fsync is not None else fsync_always()
         self.batch_size = max_batch_triples
-        self._batch_delay = batch_delay
-        self._max_queued = max_queued_triples
         self._retry_initial = retry_initial_delay
         self._retry_max = retry_max_delay
-        self._queue: collections.deque[str] = collections.deque()
-        self._in_flight = False
-        self._first_queued = 0.0
-        self._lock = threading.Condition()
-        self._wake = threading.Event()
         self._closed = False
         self._flush_until = 0.0
         self._failures = 0
@@ -191,34 +190,45 @@ class SparqlUpdateExporter(ProvExporter):
             unit="By",
             description="Bytes waiting in the durable spool.",
         )
+        self._start_sender()
+        if hasattr(os, "register_at_fork"):
+            in_child = weakref.WeakMethod(self._after_fork_in_child)
+            os.register_at_fork(after_in_child=lambda: (method := in_child()) and method())
+
+    def _start_sender(self) -> None:
+        self._lock = threading.Condition()
+        self._wake = threading.Event()
         self._sender = threading.Thread(name="OtelProvSparqlSender", target=self._run, daemon=True)
         self._sender.start()
+
+    def _after_fork_in_child(self) -> None:
+        """The child has no sender and shares the parent's connection and spool lock: it
+        gets a connection, a spool (a subdirectory: the parent still holds the lock) and
+        counters of its own, and a sender that delivers only what the child exports."""
+        self.spool.close()  # our copy of the lock's descriptor; the parent keeps its lock
+        self.spool = Spool(self.spool.root, max_bytes=self.spool.max_bytes)
+        self._client = self._new_client()
+        self.counts = dict.fromkeys(_OUTCOMES, 0)
+        self._triples = 0
+        self._failures, self._retry_at = 0, 0.0
+        if not self._closed:
+            self._start_sender()
 
     def __repr__(self) -> str:
         return f"SparqlUpdateExporter({self._client.where!r})"
 
     # --- called by the processor's worker ----------------------------------------------
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        """Keep the records in the spool (see the module documentation) and wake the sender."""
         statements = [f"{s} {p} {o} ." for record in records for s, p, o in record.triples]
-        with self._lock:
-            if self._closed:
-                _logger.warning("export after shutdown: %d triples not sent", len(statements))
-                return ExportResult.FAILURE
-            if len(self._queue) + len(statements) > self._max_queued:
-                # The store is behind: keep memory bounded, keep the data on disk.
-                return self._spool_now(statements)
-            if not self._queue:
-                self._first_queued = time.monotonic()
-            self._queue.extend(statements)
-        self._wake.set()
-        return ExportResult.SUCCESS
-
-    def _spool_now(self, statements: Sequence[str]) -> ExportResult:
-        """Write to the spool in batches of the current size (replays send them as they are)."""
+        if self._closed:
+            _logger.warning("export after shutdown: %d triples not sent", len(statements))
+            return ExportResult.FAILURE
         size, written = self.batch_size, 0
         try:
             for start in range(0, len(statements), size):
-                self.spool.write(to_nquad_lines({self._graph: statements[start : start + size]}))
+                batch = to_nquad_lines({self._graph: statements[start : start + size]})
+                self.spool.write(batch, fsync=self._fsync)
                 written = min(start + size, len(statements))
         except SpoolFullError as exc:
             self._count("dropped")
@@ -228,6 +238,8 @@ class SparqlUpdateExporter(ProvExporter):
             self._count("dropped")
             _logger.exception("cannot spool %d triples", len(statements) - written)
             return ExportResult.FAILURE
+        finally:
+            self._wake.set()
         self._count("spooled")
         return ExportResult.SUCCESS
 
@@ -250,76 +262,35 @@ class SparqlUpdateExporter(ProvExporter):
                 self._wake.wait(self._wait_time())
 
     def _done_closing(self) -> bool:
-        """Shutting down: stop once all is delivered, or kept on disk and the store is down."""
+        """Shutting down: stop once all is delivered, or the store is down (kept on disk)."""
         now = time.monotonic()
-        if (
-            not self._queue
-            and not self._in_flight
-            and (not len(self.spool) or self._retry_at > now)
-        ):
-            return True
-        return now >= self._flush_until
+        return not len(self.spool) or self._retry_at > now or now >= self._flush_until
 
     def _wait_time(self) -> float:
-        now = time.monotonic()
-        waits = [1.0]
-        if self._retry_at > now:
-            waits.append(self._retry_at - now)
-        elif self._queue:
-            waits.append(max(0.0, self._first_queued + self._batch_delay - now))
-        return min(waits)
-
-    def _take(self, force: bool) -> list[str]:
-        with self._lock:
-            due = time.monotonic() >= self._first_queued + self._batch_delay
-            if not self._queue or not (force or due or len(self._queue) >= self.batch_size):
-                return []
-            count = min(self.batch_size, len(self._queue))
-            lines = [self._queue.popleft() for _ in range(count)]
-            self._first_queued = time.monotonic()
-            self._in_flight = True
-            return lines
+        until_retry = self._retry_at - time.monotonic()
+        return min(1.0, until_retry) if until_retry > 0 else 1.0
 
     def _step(self) -> bool:
-        """Do one piece of work; False when there was nothing to do yet."""
-        now = time.monotonic()
-        flushing = self._closed or now < self._flush_until
-        if now < self._retry_at:
-            # The store is down: move what waits in memory to disk, then wait.
-            lines = self._take(force=True)
-            if lines:
-                self._spool_now(lines)
-                self._in_flight = False
-            return bool(lines)
-        spooled = self.spool.oldest()
-        if spooled is not None:
-            self._deliver_spooled(spooled)
-            return True
-        lines = self._take(force=flushing)
-        if not lines:
-            return False
+        """Send the oldest spooled batch; False when there was nothing to do yet."""
+        if time.monotonic() < self._retry_at:
+            return False  # the store is down: wait for the retry
         try:
-            self._deliver(lines)
-        finally:
-            self._in_flight = False
+            spooled = self.spool.oldest()
+        except UnreadableBatchError as exc:
+            self._set_aside(exc.path, str(exc))
+            return True
+        if spooled is None:
+            return False
+        self._deliver_spooled(spooled)
         return True
 
-    def _deliver(self, lines: list[str]) -> None:
-        answer = self._client.send({self._graph: lines})
-        if answer.outcome is Outcome.DELIVERED:
-            self._delivered(len(lines))
-        elif answer.outcome is Outcome.TOO_LARGE and len(lines) > 1:
-            self._shrink(len(lines), answer)
-            with self._lock:  # back to the front, to go again in smaller batches
-                self._queue.extendleft(reversed(lines))
-        elif answer.outcome is Outcome.RETRY:
-            self._failed(answer)
-            self._spool_now(lines)
-        else:
-            self._dead_letter(to_nquad_lines({self._graph: lines}), answer)
-
     def _deliver_spooled(self, batch: SpooledBatch) -> None:
-        answer = self._client.send(by_graph(batch.lines))
+        try:
+            statements = by_graph(batch.lines)
+        except ValueError as exc:
+            self._set_aside(batch.path, f"unreadable spooled batch {batch.path.name}: {exc}")
+            return
+        answer = self._client.send(statements)
         if answer.outcome is Outcome.DELIVERED:
             self.spool.remove(batch)
             self._delivered(len(batch.lines))
@@ -330,8 +301,7 @@ class SparqlUpdateExporter(ProvExporter):
             self._count("retried")
             self._failed(answer)
         else:
-            self._dead_letter(batch.lines, answer)
-            self.spool.remove(batch)
+            self._set_aside(batch.path, answer.reason)
 
     def _shrink(self, size: int, answer: Answer) -> None:
         self.batch_size = max(1, min(self.batch_size, size // 2))
@@ -366,16 +336,19 @@ class SparqlUpdateExporter(ProvExporter):
                 self.spool.directory,
             )
 
-    def _dead_letter(self, lines: Sequence[str], answer: Answer) -> None:
-        letter = self.spool.dead_letter(lines, answer.reason)
-        self._last_error = answer.reason
+    def _set_aside(self, path: Path, reason: str) -> None:
+        """A spooled file that will never go through: kept as a dead letter, delivery goes on."""
+        try:
+            letter = self.spool.set_aside(path, reason)
+        except OSError:
+            _logger.exception("cannot move %s to the dead letters", path)
+            return
+        self._dead_lettered(letter.path, reason)
+
+    def _dead_lettered(self, path: Path, reason: str) -> None:
+        self._last_error = reason
         self._count("dead_lettered")
-        _logger.error(
-            "the store refused %d triples for good (%s); kept in %s",
-            len(lines),
-            answer.reason[:300],
-            letter.path,
-        )
+        _logger.error("not stored for good (%s); kept in %s", reason[:300], path)
 
     def _count(self, outcome: str) -> None:
         self.counts[outcome] += 1
@@ -392,7 +365,6 @@ class SparqlUpdateExporter(ProvExporter):
             "updated": time.time(),
             "batches": dict(self.counts),
             "triples_exported": self._triples,
-            "queued_triples": len(self._queue),
             "spool_files": len(self.spool),
             "spool_bytes": self.spool.size_bytes,
             "batch_size": self.batch_size,
@@ -437,6 +409,9 @@ class SparqlUpdateExporter(ProvExporter):
     def describe(self) -> str:
         return f"the SPARQL store at {redact_url(self.update_endpoint)}"
 
+    def waiting(self) -> int:
+        return len(self.spool)
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Send everything queued and spooled now; True when nothing is left waiting."""
         deadline = time.monotonic() + timeout_millis / 1000
@@ -444,14 +419,11 @@ class SparqlUpdateExporter(ProvExporter):
             self._flush_until = deadline
             self._retry_at = 0.0
             self._wake.set()
-            while self._waiting() and time.monotonic() < deadline:
+            while len(self.spool) and time.monotonic() < deadline:
                 if not self._sender.is_alive():
                     break
                 self._lock.wait(min(0.05, max(0.0, deadline - time.monotonic())))
-            return not self._waiting()
-
-    def _waiting(self) -> bool:
-        return bool(self._queue) or self._in_flight or len(self.spool) > 0
+            return not len(self.spool)
 
     def shutdown(self, timeout_millis: int = 10_000) -> None:
         """Deliver what it can within the timeout; whatever is left stays in the spool."""
@@ -463,10 +435,6 @@ class SparqlUpdateExporter(ProvExporter):
             self._retry_at = min(self._retry_at, time.monotonic())
         self._wake.set()
         self._sender.join(timeout_millis / 1000 + 1)
-        with self._lock:
-            if self._queue:
-                self._spool_now(list(self._queue))
-                self._queue.clear()
         self._write_status(force=True)
         self._client.close()
         self.spool.close()

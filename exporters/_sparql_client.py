@@ -68,10 +68,16 @@ def redact_url(url: str) -> str:
 
 
 def by_graph(lines: Sequence[str]) -> dict[str, list[str]]:
-    """N-Quads lines (``s p o g .``) as statements by graph; a graph IRI holds no space."""
+    """N-Quads lines (``s p o g .``) as statements by graph; a graph IRI holds no space.
+
+    Raises ``ValueError`` naming the line for one that is not ``... <graph> .``: a spooled
+    batch that cannot be read must be set aside, not sent as a malformed update.
+    """
     graphs: dict[str, list[str]] = {}
-    for line in lines:
-        body, graph = line.rstrip().removesuffix(" .").rsplit(" ", 1)
+    for number, line in enumerate(lines, 1):
+        body, _, graph = line.removesuffix("\n").removesuffix(" .").rpartition(" ")
+        if not (body and graph.startswith("<") and graph.endswith(">")):
+            raise ValueError(f"line {number} is not an N-Quads statement: {line[:120]!r}")
         graphs.setdefault(graph, []).append(f"{body} .")
     return graphs
 

@@ -4,8 +4,11 @@ Each batch is one N-Quads file, written atomically (temporary file, fsync, renam
 fsync of the directory), so a crash leaves either the whole batch or nothing.  Files
 are replayed oldest first by whichever exporter holds the spool's lock; a second process
 pointed at the same directory spools into its own subdirectory, which the lock holder
-adopts once that process is gone.  Batches the store refuses for good go to
-``dead-letter/`` beside a ``.reason`` file with the server's answer.
+adopts once that process is gone.  Batches the store refuses for good, and files that
+cannot be read as a batch, go to ``dead-letter/`` beside a ``.reason`` file that says why.
+
+A batch is split into lines at ``"\n"`` only: N-Quads escapes line feeds in literals but
+keeps U+2028, U+0085 and the other characters ``str.splitlines`` also breaks at.
 """
 
 from __future__ import annotations
@@ -13,13 +16,22 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-__all__ = ["DeadLetter", "Spool", "SpoolFullError", "SpooledBatch"]
+__all__ = [
+    "DeadLetter",
+    "Spool",
+    "SpoolFullError",
+    "SpooledBatch",
+    "UnreadableBatchError",
+    "split_lines",
+    "write_atomically",
+]
 
 _logger = logging.getLogger(__name__)
 
@@ -29,6 +41,21 @@ _LOCK = ".lock"
 
 class SpoolFullError(Exception):
     """The spool reached its size cap; the batch was not written."""
+
+
+class UnreadableBatchError(ValueError):
+    """A spooled file that is not a batch (not UTF-8); ``path`` says which, to set it aside."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"unreadable spooled batch {path.name}: {reason}")
+        self.path = path
+
+
+def split_lines(text: str) -> list[str]:
+    """``text`` cut after each ``"\n"`` (and nowhere else), each line keeping its end."""
+    lines = text.split("\n")
+    last = lines.pop()
+    return [f"{line}\n" for line in lines] + ([last] if last else [])
 
 
 @dataclass(frozen=True)
@@ -49,6 +76,23 @@ def _fsync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_atomically(directory: Path, name: str, data: bytes, *, fsync: bool = True) -> Path:
+    """``directory/name`` appears whole or not at all (temporary file, rename); with
+    ``fsync`` it also survives a machine crash, without it only the process's death."""
+    directory.mkdir(parents=True, exist_ok=True)
+    temporary = directory / f".{name}.tmp"
+    with temporary.open("wb") as file:
+        file.write(data)
+        file.flush()
+        if fsync:
+            os.fsync(file.fileno())
+    target = directory / name
+    temporary.rename(target)
+    if fsync:
+        _fsync_directory(directory)
+    return target
 
 
 def _try_lock(path: Path) -> IO[str] | None:
@@ -78,6 +122,7 @@ class Spool:
             self.directory = directory
             self._adopt_orphans()
         self.dead_letters = directory / "dead-letter"
+        self._counters = threading.Lock()  # the exporter writes, its sender reads and removes
         self._sequence = 0
         self._bytes = sum(path.stat().st_size for path in self._files())
 
@@ -102,47 +147,48 @@ class Spool:
     def __len__(self) -> int:
         return len(self._files())
 
-    def _atomic_write(self, directory: Path, name: str, data: bytes) -> Path:
-        directory.mkdir(parents=True, exist_ok=True)
-        temporary = directory / f".{name}.tmp"
-        with temporary.open("wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        target = directory / name
-        temporary.rename(target)
-        _fsync_directory(directory)
-        return target
-
     def _name(self) -> str:
-        self._sequence += 1
-        return f"{time.time_ns():020d}-{os.getpid()}-{self._sequence:06d}"
+        with self._counters:
+            self._sequence += 1
+            return f"{time.time_ns():020d}-{os.getpid()}-{self._sequence:06d}"
 
-    def write(self, lines: Sequence[str]) -> Path:
-        """Keep a batch durably; raises :class:`SpoolFullError` past ``max_bytes``."""
+    def _account(self, size: int) -> None:
+        with self._counters:
+            self._bytes = max(0, self._bytes + size)
+
+    def write(self, lines: Sequence[str], *, fsync: bool = True) -> Path:
+        """Keep a batch durably; raises :class:`SpoolFullError` past ``max_bytes``.
+
+        Thread-safe against the reader: a batch appears under its name only once whole.
+        """
         data = "".join(lines).encode()
         if self._bytes + len(data) > self.max_bytes:
             raise SpoolFullError(
                 f"spool {self.directory} is full ({self._bytes} of {self.max_bytes} bytes)"
             )
-        path = self._atomic_write(self.directory, self._name() + _SUFFIX, data)
-        self._bytes += len(data)
+        path = write_atomically(self.directory, self._name() + _SUFFIX, data, fsync=fsync)
+        self._account(len(data))
         return path
 
     def oldest(self) -> SpooledBatch | None:
+        """The batch to deliver next; raises :class:`UnreadableBatchError` for a file that is
+        not one, which the caller sets aside (:meth:`set_aside`) so that delivery goes on."""
         for path in self._files():
             try:
-                text = path.read_text(encoding="utf-8")
+                data = path.read_bytes()
             except OSError:
                 _logger.exception("cannot read spooled batch %s; skipped", path)
                 continue
-            return SpooledBatch(path, text.splitlines(keepends=True))
+            try:
+                return SpooledBatch(path, split_lines(data.decode("utf-8")))
+            except UnicodeDecodeError as exc:
+                raise UnreadableBatchError(path, f"not UTF-8 at byte {exc.start}") from exc
         return None
 
     def remove(self, batch: SpooledBatch) -> None:
         size = batch.path.stat().st_size if batch.path.exists() else 0
         batch.path.unlink(missing_ok=True)
-        self._bytes = max(0, self._bytes - size)
+        self._account(-size)
         _fsync_directory(self.directory)
 
     def split(self, batch: SpooledBatch) -> None:
@@ -150,16 +196,21 @@ class Spool:
         middle = len(batch.lines) // 2
         stem = batch.path.name.removesuffix(_SUFFIX)
         for index, half in enumerate((batch.lines[:middle], batch.lines[middle:])):
-            self._atomic_write(self.directory, f"{stem}.{index}{_SUFFIX}", "".join(half).encode())
+            write_atomically(self.directory, f"{stem}.{index}{_SUFFIX}", "".join(half).encode())
         batch.path.unlink()
         _fsync_directory(self.directory)
 
-    def dead_letter(self, lines: Sequence[str], reason: str) -> DeadLetter:
-        """Keep a batch refused for good, with the store's reason; it is not retried."""
+    def set_aside(self, path: Path, reason: str) -> DeadLetter:
+        """Move a spooled file, byte for byte, to the dead letters with ``reason``."""
+        size = path.stat().st_size
         name = self._name()
-        path = self._atomic_write(self.dead_letters, name + _SUFFIX, "".join(lines).encode())
-        self._atomic_write(self.dead_letters, name + ".reason", reason.encode())
-        return DeadLetter(path, reason)
+        write_atomically(self.dead_letters, name + ".reason", reason.encode())
+        target = self.dead_letters / (name + _SUFFIX)
+        path.rename(target)
+        _fsync_directory(self.dead_letters)
+        _fsync_directory(self.directory)
+        self._account(-size)
+        return DeadLetter(target, reason)
 
     def close(self) -> None:
         if self._lock is not None:

@@ -11,7 +11,9 @@ import os
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["env_bool", "env_choice", "env_float", "env_int", "env_str"]
+from otel_prov.environment_variables import OTEL_PROV_WAL_FSYNC
+
+__all__ = ["env_bool", "env_choice", "env_float", "env_int", "env_str", "fsync_always"]
 
 _logger = logging.getLogger(__name__)
 
@@ -69,3 +71,8 @@ def env_float(name: str, default: float) -> float:
 
 def env_int(name: str, default: int) -> int:
     return _env_positive(name, default, int, "integer")
+
+
+def fsync_always() -> bool:
+    """``OTEL_PROV_WAL_FSYNC=always``: what is kept on disk for later is also fsync'd."""
+    return env_choice(OTEL_PROV_WAL_FSYNC, ("always", "never"), "never") == "always"

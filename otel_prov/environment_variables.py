@@ -110,7 +110,8 @@ OTEL_PROV_WAL_FSYNC = "OTEL_PROV_WAL_FSYNC"
 """
 .. envvar:: OTEL_PROV_WAL_FSYNC
 
-``always`` fsyncs every intent before the tool runs (survives a machine crash);
+``always`` fsyncs every intent before the tool runs, and every batch the SPARQL exporter
+keeps in its spool before it reports the batch exported (survives a machine crash);
 ``never`` (default) survives the process being killed.
 """
 

@@ -1,8 +1,8 @@
 """A real HTTP reverse proxy for integration tests that injects faults on demand.
 
 ``FaultProxy(upstream)`` listens on 127.0.0.1 (``proxy.url``) and forwards every request to
-``upstream``; ``fail_next``, ``delay_next`` and ``refuse`` make it answer the way a broken
-server would. Every request is recorded in ``proxy.requests``.
+``upstream``; ``fail_next``, ``delay_next``, ``stall_next`` and ``refuse`` make it answer the
+way a broken server would. Every request is recorded in ``proxy.requests``.
 """
 
 from __future__ import annotations
@@ -107,7 +107,9 @@ class _Handler(BaseHTTPRequestHandler):
         proxy = self.server.proxy
         record = RecordedRequest(self.command, self.path, dict(self.headers.items()), b"")
         record.body = self._read_body()
-        refuse, failure, delay = proxy._take_fault(record)
+        refuse, failure, delay, stall = proxy._take_fault(record)
+        if stall and proxy._stopping.wait(stall):  # stopped while stalled: never forwarded
+            refuse = True
         if refuse:
             self.close_connection = True
             with contextlib.suppress(OSError):
@@ -146,6 +148,7 @@ class FaultProxy:
         self._lock = threading.Lock()
         self._failures: deque[_Failure] = deque()
         self._delays: deque[float] = deque()
+        self._stalls: deque[float] = deque()
         self._refuse = False
         self._stopping = threading.Event()
         self._connections: set[socket.socket] = set()
@@ -206,6 +209,12 @@ class FaultProxy:
         with self._lock:
             self._delays.extend([seconds] * count)
 
+    def stall_next(self, count: int, seconds: float) -> None:
+        """Hold the next ``count`` requests back ``seconds`` before forwarding them: a store
+        that takes that long to accept (stopping the proxy meanwhile drops them unsent)."""
+        with self._lock:
+            self._stalls.extend([seconds] * count)
+
     def refuse(self, on: bool) -> None:
         """While on, close each connection on a request without sending any response."""
         with self._lock:
@@ -217,17 +226,20 @@ class FaultProxy:
             self.requests.clear()
             self._failures.clear()
             self._delays.clear()
+            self._stalls.clear()
             self._refuse = False
 
     def _track(self, conn: socket.socket, add: bool) -> None:
         with self._lock:
             (self._connections.add if add else self._connections.discard)(conn)
 
-    def _take_fault(self, record: RecordedRequest) -> tuple[bool, _Failure | None, float]:
+    def _take_fault(self, record: RecordedRequest) -> tuple[bool, _Failure | None, float, float]:
+        """Refuse?, a canned failure, the delay of the answer, the stall before forwarding."""
         with self._lock:
             self.requests.append(record)
             if self._refuse:
-                return True, None, 0.0
+                return True, None, 0.0, 0.0
             if self._failures:
-                return False, self._failures.popleft(), 0.0
-            return False, None, self._delays.popleft() if self._delays else 0.0
+                return False, self._failures.popleft(), 0.0, 0.0
+            delay = self._delays.popleft() if self._delays else 0.0
+            return False, None, delay, self._stalls.popleft() if self._stalls else 0.0

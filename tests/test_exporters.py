@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pyoxigraph
@@ -56,12 +57,33 @@ def test_graph_from_environment_and_bad_graph_rejected(
         FileExporter(tmp_path / "out.nq", graph="not a graph")
 
 
-def test_second_writer_on_the_same_store_gets_a_clear_error(tmp_path: Path) -> None:
+def test_a_second_writer_parks_its_batches_and_the_holder_loads_them(tmp_path: Path) -> None:
+    record = map_spans(known_session())
     first = OxigraphStoreExporter(tmp_path / "store")
-    with pytest.raises(OSError, match="cannot open the embedded provenance store"):
-        OxigraphStoreExporter(tmp_path / "store")
+    second = OxigraphStoreExporter(tmp_path / "store")  # RocksDB's lock is taken: no error
+    assert first.holds_store and not second.holds_store
+    assert second.export([record]) is ExportResult.SUCCESS
+    (parked,) = (tmp_path / "store.parked").glob("*.nq")
+    assert second.waiting() == 1 and not second.force_flush()  # kept, not stored yet
+    assert first.force_flush() and first.waiting() == 0
+    assert not parked.exists()
+    second.shutdown()
     first.shutdown()
-    OxigraphStoreExporter(tmp_path / "store").shutdown()  # the lock is released
+    assert len(_store_quads(tmp_path / "store")) == len(record.triples)
+
+
+def test_the_next_process_to_get_the_store_loads_what_was_parked(tmp_path: Path) -> None:
+    record = map_spans(known_session())
+    first = OxigraphStoreExporter(tmp_path / "store", ingest_interval=0.05)
+    second = OxigraphStoreExporter(tmp_path / "store", ingest_interval=0.05)
+    first.shutdown()  # the holder goes away without having seen the parked batch
+    assert second.export([record]) is ExportResult.SUCCESS
+    deadline = time.monotonic() + 10
+    while not second.holds_store and time.monotonic() < deadline:
+        time.sleep(0.05)  # its ingester takes the free store
+    assert second.force_flush()
+    second.shutdown()
+    assert len(_store_quads(tmp_path / "store")) == len(record.triples)
 
 
 def test_export_after_shutdown_fails_without_raising(tmp_path: Path) -> None:

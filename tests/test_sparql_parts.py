@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -69,8 +70,9 @@ def test_spool_keeps_order_splits_and_dead_letters(tmp_path: Path) -> None:
     spool.remove(halves[0])
     second = spool.oldest()
     assert second is not None and second.lines == ["b .\n", "c .\n"]
-    letter = spool.dead_letter(second.lines, "HTTP 400: bad")
-    spool.remove(second)
+    letter = spool.set_aside(second.path, "HTTP 400: bad")
+    last = spool.oldest()
+    assert last is not None and last.lines == ["d .\n"] and spool.size_bytes == 4
     assert letter.path.read_text() == "b .\nc .\n"
     assert letter.path.with_suffix(".reason").read_text() == "HTTP 400: bad"
     assert not list(tmp_path.glob(".*.tmp"))
@@ -112,3 +114,41 @@ def test_exporter_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: P
         SparqlUpdateExporter(spool_dir=tmp_path)
     with pytest.raises(ValueError, match="http"):
         SparqlUpdateExporter("ftp://x", spool_dir=tmp_path)
+
+
+# Every code point str.splitlines breaks at, besides "\n": none may split a spooled line.
+LINE_BREAKERS = ["\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+# Any code point but lone surrogates (issue 11 point 1), the line breakers drawn often.
+TEXT_WITH_LINE_BREAKERS = st.one_of(
+    st.sampled_from(LINE_BREAKERS), st.characters(exclude_categories=("Cs",))
+)
+
+
+def _spooled_round_trip(tmp_path: Path, values: list[str]) -> list[str]:
+    """Values written through the spool as the exporter writes them, read back from a store."""
+    lines = [f"<urn:s:{i}> <urn:p> {literal(v)} <urn:g> .\n" for i, v in enumerate(values)]
+    spool = Spool(tmp_path, max_bytes=1 << 20)
+    spool.write(lines)
+    batch = spool.oldest()
+    spool.close()
+    assert batch is not None and batch.lines == lines
+    store = pyoxigraph.Store()
+    store.update(update_text(by_graph(batch.lines)))
+    found = {q.subject.value: q.object.value for q in store.quads_for_pattern(None, None, None)}
+    return [found[f"urn:s:{i}"] for i in range(len(values))]
+
+
+def test_every_line_breaking_code_point_survives_the_spool(tmp_path: Path) -> None:
+    values = [f"before{char}after" for char in LINE_BREAKERS]
+    assert _spooled_round_trip(tmp_path, values) == values
+
+
+@given(st.lists(st.text(alphabet=TEXT_WITH_LINE_BREAKERS), max_size=5))
+def test_any_text_survives_the_spool(values: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        assert _spooled_round_trip(Path(directory), values) == values
+
+
+def test_a_spooled_line_that_is_not_a_quad_says_which(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="line 2"):
+        by_graph(["<urn:s> <urn:p> <urn:o> <urn:g> .\n", "garbage\n"])

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pyoxigraph
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry.sdk.trace import TracerProvider
 
 import otel_prov
 from otel_prov.demo import run_demo_agent
+from otel_prov.processing._wal import IntentLog, recover_intents
+from tests.test_sparql_parts import LINE_BREAKERS, TEXT_WITH_LINE_BREAKERS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,3 +80,36 @@ def test_finished_tool_calls_leave_nothing_to_recover(tmp_path: Path) -> None:
     (log,) = (tmp_path / "wal").glob("wal-*.jsonl")
     assert log.read_text() == ""  # every intent settled once exported
     handle.shutdown()
+
+
+def _recovered_arguments(directory: Path, values: list[str]) -> list[str]:
+    """Tool calls with these arguments logged at dispatch, recovered from a copy of the log
+    (the copy's lock is free, as a dead process's is)."""
+    tracer = TracerProvider().get_tracer("test")
+    log = IntentLog(directory / "live")
+    for value in values:
+        span = tracer.start_span(
+            "execute_tool t",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "t",
+                "gen_ai.tool.call.arguments": value,
+            },
+        )
+        log.intent(span, "svc")
+    (directory / "dead").mkdir()
+    shutil.copy(log.path, directory / "dead")
+    log.close()
+    records, _ = recover_intents(directory / "dead")
+    return [r.attributes["gen_ai.tool.call.arguments"] for r in records]  # in log order
+
+
+def test_every_line_breaking_code_point_survives_the_log(tmp_path: Path) -> None:
+    values = [f'{{"path": "a{char}b"}}' for char in LINE_BREAKERS]
+    assert _recovered_arguments(tmp_path, values) == values
+
+
+@given(st.lists(st.text(alphabet=TEXT_WITH_LINE_BREAKERS), max_size=4))
+def test_any_arguments_survive_the_log(values: list[str]) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        assert _recovered_arguments(Path(directory), values) == values

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+import otel_prov
 from otel_prov import ProvSpanExporter
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._vocab import RDF_TYPE, O
@@ -53,6 +57,32 @@ def test_prov_exporter_assembles_sessions_from_batches() -> None:
     late = next(r for r in records if r is not demo)
     assert _count(late, O.AgentSession) == 1 and _count(late, O.ToolCall) == 1
     provider.shutdown()
+
+
+def test_prov_exporter_counts_and_logs_every_span_over_the_bound(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OTEL_PROV_MAX_PENDING_SPANS", "100")
+    caplog.set_level(logging.WARNING, logger="otel_prov.processing._processor")
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    with otel_prov.agent_session("busy", tracer_provider=provider):
+        for i in range(499):
+            with otel_prov.tool_call("t", call_id=f"call-{i}", tracer_provider=provider):
+                pass
+    recording = RecordingExporter()
+    exporter = ProvSpanExporter(recording, late_span_grace=0.0)
+    exporter.export(memory.get_finished_spans())  # one batch of 500 spans, over the bound
+    assert exporter.force_flush()
+    exporter.shutdown()
+    stats = exporter.statistics()
+    assert stats is not None
+    (record,) = recording.records
+    assert stats.spans_received == 500 and stats.spans_dropped > 0
+    assert _count(record, O.ToolCall) + stats.spans_dropped == 499  # stored or counted
+    drop_logs = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
+    assert sum(int(m.split()[1]) for m in drop_logs) == stats.spans_dropped
 
 
 def _console_spans(stdout: str) -> list[dict[str, object]]:

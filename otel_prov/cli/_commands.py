@@ -54,6 +54,8 @@ from otel_prov.read._verify import verify_sessions
 from otel_prov.setup._destination import (
     Destination,
     destination_from_settings,
+    exporter_from_settings,
+    parked_batches,
     reader_from_settings,
     spool_dir_from_settings,
     store_path,
@@ -253,6 +255,13 @@ def _parser() -> argparse.ArgumentParser:
         default="text",
         help=_formats(text="a line per session and the totals", json="one object per session"),
     )
+    command(
+        "flush",
+        "store what waits on disk: batches parked beside the embedded store by processes "
+        "that could not get it, or spooled for the SPARQL store (exit 1 when some still wait)",
+        "otel-prov flush --store .otel-prov/store",
+        reads=False,
+    )
     status = command(
         "status",
         "delivery to the SPARQL store, from the spool directory the exporters write to: "
@@ -304,8 +313,13 @@ def _no_session(ident: str) -> str:
 
 def _sessions(args: argparse.Namespace) -> ExitCode:
     graph = _graph(args)
-    found = list_sessions(_backend(args), graph, args.limit)
+    backend = _backend(args)
+    found = list_sessions(backend, graph, args.limit)
     sys.stdout.write(render_session_list(found, args.format))
+    if isinstance(backend, EmbeddedBackend):
+        count, where = parked_batches(backend.path)
+        if count:
+            _say(f"{count} batch(es) parked in {where}, not in the store yet (otel-prov flush)")
     return ExitCode.OK if found else ExitCode.NOTHING_FOUND
 
 
@@ -356,16 +370,27 @@ def _demo(args: argparse.Namespace) -> ExitCode:
     handle = configure(
         store=store, graph=args.graph, set_global=False, otlp=False, service_name="otel-prov-demo"
     )
+    sessions: list[str] = []
     try:
-        run_demo_agent(tracer_provider=handle.tracer_provider)
+        run_demo_agent(
+            tracer_provider=handle.tracer_provider,
+            on_session=lambda span: sessions.append(f"{span.get_span_context().trace_id:032x}"),
+        )
     finally:
         handle.shutdown()
     stats = handle.processor.statistics() if handle.processor is not None else None
     if stats is None or stats.records_failed or not stats.records_exported:
         _say("the demo's provenance was not stored (see the log above)")
         return ExitCode.STORE_ERROR
-    backend = EmbeddedBackend(store)
-    session = list_sessions(backend, graph, 1)[0].id
+    found = _stored_session(store, graph, sessions[0])
+    if found is None:
+        count, where = parked_batches(store)
+        _say(
+            f"another process holds {store}: the demo's provenance is parked in {where} "
+            f"({count} batch(es)) until that process loads it (or run otel-prov flush)"
+        )
+        return ExitCode.OK
+    backend, session = found
     view = load_session(backend, graph, session)
     print(f"Provenance stored in {store}\n")
     sys.stdout.write(render_views([view], "text", trace_links=_trace_links()))
@@ -373,6 +398,23 @@ def _demo(args: argparse.Namespace) -> ExitCode:
     print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
     sys.stdout.write(render_query_result(backend.query(query), "table"))
     return ExitCode.OK
+
+
+def _stored_session(
+    store: Path, graph: str, trace_id: str, wait_s: float = 5.0
+) -> tuple[EmbeddedBackend, str] | None:
+    """The session of ``trace_id`` once it is in the store: at once when this process held
+    the store, within about a second when another process holds it and loads parked
+    batches; ``None`` when it has not arrived after ``wait_s`` seconds."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        backend = EmbeddedBackend(store)
+        matches = find_sessions(backend, graph, trace_id)
+        if matches:
+            return backend, matches[0]
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.2)
 
 
 def _import(args: argparse.Namespace) -> ExitCode:
@@ -469,27 +511,55 @@ def _verify(args: argparse.Namespace) -> ExitCode:
 
 def _status(args: argparse.Namespace) -> ExitCode:
     spool = spool_dir_from_settings(args.spool_dir)
+    parked, parked_dir = parked_batches()
+    if parked:
+        _say(f"{parked} batch(es) parked in {parked_dir}, not in the embedded store yet")
     if not spool.is_dir():
-        # Nothing waits: the embedded store is written directly, and a SPARQL exporter
-        # makes its spool only when the store did not take a batch.
-        where = env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
+        # Nothing waits for a SPARQL store: the embedded store takes batches directly
+        # (or they are parked beside it, said above); a SPARQL exporter makes its spool
+        # when it starts.
+        endpoint = env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
         print(
-            f"no spool at {spool}: nothing waits for delivery ("
+            f"no spool at {spool}: nothing waits for delivery to a SPARQL store ("
             + (
-                "the SPARQL exporter has spooled nothing here"
-                if where
+                "the SPARQL exporter has not run here"
+                if endpoint
                 else "provenance goes to the embedded store directly, with no spool"
             )
             + ")"
         )
-        return ExitCode.OK
-    report = delivery_status(spool)
+        return ExitCode.CHECK_FAILED if parked else ExitCode.OK
+    report = {**delivery_status(spool), "parked_batches": parked}
     if args.format == "json":
         print(json.dumps(report, indent=2))
     else:
         print(render_status(report))
-    waiting = report["spooled_batches"] or report["dead_letters"]
+    waiting = report["spooled_batches"] or report["dead_letters"] or parked
     return ExitCode.CHECK_FAILED if waiting else ExitCode.OK
+
+
+def _flush(args: argparse.Namespace) -> ExitCode:
+    """Have the exporter ``configure()`` would build store what waits on disk."""
+    try:
+        exporter = exporter_from_settings(store=args.store, graph=args.graph)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    except OSError as exc:
+        raise StoreUnavailableError(str(exc)) from exc
+    try:
+        before = exporter.waiting()
+        exporter.force_flush()
+        left = exporter.waiting()
+    finally:
+        exporter.shutdown()
+    print(f"{before - left} batch(es) stored, {left} waiting")
+    if left:
+        _say(
+            "some batches still wait: another process holds the store (it loads them "
+            "itself), or the store does not accept them (otel-prov status)"
+        )
+        return ExitCode.CHECK_FAILED
+    return ExitCode.OK
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
@@ -500,6 +570,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "import": _import,
     "verify": _verify,
     "status": _status,
+    "flush": _flush,
 }
 """Each command's handler, by name; the parser offers exactly these."""
 

@@ -13,8 +13,9 @@ is not traced.  A session goes out at the first cycle after its session span and
 everything under it have ended.
 
 Memory is bounded by ``max_pending_spans``, both in the hand-off queue and in what the
-worker holds.  Past it spans are dropped: every drop is counted
-(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.  The queue
+worker holds.  Past it spans are dropped: every drop is counted where it happens
+(:meth:`ProvSpanProcessor.statistics`), whether the spans came through ``on_end`` or in a
+batch from the ``prov`` span exporter, and logged at most once per interval.  The queue
 drops its oldest span first, and the worker never refuses a session span, so a session
 (which ends after its children) is not lost to the bound.
 """
@@ -22,8 +23,10 @@ drops its oldest span first, and the worker never refuses a session span, so a s
 from __future__ import annotations
 
 import collections
+import functools
 import logging
 import os
+import sys
 import threading
 import time
 import weakref
@@ -39,7 +42,7 @@ from opentelemetry.context import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from otel_prov._settings import env_choice, env_float, env_int, env_str
+from otel_prov._settings import env_float, env_int, env_str, fsync_always
 from otel_prov.capture._redaction import redact_span_record
 from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
@@ -47,7 +50,6 @@ from otel_prov.environment_variables import (
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
     OTEL_PROV_WAL_DIR,
-    OTEL_PROV_WAL_FSYNC,
 )
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
@@ -117,6 +119,12 @@ class ProcessorStatistics:
     pending_spans: int
 
 
+def _shutdown_at_multiprocessing_exit(processor: ProvSpanProcessor) -> None:
+    from multiprocessing import util
+
+    util.Finalize(processor, processor.shutdown, exitpriority=0)
+
+
 class ProvSpanProcessor(SpanProcessor):
     """Collects ended spans per trace and exports each finished agent session as PROV-O.
 
@@ -169,7 +177,8 @@ class ProvSpanProcessor(SpanProcessor):
         )
         self._schedule_delay = schedule_delay
         self._batch_size = export_batch_size
-        self._assembler = SessionAssembler(
+        self._new_assembler = functools.partial(
+            SessionAssembler,
             session_timeout_ns=int(timeout * 1e9),
             late_span_grace_ns=int(late_span_grace * 1e9),
             # Fed only ended spans (the span-exporter path), a trace's spans may wait for
@@ -177,37 +186,50 @@ class ProvSpanProcessor(SpanProcessor):
             idle_timeout_ns=0 if knows_open_spans else int(timeout * 1e9),
             knows_open_spans=knows_open_spans,
         )
-        self._open: dict[int, Span] = {}
-        """Spans started and not yet collected by the worker (ended ones leave on collection)."""
-        self._queue: collections.deque[ReadableSpan] = collections.deque(maxlen=self._max_pending)
-        self._suspects: set[int] = set()
-        self._counts = collections.Counter[str]()
-        self._dropped_reported = 0
-        self._drop_logged_at = 0.0
-        self._timeouts_checked_ns = 0
-        self._sealer = Sealer()
-        self._chains_read = False
+        self._fresh_state()
         self._shutdown = False
-        self._export_lock = threading.Lock()
-        self._wake = threading.Event()
         self._wal: IntentLog | None = None
         self._recovered: tuple[list[SpanRecord], list[Path]] = ([], [])
         wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered = recover_intents(Path(wal_path))
-            if wal_fsync is None:
-                wal_fsync = (
-                    env_choice(OTEL_PROV_WAL_FSYNC, ("always", "never"), "never") == "always"
-                )
-            self._wal = IntentLog(Path(wal_path), fsync=wal_fsync)
+            self._wal = IntentLog(
+                Path(wal_path), fsync=wal_fsync if wal_fsync is not None else fsync_always()
+            )
         self._prepare = RecordPreparer.from_settings(
             blob_dir=blob_dir, blob_threshold=blob_threshold
         )
         self._start_worker()
         if hasattr(os, "register_at_fork"):
-            reinit = weakref.WeakMethod(self._after_fork)
-            os.register_at_fork(after_in_child=lambda: (method := reinit()) and method())
+            before = weakref.WeakMethod(self._before_fork)
+            in_parent = weakref.WeakMethod(self._after_fork_in_parent)
+            in_child = weakref.WeakMethod(self._after_fork_in_child)
+            os.register_at_fork(
+                before=lambda: (method := before()) and method(),
+                after_in_parent=lambda: (method := in_parent()) and method(),
+                after_in_child=lambda: (method := in_child()) and method(),
+            )
+
+    def _fresh_state(self) -> None:
+        """What belongs to one process: buffers, sessions being assembled, bundle chains,
+        counters and the locks guarding them."""
+        self._assembler = self._new_assembler()
+        self._open: dict[int, Span] = {}
+        """Spans started and not yet collected by the worker (ended ones leave on collection)."""
+        # Unbounded deque, bounded by on_end, which so knows each span it pushes out.
+        self._queue: collections.deque[ReadableSpan] = collections.deque()
+        self._evict_lock = threading.Lock()
+        self._evicted = 0
+        """Spans pushed out of the queue (counted by agent threads, under ``_evict_lock``)."""
+        self._counts = collections.Counter[str]()
+        self._dropped_reported = 0
+        self._drop_logged_at = 0.0
+        self._timeouts_checked_ns = 0
+        self._sealer = Sealer()
+        self._chains_read = False
+        self._export_lock = threading.Lock()
+        self._wake = threading.Event()
 
     # --- agent thread: keep these cheap -------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
@@ -223,21 +245,53 @@ class ProvSpanProcessor(SpanProcessor):
                 _logger.exception("cannot record a tool call in the write-ahead log")
 
     def on_end(self, span: ReadableSpan) -> None:
-        # Nothing else here: every check costs the agent, so the worker does them all.
+        # Nothing else here but the bound: every check costs the agent, so the worker does them.
         self._queue.append(span)
+        if len(self._queue) > self._max_pending:
+            self._evict()
+
+    def _evict(self) -> None:
+        """Push the oldest spans out of the full queue, counting each one (agent thread)."""
+        with self._evict_lock:
+            while len(self._queue) > self._max_pending:
+                try:
+                    span = self._queue.popleft()
+                except IndexError:  # the worker emptied it meanwhile
+                    return
+                self._open.pop(span.context.span_id, None)
+                self._evicted += 1
 
     # --- worker thread -------------------------------------------------------------
     def _start_worker(self) -> None:
         self._worker = threading.Thread(name="OtelProvProcessor", target=self._run, daemon=True)
         self._worker.start()
 
-    def _after_fork(self) -> None:
-        # The child inherits the parent's buffers but not its thread: start clean.
-        self._export_lock = threading.Lock()
-        self._wake = threading.Event()
-        self._queue.clear()
-        self._open.clear()
+    # --- fork safety, as the SDK's batch processor: the child starts clean ----------------
+    def _before_fork(self) -> None:
+        if self._wal is not None:
+            self._wal.hold()  # no intent half written when the process is copied
+
+    def _after_fork_in_parent(self) -> None:
+        if self._wal is not None:
+            self._wal.release()
+
+    def _after_fork_in_child(self) -> None:
+        """The parent's spans, sessions, chain heads and log stay the parent's to export
+        and settle; the child gets its own, and a worker (threads do not survive a fork).
+        A ``multiprocessing`` child leaves through ``os._exit`` (no ``atexit``), so its
+        sessions are exported by a multiprocessing finalizer instead."""
+        self._fresh_state()
+        self._recovered = ([], [])
+        if self._wal is not None:
+            self._wal = self._wal.in_child()
+        if self._shutdown:
+            return
         self._start_worker()
+        if "multiprocessing" in sys.modules:
+            from multiprocessing import util
+
+            # Run once multiprocessing has cleared the finalizers the child inherited.
+            util.register_after_fork(self, _shutdown_at_multiprocessing_exit)
 
     def _run(self) -> None:
         while True:
@@ -277,7 +331,10 @@ class ProvSpanProcessor(SpanProcessor):
         """Move ended spans from the queue to the assembler, enforcing the memory bound."""
         queue, assembler = self._queue, self._assembler
         while queue:
-            span = queue.popleft()
+            try:
+                span = queue.popleft()
+            except IndexError:  # on_end evicted the last one meanwhile
+                break
             self._open.pop(span.context.span_id, None)
             record = self._snapshot(span)
             self._counts["received"] += 1
@@ -285,14 +342,6 @@ class ProvSpanProcessor(SpanProcessor):
                 self._counts["dropped"] += 1
                 continue
             assembler.add(record, now)
-        # A span that ended but never reached us was pushed out of the full queue.  It
-        # is still in the open set; seen there in two cycles running, it is counted.
-        ended = {sid for sid, span in list(self._open.items()) if span.end_time is not None}
-        lost = ended & self._suspects
-        for span_id in lost:
-            self._open.pop(span_id, None)
-        self._counts["dropped"] += len(lost)
-        self._suspects = ended - lost
 
     def _snapshot(self, span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         """The record the mapper gets (see :class:`RecordPreparer`)."""
@@ -367,7 +416,7 @@ class ProvSpanProcessor(SpanProcessor):
                 self._wal.done(i for ids in tool_calls[start : start + len(batch)] for i in ids)
 
     def _report_drops(self, *, force: bool = False) -> None:
-        dropped = self._counts["dropped"]
+        dropped = self._counts["dropped"] + self._evicted
         now = time.monotonic()
         if dropped == self._dropped_reported:
             return
@@ -402,8 +451,8 @@ class ProvSpanProcessor(SpanProcessor):
 
     def statistics(self) -> ProcessorStatistics:
         return ProcessorStatistics(
-            spans_received=self._counts["received"],
-            spans_dropped=self._counts["dropped"],
+            spans_received=self._counts["received"] + self._evicted,
+            spans_dropped=self._counts["dropped"] + self._evicted,
             spans_discarded=self._assembler.discarded,
             records_exported=self._counts["exported"],
             records_failed=self._counts["failed"],

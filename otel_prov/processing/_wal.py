@@ -86,6 +86,20 @@ class IntentLog:
             for span_id in settled:
                 self._write({"done": f"{span_id:016x}"})
 
+    def hold(self) -> None:
+        """Block writers until :meth:`release` (or :meth:`in_child`): taken before a fork."""
+        self._lock.acquire()
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def in_child(self) -> IntentLog:
+        """A forked child's own log.  The parent keeps its file, its lock and its pending
+        intents; the child only closes its copy of the descriptor (held, so nothing is
+        half written in the buffer it drops)."""
+        self._file.close()
+        return IntentLog(self.path.parent, fsync=self._fsync)
+
     def close(self) -> None:
         """Close; a log with nothing pending is removed (there is nothing to recover)."""
         with self._lock:
@@ -115,7 +129,11 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
     logs = _orphaned(directory)
     for path in logs:
         intents: dict[str, dict[str, Any]] = {}
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        # "\n" only: JSON escapes it in strings but keeps U+2028 and the other characters
+        # str.splitlines also breaks at.
+        for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+            if not line:
+                continue
             try:
                 entry = json.loads(line)
             except ValueError:

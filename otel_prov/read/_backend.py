@@ -12,6 +12,7 @@ import json
 import os
 import re
 import sys
+import time
 import urllib.error
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -68,6 +69,10 @@ def _value(term: object) -> str | None:
     return str(term)
 
 
+_ATTEMPTS = 5
+"""Read-only opens (and queries) tried while a writer compacts the store under them."""
+
+
 class EmbeddedBackend:
     """Reads an on-disk pyoxigraph store, read-only (the default graph is the union of all)."""
 
@@ -78,12 +83,37 @@ class EmbeddedBackend:
                 f"no provenance store at {self.path} (run an instrumented agent or "
                 "'otel-prov demo' first, or pass --store)"
             )
-        try:
-            self._store = pyoxigraph.Store.read_only(str(self.path))
-        except OSError as exc:
-            raise StoreUnavailableError(f"cannot open the store at {self.path}: {exc}") from exc
+        self._store = self._open()
+
+    def _open(self) -> pyoxigraph.Store:
+        """Open read-only.  A process writing the store may compact it meanwhile, deleting
+        files the opening (or a query) was about to read: then open it again, as it is now."""
+        attempt = 1
+        while True:
+            try:
+                return pyoxigraph.Store.read_only(str(self.path))
+            except (OSError, RuntimeError) as exc:
+                if attempt == _ATTEMPTS:
+                    raise StoreUnavailableError(
+                        f"cannot open the store at {self.path}: {exc}"
+                    ) from exc
+            time.sleep(0.05 * attempt)
+            attempt += 1
 
     def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
+        attempt = 1
+        while True:
+            try:
+                return self._query(sparql, default_graph)
+            except (OSError, RuntimeError) as exc:
+                if attempt == _ATTEMPTS:
+                    raise StoreUnavailableError(
+                        f"cannot read the store at {self.path}: {exc}"
+                    ) from exc
+            self._store = self._open()
+            attempt += 1
+
+    def _query(self, sparql: str, default_graph: str | None) -> QueryResult:
         try:
             if default_graph is None:
                 answer = self._store.query(sparql, use_default_graph_as_union=True)

@@ -21,6 +21,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters._base import ProvExporter
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
+from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 
@@ -28,6 +29,7 @@ __all__ = [
     "Destination",
     "destination_from_settings",
     "exporter_from_settings",
+    "parked_batches",
     "reader_from_settings",
     "spool_dir_from_settings",
     "store_path",
@@ -140,3 +142,10 @@ def spool_dir_from_settings(spool_dir: str | os.PathLike[str] | None = None) -> 
     """Where the SPARQL exporter spools: ``spool_dir``, else ``OTEL_PROV_SPOOL_DIR``, else
     the documented default."""
     return Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
+
+
+def parked_batches(store: str | os.PathLike[str] | None = None) -> tuple[int, Path]:
+    """How many batches wait beside the embedded store for the process that holds it, and
+    where (processes that could not get the store park them; ``otel-prov flush`` loads)."""
+    parked = ParkedBatches(store_path(store))
+    return len(parked), parked.directory

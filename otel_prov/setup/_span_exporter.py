@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from otel_prov.exporters._base import ProvExporter
-from otel_prov.processing._processor import ProvSpanProcessor
+from otel_prov.processing._processor import ProcessorStatistics, ProvSpanProcessor
 from otel_prov.setup import _zero_code
 from otel_prov.setup._destination import exporter_from_settings
 
@@ -50,6 +50,11 @@ class ProvSpanExporter(SpanExporter):
             for span in spans:
                 self._processor.on_end(span)
         return SpanExportResult.SUCCESS
+
+    def statistics(self) -> ProcessorStatistics | None:
+        """The counters of the processor behind it (spans dropped included); ``None`` when
+        it stands aside for otel-prov's configurator, whose processor counts instead."""
+        return self._processor.statistics() if self._processor else None
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return self._processor.force_flush(timeout_millis) if self._processor else True

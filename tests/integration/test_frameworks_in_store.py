@@ -161,7 +161,6 @@ def pipeline(oxigraph: SparqlServer, tmp_path: Path) -> Iterator[Pipeline]:
         oxigraph.query_endpoint,
         graph=graph,
         spool_dir=tmp_path / "spool",
-        batch_delay=0.02,
     )
     processor = otel_prov.ProvSpanProcessor(exporter, schedule_delay=0.05)
     provider = TracerProvider(resource=Resource.create({"service.name": "frameworks-test"}))

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from otel_prov.exporters import SparqlUpdateExporter
 import otel_prov
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans, record_from_span
 from tests.fault_proxy import FaultProxy
+from tests.forking import run_forking_agent
 from tests.integration.store_queries import count, select, triple_count
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
@@ -29,7 +31,7 @@ pytestmark = pytest.mark.integration
 PREFIXES = (
     "PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX oprov: <https://w3id.org/otel-prov/ns#>"
 )
-FAST_RETRY = {"retry_initial_delay": 0.05, "retry_max_delay": 0.3, "batch_delay": 0.02}
+FAST_RETRY = {"retry_initial_delay": 0.05, "retry_max_delay": 0.3}
 
 
 class Pipeline:
@@ -301,3 +303,121 @@ def test_batches_the_store_finds_too_large_are_split(server: SparqlServer, spool
         assert pipeline.exporter.batch_size <= 5000
     assert pipeline.exporter.counts["dead_lettered"] == 0
     pipeline.close()
+
+
+def test_spooled_batches_with_line_separators_are_delivered_and_bad_ones_set_aside(
+    server: SparqlServer, spool: Path
+) -> None:
+    breakers = ["\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+    server.stop()  # everything goes through the spool
+    pipeline = _pipeline(server, spool)
+    for index, char in enumerate(breakers):
+        pipeline.session(index, f"a{char}b")
+    pipeline.processor.force_flush(timeout_millis=100)
+    assert not pipeline.exporter.force_flush(500)
+    (spool / "00000000000000000000-0-000000.nq").write_bytes(b"\xff\xfe not UTF-8 .\n")
+    (spool / "00000000000000000000-0-000001.nq").write_text("garbage without a graph\n")
+    server.start()
+    assert pipeline.exporter.force_flush(60_000)
+    stored = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?o WHERE { GRAPH <urn:otel-prov:graph> {
+          ?e a oprov:Observation ; prov:value ?o } }""",
+    )
+    assert sorted(row["o"] for row in stored) == sorted(
+        f"observation {i} a{char}b" for i, char in enumerate(breakers)
+    )
+    assert triple_count(server) == pipeline.expected_triples()
+    reasons = sorted(path.read_text() for path in (spool / "dead-letter").glob("*.reason"))
+    assert len(reasons) == 2 and all("unreadable spooled batch" in r for r in reasons)
+    assert pipeline.exporter.counts["dead_lettered"] == 2
+    pipeline.close()
+
+
+def test_sessions_handed_to_a_slow_store_survive_sigkill(server: SparqlServer, spool: Path) -> None:
+    """The store takes 25 s to accept; the agent is killed after 3 s; the restart stores both."""
+    wal = spool.parent / "wal"
+    upstream = server.update_endpoint.rsplit("/", 1)
+    script = textwrap.dedent(f"""
+        import time
+        import otel_prov
+        handle = otel_prov.configure(
+            sparql_update_endpoint={{endpoint!r}}, sparql_query_endpoint={server.query_endpoint!r},
+            spool_dir={str(spool)!r}, wal_dir={str(wal)!r}, set_global=False, otlp=False)
+        tp = handle.tracer_provider
+        for i in range(2):
+            with otel_prov.agent_session("agent", question=f"q{{{{i}}}}", tracer_provider=tp) as s:
+                with otel_prov.iteration(1, tracer_provider=tp):
+                    with otel_prov.tool_call("lookup", arguments="{{{{}}}}", call_id=f"c{{{{i}}}}",
+                                             tracer_provider=tp):
+                        otel_prov.set_observation(f"observation {{{{i}}}}")
+                otel_prov.set_answer(f"answer {{{{i}}}}", span=s)
+        print("ran", flush=True)
+        time.sleep(60)
+    """)
+    with FaultProxy(upstream[0]) as proxy:
+        proxy.stall_next(100, 25.0)
+        agent = subprocess.Popen(
+            [sys.executable, "-c", script.format(endpoint=f"{proxy.url}/{upstream[1]}")],
+            cwd=Path(__file__).resolve().parents[2],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ},
+        )
+        try:
+            assert agent.stdout is not None and agent.stdout.readline() == "ran\n"
+            time.sleep(3.0)
+            assert proxy.requests  # the sessions were handed to the (slow) store
+        finally:
+            agent.kill()
+            agent.wait(timeout=30)
+    assert count(server, "?s a <https://w3id.org/otel-prov/ns#AgentSession>") == 0
+    handle = otel_prov.configure(  # the restart, with the store answering again
+        sparql_update_endpoint=server.update_endpoint,
+        sparql_query_endpoint=server.query_endpoint,
+        spool_dir=spool,
+        wal_dir=wal,
+        set_global=False,
+        otlp=False,
+    )
+    assert handle.force_flush(30_000)
+    handle.shutdown()
+    answers = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
+          ?s a oprov:AgentSession .
+          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
+    )
+    assert sorted(row["a"] for row in answers) == ["answer 0", "answer 1"]
+
+
+@pytest.mark.parametrize("how", ["os.fork", "multiprocessing"])
+def test_forked_children_deliver_through_spools_of_their_own(
+    server: SparqlServer, spool: Path, how: str
+) -> None:
+    run = run_forking_agent(
+        how,
+        3,
+        OTEL_PROV_SPARQL_UPDATE_ENDPOINT=server.update_endpoint,
+        OTEL_PROV_SPARQL_QUERY_ENDPOINT=server.query_endpoint,
+        OTEL_PROV_SPOOL_DIR=str(spool),
+        OTEL_PROV_WAL_DIR=str(spool.parent / "wal"),
+    )
+    assert run.returncode == 0, run.stderr
+    answers = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
+          ?s a oprov:AgentSession .
+          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
+    )
+    assert sorted(row["a"] for row in answers) == sorted(
+        ["answer of parent-before", "answer of parent-after"]
+        + [f"answer of child-{i}" for i in range(3)]
+    )
+    assert not list(spool.rglob("*.nq"))  # nothing left waiting in any spool

@@ -26,6 +26,7 @@ __all__ = [
     "PROV",
     "RDFS",
     "RDF_TYPE",
+    "SPARQL_PREFIXES",
     "XSD",
     "InvalidIRIError",
     "Triple",
@@ -56,6 +57,9 @@ PREFIXES: dict[str, str] = {
     "rdfs": RDFS,
     "xsd": XSD,
 }
+
+SPARQL_PREFIXES = "".join(f"PREFIX {name}: <{ns}>\n" for name, ns in PREFIXES.items())
+"""The same prefixes as a SPARQL prologue, for every query we write."""
 
 Triple = tuple[str, str, str]
 """Subject, predicate and object, each in N-Triples syntax."""

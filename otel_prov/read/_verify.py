@@ -28,11 +28,18 @@ import pyoxigraph
 
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._bundle import content_hash, manifest, session_content
-from otel_prov.prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal, parse_literal
+from otel_prov.prov._queries import bundle_hashes_query, stored_content_query, verify_rows_query
+from otel_prov.prov._rdf import (
+    SPARQL_PREFIXES,
+    Triple,
+    canonical_datetime,
+    iri,
+    literal,
+    parse_literal,
+)
 from otel_prov.prov._vocab import RDF_TYPE, O
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
-from otel_prov.read._session_view import PREFIXES as SPARQL_PREFIXES
-from otel_prov.read._session_view import find_sessions, session_members
+from otel_prov.read._session_view import find_sessions
 
 __all__ = ["CONSTRAINTS", "GATES", "SessionCheck", "stored_content", "verify_sessions"]
 
@@ -53,7 +60,6 @@ CONSTRAINTS = {
         SELECT ?x WHERE { ?x a prov:Entity , prov:Activity }""",
 }
 GATES = ("tool_use_verified",)
-_CONSTRAINT_PREFIXES = "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _TRACE_SUBJECT = re.compile(r"<urn:otel-prov:([0-9a-f]{32}):")
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
@@ -89,16 +95,9 @@ def _term(term: object) -> str:
 
 def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
     """The session's content (``_bundle``) as the store holds it, in the mapper's syntax."""
-    s, b = iri(session), iri(bundle)
-    query = f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(s)}
-  ?x ?p ?o .
-  FILTER(?x != {b})
-}} }}"""
     return [
         (_term(t.subject), _term(t.predicate), _term(t.object))
-        for t in backend.query(query).triples
+        for t in backend.query(stored_content_query(graph, session, bundle)).triples
     ]
 
 
@@ -108,7 +107,7 @@ def _constraint_violations(triples: list[Triple]) -> list[str]:
     store.load(text.encode(), pyoxigraph.RdfFormat.N_TRIPLES)
     problems = []
     for name, query in CONSTRAINTS.items():
-        rows = list(cast(pyoxigraph.QuerySolutions, store.query(_CONSTRAINT_PREFIXES + query)))
+        rows = list(cast(pyoxigraph.QuerySolutions, store.query(SPARQL_PREFIXES + query)))
         if rows:
             names = ", ".join(sorted({row["x"].value for row in rows})[:3])
             problems.append(f"PROV constraint {name} violated by {names}")
@@ -173,28 +172,8 @@ def _diff(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
 def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> list[SessionCheck]:
     """Check every outermost session (or those ``ident`` names)."""
     wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
-    rows = backend.query(f"""{SPARQL_PREFIXES}
-SELECT ?session ?bundle ?hash ?manifest ?revised ?previous ?previousHash
-WHERE {{ GRAPH {graph} {{
-  ?session a oprov:AgentSession .
-  FILTER NOT EXISTS {{ ?session oprov:partOf+ ?outer . ?outer a oprov:AgentSession }}
-  OPTIONAL {{
-    ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
-    FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
-    OPTIONAL {{ ?bundle prov:wasRevisionOf ?revised }}
-  }}
-  OPTIONAL {{
-    ?first oprov:bundleOf ?session ; oprov:previousBundle ?previous ;
-           oprov:previousHash ?previousHash .
-  }}
-}} }} ORDER BY ?session""").rows
-    stored_hashes = {
-        row["b"]: row["h"]
-        for row in backend.query(f"""{SPARQL_PREFIXES}
-SELECT ?b ?h WHERE {{ GRAPH {graph} {{
-  ?b oprov:bundleOf ?s ; oprov:contentHash ?h .
-}} }} ORDER BY ?b""").rows
-    }
+    rows = backend.query(verify_rows_query(graph)).rows
+    stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
     by_trace: dict[str, list[Triple]] | None = None
     others: list[Triple] = []
     if ident is None and isinstance(backend, EmbeddedBackend):

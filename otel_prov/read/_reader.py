@@ -80,8 +80,10 @@ class ProvenanceReader:
         """
         if status is not None and status not in STATUSES:
             raise ValueError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, not {limit}")
+        if limit < 0:
+            raise ValueError(f"limit must be 0 or more, not {limit}")
+        if limit == 0:
+            return SessionPage((), None)
         where = RunFilter(
             agent=None if agent is None else literal(agent),
             service=None if service is None else literal(service),
@@ -112,17 +114,12 @@ class ProvenanceReader:
         graph = rdflib.Graph()
         for name, namespace in PREFIXES.items():
             graph.bind(name, namespace)
-        data = pyoxigraph.serialize(self._triples(session), format=pyoxigraph.RdfFormat.N_TRIPLES)
+        data = pyoxigraph.serialize(self.triples(session), format=pyoxigraph.RdfFormat.N_TRIPLES)
         return graph.parse(data=(data or b"").decode(), format="nt")
 
-    def turtle(self, session: str) -> str:
-        """The triples of :meth:`graph` as Turtle, as ``otel-prov show --format turtle``."""
-        data = pyoxigraph.serialize(
-            self._triples(session), format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES
-        )
-        return (data or b"").decode()
-
-    def _triples(self, session: str) -> list[pyoxigraph.Triple]:
+    def triples(self, session: str) -> list[pyoxigraph.Triple]:
+        """The triples of :meth:`graph` as pyoxigraph reads them (what ``otel-prov show``
+        serializes as Turtle, JSON-LD or PROV)."""
         return self._backend.query(session_construct_query(self._graph, session)).triples
 
     def verify(self, ident: str | None = None) -> list[SessionCheck]:

@@ -463,16 +463,3 @@ def _nearest(activity: str, parents: Mapping[str, str], places: Iterable[str]) -
         seen.add(parent)
         parent = parents.get(parent)
     return parent if parent is not None and parent in wanted else None
-
-
-# Until the CLI calls the read API: the names otel_prov/cli/_commands.py imports.
-from otel_prov.prov._queries import session_construct_query as session_construct_query  # noqa: E402
-
-PREFIXES = """PREFIX prov: <http://www.w3.org/ns/prov#>
-PREFIX oprov: <https://w3id.org/otel-prov/ns#>
-PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
-"""
-
-
-def list_sessions(backend: QueryBackend, graph: str, limit: int) -> list[SessionSummary]:
-    return list_runs(backend, graph, RunFilter(), limit)

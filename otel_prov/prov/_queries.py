@@ -290,13 +290,21 @@ CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
 }} }}"""
 
 
-def verify_rows_query(graph: str) -> str:
-    """SELECT each run with its newest bundle, what that one revised and its chain link."""
+def verify_rows_query(graph: str, *, marked: bool = True) -> str:
+    """SELECT each run with its newest bundle, what that one revised and its chain link.
+
+    ``marked``: runs are those with ``oprov:runStartedAt``; otherwise told by the path
+    test (see :func:`run_page_query`).
+    """
+    run = (
+        "?session oprov:runStartedAt ?start ."
+        if marked
+        else f"?session a oprov:AgentSession .\n  {_outermost('?session')}"
+    )
     return f"""{SPARQL_PREFIXES}
-SELECT ?session ?bundle ?hash ?manifest ?revised ?previous ?previousHash
+SELECT DISTINCT ?session ?bundle ?hash ?manifest ?revised ?previous ?previousHash
 WHERE {{ GRAPH {graph} {{
-  ?session a oprov:AgentSession .
-  {_outermost("?session")}
+  {run}
   OPTIONAL {{
     ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
     FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}

@@ -38,6 +38,7 @@ __all__ = [
     "ToolCallView",
     "content_text",
     "find_sessions",
+    "has_unmarked_runs",
     "list_runs",
     "load_session",
     "settled_status",
@@ -151,7 +152,7 @@ def list_runs(
     tells runs by the slower path query instead, so that none is left out.
     """
     page = backend.query(
-        run_page_query(graph, where, limit, marked=not _has_unmarked_runs(backend, graph))
+        run_page_query(graph, where, limit, marked=not has_unmarked_runs(backend, graph))
     ).rows
     runs = list(dict.fromkeys(row["s"] or "" for row in page))
     if not runs:
@@ -167,7 +168,8 @@ def list_runs(
     return [_summary(run, starts[run], details.get(run, []), counts) for run in runs]
 
 
-def _has_unmarked_runs(backend: QueryBackend, graph: str) -> bool:
+def has_unmarked_runs(backend: QueryBackend, graph: str) -> bool:
+    """Whether the store holds runs sealed before ``oprov:runStartedAt`` (see the README)."""
     row = backend.query(unmarked_runs_query(graph)).rows[0]
     return int(row["marked"] or 0) < int(row["sealed"] or 0)
 

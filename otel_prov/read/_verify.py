@@ -38,7 +38,7 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._vocab import RDF_TYPE, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
-from otel_prov.read._session_view import find_sessions
+from otel_prov.read._session_view import find_sessions, has_unmarked_runs
 
 __all__ = [
     "CONSTRAINTS",
@@ -81,13 +81,11 @@ _DATETIME = f'"^^<{_XSD_DATETIME}>'
 
 
 def _canonical(term: str) -> str:
-    """A term as written by the store, with a dateTime in the form :func:`_term` gives.
+    """A dateTime term as written by the store, in the form :func:`_term` gives.
 
     The store prints an offset as stored (``+01:00``); the mapper writes UTC (``Z``,
     fraction without trailing zeros), which only needs checking when it ends in ``0Z``.
     """
-    if not term.endswith(_DATETIME):
-        return term
     lexical = term[1 : -len(_DATETIME)]
     if lexical.endswith("Z") and not lexical.endswith("0Z"):
         return term
@@ -224,7 +222,8 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
     triples through ten thousand small queries.
     """
     wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
-    rows = backend.query(verify_rows_query(graph)).rows
+    marked = not has_unmarked_runs(backend, graph)
+    rows = backend.query(verify_rows_query(graph, marked=marked)).rows
     stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
     by_trace: dict[str, list[Triple]] | None = None
     others: list[Triple] = []
@@ -232,7 +231,8 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
         by_trace = {}
         for line in backend.ntriples(graph[1:-1]).splitlines():
             s, p, rest = line.split(" ", 2)
-            triple = (s, p, _canonical(rest[:-2]))
+            o = rest[:-2]
+            triple = (s, p, _canonical(o) if o.endswith(_DATETIME) else o)
             if s.startswith(_IN_A_TRACE) and s[47:48] == ":":
                 by_trace.setdefault(s[15:47], []).append(triple)
             else:

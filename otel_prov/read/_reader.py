@@ -14,8 +14,6 @@ import pyoxigraph
 import rdflib
 
 from otel_prov.exporters._base import graph_term
-from otel_prov.exporters._oxigraph import default_store_path
-from otel_prov.exporters._sparql import sparql_headers
 from otel_prov.prov._queries import STATUSES, RunFilter, session_construct_query
 from otel_prov.prov._rdf import PREFIXES, XSD, iri, literal
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
@@ -127,26 +125,19 @@ class ProvenanceReader:
         return verify_sessions(self._backend, self._graph, ident)
 
 
-def open_store(
-    path: str | os.PathLike[str] | None = None, *, graph: str | None = None
-) -> ProvenanceReader:
-    """A reader of the embedded store at ``path`` (default: ``OTEL_PROV_STORE``, else
-    ``.otel-prov/store``), opened read-only: it works while an agent writes to it, and
-    sees the store as it was when opened."""
-    return ProvenanceReader(
-        EmbeddedBackend(Path(path) if path is not None else default_store_path()), graph=graph
-    )
+def open_store(path: str | os.PathLike[str], *, graph: str | None = None) -> ProvenanceReader:
+    """A reader of the embedded store at ``path`` (``configure()`` writes to
+    ``.otel-prov/store`` unless told otherwise), opened read-only: it works while an
+    agent writes to it, and sees the store as it was when opened."""
+    return ProvenanceReader(EmbeddedBackend(Path(path)), graph=graph)
 
 
 def open_endpoint(
     url: str, *, headers: dict[str, str] | None = None, graph: str | None = None
 ) -> ProvenanceReader:
     """A reader of a SPARQL 1.1 query endpoint.  ``headers`` (e.g. authorization) go
-    with every request and are never logged; by default they come from
-    ``OTEL_PROV_SPARQL_HEADERS``."""
-    return ProvenanceReader(
-        RemoteBackend(url, headers=sparql_headers() if headers is None else headers), graph=graph
-    )
+    with every request and are never logged."""
+    return ProvenanceReader(RemoteBackend(url, headers=headers), graph=graph)
 
 
 def _datetime_term(moment: datetime) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from otel_prov.prov._bundle import content_hash, session_content
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import parse_literal, to_ntriples
 from otel_prov.prov._record import ProvRecord
@@ -143,6 +144,23 @@ def test_nested_session_is_part_of_and_started_by_its_parent() -> None:
     assert {(_act(3), P.qualifiedStart, start), (start, P.hadActivity, _act(2))} <= triples
     assert (start, RDF_TYPE, P.Start) in triples and (_act(3), P.wasInformedBy, _act(2)) in triples
     assert not any(s == _act(1) and p == P.qualifiedStart for s, p, _ in triples)
+
+
+def test_only_the_run_is_marked_with_its_start_and_the_mark_is_sealed() -> None:
+    spans = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent", start_ms=2, end_ms=10),
+        make_span(2, 1, gen_ai__operation__name="execute_tool", gen_ai__tool__name="t", end_ms=9),
+        make_span(3, 2, gen_ai__operation__name="invoke_agent", start_ms=3, end_ms=8),
+    ]
+    triples = map_spans(spans).triples
+    marked = [(s, o) for s, p, o in triples if p == O.runStartedAt]
+    started = {s: o for s, p, o in triples if p == P.startedAtTime}
+    assert marked == [(_act(1), started[_act(1)])]
+    assert started[_act(3)] != started[_act(1)]
+    content = session_content(triples, _act(1))
+    assert (_act(1), O.runStartedAt, started[_act(1)]) in content
+    recorded = next(parse_literal(o) for _, p, o in triples if p == O.contentHash)
+    assert recorded == content_hash(content)
 
 
 def test_third_party_conventions_map_to_the_same_classes() -> None:

@@ -9,16 +9,36 @@ import pyoxigraph
 import pyshacl
 import pytest
 import rdflib
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from otel_prov.semconv import SHAPES_PATH
 from prov.model import ProvDocument
 
 import otel_prov
 from otel_prov.demo import run_demo_agent
-from otel_prov.prov._rdf import PREFIXES
-from otel_prov.read._verify import CONSTRAINTS
+from otel_prov.prov._rdf import PREFIXES, SPARQL_PREFIXES, datetime_from_ns
+from otel_prov.read._verify import constraint_violations
 from tests.session_tree import known_session
 
-PREFIX_LINES = "\n".join(f"PREFIX {k}: <{v}>" for k, v in PREFIXES.items())
+PREFIX_LINES = SPARQL_PREFIXES
+
+# PROV-CONSTRAINTS as SPARQL, each query listing violations: the oracle that verify's
+# checks (``constraint_violations``) are held to.
+CONSTRAINTS = {
+    "30 start precedes end": """
+        SELECT ?x WHERE { ?x prov:startedAtTime ?s ; prov:endedAtTime ?e . FILTER(?s > ?e) }""",
+    "34 generation within its activity": """
+        SELECT ?x WHERE {
+          ?x prov:wasGeneratedBy ?a ; prov:generatedAtTime ?t . ?a prov:startedAtTime ?s .
+          OPTIONAL { ?a prov:endedAtTime ?end }
+          FILTER(?t < ?s || (BOUND(?end) && ?t > ?end)) }""",
+    "37 generation precedes usage": """
+        SELECT ?x WHERE {
+          ?x prov:generatedAtTime ?g . ?user prov:used ?x ; prov:startedAtTime ?u .
+          FILTER(?g > ?u) }""",
+    "55 entity and activity disjoint": """
+        SELECT ?x WHERE { ?x a prov:Entity , prov:Activity }""",
+}
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +202,53 @@ def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
         memory = pyoxigraph.Store()
         memory.load(turtle.encode(), pyoxigraph.RdfFormat.TURTLE)
         assert not list(memory.query(PREFIX_LINES + CONSTRAINTS[name])), name
+
+
+_NODES = [f"<urn:n{i}>" for i in range(4)]
+_TIMES = [datetime_from_ns(ns) for ns in (0, 500_000_000, 1_000_000_000, 1_000_000_000, 2**40)]
+_TRIPLES = st.lists(
+    st.one_of(
+        st.tuples(
+            st.sampled_from(_NODES),
+            st.sampled_from(["prov:startedAtTime", "prov:endedAtTime", "prov:generatedAtTime"]),
+            st.sampled_from(_TIMES),
+        ),
+        st.tuples(
+            st.sampled_from(_NODES),
+            st.sampled_from(["prov:wasGeneratedBy", "prov:used"]),
+            st.sampled_from(_NODES),
+        ),
+        st.tuples(
+            st.sampled_from(_NODES),
+            st.just("rdf:type"),
+            st.sampled_from(["prov:Entity", "prov:Activity"]),
+        ),
+    ),
+    max_size=14,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(triples=_TRIPLES)
+def test_verifys_constraint_checks_agree_with_the_sparql_queries(
+    triples: list[tuple[str, str, str]],
+) -> None:
+    expanded = [
+        tuple(
+            f"<{PREFIXES[term.split(':')[0]]}{term.split(':')[1]}>"
+            if term[:5] in ("prov:", "rdf:t")
+            else term
+            for term in triple
+        )
+        for triple in triples
+    ]
+    store = pyoxigraph.Store()
+    store.load(
+        "".join(f"{s} {p} {o} .\n" for s, p, o in expanded).encode(), pyoxigraph.RdfFormat.N_TRIPLES
+    )
+    expected = []
+    for name, query in CONSTRAINTS.items():
+        found = sorted({row["x"].value for row in store.query(PREFIX_LINES + query)})
+        if found:
+            expected.append(f"PROV constraint {name} violated by {', '.join(found[:3])}")
+    assert constraint_violations(expanded) == expected

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import cast
 
 import pyoxigraph
@@ -14,6 +14,7 @@ from otel_prov.prov._iris import activity_iri, agent_iri
 from otel_prov.prov._rdf import (
     InvalidIRIError,
     datetime_from_ns,
+    instant_order,
     integer,
     iri,
     literal,
@@ -153,3 +154,28 @@ def test_datetimes_are_canonical_utc_and_monotone(ns: int) -> None:
 
 def test_integer_literal_is_canonical() -> None:
     assert integer(7) == '"7"^^<http://www.w3.org/2001/XMLSchema#integer>'
+
+
+_INSTANTS = st.datetimes(
+    min_value=datetime(1970, 1, 1), max_value=datetime(9999, 1, 1), timezones=st.just(timezone.utc)
+)
+
+
+@given(first=_INSTANTS, second=_INSTANTS, hours=st.integers(-14, 14))
+def test_instants_order_as_they_happened_in_any_lexical_form(
+    first: datetime, second: datetime, hours: int
+) -> None:
+    """The mapper's form takes the unparsed path; any other form of the same instant
+    (an offset, trailing zeros) the parsed one, and both give the same key."""
+    ours = [parse_literal(datetime_from_ns(_ns(moment))) for moment in (first, second)]
+    offset = timezone(timedelta(hours=hours))
+    other = [
+        moment.astimezone(offset).isoformat(timespec="microseconds") for moment in (first, second)
+    ]
+    keys = [instant_order(text) for text in ours]
+    assert keys == [instant_order(text) for text in other]
+    assert (keys[0] < keys[1]) == (first < second)
+
+
+def _ns(moment: datetime) -> int:
+    return (moment - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1) * 1000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pyoxigraph
@@ -13,6 +14,7 @@ from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._bundle import bundle_iri, content_hash, session_content
 from otel_prov.prov._vocab import O
+from otel_prov.read import open_store
 from tests.cli import run_cli
 from tests.session_tree import known_session
 
@@ -46,7 +48,8 @@ def _update(path: Path, sparql: str) -> None:
     store = pyoxigraph.Store(str(path))
     store.update(
         "PREFIX prov: <http://www.w3.org/ns/prov#> "
-        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> " + sparql
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
+        "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> " + sparql
     )
     del store
 
@@ -97,6 +100,31 @@ def test_a_deleted_tool_call_and_a_forged_one_are_caught(store: Path) -> None:
     assert result.returncode == 1 and "added: urn:forged" in result.stdout
     everything = run_cli("verify", "--all", "--store", str(store))  # the one-read path
     assert everything.returncode == 1 and "added: urn:forged" in everything.stdout
+
+
+def test_checking_every_run_at_once_finds_what_checking_each_finds(store: Path) -> None:
+    """``verify()`` reads the whole graph once; ``verify(id)`` queries each run's triples."""
+    reader = open_store(store)
+    (first, start), (second, _), (third, _) = ((r.id, r.start) for r in reader.sessions().sessions)
+    moment = datetime.fromisoformat(start.replace("Z", "+00:00"))
+    elsewhere = moment.astimezone(timezone(timedelta(hours=1))).isoformat()  # the same instant
+    _update(
+        store,
+        f"""
+        DELETE DATA {{ GRAPH <urn:otel-prov:graph> {{
+          <{first}> prov:startedAtTime "{start}"^^xsd:dateTime }} }};
+        INSERT DATA {{ GRAPH <urn:otel-prov:graph> {{
+          <{first}> prov:startedAtTime "{elsewhere}"^^xsd:dateTime .
+          <{second}> oprov:errorMessage "tab\\t quote\\" \\u0001 end" ;
+                     prov:endedAtTime "2000-01-01T00:00:00.500Z"^^xsd:dateTime }} }};
+        DELETE WHERE {{ GRAPH ?g {{ ?e prov:wasGeneratedBy <{third}> ; a oprov:Answer ; ?p ?o }} }}
+        """,
+    )
+    reader = open_store(store)
+    at_once = {check.session: check for check in reader.verify()}
+    one_by_one = {run: check for run in at_once for check in reader.verify(run)}
+    assert at_once == one_by_one
+    assert [at_once[run].ok for run in (first, second, third)] == [True, False, False]
 
 
 def test_a_removed_session_breaks_the_chain(store: Path) -> None:

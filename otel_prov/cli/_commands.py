@@ -35,22 +35,14 @@ from otel_prov.exporters._base import DEFAULT_GRAPH, graph_term
 from otel_prov.ingest._import import import_spans
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._otlp_json import parse_otlp_json
+from otel_prov.prov._rdf import SPARQL_PREFIXES
 from otel_prov.read._backend import (
     EmbeddedBackend,
     QueryBackend,
     StoreUnavailableError,
 )
 from otel_prov.read._delivery import delivery_status, render_status
-from otel_prov.read._session_view import (
-    PREFIXES as SPARQL_PREFIXES,
-)
-from otel_prov.read._session_view import (
-    find_sessions,
-    list_sessions,
-    load_session,
-    session_construct_query,
-)
-from otel_prov.read._verify import verify_sessions
+from otel_prov.read._reader import ProvenanceReader
 from otel_prov.setup._destination import (
     Destination,
     destination_from_settings,
@@ -289,6 +281,11 @@ def _backend(args: argparse.Namespace) -> QueryBackend:
     return reader_from_settings(store=args.store, sparql_query_endpoint=args.endpoint)
 
 
+def _reader(args: argparse.Namespace) -> ProvenanceReader:
+    """The read API over ``--store``/``--endpoint`` and the graph of :func:`_graph`."""
+    return ProvenanceReader(_backend(args), graph=_graph(args)[1:-1])
+
+
 def _graph(args: argparse.Namespace) -> str:
     """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``."""
     try:
@@ -312,9 +309,10 @@ def _no_session(ident: str) -> str:
 
 
 def _sessions(args: argparse.Namespace) -> ExitCode:
-    graph = _graph(args)
     backend = _backend(args)
-    found = list_sessions(backend, graph, args.limit)
+    found = list(
+        ProvenanceReader(backend, graph=_graph(args)[1:-1]).sessions(limit=args.limit).sessions
+    )
     sys.stdout.write(render_session_list(found, args.format))
     if isinstance(backend, EmbeddedBackend):
         count, where = parked_batches(backend.path)
@@ -324,17 +322,15 @@ def _sessions(args: argparse.Namespace) -> ExitCode:
 
 
 def _show(args: argparse.Namespace) -> ExitCode:
-    graph = _graph(args)
-    backend = _backend(args)
-    matches = find_sessions(backend, graph, args.id)
+    reader = _reader(args)
+    matches = reader.find(args.id)
     if not matches:
         _say(_no_session(args.id))
         return ExitCode.NOTHING_FOUND
     if args.format in GRAPH_FORMATS:
-        graphs = [backend.query(session_construct_query(graph, m)).triples for m in matches]
-        sys.stdout.write(render_graphs(graphs, args.format))
+        sys.stdout.write(render_graphs([reader.triples(m) for m in matches], args.format))
     else:
-        views = [load_session(backend, graph, m, full=args.full) for m in matches]
+        views = [reader.session(m, full=args.full) for m in matches]
         sys.stdout.write(render_views(views, args.format, trace_links=_trace_links()))
     return ExitCode.OK
 
@@ -391,11 +387,12 @@ def _demo(args: argparse.Namespace) -> ExitCode:
         )
         return ExitCode.OK
     backend, session = found
-    view = load_session(backend, graph, session)
+    view = ProvenanceReader(backend, graph=graph[1:-1]).session(session)
     print(f"Provenance stored in {store}\n")
     sys.stdout.write(render_views([view], "text", trace_links=_trace_links()))
     query = DEMO_QUERY.format(graph=graph, session=f"<{session}>")
-    print("\nSPARQL:" + "\n".join("  " + line for line in query.splitlines()[3:]) + "\n")
+    shown = query.removeprefix(SPARQL_PREFIXES).splitlines()
+    print("\nSPARQL:" + "\n".join("  " + line for line in shown) + "\n")
     sys.stdout.write(render_query_result(backend.query(query), "table"))
     return ExitCode.OK
 
@@ -409,7 +406,7 @@ def _stored_session(
     deadline = time.monotonic() + wait_s
     while True:
         backend = EmbeddedBackend(store)
-        matches = find_sessions(backend, graph, trace_id)
+        matches = ProvenanceReader(backend, graph=graph[1:-1]).find(trace_id)
         if matches:
             return backend, matches[0]
         if time.monotonic() >= deadline:
@@ -500,8 +497,7 @@ def _import_destination(args: argparse.Namespace) -> Destination:
 def _verify(args: argparse.Namespace) -> ExitCode:
     if args.id is not None and args.all:
         raise UsageError("give an ID or --all, not both")
-    graph = _graph(args)
-    checks = verify_sessions(_backend(args), graph, args.id)
+    checks = _reader(args).verify(args.id)
     if not checks:
         _say("no session to verify" if args.id is None else _no_session(args.id))
         return ExitCode.NOTHING_FOUND

@@ -112,7 +112,7 @@ def _failure(call: ToolCallView) -> str:
     return f"{call.error_type or 'error'}: {call.error_message or ''}"
 
 
-def _sub_session_lines(sessions: list[SessionView], indent: str) -> list[str]:
+def _sub_session_lines(sessions: Sequence[SessionView], indent: str) -> list[str]:
     return [line for sub in sessions for line in _session_lines(sub, "Sub-session", indent)]
 
 
@@ -263,7 +263,7 @@ def _html_tool_call(call: ToolCallView) -> list[str]:
     return parts
 
 
-def _html_sub_sessions(sessions: list[SessionView]) -> list[str]:
+def _html_sub_sessions(sessions: Sequence[SessionView]) -> list[str]:
     parts = []
     for sub in sessions:
         parts.append('<section class="sub-session">')
@@ -335,7 +335,7 @@ def _mermaid_session(
 
 
 def _mermaid_sub_sessions(
-    sessions: list[SessionView],
+    sessions: Sequence[SessionView],
     starter: str,
     indent: str,
     lines: list[str],
@@ -366,7 +366,7 @@ def _fixed_width_time(stamp: str) -> str:
     return f"{seconds}.{fraction.ljust(6, '0')}Z"
 
 
-def render_sessions_table(sessions: list[SessionSummary]) -> str:
+def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:
     """The ``sessions`` table, a line per session under a header, each ending in a newline."""
     header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "STATUS", "TRACE")
     rows = [

@@ -29,13 +29,13 @@ from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.prov._bundle import bundles_in
 from otel_prov.prov._iris import trace_hex
 from otel_prov.prov._mapper import map_spans
-from otel_prov.prov._rdf import iri, literal
+from otel_prov.prov._queries import stored_sessions_query
+from otel_prov.prov._rdf import iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import Role, SpanRecord
 from otel_prov.prov._vocab import P
 from otel_prov.read._backend import QueryBackend
-from otel_prov.read._session_view import PREFIXES
 from otel_prov.read._verify import stored_content
 
 __all__ = ["ImportSummary", "import_spans"]
@@ -133,15 +133,7 @@ def _stored_sessions(
     found: dict[str, list[tuple[str, str, int]]] = {}
     for start in range(0, len(trace_ids), _TRACES_PER_QUERY):
         chunk = trace_ids[start : start + _TRACES_PER_QUERY]
-        query = f"""{PREFIXES}
-SELECT ?trace ?session ?bundle (COUNT(DISTINCT ?any) AS ?bundles) WHERE {{ GRAPH {graph} {{
-  VALUES ?trace {{ {" ".join(literal(trace) for trace in chunk)} }}
-  ?session a oprov:AgentSession ; oprov:traceId ?trace .
-  ?bundle oprov:bundleOf ?session .
-  FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
-  ?any oprov:bundleOf ?session .
-}} }} GROUP BY ?trace ?session ?bundle ORDER BY ?session ?bundle"""
-        for row in backend.query(query).rows:
+        for row in backend.query(stored_sessions_query(graph, chunk)).rows:
             found.setdefault(row["trace"] or "", []).append(
                 (row["session"] or "", row["bundle"] or "", int(row["bundles"] or 1))
             )

@@ -138,6 +138,8 @@ def map_spans(spans: Iterable[SpanRecord]) -> ProvRecord:
     for span in tree.spans:
         if span.role is Role.SESSION and tree.enclosing(span, Role.SESSION) is None:
             session = activity_iri(span.trace_id, span.span_id)
+            # Marks the run and keys "newest first": part of the content it seals.
+            triples.append((session, O.runStartedAt, datetime_from_ns(span.start_ns)))
             content = session_content(triples, session)
             triples.extend(bundle_triples(session, span.end_ns, content))
     root = tree.root

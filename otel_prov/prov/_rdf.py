@@ -26,6 +26,7 @@ __all__ = [
     "PROV",
     "RDFS",
     "RDF_TYPE",
+    "SPARQL_PREFIXES",
     "XSD",
     "InvalidIRIError",
     "Triple",
@@ -57,6 +58,9 @@ PREFIXES: dict[str, str] = {
     "xsd": XSD,
 }
 
+SPARQL_PREFIXES = "".join(f"PREFIX {name}: <{ns}>\n" for name, ns in PREFIXES.items())
+"""The same prefixes as a SPARQL prologue, for every query we write."""
+
 Triple = tuple[str, str, str]
 """Subject, predicate and object, each in N-Triples syntax."""
 
@@ -83,6 +87,7 @@ _ESCAPES.update(
 )
 _ESCAPES.update({c: "\ufffd" for c in range(0xD800, 0xE000)})
 
+_CANONICAL_UTC = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d*[1-9])?Z")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 
 
@@ -151,7 +156,9 @@ def instant_order(lexical: str) -> tuple[str, str]:
     The text alone misorders: canonical forms drop the fraction's trailing zeros, so
     ``...05Z`` sorts after ``...05.3Z``, and stores print offsets differently.
     """
-    seconds, _, fraction = canonical_datetime(lexical).removesuffix("Z").partition(".")
+    if _CANONICAL_UTC.fullmatch(lexical) is None:  # as the mapper writes it: no parsing
+        lexical = canonical_datetime(lexical)
+    seconds, _, fraction = lexical.removesuffix("Z").partition(".")
     return seconds, fraction.ljust(6, "0")
 
 

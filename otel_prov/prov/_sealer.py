@@ -33,7 +33,7 @@ from otel_prov.prov._bundle import (
     session_content,
 )
 from otel_prov.prov._iris import entity_iri
-from otel_prov.prov._rdf import PREFIXES, Triple, instant_order
+from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, instant_order
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._vocab import P
 
@@ -115,8 +115,7 @@ def _renamed(triples: Iterable[Triple], session: str, bundle: str) -> list[Tripl
 
 def chain_heads_query(graph: str) -> str:
     """SELECT the first bundle of every stored session with its agent, hash and time."""
-    prefixes = "".join(f"PREFIX {name}: <{ns}>\n" for name, ns in PREFIXES.items())
-    return f"""{prefixes}
+    return f"""{SPARQL_PREFIXES}
 SELECT ?agent ?bundle ?hash ?time WHERE {{ GRAPH {graph} {{
   ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; prov:generatedAtTime ?time .
   FILTER NOT EXISTS {{ ?bundle prov:wasRevisionOf ?earlier }}

@@ -85,6 +85,7 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     contentLocation = f"<{OPROV}contentLocation>"
     truncated = f"<{OPROV}truncated>"
     failedCalls = f"<{OPROV}failedCalls>"
+    runStartedAt = f"<{OPROV}runStartedAt>"
     declaredTool = f"<{OPROV}declaredTool>"
 
 

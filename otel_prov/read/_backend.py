@@ -100,6 +100,14 @@ class EmbeddedBackend:
             time.sleep(0.05 * attempt)
             attempt += 1
 
+    def ntriples(self, graph: str) -> str:
+        """Every triple of the named graph ``graph`` (an IRI), as N-Triples written by the
+        store: one line per triple, terms in the syntax the mapper writes."""
+        data = self._store.dump(
+            format=pyoxigraph.RdfFormat.N_TRIPLES, from_graph=pyoxigraph.NamedNode(graph)
+        )
+        return (data or b"").decode()
+
     def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
         attempt = 1
         while True:

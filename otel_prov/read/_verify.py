@@ -19,57 +19,77 @@ declaration is stale, and an auditor should look at it.
 from __future__ import annotations
 
 import json
-import re
 import urllib.parse
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
 
 import pyoxigraph
 
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._bundle import content_hash, manifest, session_content
-from otel_prov.prov._rdf import PREFIXES, Triple, canonical_datetime, iri, literal, parse_literal
-from otel_prov.prov._vocab import RDF_TYPE, O
+from otel_prov.prov._queries import bundle_hashes_query, stored_content_query, verify_rows_query
+from otel_prov.prov._rdf import (
+    Triple,
+    canonical_datetime,
+    instant_order,
+    iri,
+    literal,
+    parse_literal,
+)
+from otel_prov.prov._vocab import RDF_TYPE, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
-from otel_prov.read._session_view import PREFIXES as SPARQL_PREFIXES
-from otel_prov.read._session_view import find_sessions, session_members
+from otel_prov.read._session_view import find_sessions, has_unmarked_runs
 
-__all__ = ["CONSTRAINTS", "GATES", "SessionCheck", "stored_content", "verify_sessions"]
+__all__ = [
+    "CONSTRAINTS",
+    "GATES",
+    "SessionCheck",
+    "constraint_violations",
+    "stored_content",
+    "verify_sessions",
+]
 
-# PROV-CONSTRAINTS as SPARQL: each query lists violations, so an empty answer passes.
-CONSTRAINTS = {
-    "30 start precedes end": """
-        SELECT ?x WHERE { ?x prov:startedAtTime ?s ; prov:endedAtTime ?e . FILTER(?s > ?e) }""",
-    "34 generation within its activity": """
-        SELECT ?x WHERE {
-          ?x prov:wasGeneratedBy ?a ; prov:generatedAtTime ?t . ?a prov:startedAtTime ?s .
-          OPTIONAL { ?a prov:endedAtTime ?end }
-          FILTER(?t < ?s || (BOUND(?end) && ?t > ?end)) }""",
-    "37 generation precedes usage": """
-        SELECT ?x WHERE {
-          ?x prov:generatedAtTime ?g . ?user prov:used ?x ; prov:startedAtTime ?u .
-          FILTER(?g > ?u) }""",
-    "55 entity and activity disjoint": """
-        SELECT ?x WHERE { ?x a prov:Entity , prov:Activity }""",
-}
+CONSTRAINTS = (
+    "30 start precedes end",
+    "34 generation within its activity",
+    "37 generation precedes usage",
+    "55 entity and activity disjoint",
+)
+"""The PROV-CONSTRAINTS checked on each session's content, by name."""
 GATES = ("tool_use_verified",)
-_CONSTRAINT_PREFIXES = "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-_TRACE_SUBJECT = re.compile(r"<urn:otel-prov:([0-9a-f]{32}):")
+_IN_A_TRACE = "<urn:otel-prov:"
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 
 
-@dataclass
+@dataclass(frozen=True)
 class SessionCheck:
+    """What ``verify`` found about one run: ``ok`` when ``problems`` is empty."""
+
     session: str
     bundle: str | None
-    problems: list[str] = field(default_factory=list)
-    gates: dict[str, bool | None] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+    gates: Mapping[str, bool | None] = field(default_factory=dict)
     """Gate name -> passed (None: not applicable, e.g. no tools were declared)."""
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+
+_DATETIME = f'"^^<{_XSD_DATETIME}>'
+
+
+def _canonical(term: str) -> str:
+    """A dateTime term as written by the store, in the form :func:`_term` gives.
+
+    The store prints an offset as stored (``+01:00``); the mapper writes UTC (``Z``,
+    fraction without trailing zeros), which only needs checking when it ends in ``0Z``.
+    """
+    lexical = term[1 : -len(_DATETIME)]
+    if lexical.endswith("Z") and not lexical.endswith("0Z"):
+        return term
+    return f'"{canonical_datetime(lexical)}{_DATETIME}'
 
 
 def _term(term: object) -> str:
@@ -89,30 +109,54 @@ def _term(term: object) -> str:
 
 def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
     """The session's content (``_bundle``) as the store holds it, in the mapper's syntax."""
-    s, b = iri(session), iri(bundle)
-    query = f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(s)}
-  ?x ?p ?o .
-  FILTER(?x != {b})
-}} }}"""
     return [
         (_term(t.subject), _term(t.predicate), _term(t.object))
-        for t in backend.query(query).triples
+        for t in backend.query(stored_content_query(graph, session, bundle)).triples
     ]
 
 
-def _constraint_violations(triples: list[Triple]) -> list[str]:
-    store = pyoxigraph.Store()
-    text = "".join(f"{s} {p} {o} .\n" for s, p, o in triples)
-    store.load(text.encode(), pyoxigraph.RdfFormat.N_TRIPLES)
-    problems = []
-    for name, query in CONSTRAINTS.items():
-        rows = list(cast(pyoxigraph.QuerySolutions, store.query(_CONSTRAINT_PREFIXES + query)))
-        if rows:
-            names = ", ".join(sorted({row["x"].value for row in rows})[:3])
-            problems.append(f"PROV constraint {name} violated by {names}")
-    return problems
+_TIMED = (P.startedAtTime, P.endedAtTime, P.generatedAtTime)
+_LINKS = (P.wasGeneratedBy, P.used, RDF_TYPE)
+
+
+def constraint_violations(triples: Iterable[Triple]) -> list[str]:
+    """The :data:`CONSTRAINTS` ``triples`` break, one line each naming up to 3 culprits.
+
+    Checked in Python over the session's own triples: ``verify --all`` runs it once per
+    run, where a SPARQL store per session cost more than reading the whole graph.
+    Times are compared as instants, as SPARQL compares ``xsd:dateTime`` values.
+    """
+    times: dict[str, dict[str, list[tuple[str, str]]]] = {p: {} for p in _TIMED}
+    links: dict[str, dict[str, list[str]]] = {p: {} for p in _LINKS}
+    for s, p, o in triples:
+        if p in times:
+            times[p].setdefault(s, []).append(instant_order(parse_literal(o)))
+        elif p in links:
+            links[p].setdefault(s, []).append(o)
+    started, ended = times[P.startedAtTime], times[P.endedAtTime]
+    generated = times[P.generatedAtTime]
+    found: dict[str, set[str]] = {name: set() for name in CONSTRAINTS}
+    for x, starts in started.items():
+        if any(start > end for start in starts for end in ended.get(x, ())):
+            found[CONSTRAINTS[0]].add(x)
+    for x, activities in links[P.wasGeneratedBy].items():
+        for at in generated.get(x, ()):
+            for a in activities:
+                ends = ended.get(a, ())
+                if any(at < start or any(at > end for end in ends) for start in started.get(a, ())):
+                    found[CONSTRAINTS[1]].add(x)
+    for user, used in links[P.used].items():
+        for x in used:
+            if any(g > u for g in generated.get(x, ()) for u in started.get(user, ())):
+                found[CONSTRAINTS[2]].add(x)
+    for x, types in links[RDF_TYPE].items():
+        if P.Entity in types and P.Activity in types:
+            found[CONSTRAINTS[3]].add(x)
+    return [
+        f"PROV constraint {name} violated by {', '.join(sorted(x[1:-1] for x in xs)[:3])}"
+        for name, xs in found.items()
+        if xs
+    ]
 
 
 def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None, str]:
@@ -171,81 +215,68 @@ def _diff(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
 
 
 def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> list[SessionCheck]:
-    """Check every outermost session (or those ``ident`` names)."""
+    """Check every outermost session (or those ``ident`` names).
+
+    Every run of an embedded store is checked from one read of the whole graph (as
+    N-Triples, written by the store itself): one query per run would read the same
+    triples through ten thousand small queries.
+    """
     wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
-    rows = backend.query(f"""{SPARQL_PREFIXES}
-SELECT ?session ?bundle ?hash ?manifest ?revised ?previous ?previousHash
-WHERE {{ GRAPH {graph} {{
-  ?session a oprov:AgentSession .
-  FILTER NOT EXISTS {{ ?session oprov:partOf+ ?outer . ?outer a oprov:AgentSession }}
-  OPTIONAL {{
-    ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
-    FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
-    OPTIONAL {{ ?bundle prov:wasRevisionOf ?revised }}
-  }}
-  OPTIONAL {{
-    ?first oprov:bundleOf ?session ; oprov:previousBundle ?previous ;
-           oprov:previousHash ?previousHash .
-  }}
-}} }} ORDER BY ?session""").rows
-    stored_hashes = {
-        row["b"]: row["h"]
-        for row in backend.query(f"""{SPARQL_PREFIXES}
-SELECT ?b ?h WHERE {{ GRAPH {graph} {{
-  ?b oprov:bundleOf ?s ; oprov:contentHash ?h .
-}} }} ORDER BY ?b""").rows
-    }
+    marked = not has_unmarked_runs(backend, graph)
+    rows = backend.query(verify_rows_query(graph, marked=marked)).rows
+    stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
     by_trace: dict[str, list[Triple]] | None = None
     others: list[Triple] = []
     if ident is None and isinstance(backend, EmbeddedBackend):
-        # Every session of a local store: read the graph once, not one query per session.
         by_trace = {}
-        everything = backend.query(
-            f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {graph} {{ ?s ?p ?o }} }}"
-        ).triples
-        for t in everything:
-            triple = (_term(t.subject), _term(t.predicate), _term(t.object))
-            match = _TRACE_SUBJECT.match(triple[0])
-            if match:
-                by_trace.setdefault(match.group(1), []).append(triple)
+        for line in backend.ntriples(graph[1:-1]).splitlines():
+            s, p, rest = line.split(" ", 2)
+            o = rest[:-2]
+            triple = (s, p, _canonical(o) if o.endswith(_DATETIME) else o)
+            if s.startswith(_IN_A_TRACE) and s[47:48] == ":":
+                by_trace.setdefault(s[15:47], []).append(triple)
             else:
-                others.append(triple)  # e.g. a forged activity claiming to be part of one
+                others.append(triple)  # agents; or a forged activity claiming to be part of one
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
         if (wanted is not None and session not in wanted) or session in checks:
             continue
-        check = checks[session] = SessionCheck(session, row["bundle"])
         if row["bundle"] is None:
-            check.problems.append("no bundle: the session's record was removed or never sealed")
+            problem = "no bundle: the session's record was removed or never sealed"
+            checks[session] = SessionCheck(session, None, (problem,))
             continue
-        if row["revised"] and row["revised"] not in stored_hashes:
-            check.problems.append(f"revision chain broken: {row['revised']} is missing")
-        if row["previous"] and stored_hashes.get(row["previous"]) != row["previousHash"]:
-            check.problems.append(
-                f"chain broken: the previous bundle {row['previous']} is missing or changed"
-            )
         if by_trace is not None:
-            trace = session.split(":")[2]
             bundle_term = iri(row["bundle"])
-            content = [
-                t
-                for t in session_content(by_trace.get(trace, []) + others, iri(session))
-                if t[0] != bundle_term
-            ]
+            candidates = by_trace.get(session.split(":")[2], []) + others
+            content = [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
         else:
             content = stored_content(backend, graph, session, row["bundle"])
-        if content_hash(content) != row["hash"]:
-            recorded = json.loads(row["manifest"] or "{}")
-            check.problems.append(
-                "content changed since export ("
-                + "; ".join(_diff(recorded, manifest(content, iri(session))))
-                + ")"
-            )
-        check.problems.extend(_constraint_violations(content))
-        check.problems.extend(_blob_problems(content))
-        passed, why = _tool_use_verified(content, iri(session))
-        check.gates["tool_use_verified"] = passed
-        if passed is False:
-            check.problems.append(why)
+        checks[session] = _check(session, row, content, stored_hashes)
     return list(checks.values())
+
+
+def _check(
+    session: str,
+    row: Mapping[str, str | None],
+    content: list[Triple],
+    stored_hashes: Mapping[str | None, str | None],
+) -> SessionCheck:
+    """One run's check against its newest bundle (``row``) and the bundles stored."""
+    problems = []
+    if row["revised"] and row["revised"] not in stored_hashes:
+        problems.append(f"revision chain broken: {row['revised']} is missing")
+    if row["previous"] and stored_hashes.get(row["previous"]) != row["previousHash"]:
+        problems.append(
+            f"chain broken: the previous bundle {row['previous']} is missing or changed"
+        )
+    if content_hash(content) != row["hash"]:
+        recorded = json.loads(row["manifest"] or "{}")
+        changes = "; ".join(_diff(recorded, manifest(content, iri(session))))
+        problems.append(f"content changed since export ({changes})")
+    problems.extend(constraint_violations(content))
+    problems.extend(_blob_problems(content))
+    passed, why = _tool_use_verified(content, iri(session))
+    if passed is False:
+        problems.append(why)
+    return SessionCheck(session, row["bundle"], tuple(problems), {"tool_use_verified": passed})

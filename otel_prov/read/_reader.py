@@ -1,0 +1,168 @@
+"""The read API: one reader over the embedded store or a SPARQL endpoint."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pyoxigraph
+import rdflib
+
+from otel_prov.exporters._base import graph_term
+from otel_prov.prov._queries import STATUSES, RunFilter, session_construct_query
+from otel_prov.prov._rdf import PREFIXES, XSD, iri, literal
+from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
+from otel_prov.read._session_view import (
+    SessionSummary,
+    SessionView,
+    find_sessions,
+    list_runs,
+    load_session,
+)
+from otel_prov.read._verify import SessionCheck, verify_sessions
+
+__all__ = [
+    "ProvenanceReader",
+    "SessionPage",
+    "decode_cursor",
+    "encode_cursor",
+    "open_endpoint",
+    "open_store",
+]
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    """One page of runs, newest first; ``next_cursor`` is ``None`` on the last page."""
+
+    sessions: tuple[SessionSummary, ...]
+    next_cursor: str | None
+
+
+class ProvenanceReader:
+    """Reads provenance back as typed objects; build one with :func:`open_store` or
+    :func:`open_endpoint`.
+
+    Every method queries the store when called; nothing is cached, so a reader of a
+    SPARQL endpoint sees what agents wrote since.  Methods raise
+    :class:`~otel_prov.read.StoreUnavailableError` when the store cannot be read.
+    """
+
+    def __init__(self, backend: QueryBackend, *, graph: str | None = None) -> None:
+        self._backend = backend
+        self._graph = graph_term(graph)
+
+    def sessions(
+        self,
+        *,
+        agent: str | None = None,
+        service: str | None = None,
+        status: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 20,
+        cursor: str | None = None,
+    ) -> SessionPage:
+        """Runs (outermost sessions), newest first, filtered and paged by the store.
+
+        ``agent`` is the agent's name, ``service`` the ``service.name``, ``status`` one
+        of ``ok``, ``error``, ``incomplete``; ``since`` (inclusive) and ``until``
+        (exclusive) bound the start time, a naive ``datetime`` being UTC.  Pass a
+        page's ``next_cursor`` as ``cursor`` for the page after it: paging by cursor
+        stays correct while agents add runs, which an offset would not.
+        """
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, not {status!r}")
+        if limit < 0:
+            raise ValueError(f"limit must be 0 or more, not {limit}")
+        if limit == 0:
+            return SessionPage((), None)
+        where = RunFilter(
+            agent=None if agent is None else literal(agent),
+            service=None if service is None else literal(service),
+            status=status,
+            since=None if since is None else _datetime_term(since),
+            until=None if until is None else _datetime_term(until),
+            after=None if cursor is None else _after(cursor),
+        )
+        found = list_runs(self._backend, self._graph, where, limit + 1)
+        last = found[limit - 1] if len(found) > limit else None
+        return SessionPage(
+            tuple(found[:limit]), None if last is None else encode_cursor(last.start, last.id)
+        )
+
+    def find(self, ident: str) -> list[str]:
+        """IRIs of the runs a session IRI, trace id or conversation id names, oldest first."""
+        return find_sessions(self._backend, self._graph, ident)
+
+    def session(self, session: str, *, full: bool = False) -> SessionView:
+        """One session (by IRI, see :meth:`find`) with its iterations, calls and the
+        sessions it started; ``full`` reads values kept in the blob store back whole
+        (checked against their hash).  Raises ``LookupError`` when there is none."""
+        return load_session(self._backend, self._graph, session, full=full)
+
+    def graph(self, session: str) -> rdflib.Graph:
+        """Every triple about the session, its activities, entities and agents, with the
+        ``prov``/``oprov`` prefixes bound: for analysis with rdflib or SPARQL in Python."""
+        graph = rdflib.Graph()
+        for name, namespace in PREFIXES.items():
+            graph.bind(name, namespace)
+        data = pyoxigraph.serialize(self.triples(session), format=pyoxigraph.RdfFormat.N_TRIPLES)
+        return graph.parse(data=(data or b"").decode(), format="nt")
+
+    def triples(self, session: str) -> list[pyoxigraph.Triple]:
+        """The triples of :meth:`graph` as pyoxigraph reads them (what ``otel-prov show``
+        serializes as Turtle, JSON-LD or PROV)."""
+        return self._backend.query(session_construct_query(self._graph, session)).triples
+
+    def verify(self, ident: str | None = None) -> list[SessionCheck]:
+        """Check every run (or those ``ident`` names, see :meth:`find`) against its bundle."""
+        return verify_sessions(self._backend, self._graph, ident)
+
+
+def open_store(path: str | os.PathLike[str], *, graph: str | None = None) -> ProvenanceReader:
+    """A reader of the embedded store at ``path`` (``configure()`` writes to
+    ``.otel-prov/store`` unless told otherwise), opened read-only: it works while an
+    agent writes to it, and sees the store as it was when opened."""
+    return ProvenanceReader(EmbeddedBackend(Path(path)), graph=graph)
+
+
+def open_endpoint(
+    url: str, *, headers: dict[str, str] | None = None, graph: str | None = None
+) -> ProvenanceReader:
+    """A reader of a SPARQL 1.1 query endpoint.  ``headers`` (e.g. authorization) go
+    with every request and are never logged."""
+    return ProvenanceReader(RemoteBackend(url, headers=headers), graph=graph)
+
+
+def _datetime_term(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    text = moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    return f"{literal(text)}^^<{XSD}dateTime>"
+
+
+def encode_cursor(start: str, session: str) -> str:
+    """Where a page ended: the last run's start and IRI, opaque and URL-safe."""
+    return base64.urlsafe_b64encode(json.dumps([start, session]).encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """The start and IRI :func:`encode_cursor` wrote; ``ValueError`` for anything else."""
+    try:
+        start, session = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        moment = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        iri(str(session))
+    except (binascii.Error, UnicodeError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a cursor from SessionPage.next_cursor: {cursor!r}") from exc
+    return moment, str(session)
+
+
+def _after(cursor: str) -> tuple[str, str]:
+    moment, session = decode_cursor(cursor)
+    return _datetime_term(moment), iri(session)

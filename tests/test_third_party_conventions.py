@@ -19,6 +19,8 @@ from otel_prov.prov._conventions import (
     agent_name,
     is_agent_run,
     model_output_text,
+    starts_as_tool_call,
+    tool_name_from_span_name,
     unwrapped,
 )
 from otel_prov.prov._span_record import Role, classify
@@ -122,3 +124,11 @@ def test_the_write_ahead_log_keeps_what_a_tool_call_is_read_from(convention: Con
     assert convention.kind_key is not None
     read_from = {convention.kind_key, *convention.tool_name, *convention.arguments}
     assert read_from <= set(TOOL_CALL_KEYS)
+
+
+def test_a_tool_call_is_known_at_its_start_by_its_attributes_or_its_genai_name() -> None:
+    assert starts_as_tool_call("execute_tool search", {})  # attributes set later
+    assert starts_as_tool_call("search", {"openinference.span.kind": "TOOL"})
+    assert not starts_as_tool_call("chat gpt-x", {"gen_ai.operation.name": "chat"})
+    assert tool_name_from_span_name("execute_tool search") == "search"
+    assert tool_name_from_span_name("lookup") == "lookup"  # no prefix: the whole name

@@ -31,6 +31,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 from otel_prov import semconv as sc
 from otel_prov.capture._content import capture_genai_content, capture_prov_content, redact
 from otel_prov.capture._sinks import warn_if_nothing_records
+from otel_prov.prov._conventions import EXECUTE_TOOL, INVOKE_AGENT
 from otel_prov.prov._span_record import attribute_length_limit
 
 __all__ = [
@@ -132,9 +133,9 @@ def session_shape(
     gate); left off when there are none, so an agent without tools is not held to it.
     """
     return SpanShape(
-        f"invoke_agent {agent}",
+        f"{INVOKE_AGENT} {agent}",
         {
-            sc.GEN_AI_OPERATION_NAME: "invoke_agent",
+            sc.GEN_AI_OPERATION_NAME: INVOKE_AGENT,
             sc.GEN_AI_AGENT_NAME: agent,
             sc.GEN_AI_AGENT_ID: agent_id,
             sc.GEN_AI_CONVERSATION_ID: conversation_id,
@@ -160,9 +161,9 @@ def tool_call_shape(
 ) -> SpanShape:
     """A tool execution, ``execute_tool {name}``.  ``call_id``: the id the model gave the call."""
     return SpanShape(
-        f"execute_tool {name}",
+        f"{EXECUTE_TOOL} {name}",
         {
-            sc.GEN_AI_OPERATION_NAME: "execute_tool",
+            sc.GEN_AI_OPERATION_NAME: EXECUTE_TOOL,
             sc.GEN_AI_TOOL_NAME: name,
             sc.GEN_AI_TOOL_CALL_ID: call_id,
             sc.GEN_AI_TOOL_TYPE: tool_type,
@@ -199,7 +200,7 @@ def content_text(value: Any) -> str:
 
 def _is_tool_call(target: Mapping[str, Any] | Span) -> bool:
     attributes = target if isinstance(target, Mapping) else getattr(target, "attributes", None)
-    return (attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == "execute_tool"
+    return (attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == EXECUTE_TOOL
 
 
 def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:

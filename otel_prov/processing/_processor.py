@@ -55,6 +55,7 @@ from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
 from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, blob_directory, externalize
 from otel_prov.processing._wal import IntentLog, recover_intents
+from otel_prov.prov._conventions import starts_as_tool_call
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import Role, SpanRecord, classify, record_from_span
@@ -234,10 +235,7 @@ class ProvSpanProcessor(SpanProcessor):
     # --- agent thread: keep these cheap -------------------------------------------
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         self._open[span.context.span_id] = span
-        if self._wal is not None and (
-            span.name.startswith("execute_tool")
-            or classify(span.attributes or {}) is Role.TOOL_CALL
-        ):
+        if self._wal is not None and starts_as_tool_call(span.name, span.attributes or {}):
             try:
                 service = span.resource.attributes.get(SERVICE_NAME)
                 self._wal.intent(span, service if isinstance(service, str) else None)

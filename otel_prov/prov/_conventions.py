@@ -38,7 +38,9 @@ __all__ = [
     "ANSWER_KEYS",
     "ARGUMENT_KEYS",
     "CONVENTIONS",
+    "EXECUTE_TOOL",
     "INPUT_TOKEN_KEYS",
+    "INVOKE_AGENT",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
     "PROVIDER_KEYS",
@@ -58,9 +60,17 @@ __all__ = [
     "is_agent_run",
     "model_output_text",
     "requested_calls",
+    "starts_as_tool_call",
+    "tool_name_from_span_name",
     "tool_schema_name",
     "unwrapped",
 ]
+
+
+INVOKE_AGENT = "invoke_agent"
+"""GenAI ``gen_ai.operation.name`` of an agent's run, and the first word of its span name."""
+EXECUTE_TOOL = "execute_tool"
+"""GenAI ``gen_ai.operation.name`` of a tool execution, and the first word of its span name."""
 
 
 class Role(enum.Enum):
@@ -118,9 +128,9 @@ CONVENTIONS: tuple[Convention, ...] = (
         "OpenTelemetry GenAI",
         kind_key=sc.GEN_AI_OPERATION_NAME,
         roles={
-            "invoke_agent": Role.SESSION,
+            INVOKE_AGENT: Role.SESSION,
             "invoke_workflow": Role.SESSION,
-            "execute_tool": Role.TOOL_CALL,
+            EXECUTE_TOOL: Role.TOOL_CALL,
             "chat": Role.MODEL_CALL,
             "generate_content": Role.MODEL_CALL,
             "text_completion": Role.MODEL_CALL,
@@ -236,6 +246,19 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
         if kind in convention.run_kinds and (root or is_agent_run(attributes)):
             return Role.SESSION
     return Role.SPAN
+
+
+def starts_as_tool_call(name: str, attributes: Mapping[str, Any]) -> bool:
+    """Will a span just started be a tool call?  Its attributes say so, or its name alone:
+    the GenAI span name ``execute_tool {tool}`` comes before some instrumentations set
+    their attributes."""
+    return name.startswith(EXECUTE_TOOL) or classify(attributes) is Role.TOOL_CALL
+
+
+def tool_name_from_span_name(name: str) -> str:
+    """A tool call's name when no attribute gives it: its GenAI span name without the
+    ``execute_tool`` prefix (the whole name when it has none)."""
+    return name.removeprefix(f"{EXECUTE_TOOL} ").strip()
 
 
 def is_agent_run(attributes: Mapping[str, Any]) -> bool:

@@ -56,6 +56,7 @@ from otel_prov.prov._conventions import (
     defined_tools,
     model_output_text,
     requested_calls,
+    tool_name_from_span_name,
     unwrapped,
 )
 from otel_prov.prov._iris import (
@@ -697,7 +698,7 @@ def _check_json(content: _Content, key: str, out: _Out) -> None:
 
 def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     add = out.add
-    name = out.text(*TOOL_NAME_KEYS) or span.name.removeprefix("execute_tool ").strip()
+    name = out.text(*TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
     add((activity, O.toolName, literal(name)))
     tool = tool_iri(name)
     out.agent(tool, O.Tool, name)

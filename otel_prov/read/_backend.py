@@ -69,8 +69,9 @@ def _value(term: object) -> str | None:
     return str(term)
 
 
-_ATTEMPTS = 5
-"""Read-only opens (and queries) tried while a writer compacts the store under them."""
+_ATTEMPTS = 10
+"""Read-only opens (and queries) tried while a writer compacts the store under them; the
+waits between them double from 50 ms up to 1 s (about 6 s in all)."""
 
 
 class EmbeddedBackend:
@@ -97,7 +98,7 @@ class EmbeddedBackend:
                     raise StoreUnavailableError(
                         f"cannot open the store at {self.path}: {exc}"
                     ) from exc
-            time.sleep(0.05 * attempt)
+            time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
             attempt += 1
 
     def ntriples(self, graph: str) -> str:
@@ -118,6 +119,7 @@ class EmbeddedBackend:
                     raise StoreUnavailableError(
                         f"cannot read the store at {self.path}: {exc}"
                     ) from exc
+            time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
             self._store = self._open()
             attempt += 1
 

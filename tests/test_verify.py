@@ -12,8 +12,9 @@ import pytest
 import otel_prov
 from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
-from otel_prov.prov._bundle import bundle_iri, content_hash, session_content
-from otel_prov.prov._vocab import O
+from otel_prov.prov._bundle import bundle_iri, bundle_triples, content_hash, session_content
+from otel_prov.prov._rdf import to_nquads
+from otel_prov.prov._vocab import O, P
 from otel_prov.read import open_store
 from tests.cli import run_cli
 from tests.session_tree import known_session
@@ -202,3 +203,53 @@ def test_a_sub_session_and_its_qualified_start_are_sealed(tmp_path: Path) -> Non
     )
     result = run_cli("verify", "--all", "--store", str(path))
     assert result.returncode == 1 and ":start" in result.stdout
+
+
+def _forge_a_revision(path: Path) -> tuple[str, str]:
+    """Edit one observation of the newest run, then add ``bundle-2 prov:wasRevisionOf
+    bundle`` over the edited content, made with the project's own functions: what someone
+    who can write to the store and has read the code would do.  Returns the run's IRI and
+    the edited entity's manifest key."""
+    store = pyoxigraph.Store(str(path))
+    graph = pyoxigraph.NamedNode("urn:otel-prov:graph")
+    run = next(
+        q.subject
+        for q in store.quads_for_pattern(None, pyoxigraph.NamedNode(O.runStartedAt[1:-1]), None)
+    )
+    observation = next(
+        q
+        for q in store.quads_for_pattern(None, pyoxigraph.NamedNode(P.value[1:-1]), None)
+        if "rain" in q.object.value and q.subject.value.startswith(run.value.rsplit(":", 1)[0])
+    )
+    store.remove(observation)
+    store.add(
+        pyoxigraph.Quad(
+            observation.subject, observation.predicate, pyoxigraph.Literal("sunny"), graph
+        )
+    )
+    session = f"<{run.value}>"
+    everything = [
+        (str(q.subject), str(q.predicate), str(q.object))
+        for q in store.quads_for_pattern(None, None, None, graph)
+    ]
+    first = bundle_iri(session)
+    content = [t for t in session_content(everything, session) if t[0] != first]
+    revision = session[:-1] + ":bundle-2>"
+    forged = [
+        (revision if s == first else s, p, o)
+        for s, p, o in bundle_triples(session, 1_800_000_000_000_000_000, content)
+    ] + [(revision, P.wasRevisionOf, first)]
+    store.load(to_nquads(forged, "<urn:otel-prov:graph>").encode(), pyoxigraph.RdfFormat.N_QUADS)
+    store.flush()
+    del store
+    return run.value, observation.subject.value.split(":", 3)[3]
+
+
+def test_a_forged_revision_over_edited_content_is_caught(store: Path) -> None:
+    run, edited = _forge_a_revision(store)
+    result = run_cli("verify", "--store", str(store), "--format", "json")
+    assert result.returncode == 1, result.stdout
+    (check,) = [c for c in json.loads(result.stdout) if c["session"] == run]
+    (problem,) = check["problems"]
+    assert "written once" in problem and f"({edited})" in problem
+    assert check["revised"] == [f"changed: {edited}"]

@@ -23,6 +23,7 @@ def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
                 "ok": c.ok,
                 "gates": c.gates,
                 "problems": c.problems,
+                "revised": c.revised,
             }
             for c in checks
         ]
@@ -31,6 +32,8 @@ def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
     for check in checks:
         lines.append(f"{'ok' if check.ok else 'FAILED'}  {check.session}")
         lines.extend(f"    {problem}" for problem in check.problems)
+        if check.revised:
+            lines.append(f"    revised after sealing ({'; '.join(check.revised)})")
     failed = sum(not c.ok for c in checks)
     lines.append(f"{len(checks) - failed} verified, {failed} failed")
     return printable("\n".join(lines)) + "\n"

@@ -302,13 +302,17 @@ def verify_rows_query(graph: str, *, marked: bool = True) -> str:
         else f"?session a oprov:AgentSession .\n  {_outermost('?session')}"
     )
     return f"""{SPARQL_PREFIXES}
-SELECT DISTINCT ?session ?bundle ?hash ?manifest ?revised ?previous ?previousHash
+SELECT DISTINCT ?session ?bundle ?hash ?manifest ?revised ?revisedManifest ?previous
+  ?previousHash
 WHERE {{ GRAPH {graph} {{
   {run}
   OPTIONAL {{
     ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
     FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
-    OPTIONAL {{ ?bundle prov:wasRevisionOf ?revised }}
+    OPTIONAL {{
+      ?bundle prov:wasRevisionOf ?revised .
+      OPTIONAL {{ ?revised oprov:manifest ?revisedManifest }}
+    }}
   }}
   OPTIONAL {{
     ?first oprov:bundleOf ?session ; oprov:previousBundle ?previous ;

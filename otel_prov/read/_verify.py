@@ -71,6 +71,9 @@ class SessionCheck:
     problems: tuple[str, ...] = ()
     gates: Mapping[str, bool | None] = field(default_factory=dict)
     """Gate name -> passed (None: not applicable, e.g. no tools were declared)."""
+    revised: tuple[str, ...] = ()
+    """What the newest bundle, a revision, changed from the bundle it revised (from the
+    two manifests): ``changed: ...``, ``added: ...``, ``removed: ...`` parts."""
 
     @property
     def ok(self) -> bool:
@@ -274,9 +277,37 @@ def _check(
         recorded = json.loads(row["manifest"] or "{}")
         changes = "; ".join(_diff(recorded, manifest(content, iri(session))))
         problems.append(f"content changed since export ({changes})")
+    revised = _diff(json.loads(row["revisedManifest"] or "{}"), json.loads(row["manifest"] or "{}"))
+    rewritten = _rewritten_content(
+        json.loads(row["revisedManifest"] or "{}"), json.loads(row["manifest"] or "{}")
+    )
+    if row["revised"] and rewritten:
+        problems.append(
+            f"revision {row['bundle']} changed content recorded before, which is written "
+            f"once ({', '.join(rewritten)}): late spans add to a session, they never edit it"
+        )
     problems.extend(constraint_violations(content))
     problems.extend(_blob_problems(content))
     passed, why = _tool_use_verified(content, iri(session))
     if passed is False:
         problems.append(why)
-    return SessionCheck(session, row["bundle"], tuple(problems), {"tool_use_verified": passed})
+    return SessionCheck(
+        session,
+        row["bundle"],
+        tuple(problems),
+        {"tool_use_verified": passed},
+        tuple(revised) if row["revised"] else (),
+    )
+
+
+_WRITTEN_ONCE = (":question", ":thought", ":arguments", ":observation", ":answer")
+"""Manifest subjects of content entities: a value, once recorded, is never re-recorded
+(spans that arrive late add activities and entities, or finish an activity)."""
+
+
+def _rewritten_content(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
+    return sorted(
+        subject
+        for subject in before.keys() & after.keys()
+        if before[subject] != after[subject] and subject.endswith(_WRITTEN_ONCE)
+    )

@@ -511,7 +511,8 @@ def test_spans_of_a_stored_session_from_a_later_file_revise_its_bundle(tmp_path:
     assert view["iterations"][0]["tool_calls"][0]["observation"] == "18 °C"
     verified = run_cli("verify", "--store", str(store))
     assert verified.returncode == 0, verified.stdout
-    assert _chain(store) == {}  # a revision, not a second link
+    # The revision is the next link of the agent's chain, after the bundle it revises.
+    assert _chain(store) == {f"{_bundle(0xC)}-2": [_bundle(0xC)]}
 
 
 def test_a_trace_with_two_runs_maps_once_and_seals_both(tmp_path: Path) -> None:

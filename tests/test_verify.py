@@ -250,6 +250,7 @@ def test_a_forged_revision_over_edited_content_is_caught(store: Path) -> None:
     result = run_cli("verify", "--store", str(store), "--format", "json")
     assert result.returncode == 1, result.stdout
     (check,) = [c for c in json.loads(result.stdout) if c["session"] == run]
-    (problem,) = check["problems"]
-    assert "written once" in problem and f"({edited})" in problem
+    problems = check["problems"]
+    assert any("written once" in p and f"({edited})" in p for p in problems), problems
+    assert any("not linked into its agent's chain" in p for p in problems), problems
     assert check["revised"] == [f"changed: {edited}"]

@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 
 from otel_prov._version import __version__
-from otel_prov.prov._iris import entity_iri
+from otel_prov.prov._iris import agent_iri, entity_iri
 from otel_prov.prov._rdf import Triple, datetime_from_ns, literal
 from otel_prov.prov._vocab import RDF_TYPE, O, P
 
@@ -157,9 +157,16 @@ def bundles_in(triples: Sequence[Triple]) -> list[tuple[str, str, str]]:
 
 
 def agent_of(triples: Sequence[Triple], session: str) -> str:
-    """The session's AI agent (its IRI term), or ``""`` when it has none."""
+    """The session's AI agent (its IRI term), or ``""`` when it has none.
+
+    The agent is known by its type where ``triples`` hold it, else by its IRI family
+    (a session's stored content, or a record of late spans, need not hold the type)."""
     agents = {s for s, p, o in triples if p == RDF_TYPE and o == O.AIAgent}
     for s, p, o in triples:
-        if s == session and p == P.wasAssociatedWith and o in agents:
+        if s == session and p == P.wasAssociatedWith and (o in agents or o.startswith(_AGENTS)):
             return o
     return ""
+
+
+_AGENTS = agent_iri("")[:-1]
+"""The IRI prefix of every AI agent's IRI (``<urn:otel-prov:agent:``)."""

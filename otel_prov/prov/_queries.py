@@ -303,7 +303,7 @@ def verify_rows_query(graph: str, *, marked: bool = True) -> str:
     )
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?session ?bundle ?hash ?manifest ?revised ?revisedManifest ?previous
-  ?previousHash
+  ?previousHash ?revisionPrevious ?revisionPreviousHash
 WHERE {{ GRAPH {graph} {{
   {run}
   OPTIONAL {{
@@ -317,6 +317,11 @@ WHERE {{ GRAPH {graph} {{
   OPTIONAL {{
     ?first oprov:bundleOf ?session ; oprov:previousBundle ?previous ;
            oprov:previousHash ?previousHash .
+    FILTER NOT EXISTS {{ ?first prov:wasRevisionOf ?earlier }}
+  }}
+  OPTIONAL {{
+    ?bundle prov:wasRevisionOf ?revisedToo ; oprov:previousBundle ?revisionPrevious ;
+            oprov:previousHash ?revisionPreviousHash .
   }}
 }} }} ORDER BY ?session"""
 

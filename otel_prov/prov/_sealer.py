@@ -35,7 +35,7 @@ from otel_prov.prov._bundle import (
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, instant_order
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._vocab import P
+from otel_prov.prov._vocab import O, P
 
 __all__ = ["Sealer", "chain_heads_from_rows", "chain_heads_query"]
 
@@ -93,8 +93,16 @@ class Sealer:
             if set(content) == set(sealed.content):
                 continue
             revision = entity_iri(session, f"bundle-{sealed.revision + 1}")
-            added += _renamed(bundle_triples(session, now_ns, content), session, revision)
+            revised = _renamed(bundle_triples(session, now_ns, content), session, revision)
+            added += revised
             added.append((revision, P.wasRevisionOf, sealed.bundle))
+            # A revision takes its place in the agent's chain like a new bundle, so that one
+            # added afterwards by someone else forks the chain or hangs outside it.
+            agent = agent_of(sealed.content + triples, session)
+            added += chain_triples(revision, self._heads.get(agent))
+            if agent:
+                digest = next(o for _, p, o in revised if p == O.contentHash)[1:-1]
+                self._heads[agent] = {"bundle": revision, "hash": digest}
             self._keep(session, _Sealed(content, revision, sealed.revision + 1))
         if not added and len(triples) == len(record.triples):
             return record

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import pyoxigraph
 
 from otel_prov.processing._blobs import BlobError, read_blob
-from otel_prov.prov._bundle import content_hash, manifest, session_content
+from otel_prov.prov._bundle import agent_of, content_hash, manifest, session_content
 from otel_prov.prov._queries import bundle_hashes_query, stored_content_query, verify_rows_query
 from otel_prov.prov._rdf import (
     Triple,
@@ -281,6 +281,18 @@ def _check(
     rewritten = _rewritten_content(
         json.loads(row["revisedManifest"] or "{}"), json.loads(row["manifest"] or "{}")
     )
+    if row["revised"] and not row["revisionPrevious"] and agent_of(content, iri(session)):
+        problems.append(
+            f"revision {row['bundle']} is not linked into its agent's chain (sealed by an "
+            "otel-prov before revisions were chained, or added by hand)"
+        )
+    elif row["revisionPrevious"] and (
+        stored_hashes.get(row["revisionPrevious"]) != row["revisionPreviousHash"]
+    ):
+        problems.append(
+            f"chain broken: the bundle before revision {row['bundle']}, "
+            f"{row['revisionPrevious']}, is missing or changed"
+        )
     if row["revised"] and rewritten:
         problems.append(
             f"revision {row['bundle']} changed content recorded before, which is written "

@@ -1,0 +1,480 @@
+"""The receiver's core, whatever the protocol: accept a request, journal it, map whole traces.
+
+:meth:`Receiver.accept` runs on the transports' threads (gRPC's pool, the HTTP server's
+thread pool): decode, check the bounds, journal, buffer, wait for the journal to be
+durable, answer.  One worker thread maps the traces that are due
+(:mod:`~otel_prov.ingest.receiver._traces`) through the ingest path
+(:func:`~otel_prov.ingest._import.import_spans`), waits for the exporter to hold them
+(``force_flush``), and only then tells the journal they are done.
+
+Failure is never silent:
+
+* a request that cannot be decoded raises :class:`InvalidRequestError` (HTTP 400);
+* spans that break the OTLP rules are left out and counted (``partial_success``);
+* past ``max_pending_spans`` buffered, or ``max_journal_bytes`` journaled, or before
+  the journal is replayed, or while draining, a request raises
+  :class:`RequestRefusedError` with a retry delay (HTTP 429/503 with ``Retry-After``,
+  gRPC UNAVAILABLE with ``RetryInfo``), and the sender keeps it;
+* a cycle whose traces the destination did not take (store down, SPARQL exporter still
+  holding batches) puts them back; they are retried after a pause with a fresh read of
+  the bundle chains, and their journal records stay.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from otel_prov._settings import env_bool, env_float, env_str
+from otel_prov.environment_variables import (
+    OTEL_PROV_RECEIVER_DIR,
+    OTEL_PROV_RECEIVER_FSYNC,
+    OTEL_PROV_SESSION_TIMEOUT,
+    OTEL_PROV_TRACE_IDLE,
+)
+from otel_prov.exporters._base import ProvExporter
+from otel_prov.ingest._import import ImportSummary, import_spans
+from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
+from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
+from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
+from otel_prov.prov._otlp_json import ParsedSpans, parse_otlp_request
+from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
+from otel_prov.prov._sealer import Sealer
+from otel_prov.prov._span_record import SpanRecord
+from otel_prov.read._backend import QueryBackend
+
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "Accepted",
+    "InvalidRequestError",
+    "Receiver",
+    "ReceiverSettings",
+    "RequestRefusedError",
+]
+
+_logger = logging.getLogger(__name__)
+
+DEFAULT_DATA_DIR = ".otel-prov/receiver"
+DEFAULT_TRACE_IDLE = 5.0
+_DEFAULT_SESSION_TIMEOUT = 600.0
+_RETRY_AFTER_S = 2.0
+_FAILURE_PAUSE_S = (1.0, 30.0)
+_PROBLEMS_IN_MESSAGE = 5
+_LIMIT_LOG_INTERVAL_S = 10.0
+
+Encoding = Literal["protobuf", "json"]
+
+
+class RequestRefusedError(Exception):
+    """Not accepted now; the sender should retry after ``retry_after`` seconds."""
+
+    def __init__(
+        self, reason: str, *, overloaded: bool, retry_after: float = _RETRY_AFTER_S
+    ) -> None:
+        super().__init__(reason)
+        self.overloaded = overloaded
+        """Too much waits to be stored (HTTP 429), rather than not taking any (503)."""
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The answer to a request that is now durable: OTLP's ``partial_success``."""
+
+    spans: int
+    rejected: int
+    """Spans of the request left out (``rejected_spans``); 0 when all were taken."""
+    message: str
+    """Why they were, or warnings about parts left out; empty when there was nothing."""
+
+
+@dataclass(frozen=True)
+class ReceiverSettings:
+    """What the receiver is given; :meth:`from_settings` fills it the SDK way."""
+
+    data_dir: Path
+    trace_idle: float = DEFAULT_TRACE_IDLE
+    """Seconds without a new span of a trace before it is mapped."""
+    fsync: bool = True
+    """Make each request durable on disk before acknowledging it (else: in the OS cache,
+    which survives the process, not the machine)."""
+    session_timeout: float = _DEFAULT_SESSION_TIMEOUT
+    """A trace open this long (spans still coming) is mapped as it stands."""
+    retain: float = 120.0
+    """Seconds a mapped trace's spans are kept for spans of it that come late."""
+    max_pending_spans: int = 500_000
+    max_open_traces: int = 50_000
+    max_spans_per_trace: int = 20_000
+    max_journal_bytes: int = 4 << 30
+
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        trace_idle: float | None = None,
+        fsync: bool | None = None,
+    ) -> ReceiverSettings:
+        """Arguments first, else ``OTEL_PROV_RECEIVER_DIR``, ``OTEL_PROV_TRACE_IDLE``,
+        ``OTEL_PROV_RECEIVER_FSYNC`` and ``OTEL_PROV_SESSION_TIMEOUT``, else the defaults."""
+        directory = data_dir or env_str(OTEL_PROV_RECEIVER_DIR, DEFAULT_DATA_DIR)
+        return cls(
+            data_dir=Path(directory or DEFAULT_DATA_DIR),
+            trace_idle=trace_idle or env_float(OTEL_PROV_TRACE_IDLE, DEFAULT_TRACE_IDLE),
+            fsync=fsync if fsync is not None else env_bool(OTEL_PROV_RECEIVER_FSYNC, True),
+            session_timeout=env_float(OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT),
+        )
+
+
+def _as_is(span: SpanRecord) -> SpanRecord:
+    return span
+
+
+class Receiver:
+    """See the module documentation.  ``reader`` gives a reader of what ``exporter`` has
+    stored *now* (the embedded store's read-only view is a snapshot: open a new one);
+    ``prepare`` is the :class:`~otel_prov.processing._processor.RecordPreparer`;
+    ``spool_bytes`` tells how much the exporter holds on disk, for the metrics."""
+
+    def __init__(
+        self,
+        settings: ReceiverSettings,
+        *,
+        exporter: ProvExporter,
+        reader: Callable[[], QueryBackend],
+        graph: str,
+        prepare: Callable[[SpanRecord], SpanRecord],
+        spool_bytes: Callable[[], int] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self._exporter = exporter
+        self._reader = reader
+        self._graph = graph
+        self._prepare = prepare
+        self._spool_bytes = spool_bytes
+        self._clock = clock
+        self._journal = Journal(settings.data_dir / "journal", fsync=settings.fsync)
+        self._buffer = TraceBuffer(
+            idle_s=settings.trace_idle,
+            max_age_s=settings.session_timeout,
+            retain_s=settings.retain,
+            max_open_traces=settings.max_open_traces,
+            max_spans_per_trace=settings.max_spans_per_trace,
+            max_retained_spans=settings.max_pending_spans,
+        )
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ready = False
+        self._closing = False
+        self._sealer: Sealer | None = None
+        self._paused_until = 0.0
+        self._failures = 0
+        self._limit_logged: dict[Reason, float] = {}
+        self._counts = dict.fromkeys(
+            (
+                "received",
+                "rejected",
+                "refused",
+                "requests",
+                "traces",
+                "sealed",
+                "revised",
+                "left_out",
+                "failures",
+                "limits",
+            ),
+            0,
+        )
+        self._export_seconds = Histogram(
+            "otel_prov_receiver_export_seconds",
+            "Time to map, seal and store one batch of due traces (store acknowledged).",
+        )
+        self._worker: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        return self._ready and not self._closing
+
+    def start(self) -> None:
+        """Replay what the journal holds from before (mapped as it comes due), then take
+        requests.  Returns once ready."""
+        done, records = self._journal.replay()
+        replayed = 0
+        now = self._clock()
+        for record in records:
+            spans = [
+                s for s in self._decode_record(record) if done.get(s.trace_id, 0) < record.sequence
+            ]
+            if spans:
+                traces = {span.trace_id for span in spans}
+                self._journal.hold(record.sequence, traces)
+                self._buffer.add([self._prepare(s) for s in spans], record.sequence, now)
+                replayed += len(spans)
+        if replayed:
+            _logger.info(
+                "journal %s: %d span(s) of %d trace(s) acknowledged before the last stop "
+                "and not yet stored: mapping them",
+                self._journal.directory,
+                replayed,
+                self._buffer.open_traces,
+            )
+        self._worker = threading.Thread(name="OtelProvReceiver", target=self._run, daemon=True)
+        self._worker.start()
+        self._ready = True
+
+    def _decode_record(self, record: JournalRecord) -> tuple[SpanRecord, ...]:
+        try:
+            return self._decode(
+                record.payload, "json" if record.kind == JSON else "protobuf", "journal"
+            ).spans
+        except InvalidRequestError:  # journaled only after it decoded: the disk changed it
+            _logger.exception("journal record %d cannot be read; left out", record.sequence)
+            return ()
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Stop taking requests, map every buffered trace now and wait for the destination
+        to hold it.  ``True`` when it all went; what did not stays journaled for the next
+        start on the same data directory."""
+        self._closing = True
+        deadline = self._clock() + timeout
+        self._stop.set()
+        if self._worker is not None:
+            self._worker.join(max(0.0, deadline - self._clock()))
+        stored = False
+        while self._clock() < deadline:
+            if self._cycle(drain=True) and not self._buffer.pending_spans:
+                stored = True
+                break
+            time.sleep(min(1.0, max(0.0, deadline - self._clock())))
+        self._journal.close()
+        return stored
+
+    # --- requests (transport threads) ------------------------------------------------------
+    def accept(self, body: bytes, encoding: Encoding, source: str) -> Accepted:
+        """Take one export request; on return it is durable.  Raises
+        :class:`InvalidRequestError` or :class:`RequestRefusedError`."""
+        parsed = self._decode(body, encoding, source)
+        spans = parsed.spans
+        with self._lock:
+            self._counts["requests"] += 1
+            refusal = self._refusal()
+            if refusal is not None:
+                self._counts["refused"] += len(spans)
+                raise refusal
+        prepared = [self._prepare(span) for span in spans]
+        with self._lock:
+            sequence = self._journal.append(
+                JSON if encoding == "json" else PROTOBUF,
+                body,
+                {span.trace_id for span in prepared},
+            )
+            self._buffer.add(prepared, sequence, self._clock())
+            self._counts["received"] += len(spans)
+            self._counts["rejected"] += parsed.skipped
+        try:
+            self._journal.sync(sequence)
+        except OSError as exc:
+            _logger.exception("cannot make the journal durable")
+            raise RequestRefusedError(
+                f"journal not durable: {exc.strerror}", overloaded=False
+            ) from exc
+        return Accepted(
+            len(spans), parsed.skipped, "; ".join(parsed.problems[:_PROBLEMS_IN_MESSAGE])
+        )
+
+    def _decode(self, body: bytes, encoding: Encoding, source: str) -> ParsedSpans:
+        if encoding == "protobuf":
+            return parse_otlp_proto(body, source)
+        try:
+            document = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidRequestError(f"{source}: not JSON: {exc}") from exc
+        if not isinstance(document, dict):
+            raise InvalidRequestError(f"{source}: not an OTLP trace request (a JSON object)")
+        return parse_otlp_request(document, source)
+
+    def _refusal(self) -> RequestRefusedError | None:
+        """Why a request cannot be taken now (under the lock); ``None`` when it can."""
+        if not self._ready:
+            return RequestRefusedError("starting: replaying the journal", overloaded=False)
+        if self._closing:
+            return RequestRefusedError("shutting down", overloaded=False)
+        if self._buffer.pending_spans >= self.settings.max_pending_spans:
+            return RequestRefusedError(
+                f"{self._buffer.pending_spans} spans wait to be stored (max_pending_spans "
+                f"{self.settings.max_pending_spans}): is the store keeping up?",
+                overloaded=True,
+            )
+        if self._journal.size_bytes >= self.settings.max_journal_bytes:
+            return RequestRefusedError(
+                f"the journal in {self._journal.directory} is full", overloaded=True
+            )
+        return None
+
+    # --- the worker ------------------------------------------------------------------------
+    def _run(self) -> None:
+        tick = min(0.25, self.settings.trace_idle / 4)
+        while not self._stop.wait(tick):
+            if self._clock() >= self._paused_until:
+                self._cycle()
+
+    def _cycle(self, *, drain: bool = False) -> bool:
+        """Map and store what is due; ``False`` when the destination did not take it."""
+        now = self._clock()
+        with self._lock:
+            due = self._buffer.due(now, drain=drain)
+            self._buffer.expire(now)
+        if not due:
+            return True
+        self._log_limits(due, now)
+        started = time.perf_counter()
+        try:
+            summary = self._store(due)
+            stored = not summary.not_stored and self._exporter.force_flush()
+        except Exception:
+            _logger.exception("mapping or storing %d trace(s) failed", len(due))
+            stored, summary = False, ImportSummary()
+        if not stored:
+            self._failed(due)
+            return False
+        self._export_seconds.observe(time.perf_counter() - started)
+        self._journal.done((d.trace_id, d.sequence) for d in due)
+        self._failures = 0
+        with self._lock:
+            self._counts["traces"] += summary.traces
+            self._counts["sealed"] += summary.sessions - summary.already_stored
+            self._counts["revised"] += summary.revised
+            self._counts["left_out"] += summary.left_out_traces
+        for warning in summary.warnings[:_PROBLEMS_IN_MESSAGE]:
+            _logger.warning("%s", warning)
+        return True
+
+    def _store(self, due: list[Due]) -> ImportSummary:
+        if self._sealer is None:
+            sealer = Sealer()
+            sealer.continue_chains(self._exporter.chain_heads())
+            self._sealer = sealer
+        return import_spans(
+            (span for trace in due for span in trace.spans),
+            exporter=self._exporter,
+            backend=self._reader(),
+            graph=self._graph,
+            prepare=_as_is,
+            now_ns=time.time_ns(),
+            sealer=self._sealer,
+        )
+
+    def _failed(self, due: list[Due]) -> None:
+        """Put the traces back; what was sealed may not be stored, so the next try reads
+        the chains and stored sessions afresh."""
+        self._sealer = None
+        self._failures += 1
+        pause = min(_FAILURE_PAUSE_S[1], _FAILURE_PAUSE_S[0] * 2 ** (self._failures - 1))
+        self._paused_until = self._clock() + pause
+        now = self._clock()
+        with self._lock:
+            self._counts["failures"] += 1
+            for trace in due:
+                self._buffer.restore(trace, now)
+        _logger.warning(
+            "the destination did not take %d trace(s); kept in the journal, retrying in %.0f s",
+            len(due),
+            pause,
+        )
+
+    def _log_limits(self, due: list[Due], now: float) -> None:
+        for reason in (Reason.SPANS, Reason.OPEN_TRACES):
+            hit = [d for d in due if d.reason is reason]
+            if not hit:
+                continue
+            with self._lock:
+                self._counts["limits"] += len(hit)
+            if now - self._limit_logged.get(reason, -_LIMIT_LOG_INTERVAL_S) < _LIMIT_LOG_INTERVAL_S:
+                continue
+            self._limit_logged[reason] = now
+            limit = (
+                f"max_spans_per_trace ({self.settings.max_spans_per_trace})"
+                if reason is Reason.SPANS
+                else f"max_open_traces ({self.settings.max_open_traces})"
+            )
+            _logger.warning(
+                "limit %s hit: %d trace(s) mapped before they went idle (e.g. trace %032x); "
+                "spans of them that come later revise their bundles",
+                limit,
+                len(hit),
+                hit[0].trace_id,
+            )
+
+    # --- metrics ---------------------------------------------------------------------------
+    def metrics(self) -> str:
+        """``GET /metrics``: Prometheus text."""
+        with self._lock:
+            counts = dict(self._counts)
+            open_traces, pending = self._buffer.open_traces, self._buffer.pending_spans
+        spool = self._spool_bytes() if self._spool_bytes is not None else 0
+        return render(self._samples(counts, open_traces, pending, spool), [self._export_seconds])
+
+    def _samples(
+        self, counts: dict[str, int], open_traces: int, pending: int, spool: int
+    ) -> Iterator[Sample]:
+        prefix = "otel_prov_receiver_"
+        for key, kind, text in (
+            ("requests", "counter", "Export requests received, whatever the answer."),
+            ("received", "counter", "Spans accepted (journaled and acknowledged)."),
+            (
+                "rejected",
+                "counter",
+                "Spans left out for breaking the OTLP rules (partial_success).",
+            ),
+            ("refused", "counter", "Spans refused for backpressure (the sender retries them)."),
+            ("traces", "counter", "Traces mapped into provenance (each time one was mapped)."),
+            ("sealed", "counter", "Agent sessions sealed for the first time."),
+            ("revised", "counter", "Sealed sessions revised by spans that came later."),
+            ("left_out", "counter", "Traces mapped without any agent session (not provenance)."),
+            ("failures", "counter", "Export cycles the destination did not take (retried)."),
+            (
+                "limits",
+                "counter",
+                "Traces mapped early by the open-trace or spans-per-trace limit.",
+            ),
+        ):
+            yield Sample(f"{prefix}{_NAMES.get(key, key)}_total", kind, text, counts[key])
+        yield Sample(
+            f"{prefix}open_traces", "gauge", "Traces with spans not mapped yet.", open_traces
+        )
+        yield Sample(f"{prefix}pending_spans", "gauge", "Spans not mapped yet.", pending)
+        yield Sample(
+            f"{prefix}journal_bytes",
+            "gauge",
+            "Bytes in the journal's segments.",
+            self._journal.size_bytes,
+        )
+        yield Sample(f"{prefix}spool_bytes", "gauge", "Bytes in the exporter's spool.", spool)
+        yield Sample(
+            f"{prefix}ready",
+            "gauge",
+            "1 once requests are taken, 0 while starting or draining.",
+            self.ready,
+        )
+
+
+_NAMES = {
+    "received": "spans_received",
+    "rejected": "spans_rejected",
+    "refused": "spans_refused",
+    "traces": "traces_mapped",
+    "sealed": "sessions_sealed",
+    "revised": "sessions_revised",
+    "left_out": "traces_without_session",
+    "failures": "export_failures",
+    "limits": "limit_hits",
+}

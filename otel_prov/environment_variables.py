@@ -81,6 +81,8 @@ OTEL_PROV_MAX_PENDING_SPANS = "OTEL_PROV_MAX_PENDING_SPANS"
 .. envvar:: OTEL_PROV_MAX_PENDING_SPANS
 
 Most spans the processor holds before it drops (and counts) new ones.  Default: 100000.
+For ``otel-prov receive``: most spans buffered and not yet stored before it refuses
+requests (HTTP 429, gRPC UNAVAILABLE; the senders retry them).  Default: 500000.
 """
 
 OTEL_PROV_JAEGER_URL = "OTEL_PROV_JAEGER_URL"

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from otel_prov._settings import env_bool, env_float, env_str
+from otel_prov._settings import env_bool, env_float, env_int, env_str
 from otel_prov.environment_variables import (
+    OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_RECEIVER_DIR,
     OTEL_PROV_RECEIVER_FSYNC,
     OTEL_PROV_SESSION_TIMEOUT,
@@ -64,6 +65,7 @@ _logger = logging.getLogger(__name__)
 DEFAULT_DATA_DIR = ".otel-prov/receiver"
 DEFAULT_TRACE_IDLE = 5.0
 _DEFAULT_SESSION_TIMEOUT = 600.0
+_DEFAULT_MAX_PENDING = 500_000
 _RETRY_AFTER_S = 2.0
 _FAILURE_PAUSE_S = (1.0, 30.0)
 _PROBLEMS_IN_MESSAGE = 5
@@ -109,7 +111,8 @@ class ReceiverSettings:
     """A trace open this long (spans still coming) is mapped as it stands."""
     retain: float = 120.0
     """Seconds a mapped trace's spans are kept for spans of it that come late."""
-    max_pending_spans: int = 500_000
+    max_pending_spans: int = _DEFAULT_MAX_PENDING
+    """Spans buffered and not yet stored past which requests are refused (429)."""
     max_open_traces: int = 50_000
     max_spans_per_trace: int = 20_000
     max_journal_bytes: int = 4 << 30
@@ -123,13 +126,15 @@ class ReceiverSettings:
         fsync: bool | None = None,
     ) -> ReceiverSettings:
         """Arguments first, else ``OTEL_PROV_RECEIVER_DIR``, ``OTEL_PROV_TRACE_IDLE``,
-        ``OTEL_PROV_RECEIVER_FSYNC`` and ``OTEL_PROV_SESSION_TIMEOUT``, else the defaults."""
+        ``OTEL_PROV_RECEIVER_FSYNC``, ``OTEL_PROV_SESSION_TIMEOUT`` and
+        ``OTEL_PROV_MAX_PENDING_SPANS``, else the defaults."""
         directory = data_dir or env_str(OTEL_PROV_RECEIVER_DIR, DEFAULT_DATA_DIR)
         return cls(
             data_dir=Path(directory or DEFAULT_DATA_DIR),
             trace_idle=trace_idle or env_float(OTEL_PROV_TRACE_IDLE, DEFAULT_TRACE_IDLE),
             fsync=fsync if fsync is not None else env_bool(OTEL_PROV_RECEIVER_FSYNC, True),
             session_timeout=env_float(OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT),
+            max_pending_spans=env_int(OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING),
         )
 
 

@@ -29,7 +29,7 @@ def handler(tracer: Tracer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             question = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            context = propagate.extract(dict(self.headers.items()))
+            context = propagate.extract({k.lower(): v for k, v in self.headers.items()})
             with tracer.start_as_current_span(
                 "POST /run",
                 context=context,

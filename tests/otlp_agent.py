@@ -35,10 +35,16 @@ def spans_per_session(steps: int) -> int:
     return 1 + 2 * steps + steps - 1
 
 
-def exporter(protocol: str, endpoint: str) -> SpanExporter:
-    if protocol == "grpc":
-        return GrpcExporter(endpoint=endpoint, insecure=True)
-    return HttpExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces")
+def exporter(protocol: str, endpoints: str) -> SpanExporter:
+    """An OTLP exporter to ``endpoints``; to several (comma-separated), through the
+    :class:`LoadBalancingExporterStandIn`."""
+    backends: list[SpanExporter] = [
+        GrpcExporter(endpoint=endpoint, insecure=True)
+        if protocol == "grpc"
+        else HttpExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces")
+        for endpoint in endpoints.split(",")
+    ]
+    return backends[0] if len(backends) == 1 else LoadBalancingExporterStandIn(backends)
 
 
 class LoadBalancingExporterStandIn(SpanExporter):
@@ -160,11 +166,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--research")
     args = parser.parse_args()
-    endpoints = args.endpoint.split(",")
-    backends = [exporter(args.protocol, endpoint) for endpoint in endpoints]
-    chosen = backends[0] if len(backends) == 1 else LoadBalancingExporterStandIn(backends)
     provider = TracerProvider(resource=Resource.create({"service.name": args.service}))
-    provider.add_span_processor(BatchSpanProcessor(chosen, schedule_delay_millis=200))
+    provider.add_span_processor(
+        BatchSpanProcessor(exporter(args.protocol, args.endpoint), schedule_delay_millis=200)
+    )
     tracer = provider.get_tracer("tests.otlp_agent")
     traces = [
         f"{run_session(tracer, args.agent, f'{args.service} q{i}', args.steps, args.research):032x}"

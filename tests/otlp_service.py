@@ -4,7 +4,8 @@ SDK and its OTLP/HTTP (protobuf) exporter only, nothing of otel-prov.
 Run as ``python -m tests.otlp_service --endpoint URL --service NAME``; it prints the port
 it listens on (127.0.0.1), answers ``POST /run`` (``{"question"}``) with ``{"answer"}``
 under a server span that continues the caller's ``traceparent``, and exports its spans
-to the receiver at ``--endpoint``.  SIGTERM flushes and exits.
+to the receiver at ``--endpoint`` (several, comma-separated: routed by trace id, as
+``tests.otlp_agent`` does).  SIGTERM flushes and exits.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ leaves one, never acknowledged) and is logged.
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import re
@@ -90,6 +91,22 @@ def read_segment(path: Path, *, report: bool = True) -> Iterator[JournalRecord]:
         )
 
 
+def _lock(directory: Path) -> int:
+    """Hold ``directory`` for this process: two receivers on one journal would number
+    their records alike and delete each other's segments.  The lock goes with the
+    process, however it ends."""
+    fd = os.open(directory / "LOCK", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        raise OSError(
+            f"the journal {directory} is in use by another receiver: give each receiver "
+            "its own --data-dir"
+        ) from exc
+    return fd
+
+
 def done_pairs(payload: bytes) -> Iterator[tuple[int, int]]:
     """(trace id, sequence number) of each trace a done marker covers."""
     for trace, sequence in _PAIR.iter_unpack(payload):
@@ -108,6 +125,7 @@ class Journal:
         self._fsync = fsync
         self._segment_bytes = segment_bytes
         directory.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = _lock(directory)
         self._lock = threading.Lock()
         self._sync_lock = threading.Lock()
         self._segments: dict[int, Path] = {}
@@ -216,6 +234,9 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._close_segment()
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)  # releases the directory for the next receiver
+                self._lock_fd = -1
 
     # --- under the lock ----------------------------------------------------------------------
     def _write(self, data: bytes, sequence: int) -> None:

@@ -69,6 +69,11 @@ _DEFAULT_MAX_PENDING = 500_000
 _RETRY_AFTER_S = 2.0
 _FAILURE_PAUSE_S = (1.0, 30.0)
 _PROBLEMS_IN_MESSAGE = 5
+_BATCH_SPANS = 8192
+"""Due traces are stored together once they hold this many spans, or ..."""
+_BATCH_DELAY_S = 1.0
+"""... once the first of them has waited this long (at most ``trace_idle``): a store
+ingests one large batch several times faster than many small ones."""
 _LIMIT_LOG_INTERVAL_S = 10.0
 
 Encoding = Literal["protobuf", "json"]
@@ -180,6 +185,8 @@ class Receiver:
         self._ready = False
         self._closing = False
         self._sealer: Sealer | None = None
+        self._batch: list[Due] = []
+        self._batch_since = 0.0
         self._paused_until = 0.0
         self._failures = 0
         self._limit_logged: dict[Reason, float] = {}
@@ -333,14 +340,21 @@ class Receiver:
                 self._cycle()
 
     def _cycle(self, *, drain: bool = False) -> bool:
-        """Map and store what is due; ``False`` when the destination did not take it."""
+        """Map and store what is due, in batches; ``False`` when the destination did not
+        take it."""
         now = self._clock()
         with self._lock:
-            due = self._buffer.due(now, drain=drain)
+            came_due = self._buffer.due(now, drain=drain)
             self._buffer.expire(now)
-        if not due:
+        self._log_limits(came_due, now)
+        if came_due and not self._batch:
+            self._batch_since = now
+        self._batch += came_due
+        waited = now - self._batch_since >= min(_BATCH_DELAY_S, self.settings.trace_idle)
+        full = sum(len(trace.spans) for trace in self._batch) >= _BATCH_SPANS
+        if not self._batch or not (drain or waited or full):
             return True
-        self._log_limits(due, now)
+        due, self._batch = self._batch, []
         started = time.perf_counter()
         try:
             summary = self._store(due)
@@ -376,6 +390,7 @@ class Receiver:
             prepare=_as_is,
             now_ns=time.time_ns(),
             sealer=self._sealer,
+            export_batch=len(due),
         )
 
     def _failed(self, due: list[Due]) -> None:

@@ -22,6 +22,8 @@ Failure is never silent:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import logging
 import os
@@ -71,6 +73,8 @@ _FAILURE_PAUSE_S = (1.0, 30.0)
 _PROBLEMS_IN_MESSAGE = 5
 _BATCH_SPANS = 8192
 """Due traces are stored together once they hold this many spans, or ..."""
+_FLUSH_TIMEOUT_S = 120.0
+"""How long a batch may take to be stored before it counts as not taken (and is retried)."""
 _BATCH_DELAY_S = 1.0
 """... once the first of them has waited this long (at most ``trace_idle``): a store
 ingests one large batch several times faster than many small ones."""
@@ -261,14 +265,16 @@ class Receiver:
         self._stop.set()
         if self._worker is not None:
             self._worker.join(max(0.0, deadline - self._clock()))
-        stored = False
-        while self._clock() < deadline:
-            if self._cycle(drain=True) and not self._buffer.pending_spans:
-                stored = True
-                break
-            time.sleep(min(1.0, max(0.0, deadline - self._clock())))
+            if self._worker.is_alive():  # still storing a batch: it keeps the journal
+                return False
+        while (left := deadline - self._clock()) > 0:
+            if not self._cycle(drain=True, flush_timeout=left):
+                time.sleep(min(1.0, max(0.0, deadline - self._clock())))
+            elif not (self._buffer.pending_spans or self._batch):
+                self._journal.close()
+                return True
         self._journal.close()
-        return stored
+        return False
 
     # --- requests (transport threads) ------------------------------------------------------
     def accept(self, body: bytes, encoding: Encoding, source: str) -> Accepted:
@@ -339,7 +345,7 @@ class Receiver:
             if self._clock() >= self._paused_until:
                 self._cycle()
 
-    def _cycle(self, *, drain: bool = False) -> bool:
+    def _cycle(self, *, drain: bool = False, flush_timeout: float = _FLUSH_TIMEOUT_S) -> bool:
         """Map and store what is due, in batches; ``False`` when the destination did not
         take it."""
         now = self._clock()
@@ -351,14 +357,17 @@ class Receiver:
             self._batch_since = now
         self._batch += came_due
         waited = now - self._batch_since >= min(_BATCH_DELAY_S, self.settings.trace_idle)
-        full = sum(len(trace.spans) for trace in self._batch) >= _BATCH_SPANS
-        if not self._batch or not (drain or waited or full):
+        counts = list(itertools.accumulate(len(trace.spans) for trace in self._batch))
+        if not counts or not (drain or waited or counts[-1] >= _BATCH_SPANS):
             return True
-        due, self._batch = self._batch, []
+        # At most a batch at a time (at least one trace): the rest goes next, at once.
+        taken = max(1, bisect.bisect_left(counts, _BATCH_SPANS) + 1)
+        due, self._batch = self._batch[:taken], self._batch[taken:]
         started = time.perf_counter()
         try:
             summary = self._store(due)
-            stored = not summary.not_stored and self._exporter.force_flush()
+            flushed = self._exporter.force_flush(int(flush_timeout * 1000))
+            stored = flushed and not summary.not_stored
         except Exception:
             _logger.exception("mapping or storing %d trace(s) failed", len(due))
             stored, summary = False, ImportSummary()

@@ -228,10 +228,24 @@ def _open_traces(receivers: Receivers, tmp: Path) -> tuple[int, int]:
     return idle, loaded
 
 
+def _against_bulk(name: str, spans_per_s: float, data: bytes, bulk_s: float, how: str) -> None:
+    """Report the receiver's rate against the store's bulk ingest of the same quads."""
+    spans = SENDERS * SESSIONS * SPANS_PER_SESSION
+    quads = data.count(b"\n")
+    ours, bulk = spans_per_s * quads / spans, quads / bulk_s
+    report(
+        name,
+        ours / bulk,
+        ">= 0.7x",
+        ours / bulk >= 0.7,
+        f"{spans_per_s:,.0f} spans/s ({ours:,.0f} quads/s) {how} {bulk:,.0f} quads/s; "
+        f"{spans:,} spans, {quads:,} quads",
+    )
+
+
 def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-receiver-"))
     receivers = Receivers(tmp)
-    spans = SENDERS * SESSIONS * SPANS_PER_SESSION
     try:
         # Into the embedded store.
         store = tmp / "store"
@@ -241,16 +255,12 @@ def main() -> None:
         embedded = _receive(receiver)
         receiver.stop()
         data = pyoxigraph.Store.read_only(str(store)).dump(format=pyoxigraph.RdfFormat.N_QUADS)
-        quads = data.count(b"\n")
-        bulk = quads / _bulk_embedded(data, tmp / "bulk")
-        ratio = embedded * quads / spans / bulk
-        report(
+        _against_bulk(
             "receiver into the embedded store vs its bulk_load",
-            ratio,
-            ">= 0.7x",
-            ratio >= 0.7,
-            f"{embedded:,.0f} spans/s ({embedded * quads / spans:,.0f} quads/s) from {SENDERS} "
-            f"OTLP exporters; bulk_load {bulk:,.0f} quads/s; {spans:,} spans, {quads:,} quads",
+            embedded,
+            data,
+            _bulk_embedded(data, tmp / "bulk"),
+            f"from {SENDERS} OTLP exporters; bulk_load",
         )
 
         # Into an Oxigraph server.
@@ -272,16 +282,12 @@ def main() -> None:
             data = _server_quads(server.query_endpoint)
         finally:
             server.stop()
-        quads = data.count(b"\n")
-        bulk = quads / _bulk_server(data, tmp / "server-bulk")
-        ratio = remote * quads / spans / bulk
-        report(
+        _against_bulk(
             "receiver into an Oxigraph server vs its Graph Store POST",
-            ratio,
-            ">= 0.7x",
-            ratio >= 0.7,
-            f"{remote:,.0f} spans/s ({remote * quads / spans:,.0f} quads/s, SPARQL INSERT DATA "
-            f"batches); one POST /store {bulk:,.0f} quads/s",
+            remote,
+            data,
+            _bulk_server(data, tmp / "server-bulk"),
+            "SPARQL INSERT DATA batches; one POST /store",
         )
 
         phoenix = _phoenix(tmp / "phoenix")

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph
+
 from tests.cli import CLI
 
 READY_TIMEOUT = 60.0
@@ -122,6 +124,11 @@ def run_agent(
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return report
+
+
+def quads(store: Path) -> set[str]:
+    """What an embedded store holds, quad by quad."""
+    return {str(quad) for quad in pyoxigraph.Store.read_only(str(store))}
 
 
 def healthz(receiver: Receiver) -> int:

@@ -122,7 +122,7 @@ def test_what_the_sdk_exporters_send_reads_as_the_spans_they_recorded() -> None:
     assert len(parsed.spans) == 12
 
 
-_GOOD = Span(
+GOOD = Span(  # one valid span, for requests that break it
     trace_id=bytes.fromhex("0af7651916cd43dd8448eb211c80319c"),
     span_id=bytes.fromhex("b7ad6b7169203331"),
     name="invoke_agent a",
@@ -154,7 +154,7 @@ def test_a_bad_part_is_named_and_counted_and_the_rest_is_read(
     changes: dict[str, Any], problem: str
 ) -> None:
     bad = Span()
-    bad.CopyFrom(_GOOD)
+    bad.CopyFrom(GOOD)
     for field, value in changes.items():
         bad.ClearField(field)
         if isinstance(value, list):
@@ -164,7 +164,7 @@ def test_a_bad_part_is_named_and_counted_and_the_rest_is_read(
         else:
             setattr(bad, field, value)
     other = Span()
-    other.CopyFrom(_GOOD)
+    other.CopyFrom(GOOD)
     other.trace_id = b"\x11" * 16
     request = ExportTraceServiceRequest(
         resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=[other, bad, other])])]

@@ -26,20 +26,14 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Sp
 
 from tests.cli import run_cli
 from tests.otlp_agent import spans_per_session
-from tests.receiver import Receiver, Receivers, healthz, run_agent
+from tests.receiver import Receiver, Receivers, healthz, quads, run_agent
+from tests.test_otlp_proto import GOOD
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LIMIT = 32 << 20
 """The receiver's request size limit."""
 SPANS = spans_per_session(3)
 """Spans of one run of ``tests.otlp_agent`` (3 steps, its default)."""
-_GOOD = Span(
-    trace_id=bytes.fromhex("0af7651916cd43dd8448eb211c80319c"),
-    span_id=bytes.fromhex("b7ad6b7169203331"),
-    name="invoke_agent a",
-    start_time_unix_nano=1_764_460_800_000_000_000,
-    end_time_unix_nano=1_764_460_801_000_000_000,
-)
 
 
 def request(*spans: Span) -> bytes:
@@ -95,10 +89,6 @@ def bundles(store: Path) -> dict[str, int]:
             session = quad.object.value
             found[session] = found.get(session, 0) + 1
     return found
-
-
-def quads(store: Path) -> set[str]:
-    return {str(quad) for quad in pyoxigraph.Store.read_only(str(store))}
 
 
 def test_sessions_sent_over_grpc_and_http_land_once_and_verify(
@@ -192,9 +182,9 @@ def test_answers_follow_the_otlp_specification(receivers: Receivers, tmp_path: P
     receiver = receivers.start("--store", str(tmp_path / "store"), "--trace-idle", "600")
     # Spans that break the rules: the rest is taken, the bad ones counted and explained.
     bad = Span()
-    bad.CopyFrom(_GOOD)
+    bad.CopyFrom(GOOD)
     bad.span_id = bytes(8)
-    status, headers, body = post(receiver, request(_GOOD, bad))
+    status, headers, body = post(receiver, request(GOOD, bad))
     answer = ExportTraceServiceResponse.FromString(body)
     assert status == 200 and headers["content-type"] == "application/x-protobuf"
     assert answer.partial_success.rejected_spans == 1
@@ -209,7 +199,7 @@ def test_answers_follow_the_otlp_specification(receivers: Receivers, tmp_path: P
     assert status == 200 and partial["rejectedSpans"] == "1"  # an int64: a string in JSON
     assert "has no spanId" in partial["errorMessage"]
     # gzip, and an answer without partial_success when all went in.
-    status, _, body = post(receiver, gzip.compress(request(_GOOD)), **{"Content-Encoding": "gzip"})
+    status, _, body = post(receiver, gzip.compress(request(GOOD)), **{"Content-Encoding": "gzip"})
     assert (status, ExportTraceServiceResponse.FromString(body).HasField("partial_success")) == (
         200,
         False,
@@ -237,7 +227,7 @@ def test_answers_follow_the_otlp_specification(receivers: Receivers, tmp_path: P
     bomb = gzip.compress(bytes(LIMIT + 1))
     assert post(receiver, bomb, **{"Content-Encoding": "gzip"})[0] == 413
     # gRPC: the same rules.
-    assert grpc_export(receiver, request(_GOOD, bad)).partial_success.rejected_spans == 1
+    assert grpc_export(receiver, request(GOOD, bad)).partial_success.rejected_spans == 1
     with pytest.raises(grpc.RpcError) as invalid:
         grpc_export(receiver, b"\xff\xff")
     assert invalid.value.code() is grpc.StatusCode.INVALID_ARGUMENT
@@ -257,10 +247,10 @@ def test_a_full_queue_is_refused_with_a_retry_delay_and_the_sdk_retries(
         "--store", str(store), "--trace-idle", "6", env={"OTEL_PROV_MAX_PENDING_SPANS": "5"}
     )
     assert post(receiver, request(*[_span(i) for i in range(1, 7)]))[0] == 200
-    status, headers, _ = post(receiver, request(_GOOD))
+    status, headers, _ = post(receiver, request(GOOD))
     assert status == 429 and headers["retry-after"] == "2"
     with pytest.raises(grpc.RpcError) as refused:
-        grpc_export(receiver, request(_GOOD))
+        grpc_export(receiver, request(GOOD))
     assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
     trailing = dict(refused.value.trailing_metadata())  # type: ignore[attr-defined]
     assert RetryInfo.FromString(trailing["google.rpc.retryinfo-bin"]).retry_delay.seconds == 2
@@ -279,7 +269,7 @@ def test_a_full_queue_is_refused_with_a_retry_delay_and_the_sdk_retries(
 
 def _span(number: int) -> Span:
     span = Span()
-    span.CopyFrom(_GOOD)
+    span.CopyFrom(GOOD)
     span.span_id = number.to_bytes(8, "big")
     return span
 
@@ -291,13 +281,13 @@ def test_the_bearer_token_is_required_and_never_logged(
     token_file = tmp_path / "token"
     token_file.write_text(secret + "\n")
     receiver = receivers.start("--store", str(tmp_path / "store"), "--token-file", str(token_file))
-    assert post(receiver, request(_GOOD))[0] == 401
-    assert post(receiver, request(_GOOD), Authorization="Bearer wrong")[0] == 401
-    assert post(receiver, request(_GOOD), Authorization=f"Bearer {secret}")[0] == 200
+    assert post(receiver, request(GOOD))[0] == 401
+    assert post(receiver, request(GOOD), Authorization="Bearer wrong")[0] == 401
+    assert post(receiver, request(GOOD), Authorization=f"Bearer {secret}")[0] == 200
     with pytest.raises(grpc.RpcError) as refused:
-        grpc_export(receiver, request(_GOOD))
+        grpc_export(receiver, request(GOOD))
     assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
-    assert grpc_export(receiver, request(_GOOD), (("authorization", f"Bearer {secret}"),))
+    assert grpc_export(receiver, request(GOOD), (("authorization", f"Bearer {secret}"),))
     run_agent(
         "--protocol",
         "http",

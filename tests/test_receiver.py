@@ -6,7 +6,6 @@ import json
 import logging
 from pathlib import Path
 
-import pyoxigraph
 import pytest
 from google.protobuf.json_format import MessageToDict
 from otel_prov.exporters._base import graph_term
@@ -16,6 +15,7 @@ from benchmarks.workload import session_spans
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings, RequestRefusedError
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend
+from tests.receiver import quads
 from tests.test_import import _hex_ids
 from tests.test_otlp_proto import encode_request
 
@@ -31,10 +31,6 @@ def receiver(tmp_path: Path, **settings: int) -> Receiver:
     )
     started.start()
     return started
-
-
-def quads(store: Path) -> set[str]:
-    return {str(quad) for quad in pyoxigraph.Store.read_only(str(store))}
 
 
 def test_the_same_spans_as_protobuf_or_json_store_the_same_triples(tmp_path: Path) -> None:

@@ -194,21 +194,7 @@ class Receiver:
         self._paused_until = 0.0
         self._failures = 0
         self._limit_logged: dict[Reason, float] = {}
-        self._counts = dict.fromkeys(
-            (
-                "received",
-                "rejected",
-                "refused",
-                "requests",
-                "traces",
-                "sealed",
-                "revised",
-                "left_out",
-                "failures",
-                "limits",
-            ),
-            0,
-        )
+        self._counts = dict.fromkeys(_COUNTERS, 0)
         self._export_seconds = Histogram(
             "otel_prov_receiver_export_seconds",
             "Time to map, seal and store one batch of due traces (store acknowledged).",
@@ -286,7 +272,7 @@ class Receiver:
             self._counts["requests"] += 1
             refusal = self._refusal()
             if refusal is not None:
-                self._counts["refused"] += len(spans)
+                self._counts["spans_refused"] += len(spans)
                 raise refusal
         prepared = [self._prepare(span) for span in spans]
         with self._lock:
@@ -296,8 +282,8 @@ class Receiver:
                 {span.trace_id for span in prepared},
             )
             self._buffer.add(prepared, sequence, self._clock())
-            self._counts["received"] += len(spans)
-            self._counts["rejected"] += parsed.skipped
+            self._counts["spans_received"] += len(spans)
+            self._counts["spans_rejected"] += parsed.skipped
         try:
             self._journal.sync(sequence)
         except OSError as exc:
@@ -378,10 +364,10 @@ class Receiver:
         self._journal.done((d.trace_id, d.sequence) for d in due)
         self._failures = 0
         with self._lock:
-            self._counts["traces"] += summary.traces
-            self._counts["sealed"] += summary.sessions - summary.already_stored
-            self._counts["revised"] += summary.revised
-            self._counts["left_out"] += summary.left_out_traces
+            self._counts["traces_mapped"] += summary.traces
+            self._counts["sessions_sealed"] += summary.sessions - summary.already_stored
+            self._counts["sessions_revised"] += summary.revised
+            self._counts["traces_without_session"] += summary.left_out_traces
         for warning in summary.warnings[:_PROBLEMS_IN_MESSAGE]:
             _logger.warning("%s", warning)
         return True
@@ -411,7 +397,7 @@ class Receiver:
         self._paused_until = self._clock() + pause
         now = self._clock()
         with self._lock:
-            self._counts["failures"] += 1
+            self._counts["export_failures"] += 1
             for trace in due:
                 self._buffer.restore(trace, now)
         _logger.warning(
@@ -426,7 +412,7 @@ class Receiver:
             if not hit:
                 continue
             with self._lock:
-                self._counts["limits"] += len(hit)
+                self._counts["limit_hits"] += len(hit)
             if now - self._limit_logged.get(reason, -_LIMIT_LOG_INTERVAL_S) < _LIMIT_LOG_INTERVAL_S:
                 continue
             self._limit_logged[reason] = now
@@ -456,54 +442,28 @@ class Receiver:
         self, counts: dict[str, int], open_traces: int, pending: int, spool: int
     ) -> Iterator[Sample]:
         prefix = "otel_prov_receiver_"
-        for key, kind, text in (
-            ("requests", "counter", "Export requests received, whatever the answer."),
-            ("received", "counter", "Spans accepted (journaled and acknowledged)."),
-            (
-                "rejected",
-                "counter",
-                "Spans left out for breaking the OTLP rules (partial_success).",
-            ),
-            ("refused", "counter", "Spans refused for backpressure (the sender retries them)."),
-            ("traces", "counter", "Traces mapped into provenance (each time one was mapped)."),
-            ("sealed", "counter", "Agent sessions sealed for the first time."),
-            ("revised", "counter", "Sealed sessions revised by spans that came later."),
-            ("left_out", "counter", "Traces mapped without any agent session (not provenance)."),
-            ("failures", "counter", "Export cycles the destination did not take (retried)."),
-            (
-                "limits",
-                "counter",
-                "Traces mapped early by the open-trace or spans-per-trace limit.",
-            ),
+        for name, text in _COUNTERS.items():
+            yield Sample(f"{prefix}{name}_total", "counter", text, counts[name])
+        for name, text, value in (
+            ("open_traces", "Traces with spans not mapped yet.", open_traces),
+            ("pending_spans", "Spans not mapped yet.", pending),
+            ("journal_bytes", "Bytes in the journal's segments.", self._journal.size_bytes),
+            ("spool_bytes", "Bytes in the exporter's spool.", spool),
+            ("ready", "1 once requests are taken, 0 while starting or draining.", self.ready),
         ):
-            yield Sample(f"{prefix}{_NAMES.get(key, key)}_total", kind, text, counts[key])
-        yield Sample(
-            f"{prefix}open_traces", "gauge", "Traces with spans not mapped yet.", open_traces
-        )
-        yield Sample(f"{prefix}pending_spans", "gauge", "Spans not mapped yet.", pending)
-        yield Sample(
-            f"{prefix}journal_bytes",
-            "gauge",
-            "Bytes in the journal's segments.",
-            self._journal.size_bytes,
-        )
-        yield Sample(f"{prefix}spool_bytes", "gauge", "Bytes in the exporter's spool.", spool)
-        yield Sample(
-            f"{prefix}ready",
-            "gauge",
-            "1 once requests are taken, 0 while starting or draining.",
-            self.ready,
-        )
+            yield Sample(f"{prefix}{name}", "gauge", text, value)
 
 
-_NAMES = {
-    "received": "spans_received",
-    "rejected": "spans_rejected",
-    "refused": "spans_refused",
-    "traces": "traces_mapped",
-    "sealed": "sessions_sealed",
-    "revised": "sessions_revised",
-    "left_out": "traces_without_session",
-    "failures": "export_failures",
-    "limits": "limit_hits",
+_COUNTERS = {
+    "requests": "Export requests received, whatever the answer.",
+    "spans_received": "Spans accepted (journaled and acknowledged).",
+    "spans_rejected": "Spans left out for breaking the OTLP rules (partial_success).",
+    "spans_refused": "Spans refused for backpressure (the sender retries them).",
+    "traces_mapped": "Traces mapped into provenance (each time one was mapped).",
+    "sessions_sealed": "Agent sessions sealed for the first time.",
+    "sessions_revised": "Sealed sessions revised by spans that came later.",
+    "traces_without_session": "Traces mapped without any agent session (not provenance).",
+    "export_failures": "Export batches the destination did not take (retried).",
+    "limit_hits": "Traces mapped early by the open-traces or spans-per-trace limit.",
 }
+"""The receiver's counters (``otel_prov_receiver_<name>_total``) and what they count."""

@@ -81,6 +81,8 @@ OTEL_PROV_MAX_PENDING_SPANS = "OTEL_PROV_MAX_PENDING_SPANS"
 .. envvar:: OTEL_PROV_MAX_PENDING_SPANS
 
 Most spans the processor holds before it drops (and counts) new ones.  Default: 100000.
+For ``otel-prov receive``: most spans buffered and not yet stored before it refuses
+requests (HTTP 429, gRPC UNAVAILABLE; the senders retry them).  Default: 500000.
 """
 
 OTEL_PROV_JAEGER_URL = "OTEL_PROV_JAEGER_URL"
@@ -146,4 +148,52 @@ OTEL_PROV_PROVENANCE = "OTEL_PROV_PROVENANCE"
 
 ``false`` makes ``configure()`` record no provenance in the process, only OTLP: for agents
 whose traces a Collector sends to ``otel-prov receive``.  Default ``true``.
+"""
+
+OTEL_PROV_RECEIVER_GRPC = "OTEL_PROV_RECEIVER_GRPC"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_GRPC
+
+``HOST:PORT`` where ``otel-prov receive`` takes OTLP/gRPC (``TraceService/Export``), or
+``off``.  Default: ``127.0.0.1:4317``.
+"""
+
+OTEL_PROV_RECEIVER_HTTP = "OTEL_PROV_RECEIVER_HTTP"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_HTTP
+
+``HOST:PORT`` where ``otel-prov receive`` takes OTLP/HTTP (``POST /v1/traces``) and serves
+``GET /healthz`` and ``GET /metrics``, or ``off``.  Default: ``127.0.0.1:4318``.
+"""
+
+OTEL_PROV_RECEIVER_DIR = "OTEL_PROV_RECEIVER_DIR"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_DIR
+
+The receiver's data directory: its journal of accepted requests, replayed at the next
+start for whatever was not yet stored.  Default: ``.otel-prov/receiver``.
+"""
+
+OTEL_PROV_TRACE_IDLE = "OTEL_PROV_TRACE_IDLE"
+"""
+.. envvar:: OTEL_PROV_TRACE_IDLE
+
+Seconds without a new span of a trace after which the receiver maps the trace whole.
+Default: 5.
+"""
+
+OTEL_PROV_RECEIVER_TOKEN = "OTEL_PROV_RECEIVER_TOKEN"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_TOKEN
+
+A bearer token the receiver requires (``Authorization: Bearer <token>`` on HTTP, the
+``authorization`` metadata on gRPC); unset, it requires none.  Never logged.
+"""
+
+OTEL_PROV_RECEIVER_FSYNC = "OTEL_PROV_RECEIVER_FSYNC"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_FSYNC
+
+``true`` (default): the receiver fsyncs each request to its journal before acknowledging
+it (survives a machine crash); ``false``: survives the receiver being killed only.
 """

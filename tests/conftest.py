@@ -1,8 +1,9 @@
-"""Shared fixtures: an SDK provider with an in-memory exporter, and span-record builders."""
+"""Shared fixtures: an SDK provider with an in-memory exporter, and receiver processes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from opentelemetry.sdk.resources import Resource
@@ -11,6 +12,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_prov.capture import _content
+from tests.receiver import Receivers
 
 
 @pytest.fixture
@@ -30,3 +32,11 @@ def _clean_content_switches(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     _content.set_override(None)
     yield
     _content.set_override(None)
+
+
+@pytest.fixture
+def receivers(tmp_path: Path) -> Iterator[Receivers]:
+    """Starts ``otel-prov receive`` processes; any still running at the end is killed."""
+    started = Receivers(tmp_path)
+    yield started
+    started.close()

@@ -36,6 +36,8 @@ DEPLOY = ROOT / "deploy"
 COMPOSE = DEPLOY / "docker-compose.yaml"
 COLLECTOR = DEPLOY / "otel-collector.yaml"
 LOADBALANCING = DEPLOY / "otel-collector-loadbalancing.yaml"
+RECEIVERS = DEPLOY / "docker-compose.receivers.yaml"
+RECEIVER_SERVICE = "prov-receiver"
 TEMPO = DEPLOY / "tempo.yaml"
 DATASOURCES = DEPLOY / "grafana" / "datasources.yaml"
 DOCKERFILE = DEPLOY / "agent.Dockerfile"
@@ -75,6 +77,56 @@ def _fresh(path: Path) -> Config:
     return copy.deepcopy(_compose() if path == COMPOSE else _load(path))
 
 
+def merge_compose(base: Config, override: Config) -> Config:
+    """What ``docker compose -f base -f override`` runs, by Compose's merge rules: mappings
+    merge key by key (``environment``, ``depends_on``, ...), a service's ``volumes`` merge
+    by container path and its ``ports`` add up, any other sequence (``command``, a
+    healthcheck's ``test``) is replaced."""
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        if key == "services":
+            services = merged.setdefault("services", {})
+            for name, service in value.items():
+                services[name] = _merge_service(services.get(name, {}), service)
+        else:
+            merged[key] = _merge_mapping(merged.get(key), value)
+    return merged
+
+
+def _merge_mapping(base: Any, override: Any) -> Any:
+    if not (isinstance(base, dict) and isinstance(override, dict)):
+        return copy.deepcopy(override)
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        merged[key] = _merge_mapping(merged.get(key), value)
+    return merged
+
+
+def _merge_service(base: Config, override: Config) -> Config:
+    rest = {k: v for k, v in override.items() if k not in ("volumes", "ports")}
+    merged: Config = _merge_mapping(base, rest)
+    if "volumes" in override:
+        volumes = base.get("volumes") or []
+        by_target = {m[2]: entry for m, entry in zip(_mounts(base), volumes, strict=True)}
+        for mount, entry in zip(_mounts(override), override["volumes"], strict=True):
+            by_target[mount[2]] = entry
+        merged["volumes"] = list(by_target.values())
+    if "ports" in override:
+        merged["ports"] = [*(base.get("ports") or []), *override["ports"]]
+    return merged
+
+
+def _with_receivers() -> Config:
+    return merge_compose(_fresh(COMPOSE), _load(RECEIVERS))
+
+
+STACKS: dict[str, Callable[[], Config]] = {
+    "default": lambda: _fresh(COMPOSE),
+    "receivers": _with_receivers,
+}
+"""The stack as ``docker-compose.yaml`` runs it, and with the scale-out override."""
+
+
 # --- Compose Specification schema -------------------------------------------------
 
 
@@ -99,8 +151,9 @@ def schema_problems(compose: Config) -> list[str]:
     ]
 
 
-def test_compose_file_matches_the_compose_specification() -> None:
-    assert schema_problems(_fresh(COMPOSE)) == []
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_compose_file_matches_the_compose_specification(stack: str) -> None:
+    assert schema_problems(STACKS[stack]()) == []
 
 
 def _misspelt_top_level_key(c: Config) -> None:
@@ -194,7 +247,7 @@ def pipeline_problems(config: Config, *, backends: Mapping[str, int]) -> list[st
 
 def loadbalancing_problems(config: Config) -> list[str]:
     """What keeps the load-balancing exporter from sending each trace, whole, to one of
-    the provenance exporters behind ``agent-prov-exporters``."""
+    the ``otel-prov receive`` replicas behind ``prov-receiver``."""
     problems: list[str] = []
     traces = ((config.get("service") or {}).get("pipelines") or {}).get("traces") or {}
     names = [n for n in traces.get("exporters") or [] if _component_type(n) == "loadbalancing"]
@@ -209,7 +262,7 @@ def loadbalancing_problems(config: Config) -> list[str]:
     elif "endpoint" in otlp:
         problems.append("protocol.otlp sets an endpoint, which the resolver owns")
     dns = (settings.get("resolver") or {}).get("dns") or {}
-    if dns.get("hostname") != "agent-prov-exporters":
+    if dns.get("hostname") != RECEIVER_SERVICE:
         problems.append(f"dns resolver hostname is {dns.get('hostname')!r}")
     if str(dns.get("port", "4317")) != "4317":
         problems.append(f"dns resolver port is {dns.get('port')!r}, not the OTLP gRPC 4317")
@@ -390,16 +443,19 @@ def image_problems(compose: Config) -> list[str]:
     return problems
 
 
-def test_depends_on_targets_exist() -> None:
-    assert dependency_problems(_fresh(COMPOSE)) == []
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_depends_on_targets_exist(stack: str) -> None:
+    assert dependency_problems(STACKS[stack]()) == []
 
 
-def test_mounted_files_and_build_files_exist() -> None:
-    assert mount_problems(_fresh(COMPOSE)) == []
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_mounted_files_and_build_files_exist(stack: str) -> None:
+    assert mount_problems(STACKS[stack]()) == []
 
 
-def test_every_image_is_pinned() -> None:
-    assert image_problems(_fresh(COMPOSE)) == []
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_every_image_is_pinned(stack: str) -> None:
+    assert image_problems(STACKS[stack]()) == []
 
 
 def test_dependency_check_catches_an_undefined_target() -> None:
@@ -492,10 +548,11 @@ def test_trace_links_open_the_trace() -> None:
     assert provisioned.get(pane["datasource"]) == "tempo"
 
 
-def test_published_ports_are_local_and_distinct() -> None:
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_published_ports_are_local_and_distinct(stack: str) -> None:
     ports = [
         str(port)
-        for service in _services(_fresh(COMPOSE)).values()
+        for service in _services(STACKS[stack]()).values()
         for port in service.get("ports") or []
     ]
     assert all(port.startswith("127.0.0.1:") for port in ports), ports
@@ -503,15 +560,22 @@ def test_published_ports_are_local_and_distinct() -> None:
     assert len(host_ports) == len(set(host_ports)), host_ports
 
 
-def test_services_restart_and_are_probed_with_what_their_image_has() -> None:
-    services = _services(_fresh(COMPOSE))
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_services_restart_and_are_probed_with_what_their_image_has(stack: str) -> None:
+    services = _services(STACKS[stack]())
     for name, service in services.items():
         assert "restart" in service, f"{name} has no restart policy"
     # Jaeger, Tempo and Grafana are Alpine-based (busybox wget); the agent's image is
     # python:3.11-slim (python, no wget or curl).  The Collector and Oxigraph images
     # have no shell and no HTTP client: they have no probe, and nothing waits for them
     # to be healthy (test_depends_on_targets_exist).
-    probes = {"jaeger": "wget", "tempo": "wget", "grafana": "wget", "agent": "python"}
+    probes = {
+        "jaeger": "wget",
+        "tempo": "wget",
+        "grafana": "wget",
+        "agent": "python",
+        RECEIVER_SERVICE: "python",  # the agent's image
+    }
     for name, service in services.items():
         test = (service.get("healthcheck") or {}).get("test")
         if name in probes:
@@ -670,13 +734,142 @@ def test_agent_image_has_what_the_example_imports() -> None:
 
 
 def test_agent_otel_prov_variables_are_ones_otel_prov_reads() -> None:
+    env = _environment(_with_receivers()["services"]["agent"])
+    assert {name for name in env if name.startswith("OTEL_PROV_")} <= _known_variables()
+
+
+# --- Scale-out: docker-compose.receivers.yaml ------------------------------------------
+
+
+def _flag(command: list[str], flag: str) -> str | None:
+    return command[command.index(flag) + 1] if flag in command else None
+
+
+def receivers_problems(compose: Config, collector: Config) -> list[str]:
+    """What keeps ``compose`` (the stack with the override) from running several receivers
+    behind the Collector's load-balancing exporter, all writing to the triple store, with
+    agents that export OTLP only."""
+    problems: list[str] = []
+    services = _services(compose)
+    dns = collector["exporters"]["loadbalancing"]["resolver"]["dns"]
+    receiver = services.get(dns["hostname"])
+    if receiver is None:
+        return [f"the load balancer resolves {dns['hostname']!r}, which is no service"]
+    command = [str(part) for part in receiver.get("command") or []]
+    if command[:2] != ["otel-prov", "receive"]:
+        problems.append(f"{dns['hostname']} runs {command[:2]}, not otel-prov receive")
+    if _flag(command, "--grpc") != f"0.0.0.0:{dns.get('port', '4317')}":
+        problems.append(
+            f"receivers take gRPC on {_flag(command, '--grpc')}, not the resolver's port"
+        )
+    if int((receiver.get("deploy") or {}).get("replicas", 1)) < 2:
+        problems.append("a single receiver: nothing to balance")
+    update = _flag(command, "--endpoint-update")
+    store_host = _host_port(update)[0] if update else None
+    if store_host not in services or store_host not in _depends_on(receiver):
+        problems.append(f"receivers write to {update}, not a store they wait for")
+    known = _known_variables()
+    unknown = {name for name in _environment(receiver) if name.startswith("OTEL_PROV_")} - known
+    if unknown:
+        problems.append(f"receivers set variables otel-prov does not read: {sorted(unknown)}")
+    if not str(receiver.get("stop_grace_period", "")).endswith("s"):
+        problems.append("receivers get no stop_grace_period to drain in")
+    mounted = {t: s for k, s, t in _mounts(services["otel-collector"]) if k == "bind"}
+    if mounted.get("/etc/otelcol-contrib/config.yaml") != f"./{LOADBALANCING.name}":
+        problems.append("the Collector does not run the load-balancing configuration")
+    if _depends_on(services["otel-collector"]).get(dns["hostname"]) != "service_healthy":
+        problems.append("the Collector does not wait for the receivers to be ready")
+    agent = _environment(services["agent"])
+    if agent.get("OTEL_PROV_PROVENANCE") != "false":
+        problems.append("the agent still maps provenance itself (OTEL_PROV_PROVENANCE)")
+    if _host_port(agent.get("OTEL_EXPORTER_OTLP_ENDPOINT", ""))[0] != "otel-collector":
+        problems.append("the agent does not export OTLP to the Collector")
+    return problems
+
+
+def _known_variables() -> set[str]:
     source = (ROOT / "otel_prov" / "environment_variables.py").read_text(encoding="utf-8")
-    known = {
+    return {
         target.id
         for node in ast.parse(source).body
         if isinstance(node, ast.Assign)
         for target in node.targets
         if isinstance(target, ast.Name) and target.id.startswith("OTEL_PROV_")
     }
-    env = _environment(_fresh(COMPOSE)["services"]["agent"])
-    assert {name for name in env if name.startswith("OTEL_PROV_")} <= known
+
+
+def test_receivers_replace_in_process_provenance_behind_the_load_balancer() -> None:
+    assert receivers_problems(_with_receivers(), _fresh(LOADBALANCING)) == []
+
+
+def test_the_default_stack_maps_provenance_in_the_agent() -> None:
+    compose = _fresh(COMPOSE)
+    assert RECEIVER_SERVICE not in _services(compose)
+    assert "OTEL_PROV_PROVENANCE" not in _environment(compose["services"]["agent"])
+
+
+def _single_receiver(c: Config) -> None:
+    c["services"][RECEIVER_SERVICE]["deploy"]["replicas"] = 1
+
+
+def _receiver_on_another_port(c: Config) -> None:
+    command = c["services"][RECEIVER_SERVICE]["command"]
+    command[command.index("--grpc") + 1] = "0.0.0.0:14317"
+
+
+def _agent_maps_provenance(c: Config) -> None:
+    del c["services"]["agent"]["environment"]["OTEL_PROV_PROVENANCE"]
+
+
+def _collector_keeps_its_default_config(c: Config) -> None:
+    c["services"]["otel-collector"]["volumes"] = [
+        "./otel-collector.yaml:/etc/otelcol-contrib/config.yaml:ro"
+    ]
+
+
+def _misspelt_variable(c: Config) -> None:
+    c["services"][RECEIVER_SERVICE]["environment"]["OTEL_PROV_RECIEVER_DIR"] = "/tmp"
+
+
+def _renamed_service(c: Config) -> None:
+    c["services"]["agent-prov-exporters"] = c["services"].pop(RECEIVER_SERVICE)
+
+
+@pytest.mark.parametrize(
+    "breakage",
+    [
+        _single_receiver,
+        _receiver_on_another_port,
+        _agent_maps_provenance,
+        _collector_keeps_its_default_config,
+        _misspelt_variable,
+        _renamed_service,
+    ],
+)
+def test_receivers_check_catches(breakage: Callable[[Config], None]) -> None:
+    compose = _with_receivers()
+    breakage(compose)
+    assert receivers_problems(compose, _fresh(LOADBALANCING))
+
+
+def test_merge_follows_compose_rules() -> None:
+    base = {
+        "services": {
+            "a": {
+                "volumes": ["./x:/etc/c:ro", "data:/data"],
+                "environment": {"A": "1"},
+                "command": ["x"],
+            }
+        }
+    }
+    override = {
+        "services": {
+            "a": {"volumes": ["./y:/etc/c:ro"], "environment": {"B": "2"}, "command": ["y"]}
+        }
+    }
+    merged = merge_compose(base, override)["services"]["a"]
+    assert merged == {
+        "volumes": ["./y:/etc/c:ro", "data:/data"],
+        "environment": {"A": "1", "B": "2"},
+        "command": ["y"],
+    }

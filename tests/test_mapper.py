@@ -163,6 +163,38 @@ def test_only_the_run_is_marked_with_its_start_and_the_mark_is_sealed() -> None:
     assert recorded == content_hash(content)
 
 
+def test_a_session_reached_over_http_is_started_by_the_tool_call_that_sent_the_request() -> None:
+    agent, researcher = "agent-service", "research-service"
+    spans = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent", gen_ai__agent__name="outer"),
+        make_span(2, 1, gen_ai__operation__name="execute_tool", gen_ai__tool__name="research"),
+        make_span(3, 2, name="POST", http__request__method="POST"),  # client, in the agent
+        make_span(4, 3, name="POST /run", service=researcher),  # server, in the other service
+        make_span(
+            5,
+            4,
+            service=researcher,
+            gen_ai__operation__name="invoke_agent",
+            gen_ai__agent__name="inner",
+        ),
+    ]
+    triples = set(map_spans(spans).triples)
+    start = _ent(5, "start")
+    assert {(_act(5), P.qualifiedStart, start), (start, P.hadActivity, _act(2))} <= triples
+    assert (_act(5), P.wasInformedBy, _act(2)) in triples
+    chain = [
+        (_act(5), O.partOf, _act(4)),
+        (_act(4), O.partOf, _act(3)),
+        (_act(3), O.partOf, _act(2)),
+    ]
+    assert set(chain) <= triples
+    for span, service in ((1, agent), (3, agent), (4, researcher), (5, researcher)):
+        assert (_act(span), P.wasAssociatedWith, f"<urn:otel-prov:service:{service}>") in triples
+    assert (f"<urn:otel-prov:service:{researcher}>", RDF_TYPE, O.Service) in triples
+    # Only the outermost session is sealed: the nested one is part of its bundle.
+    assert len({s for s, p, _ in triples if p == O.bundleOf}) == 1
+
+
 def test_third_party_conventions_map_to_the_same_classes() -> None:
     spans = [
         make_span(

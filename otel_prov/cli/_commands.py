@@ -1,5 +1,5 @@
 """``otel-prov``: run the demo, list sessions, show one, query provenance with SPARQL,
-import OTLP JSON trace files.
+import OTLP JSON trace files, receive OTLP.
 
 This module parses the command line, calls the pipeline and writes what the renderers
 (``_render*``) make of the answer.  Each command is a handler in :data:`COMMANDS`; the exit
@@ -20,6 +20,7 @@ from otel_prov._settings import env_str
 from otel_prov._version import __version__
 from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._receive import add_receive_arguments, receive
 from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_views
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
@@ -220,18 +221,21 @@ def _parser() -> argparse.ArgumentParser:
         "otel-prov import traces.jsonl",
     )
     imports.add_argument("files", metavar="FILE", nargs="+", help="a trace file, or - for stdin")
-    imports.add_argument(
-        "--endpoint-update",
-        metavar="URL",
-        help="SPARQL update endpoint to write to instead of a store (default: "
-        "$OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is then where what is stored is read",
-    )
+    _writes(imports)
     imports.add_argument(
         "--format",
         choices=("text", "json"),
         default="text",
         help=_formats(text="one line of counts", json="the counts and the parts skipped"),
     )
+    receive = command(
+        "receive",
+        "an OTLP trace receiver (gRPC and HTTP) that maps whole traces, across services, "
+        "into provenance; SIGTERM drains and exits",
+        "otel-prov receive --endpoint-update http://localhost:7878/update",
+    )
+    _writes(receive)
+    add_receive_arguments(receive)
     verify = command(
         "verify",
         "check that stored sessions are unchanged since export",
@@ -273,6 +277,16 @@ def _parser() -> argparse.ArgumentParser:
         help=_formats(text="for people", json="the exporters' reports and the spool's counts"),
     )
     return parser
+
+
+def _writes(sub: argparse.ArgumentParser) -> None:
+    """The write destination of a command that stores provenance."""
+    sub.add_argument(
+        "--endpoint-update",
+        metavar="URL",
+        help="SPARQL update endpoint to write to instead of a store (default: "
+        "$OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is then where what is stored is read",
+    )
 
 
 def _backend(args: argparse.Namespace) -> QueryBackend:
@@ -428,7 +442,7 @@ def _import(args: argparse.Namespace) -> ExitCode:
     problems = [problem for result in parsed for problem in result.problems]
     for problem in problems:
         _say(problem)
-    destination = _import_destination(args)
+    destination = _destination(args)
     exporter = destination.exporter
     try:
         summary = import_spans(
@@ -471,14 +485,14 @@ def _read_text(name: str) -> str:
         raise UsageError(f"{name} is not UTF-8 text (byte {exc.start})") from exc
 
 
-def _import_destination(args: argparse.Namespace) -> Destination:
+def _destination(args: argparse.Namespace) -> Destination:
     """Where ``configure()`` would write (a SPARQL update endpoint when one is set, else the
     embedded store), flags first."""
     if args.store is not None and (args.endpoint or args.endpoint_update):
         raise UsageError("give --store or --endpoint-update/--endpoint, not both")
     if args.endpoint and not (args.endpoint_update or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)):
         raise UsageError(
-            "import writes: give the update endpoint with --endpoint-update "
+            f"{args.command} writes: give the update endpoint with --endpoint-update "
             "(or OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is where it reads"
         )
     try:
@@ -492,6 +506,13 @@ def _import_destination(args: argparse.Namespace) -> Destination:
         raise UsageError(str(exc)) from exc
     except OSError as exc:
         raise StoreUnavailableError(str(exc)) from exc
+
+
+def _receive(args: argparse.Namespace) -> ExitCode:
+    try:
+        return receive(args, _graph(args), lambda: _destination(args))
+    except (ValueError, OSError) as exc:  # a bad flag; a port or data directory in use
+        raise UsageError(str(exc)) from exc
 
 
 def _verify(args: argparse.Namespace) -> ExitCode:
@@ -564,6 +585,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "show": _show,
     "query": _query,
     "import": _import,
+    "receive": _receive,
     "verify": _verify,
     "status": _status,
     "flush": _flush,

@@ -74,12 +74,19 @@ def import_spans(
     graph: str,
     prepare: Callable[[SpanRecord], SpanRecord],
     now_ns: int,
+    sealer: Sealer | None = None,
+    export_batch: int = _EXPORT_BATCH,
 ) -> ImportSummary:
     """Map, seal and export ``spans``; ``backend`` reads the destination ``exporter`` writes.
 
     ``graph`` is the provenance graph (an IRI term), ``now_ns`` the time revised bundles
     are generated at.  Of two copies of one span, an ended one wins over one that never
-    ended, else the later.  The caller flushes and shuts the exporter down.
+    ended, else the later.  The caller flushes and shuts the exporter down.  A caller
+    that imports again and again (the receiver) passes its ``sealer``, whose chains
+    continue from the exporter's ``chain_heads()``: reading them costs a scan of every
+    bundle stored, once instead of per call.  ``export_batch`` records go to each
+    ``export`` call: the embedded store ingests one large batch several times faster than
+    many small ones.
     """
     traces: dict[int, dict[int, SpanRecord]] = {}
     for span in spans:
@@ -88,8 +95,9 @@ def import_spans(
         if known is None or known.end_ns is None or span.end_ns is not None:
             copies[span.span_id] = span
     stored = _stored_sessions(backend, graph, [trace_hex(t) for t in traces])
-    sealer = Sealer()
-    sealer.continue_chains(exporter.chain_heads())
+    if sealer is None:
+        sealer = Sealer()
+        sealer.continue_chains(exporter.chain_heads())
     summary = ImportSummary()
     batch: list[ProvRecord] = []
     for trace_id, group in sorted(
@@ -112,7 +120,7 @@ def import_spans(
         summary.revised += sum(1 for _, p, _ in sealed.triples if p == P.wasRevisionOf)
         summary.warnings.extend(f"trace {record.trace_id}: {p}" for p in record.problems)
         batch.append(sealed)
-        if len(batch) == _EXPORT_BATCH:
+        if len(batch) == export_batch:
             summary.not_stored += _export(exporter, batch)
             batch = []
     if batch:

@@ -280,6 +280,18 @@ class _Tree:
             current = self.parent(current)
         return None
 
+    def starter(self, session: SpanRecord) -> SpanRecord | None:
+        """The activity that started a sub-session: its nearest ancestor that is more than
+        a plain span.  A session in another service hangs below the HTTP client and
+        server spans of the request that reached it; the tool call that sent the
+        request started it, and ``partOf`` keeps the chain through the HTTP spans."""
+        seen = {session.span_id}
+        current = self.parent(session)
+        while current is not None and current.role is Role.SPAN and current.span_id not in seen:
+            seen.add(current.span_id)
+            current = self.parent(current)
+        return current
+
     def tool_calls(self, iteration: SpanRecord) -> list[SpanRecord]:
         return self._tools.get(iteration.span_id, [])
 
@@ -568,7 +580,8 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     if tree.enclosing(span, Role.SESSION) is not None and span.parent_id is not None:
         # A sub-session was started by the activity around it.  prov:wasStartedBy names
         # an entity (the trigger), so the starter activity goes in a qualified Start.
-        starter = activity_iri(span.trace_id, span.parent_id)
+        found = tree.starter(span)
+        starter = activity_iri(span.trace_id, found.span_id if found else span.parent_id)
         start = entity_iri(activity, "start")
         add((activity, P.qualifiedStart, start))
         add((start, RDF_TYPE, P.Start))

@@ -38,7 +38,7 @@ from otel_prov.prov._iris import span_hex
 from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify, clean_record
 from otel_prov.semconv import SERVICE_NAME
 
-__all__ = ["ParsedSpans", "parse_otlp_json"]
+__all__ = ["ParsedSpans", "parse_otlp_json", "parse_otlp_request"]
 
 _VALUE_START = re.compile(r"[^ \t\n\r]")
 _RESUME = re.compile(r"\n(?=\{)")
@@ -73,6 +73,9 @@ class ParsedSpans:
 
     spans: tuple[SpanRecord, ...]
     problems: tuple[str, ...]
+    skipped: int = 0
+    """Spans found in the input and left out for a problem: what an OTLP receiver reports
+    as ``rejected_spans`` (spans in a part that is not even JSON are not counted)."""
 
 
 class _Invalid(ValueError):
@@ -83,6 +86,7 @@ def parse_otlp_json(text: str, source: str) -> ParsedSpans:
     """Every span in ``text``; ``source`` names it in problems (a file name, ``-``)."""
     spans: list[SpanRecord] = []
     problems: list[str] = []
+    skipped = 0
     for line, document in _documents(text.removeprefix("\ufeff")):
         where = f"{source}:{line}"
         if isinstance(document, json.JSONDecodeError):
@@ -91,8 +95,18 @@ def parse_otlp_json(text: str, source: str) -> ParsedSpans:
                 f"{document.colno}); skipped"
             )
         else:
-            spans.extend(_request(document, where, problems))
-    return ParsedSpans(tuple(spans), tuple(problems))
+            found, left_out = _request(document, where, problems)
+            spans.extend(found)
+            skipped += left_out
+    return ParsedSpans(tuple(spans), tuple(problems), skipped)
+
+
+def parse_otlp_request(document: Any, source: str) -> ParsedSpans:
+    """The spans of one request already read as JSON (``json.loads`` of an OTLP/HTTP body):
+    the receiver tells a body that is no JSON (refused whole) from spans that are bad."""
+    problems: list[str] = []
+    spans, skipped = _request(document, source, problems)
+    return ParsedSpans(tuple(spans), tuple(problems), skipped)
 
 
 def _documents(text: str) -> Iterator[tuple[int, Any]]:
@@ -120,15 +134,16 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _request(document: Any, where: str, problems: list[str]) -> list[SpanRecord]:
+def _request(document: Any, where: str, problems: list[str]) -> tuple[list[SpanRecord], int]:
+    """The spans of one export request, and how many of its spans were left out."""
     if not isinstance(document, dict):
         problems.append(f"{where}: not an OTLP trace export (a JSON object); skipped")
-        return []
+        return [], 0
     if document and "resourceSpans" not in document:
         problems.append(
             f"{where}: no resourceSpans: not an OTLP trace export (logs or metrics?); skipped"
         )
-        return []
+        return [], 0
     spans: list[SpanRecord] = []
     number = 0
     for index, resource_spans in enumerate(_list(document, "resourceSpans", where, problems), 1):
@@ -145,7 +160,7 @@ def _request(document: Any, where: str, problems: list[str]) -> list[SpanRecord]
                 record = _span(raw, service, f"{where}: span {number}", problems)
                 if record is not None:
                     spans.append(record)
-    return spans
+    return spans, number - len(spans)
 
 
 def _list(parent: dict[str, Any], key: str, where: str, problems: list[str]) -> list[Any]:

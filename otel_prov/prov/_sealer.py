@@ -53,6 +53,8 @@ class Sealer:
     def __init__(self, *, remember: int = 1024) -> None:
         self._heads: dict[str, dict[str, str]] = {}
         self._sealed: collections.OrderedDict[str, _Sealed] = collections.OrderedDict()
+        self._of_trace: dict[str, set[str]] = {}
+        """Trace IRI prefix -> its remembered sessions: a record looks at its own only."""
         self._remember = remember
 
     def continue_chains(self, heads: Mapping[str, Mapping[str, str]]) -> None:
@@ -75,6 +77,7 @@ class Sealer:
     def seal(self, record: ProvRecord, now_ns: int) -> ProvRecord:
         triples = list(record.triples)
         added: list[Triple] = []
+        first_sealed = set()
         for bundle, session, digest in bundles_in(triples):
             if session in self._sealed:
                 # Sealed before (exported incomplete): this bundle is replaced by a revision.
@@ -85,10 +88,10 @@ class Sealer:
             if agent:
                 self._heads[agent] = {"bundle": bundle, "hash": digest}
             self._keep(session, _Sealed(session_content(triples, session), bundle, 1))
+            first_sealed.add(session)
         prefix = f"<urn:otel-prov:{record.trace_id}:"
-        for session, sealed in list(self._sealed.items()):
-            if not session.startswith(prefix):
-                continue
+        for session in sorted(self._of_trace.get(prefix, set()) - first_sealed):
+            sealed = self._sealed[session]
             content = session_content(sealed.content + triples, session)
             if set(content) == set(sealed.content):
                 continue
@@ -111,8 +114,18 @@ class Sealer:
     def _keep(self, session: str, sealed: _Sealed) -> None:
         self._sealed[session] = sealed
         self._sealed.move_to_end(session)
+        self._of_trace.setdefault(_trace_prefix(session), set()).add(session)
         while len(self._sealed) > self._remember:
-            self._sealed.popitem(last=False)
+            forgotten, _ = self._sealed.popitem(last=False)
+            sessions = self._of_trace[_trace_prefix(forgotten)]
+            sessions.discard(forgotten)
+            if not sessions:
+                del self._of_trace[_trace_prefix(forgotten)]
+
+
+def _trace_prefix(session: str) -> str:
+    """``<urn:otel-prov:<trace>:`` of a session IRI term (``...:<trace>:<span>>``)."""
+    return session[: session.rindex(":") + 1]
 
 
 def _renamed(triples: Iterable[Triple], session: str, bundle: str) -> list[Triple]:

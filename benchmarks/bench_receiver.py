@@ -1,0 +1,326 @@
+"""(g) ``otel-prov receive`` under agent-shaped load, side by side, in one run.
+
+Senders are separate processes with the OpenTelemetry SDK's own OTLP exporters (half
+gRPC, half HTTP/protobuf), each exporting its share of agent sessions (``workload``:
+a session, and per step an iteration, a model call and a tool call) in batches of 512
+spans, as a ``BatchSpanProcessor`` does, all at once.  Measured:
+
+* the sustained spans/s of one receiver, from the first request to the last session
+  stored, into the embedded store and into an Oxigraph server;
+* the store's own bulk ingest of the same triples (the quads the receiver stored, loaded
+  into a fresh store: ``bulk_load`` for the embedded store, one Graph Store Protocol
+  ``POST /store`` for the server).  Target: the receiver at >= 0.7x of it;
+* Arize Phoenix, a real OTLP receiver, ingesting the first sessions of the same stream
+  (it stores about 100 spans/s: the whole stream would take minutes).  Target: the
+  receiver (embedded) at >= 20x;
+* the receiver's resident memory with 10,000 traces open (sent, not yet idle).
+
+Run: ``python -m benchmarks.bench_receiver`` (about 3 minutes; Phoenix from
+``scripts/phoenix-venv.sh``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyoxigraph
+import requests
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from benchmarks.workload import report, session_spans
+from otel_prov.prov._span_record import SpanRecord
+from tests.phoenix import start_phoenix
+from tests.receiver import Receiver, Receivers
+from tests.servers import start_oxigraph
+
+SENDERS = 4
+SESSIONS = 1000
+"""Per sender."""
+STEPS = 3
+SPANS_PER_SESSION = 1 + 3 * STEPS
+PHOENIX_SESSIONS = 100
+"""Per sender, for Phoenix."""
+OPEN_TRACES = 10_000
+BATCH = 512
+
+
+# --- a sender process --------------------------------------------------------------------
+
+
+def _readable(record: SpanRecord, resource: Resource) -> ReadableSpan:
+    def context(span_id: int) -> SpanContext:
+        # Unique across traces, as an SDK's random ids are: Phoenix keys spans by span id.
+        digest = hashlib.sha256(f"{record.trace_id}:{span_id}".encode()).digest()
+        unique = int.from_bytes(digest[:8], "big") or 1
+        return SpanContext(record.trace_id, unique, False, TraceFlags(TraceFlags.SAMPLED))
+
+    return ReadableSpan(
+        name=record.name,
+        context=context(record.span_id),
+        parent=context(record.parent_id) if record.parent_id is not None else None,
+        resource=resource,
+        attributes=dict(record.attributes),
+        kind=SpanKind.INTERNAL,
+        status=Status(StatusCode.ERROR if record.status == "error" else StatusCode.UNSET),
+        start_time=record.start_ns,
+        end_time=record.end_ns,
+    )
+
+
+def _exporter(protocol: str, endpoint: str) -> SpanExporter:
+    if protocol == "grpc":
+        return GrpcExporter(endpoint=endpoint, insecure=True, timeout=120)
+    return HttpExporter(endpoint=endpoint, timeout=120)
+
+
+def send(protocol: str, endpoint: str, first: int, count: int) -> None:
+    """Build the spans of sessions ``first..first+count`` (untimed), wait for ``go`` on
+    stdin, export them in batches; print the seconds it took and the failed batches."""
+    resource = Resource.create({"service.name": f"bench-{protocol}"})
+    spans = [
+        _readable(record, resource)
+        for index in range(first, first + count)
+        for record in session_spans(index, iterations=STEPS)
+    ]
+    exporter = _exporter(protocol, endpoint)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    began = time.perf_counter()
+    failed = sum(
+        exporter.export(spans[start : start + BATCH]) is not SpanExportResult.SUCCESS
+        for start in range(0, len(spans), BATCH)
+    )
+    print(json.dumps({"seconds": time.perf_counter() - began, "failed": failed}), flush=True)
+    exporter.shutdown()
+
+
+def _senders(
+    endpoints: dict[str, str], sessions: int, offset: int = 0
+) -> list[subprocess.Popen[str]]:
+    """Sender processes, half on gRPC and half on HTTP, each ready to go."""
+    started = []
+    for n in range(SENDERS):
+        protocol = "grpc" if n % 2 else "http"
+        command = [sys.executable, "-m", "benchmarks.bench_receiver", "--send", protocol]
+        command += [endpoints[protocol], str(offset + n * sessions), str(sessions)]
+        process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        started.append(process)
+    for process in started:
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    return started
+
+
+def _go(senders: list[subprocess.Popen[str]]) -> float:
+    began = time.perf_counter()
+    for process in senders:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    return began
+
+
+def _finish(senders: list[subprocess.Popen[str]]) -> None:
+    for process in senders:
+        out, _ = process.communicate(timeout=600)
+        result = json.loads(out.splitlines()[-1])
+        if result["failed"]:
+            raise RuntimeError(f"a sender had {result['failed']} batch(es) refused for good")
+
+
+# --- the measurements ------------------------------------------------------------------
+
+
+def _endpoints(receiver: Receiver) -> dict[str, str]:
+    return {"grpc": receiver.grpc, "http": f"{receiver.http}/v1/traces"}
+
+
+def _receive(receiver: Receiver) -> float:
+    """Spans/s of one receiver: every sender's sessions, first request to last stored."""
+    senders = _senders(_endpoints(receiver), SESSIONS)
+    began = _go(senders)
+    receiver.wait_for("otel_prov_receiver_sessions_sealed_total", SENDERS * SESSIONS, timeout=900)
+    elapsed = time.perf_counter() - began
+    _finish(senders)
+    return SENDERS * SESSIONS * SPANS_PER_SESSION / elapsed
+
+
+def _bulk_embedded(data: bytes, directory: Path) -> float:
+    store = pyoxigraph.Store(str(directory))
+    began = time.perf_counter()
+    store.bulk_load(data, pyoxigraph.RdfFormat.N_QUADS)
+    store.flush()
+    return time.perf_counter() - began
+
+
+def _bulk_server(data: bytes, tmp: Path) -> float:
+    server = start_oxigraph(tmp)
+    try:
+        store = server.query_endpoint.removesuffix("/query") + "/store"
+        began = time.perf_counter()
+        response = requests.post(
+            store, data=data, headers={"Content-Type": "application/n-quads"}, timeout=600
+        )
+        response.raise_for_status()
+        return time.perf_counter() - began
+    finally:
+        server.stop()
+
+
+def _server_quads(server_query: str) -> bytes:
+    store = server_query.removesuffix("/query") + "/store"
+    response = requests.get(store, headers={"Accept": "application/n-quads"}, timeout=600)
+    response.raise_for_status()
+    return response.content
+
+
+def _phoenix(tmp: Path) -> float:
+    phoenix = start_phoenix(tmp)
+    try:
+        endpoints = {"grpc": phoenix.otlp_grpc, "http": phoenix.otlp_http_traces}
+        senders = _senders(endpoints, PHOENIX_SESSIONS)
+        began = _go(senders)
+        _finish(senders)
+        expected = SENDERS * PHOENIX_SESSIONS * SPANS_PER_SESSION
+        deadline = time.monotonic() + 1800
+        while len(phoenix._all_spans("default")) < expected:  # a page of 1,000 at a time
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Phoenix did not store {expected} spans in 30 minutes")
+            time.sleep(1.0)
+        return expected / (time.perf_counter() - began)
+    finally:
+        phoenix.stop()
+
+
+def _rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def _open_traces(receivers: Receivers, tmp: Path) -> tuple[int, int]:
+    """RSS (KiB) of an idle receiver, and with OPEN_TRACES traces open."""
+    receiver = receivers.start(
+        "--store", str(tmp / "rss-store"), "--data-dir", str(tmp / "rss"), "--trace-idle", "3600"
+    )
+    idle = _rss_kib(receiver.process.pid)
+    senders = _senders(_endpoints(receiver), OPEN_TRACES // SENDERS, offset=1_000_000)
+    _go(senders)
+    _finish(senders)
+    receiver.wait_for("otel_prov_receiver_open_traces", OPEN_TRACES, timeout=900)
+    loaded = _rss_kib(receiver.process.pid)
+    receiver.kill()
+    return idle, loaded
+
+
+def _against_bulk(name: str, spans_per_s: float, data: bytes, bulk_s: float, how: str) -> None:
+    """Report the receiver's rate against the store's bulk ingest of the same quads."""
+    spans = SENDERS * SESSIONS * SPANS_PER_SESSION
+    quads = data.count(b"\n")
+    ours, bulk = spans_per_s * quads / spans, quads / bulk_s
+    report(
+        name,
+        ours / bulk,
+        ">= 0.7x",
+        ours / bulk >= 0.7,
+        f"{spans_per_s:,.0f} spans/s ({ours:,.0f} quads/s) {how} {bulk:,.0f} quads/s; "
+        f"{spans:,} spans, {quads:,} quads",
+    )
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-receiver-"))
+    receivers = Receivers(tmp)
+    try:
+        # Into the embedded store.
+        store = tmp / "store"
+        receiver = receivers.start(
+            "--store", str(store), "--data-dir", str(tmp / "r1"), "--trace-idle", "0.5"
+        )
+        embedded = _receive(receiver)
+        receiver.stop()
+        data = pyoxigraph.Store.read_only(str(store)).dump(format=pyoxigraph.RdfFormat.N_QUADS)
+        _against_bulk(
+            "receiver into the embedded store vs its bulk_load",
+            embedded,
+            data,
+            _bulk_embedded(data, tmp / "bulk"),
+            f"from {SENDERS} OTLP exporters; bulk_load",
+        )
+
+        # Into an Oxigraph server.
+        server = start_oxigraph(tmp / "server")
+        try:
+            receiver = receivers.start(
+                "--endpoint-update",
+                server.update_endpoint,
+                "--endpoint",
+                server.query_endpoint,
+                "--data-dir",
+                str(tmp / "r2"),
+                "--trace-idle",
+                "0.5",
+                env={"OTEL_PROV_SPOOL_DIR": str(tmp / "spool")},
+            )
+            remote = _receive(receiver)
+            receiver.stop()
+            data = _server_quads(server.query_endpoint)
+        finally:
+            server.stop()
+        _against_bulk(
+            "receiver into an Oxigraph server vs its Graph Store POST",
+            remote,
+            data,
+            _bulk_server(data, tmp / "server-bulk"),
+            "SPARQL INSERT DATA batches; one POST /store",
+        )
+
+        phoenix = _phoenix(tmp / "phoenix")
+        ratio = embedded / phoenix
+        report(
+            "receiver (embedded store) vs Arize Phoenix",
+            ratio,
+            ">= 20x",
+            ratio >= 20,
+            f"{embedded:,.0f} vs {phoenix:,.0f} spans/s stored (Phoenix: the first "
+            f"{SENDERS * PHOENIX_SESSIONS * SPANS_PER_SESSION:,} spans of the same stream)",
+        )
+
+        idle, loaded = _open_traces(receivers, tmp)
+        per_trace = (loaded - idle) * 1024 / OPEN_TRACES
+        print(
+            f"receiver RSS: {idle / 1024:,.0f} MiB idle, {loaded / 1024:,.0f} MiB with "
+            f"{OPEN_TRACES:,} traces open ({SPANS_PER_SESSION} spans each): "
+            f"{per_trace / 1024:,.1f} KiB per open trace"
+        )
+    finally:
+        receivers.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--send":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--send", choices=("grpc", "http"))
+        parser.add_argument("endpoint")
+        parser.add_argument("first", type=int)
+        parser.add_argument("count", type=int)
+        args = parser.parse_args()
+        send(args.send, args.endpoint, args.first, args.count)
+    else:
+        main()

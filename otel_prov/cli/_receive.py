@@ -1,0 +1,145 @@
+"""``otel-prov receive``: its flags, and running the receiver until SIGTERM."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from otel_prov._settings import env_str
+from otel_prov.cli._exit import ExitCode
+from otel_prov.environment_variables import (
+    OTEL_PROV_RECEIVER_GRPC,
+    OTEL_PROV_RECEIVER_HTTP,
+    OTEL_PROV_RECEIVER_TOKEN,
+)
+from otel_prov.ingest.receiver import (
+    BearerToken,
+    Listen,
+    Receiver,
+    ReceiverSettings,
+    parse_address,
+    serve,
+)
+from otel_prov.processing._processor import RecordPreparer
+from otel_prov.read._backend import EmbeddedBackend, QueryBackend
+from otel_prov.setup._destination import Destination
+
+__all__ = ["add_receive_arguments", "receive"]
+
+DEFAULT_GRPC = "127.0.0.1:4317"
+DEFAULT_HTTP = "127.0.0.1:4318"
+
+
+def add_receive_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--grpc",
+        metavar="HOST:PORT|off",
+        help=f"OTLP/gRPC address (default: ${OTEL_PROV_RECEIVER_GRPC} or {DEFAULT_GRPC})",
+    )
+    parser.add_argument(
+        "--http",
+        metavar="HOST:PORT|off",
+        help=f"OTLP/HTTP address, also /healthz and /metrics (default: "
+        f"${OTEL_PROV_RECEIVER_HTTP} or {DEFAULT_HTTP})",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="journal of accepted requests (default: $OTEL_PROV_RECEIVER_DIR or "
+        ".otel-prov/receiver)",
+    )
+    parser.add_argument(
+        "--trace-idle",
+        type=float,
+        metavar="SECONDS",
+        help="map a trace once no span of it came for this long (default: "
+        "$OTEL_PROV_TRACE_IDLE or 5)",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        help=f"require 'Authorization: Bearer <the file's content>' (default: "
+        f"${OTEL_PROV_RECEIVER_TOKEN}; unset: no token)",
+    )
+
+
+def receive(
+    args: argparse.Namespace, graph: str, destination: Callable[[], Destination]
+) -> ExitCode:
+    """Run until SIGTERM; OK then, even when part of what was acknowledged stays journaled
+    for the next start (the log says so).  ``ValueError`` for a bad flag, ``OSError`` for
+    a port or data directory in use.
+
+    ``destination`` opens the exporter once the flags are checked."""
+    listen = Listen(
+        grpc=parse_address(
+            args.grpc or env_str(OTEL_PROV_RECEIVER_GRPC, DEFAULT_GRPC) or "", "--grpc"
+        ),
+        http=parse_address(
+            args.http or env_str(OTEL_PROV_RECEIVER_HTTP, DEFAULT_HTTP) or "", "--http"
+        ),
+        token=_token(args.token_file),
+    )
+    if args.trace_idle is not None and args.trace_idle <= 0:
+        raise ValueError(
+            f"--trace-idle must be a positive number of seconds, not {args.trace_idle}"
+        )
+    settings = ReceiverSettings.from_settings(data_dir=args.data_dir, trace_idle=args.trace_idle)
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    opened = destination()
+    try:
+        receiver = Receiver(
+            settings,
+            exporter=opened.exporter,
+            reader=_reader(opened.reader),
+            graph=graph,
+            prepare=RecordPreparer.from_settings(),
+            spool_bytes=None
+            if opened.spool is None
+            else functools.partial(_directory_bytes, opened.spool),
+        )
+        serve(receiver, listen, announce=functools.partial(print, flush=True))
+    finally:
+        opened.exporter.shutdown()
+    return ExitCode.OK
+
+
+def _token(path: Path | None) -> BearerToken | None:
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from exc
+    else:
+        text = env_str(OTEL_PROV_RECEIVER_TOKEN) or ""
+        if not text:
+            return None
+    return BearerToken(text)
+
+
+def _reader(backend: QueryBackend) -> Callable[[], QueryBackend]:
+    """A reader of what is stored now: the embedded store's read-only view is a snapshot
+    taken when it opens, so each call opens a new one."""
+    if isinstance(backend, EmbeddedBackend):
+        path = backend.path
+        return lambda: EmbeddedBackend(path)
+    return lambda: backend
+
+
+def _directory_bytes(directory: Path) -> int:
+    """Bytes in the files under ``directory`` (those deleted meanwhile count nothing)."""
+    total = 0
+    for path in directory.rglob("*"):
+        try:
+            total += path.stat().st_size if path.is_file() else 0
+        except OSError:
+            continue
+    return total

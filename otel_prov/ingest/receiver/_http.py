@@ -1,0 +1,151 @@
+"""OTLP/HTTP: ``POST /v1/traces`` (protobuf or JSON, gzip or deflate), ``GET /healthz``,
+``GET /metrics``, as a Starlette application (served by uvicorn).
+
+Answers as the OTLP/HTTP specification has them: 200 with an ``ExportTraceServiceResponse``
+(``partial_success`` when spans were left out) in the request's encoding; 400 with a
+``google.rpc.Status`` for a body that cannot be decoded; 401 without the bearer token
+(when one is required); 413 over the size limit (before or after decompression); 415
+for another content type; 429 (backlog) or 503 (starting, draining, disk) with
+``Retry-After``, which the OpenTelemetry exporters and the Collector retry.  ``/healthz``
+answers 200 once the journal is replayed and requests are taken, 503 before and while
+draining; it and ``/metrics`` need no token.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+from google.protobuf.json_format import MessageToJson
+from google.protobuf.message import Message
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTracePartialSuccess,
+    ExportTraceServiceResponse,
+)
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+
+from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov.ingest.receiver._metrics import CONTENT_TYPE
+from otel_prov.ingest.receiver._receiver import (
+    Encoding,
+    InvalidRequestError,
+    Receiver,
+    RequestRefusedError,
+)
+
+__all__ = ["http_app"]
+
+_PROTOBUF = "application/x-protobuf"
+_JSON = "application/json"
+_ENCODINGS: dict[str, Encoding] = {_PROTOBUF: "protobuf", _JSON: "json"}
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+# grpc.StatusCode values for the google.rpc.Status of an error body.
+_INVALID_ARGUMENT, _UNAUTHENTICATED, _RESOURCE_EXHAUSTED, _UNAVAILABLE = 3, 16, 8, 14
+
+
+class _TooLargeError(Exception):
+    pass
+
+
+def http_app(receiver: Receiver, *, token: BearerToken | None, max_request_bytes: int) -> Starlette:
+    async def traces(request: Request) -> Response:
+        media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        encoding = _ENCODINGS.get(media)
+        answer_as = media if encoding is not None else _PROTOBUF
+        if token is not None and not token.matches(request.headers.get("authorization")):
+            return _error(401, _UNAUTHENTICATED, "missing or wrong bearer token", answer_as)
+        if encoding is None:
+            return _error(
+                415,
+                _INVALID_ARGUMENT,
+                f"content type {media!r} is not {_PROTOBUF} or {_JSON}",
+                answer_as,
+            )
+        try:
+            body = await _body(request, max_request_bytes)
+        except _TooLargeError:
+            return _error(
+                413, _RESOURCE_EXHAUSTED, f"request over {max_request_bytes} bytes", answer_as
+            )
+        except (zlib.error, ValueError) as exc:
+            return _error(400, _INVALID_ARGUMENT, f"cannot decompress the body: {exc}", answer_as)
+        source = f"request from {request.client.host if request.client else 'unknown'}"
+        try:
+            accepted = await run_in_threadpool(receiver.accept, body, encoding, source)
+        except InvalidRequestError as exc:
+            return _error(400, _INVALID_ARGUMENT, str(exc), answer_as)
+        except RequestRefusedError as exc:
+            status = 429 if exc.overloaded else 503
+            headers = {"Retry-After": str(math.ceil(exc.retry_after))}
+            return _error(status, _UNAVAILABLE, str(exc), answer_as, headers)
+        response = ExportTraceServiceResponse()
+        if accepted.rejected or accepted.message:
+            response.partial_success.CopyFrom(
+                ExportTracePartialSuccess(
+                    rejected_spans=accepted.rejected, error_message=accepted.message
+                )
+            )
+        return _message(200, response, answer_as)
+
+    async def healthz(request: Request) -> Response:
+        ready = receiver.ready
+        return PlainTextResponse("ok\n" if ready else "not ready\n", 200 if ready else 503)
+
+    async def metrics(request: Request) -> Response:
+        text = await run_in_threadpool(receiver.metrics)
+        return Response(text, media_type=CONTENT_TYPE)
+
+    return Starlette(
+        routes=[
+            Route("/v1/traces", traces, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+            Route("/metrics", metrics, methods=["GET"]),
+        ]
+    )
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The body, decompressed, at most ``limit`` bytes either way (a small gzip body can
+    unpack to gigabytes)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _TooLargeError
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLargeError
+        chunks.append(chunk)
+    body = b"".join(chunks)
+    coding = request.headers.get("content-encoding", "identity").strip().lower()
+    if coding in ("", "identity"):
+        return body
+    if coding not in _WBITS:
+        raise ValueError(f"unsupported content encoding {coding!r} (gzip, deflate)")
+    inflater = zlib.decompressobj(_WBITS[coding])
+    data = inflater.decompress(body, limit + 1)
+    if len(data) > limit:
+        raise _TooLargeError
+    if not inflater.eof:
+        raise ValueError("the compressed body is cut short")
+    return data
+
+
+def _message(
+    status: int, message: Message, media: str, headers: dict[str, str] | None = None
+) -> Response:
+    if media == _JSON:
+        return Response(MessageToJson(message, indent=None), status, headers, media_type=_JSON)
+    return Response(message.SerializeToString(), status, headers, media_type=_PROTOBUF)
+
+
+def _error(
+    status: int, code: int, text: str, media: str, headers: dict[str, str] | None = None
+) -> Response:
+    return _message(status, Status(code=code, message=text), media, headers)

@@ -1,0 +1,469 @@
+"""The receiver's core, whatever the protocol: accept a request, journal it, map whole traces.
+
+:meth:`Receiver.accept` runs on the transports' threads (gRPC's pool, the HTTP server's
+thread pool): decode, check the bounds, journal, buffer, wait for the journal to be
+durable, answer.  One worker thread maps the traces that are due
+(:mod:`~otel_prov.ingest.receiver._traces`) through the ingest path
+(:func:`~otel_prov.ingest._import.import_spans`), waits for the exporter to hold them
+(``force_flush``), and only then tells the journal they are done.
+
+Failure is never silent:
+
+* a request that cannot be decoded raises :class:`InvalidRequestError` (HTTP 400);
+* spans that break the OTLP rules are left out and counted (``partial_success``);
+* past ``max_pending_spans`` buffered, or ``max_journal_bytes`` journaled, or before
+  the journal is replayed, or while draining, a request raises
+  :class:`RequestRefusedError` with a retry delay (HTTP 429/503 with ``Retry-After``,
+  gRPC UNAVAILABLE with ``RetryInfo``), and the sender keeps it;
+* a cycle whose traces the destination did not take (store down, SPARQL exporter still
+  holding batches) puts them back; they are retried after a pause with a fresh read of
+  the bundle chains, and their journal records stay.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from otel_prov._settings import env_bool, env_float, env_int, env_str
+from otel_prov.environment_variables import (
+    OTEL_PROV_MAX_PENDING_SPANS,
+    OTEL_PROV_RECEIVER_DIR,
+    OTEL_PROV_RECEIVER_FSYNC,
+    OTEL_PROV_SESSION_TIMEOUT,
+    OTEL_PROV_TRACE_IDLE,
+)
+from otel_prov.exporters._base import ProvExporter
+from otel_prov.ingest._import import ImportSummary, import_spans
+from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
+from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
+from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
+from otel_prov.prov._otlp_json import ParsedSpans, parse_otlp_request
+from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
+from otel_prov.prov._sealer import Sealer
+from otel_prov.prov._span_record import SpanRecord
+from otel_prov.read._backend import QueryBackend
+
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "Accepted",
+    "InvalidRequestError",
+    "Receiver",
+    "ReceiverSettings",
+    "RequestRefusedError",
+]
+
+_logger = logging.getLogger(__name__)
+
+DEFAULT_DATA_DIR = ".otel-prov/receiver"
+DEFAULT_TRACE_IDLE = 5.0
+_DEFAULT_SESSION_TIMEOUT = 600.0
+_DEFAULT_MAX_PENDING = 500_000
+_RETRY_AFTER_S = 2.0
+_FAILURE_PAUSE_S = (1.0, 30.0)
+_PROBLEMS_IN_MESSAGE = 5
+_BATCH_SPANS = 8192
+"""Due traces are stored together once they hold this many spans, or ..."""
+_FLUSH_TIMEOUT_S = 120.0
+"""How long a batch may take to be stored before it counts as not taken (and is retried)."""
+_BATCH_DELAY_S = 1.0
+"""... once the first of them has waited this long (at most ``trace_idle``): a store
+ingests one large batch several times faster than many small ones."""
+_LIMIT_LOG_INTERVAL_S = 10.0
+
+Encoding = Literal["protobuf", "json"]
+
+
+class RequestRefusedError(Exception):
+    """Not accepted now; the sender should retry after ``retry_after`` seconds."""
+
+    def __init__(
+        self, reason: str, *, overloaded: bool, retry_after: float = _RETRY_AFTER_S
+    ) -> None:
+        super().__init__(reason)
+        self.overloaded = overloaded
+        """Too much waits to be stored (HTTP 429), rather than not taking any (503)."""
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The answer to a request that is now durable: OTLP's ``partial_success``."""
+
+    spans: int
+    rejected: int
+    """Spans of the request left out (``rejected_spans``); 0 when all were taken."""
+    message: str
+    """Why they were, or warnings about parts left out; empty when there was nothing."""
+
+
+@dataclass(frozen=True)
+class ReceiverSettings:
+    """What the receiver is given; :meth:`from_settings` fills it the SDK way."""
+
+    data_dir: Path
+    trace_idle: float = DEFAULT_TRACE_IDLE
+    """Seconds without a new span of a trace before it is mapped."""
+    fsync: bool = True
+    """Make each request durable on disk before acknowledging it (else: in the OS cache,
+    which survives the process, not the machine)."""
+    session_timeout: float = _DEFAULT_SESSION_TIMEOUT
+    """A trace open this long (spans still coming) is mapped as it stands."""
+    retain: float = 120.0
+    """Seconds a mapped trace's spans are kept for spans of it that come late."""
+    max_pending_spans: int = _DEFAULT_MAX_PENDING
+    """Spans buffered and not yet stored past which requests are refused (429)."""
+    max_open_traces: int = 50_000
+    max_spans_per_trace: int = 20_000
+    max_journal_bytes: int = 4 << 30
+
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        trace_idle: float | None = None,
+        fsync: bool | None = None,
+    ) -> ReceiverSettings:
+        """Arguments first, else ``OTEL_PROV_RECEIVER_DIR``, ``OTEL_PROV_TRACE_IDLE``,
+        ``OTEL_PROV_RECEIVER_FSYNC``, ``OTEL_PROV_SESSION_TIMEOUT`` and
+        ``OTEL_PROV_MAX_PENDING_SPANS``, else the defaults."""
+        directory = data_dir or env_str(OTEL_PROV_RECEIVER_DIR, DEFAULT_DATA_DIR)
+        return cls(
+            data_dir=Path(directory or DEFAULT_DATA_DIR),
+            trace_idle=trace_idle or env_float(OTEL_PROV_TRACE_IDLE, DEFAULT_TRACE_IDLE),
+            fsync=fsync if fsync is not None else env_bool(OTEL_PROV_RECEIVER_FSYNC, True),
+            session_timeout=env_float(OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT),
+            max_pending_spans=env_int(OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING),
+        )
+
+
+def _as_is(span: SpanRecord) -> SpanRecord:
+    return span
+
+
+class Receiver:
+    """See the module documentation.  ``reader`` gives a reader of what ``exporter`` has
+    stored *now* (the embedded store's read-only view is a snapshot: open a new one);
+    ``prepare`` is the :class:`~otel_prov.processing._processor.RecordPreparer`;
+    ``spool_bytes`` tells how much the exporter holds on disk, for the metrics."""
+
+    def __init__(
+        self,
+        settings: ReceiverSettings,
+        *,
+        exporter: ProvExporter,
+        reader: Callable[[], QueryBackend],
+        graph: str,
+        prepare: Callable[[SpanRecord], SpanRecord],
+        spool_bytes: Callable[[], int] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self._exporter = exporter
+        self._reader = reader
+        self._graph = graph
+        self._prepare = prepare
+        self._spool_bytes = spool_bytes
+        self._clock = clock
+        self._journal = Journal(settings.data_dir / "journal", fsync=settings.fsync)
+        self._buffer = TraceBuffer(
+            idle_s=settings.trace_idle,
+            max_age_s=settings.session_timeout,
+            retain_s=settings.retain,
+            max_open_traces=settings.max_open_traces,
+            max_spans_per_trace=settings.max_spans_per_trace,
+            max_retained_spans=settings.max_pending_spans,
+        )
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ready = False
+        self._closing = False
+        self._sealer: Sealer | None = None
+        self._batch: list[Due] = []
+        self._batch_since = 0.0
+        self._paused_until = 0.0
+        self._failures = 0
+        self._limit_logged: dict[Reason, float] = {}
+        self._counts = dict.fromkeys(_COUNTERS, 0)
+        self._export_seconds = Histogram(
+            "otel_prov_receiver_export_seconds",
+            "Time to map, seal and store one batch of due traces (store acknowledged).",
+        )
+        self._worker: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+    @property
+    def ready(self) -> bool:
+        return self._ready and not self._closing
+
+    def start(self) -> None:
+        """Replay what the journal holds from before (mapped as it comes due), then take
+        requests.  Returns once ready."""
+        done, records = self._journal.replay()
+        replayed = 0
+        now = self._clock()
+        for record in records:
+            spans = [
+                s for s in self._decode_record(record) if done.get(s.trace_id, 0) < record.sequence
+            ]
+            if spans:
+                traces = {span.trace_id for span in spans}
+                self._journal.hold(record.sequence, traces)
+                self._buffer.add([self._prepare(s) for s in spans], record.sequence, now)
+                replayed += len(spans)
+        if replayed:
+            _logger.info(
+                "journal %s: %d span(s) of %d trace(s) acknowledged before the last stop "
+                "and not yet stored: mapping them",
+                self._journal.directory,
+                replayed,
+                self._buffer.open_traces,
+            )
+        self._worker = threading.Thread(name="OtelProvReceiver", target=self._run, daemon=True)
+        self._worker.start()
+        self._ready = True
+
+    def _decode_record(self, record: JournalRecord) -> tuple[SpanRecord, ...]:
+        try:
+            return self._decode(
+                record.payload, "json" if record.kind == JSON else "protobuf", "journal"
+            ).spans
+        except InvalidRequestError:  # journaled only after it decoded: the disk changed it
+            _logger.exception("journal record %d cannot be read; left out", record.sequence)
+            return ()
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Stop taking requests, map every buffered trace now and wait for the destination
+        to hold it.  ``True`` when it all went; what did not stays journaled for the next
+        start on the same data directory."""
+        self._closing = True
+        deadline = self._clock() + timeout
+        self._stop.set()
+        if self._worker is not None:
+            self._worker.join(max(0.0, deadline - self._clock()))
+            if self._worker.is_alive():  # still storing a batch: it keeps the journal
+                return False
+        while (left := deadline - self._clock()) > 0:
+            if not self._cycle(drain=True, flush_timeout=left):
+                time.sleep(min(1.0, max(0.0, deadline - self._clock())))
+            elif not (self._buffer.pending_spans or self._batch):
+                self._journal.close()
+                return True
+        self._journal.close()
+        return False
+
+    # --- requests (transport threads) ------------------------------------------------------
+    def accept(self, body: bytes, encoding: Encoding, source: str) -> Accepted:
+        """Take one export request; on return it is durable.  Raises
+        :class:`InvalidRequestError` or :class:`RequestRefusedError`."""
+        parsed = self._decode(body, encoding, source)
+        spans = parsed.spans
+        with self._lock:
+            self._counts["requests"] += 1
+            refusal = self._refusal()
+            if refusal is not None:
+                self._counts["spans_refused"] += len(spans)
+                raise refusal
+        prepared = [self._prepare(span) for span in spans]
+        with self._lock:
+            sequence = self._journal.append(
+                JSON if encoding == "json" else PROTOBUF,
+                body,
+                {span.trace_id for span in prepared},
+            )
+            self._buffer.add(prepared, sequence, self._clock())
+            self._counts["spans_received"] += len(spans)
+            self._counts["spans_rejected"] += parsed.skipped
+        try:
+            self._journal.sync(sequence)
+        except OSError as exc:
+            _logger.exception("cannot make the journal durable")
+            raise RequestRefusedError(
+                f"journal not durable: {exc.strerror}", overloaded=False
+            ) from exc
+        return Accepted(
+            len(spans), parsed.skipped, "; ".join(parsed.problems[:_PROBLEMS_IN_MESSAGE])
+        )
+
+    def _decode(self, body: bytes, encoding: Encoding, source: str) -> ParsedSpans:
+        if encoding == "protobuf":
+            return parse_otlp_proto(body, source)
+        try:
+            document = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InvalidRequestError(f"{source}: not JSON: {exc}") from exc
+        if not isinstance(document, dict):
+            raise InvalidRequestError(f"{source}: not an OTLP trace request (a JSON object)")
+        return parse_otlp_request(document, source)
+
+    def _refusal(self) -> RequestRefusedError | None:
+        """Why a request cannot be taken now (under the lock); ``None`` when it can."""
+        if not self._ready:
+            return RequestRefusedError("starting: replaying the journal", overloaded=False)
+        if self._closing:
+            return RequestRefusedError("shutting down", overloaded=False)
+        if self._buffer.pending_spans >= self.settings.max_pending_spans:
+            return RequestRefusedError(
+                f"{self._buffer.pending_spans} spans wait to be stored (max_pending_spans "
+                f"{self.settings.max_pending_spans}): is the store keeping up?",
+                overloaded=True,
+            )
+        if self._journal.size_bytes >= self.settings.max_journal_bytes:
+            return RequestRefusedError(
+                f"the journal in {self._journal.directory} is full", overloaded=True
+            )
+        return None
+
+    # --- the worker ------------------------------------------------------------------------
+    def _run(self) -> None:
+        tick = min(0.25, self.settings.trace_idle / 4)
+        while not self._stop.wait(tick):
+            if self._clock() >= self._paused_until:
+                self._cycle()
+
+    def _cycle(self, *, drain: bool = False, flush_timeout: float = _FLUSH_TIMEOUT_S) -> bool:
+        """Map and store what is due, in batches; ``False`` when the destination did not
+        take it."""
+        now = self._clock()
+        with self._lock:
+            came_due = self._buffer.due(now, drain=drain)
+            self._buffer.expire(now)
+        self._log_limits(came_due, now)
+        if came_due and not self._batch:
+            self._batch_since = now
+        self._batch += came_due
+        waited = now - self._batch_since >= min(_BATCH_DELAY_S, self.settings.trace_idle)
+        counts = list(itertools.accumulate(len(trace.spans) for trace in self._batch))
+        if not counts or not (drain or waited or counts[-1] >= _BATCH_SPANS):
+            return True
+        # At most a batch at a time (at least one trace): the rest goes next, at once.
+        taken = max(1, bisect.bisect_left(counts, _BATCH_SPANS) + 1)
+        due, self._batch = self._batch[:taken], self._batch[taken:]
+        started = time.perf_counter()
+        try:
+            summary = self._store(due)
+            flushed = self._exporter.force_flush(int(flush_timeout * 1000))
+            stored = flushed and not summary.not_stored
+        except Exception:
+            _logger.exception("mapping or storing %d trace(s) failed", len(due))
+            stored, summary = False, ImportSummary()
+        if not stored:
+            self._failed(due)
+            return False
+        self._export_seconds.observe(time.perf_counter() - started)
+        self._journal.done((d.trace_id, d.sequence) for d in due)
+        self._failures = 0
+        with self._lock:
+            self._counts["traces_mapped"] += summary.traces
+            self._counts["sessions_sealed"] += summary.sessions - summary.already_stored
+            self._counts["sessions_revised"] += summary.revised
+            self._counts["traces_without_session"] += summary.left_out_traces
+        for warning in summary.warnings[:_PROBLEMS_IN_MESSAGE]:
+            _logger.warning("%s", warning)
+        return True
+
+    def _store(self, due: list[Due]) -> ImportSummary:
+        if self._sealer is None:
+            sealer = Sealer()
+            sealer.continue_chains(self._exporter.chain_heads())
+            self._sealer = sealer
+        return import_spans(
+            (span for trace in due for span in trace.spans),
+            exporter=self._exporter,
+            backend=self._reader(),
+            graph=self._graph,
+            prepare=_as_is,
+            now_ns=time.time_ns(),
+            sealer=self._sealer,
+            export_batch=len(due),
+        )
+
+    def _failed(self, due: list[Due]) -> None:
+        """Put the traces back; what was sealed may not be stored, so the next try reads
+        the chains and stored sessions afresh."""
+        self._sealer = None
+        self._failures += 1
+        pause = min(_FAILURE_PAUSE_S[1], _FAILURE_PAUSE_S[0] * 2 ** (self._failures - 1))
+        self._paused_until = self._clock() + pause
+        now = self._clock()
+        with self._lock:
+            self._counts["export_failures"] += 1
+            for trace in due:
+                self._buffer.restore(trace, now)
+        _logger.warning(
+            "the destination did not take %d trace(s); kept in the journal, retrying in %.0f s",
+            len(due),
+            pause,
+        )
+
+    def _log_limits(self, due: list[Due], now: float) -> None:
+        for reason in (Reason.SPANS, Reason.OPEN_TRACES):
+            hit = [d for d in due if d.reason is reason]
+            if not hit:
+                continue
+            with self._lock:
+                self._counts["limit_hits"] += len(hit)
+            if now - self._limit_logged.get(reason, -_LIMIT_LOG_INTERVAL_S) < _LIMIT_LOG_INTERVAL_S:
+                continue
+            self._limit_logged[reason] = now
+            limit = (
+                f"max_spans_per_trace ({self.settings.max_spans_per_trace})"
+                if reason is Reason.SPANS
+                else f"max_open_traces ({self.settings.max_open_traces})"
+            )
+            _logger.warning(
+                "limit %s hit: %d trace(s) mapped before they went idle (e.g. trace %032x); "
+                "spans of them that come later revise their bundles",
+                limit,
+                len(hit),
+                hit[0].trace_id,
+            )
+
+    # --- metrics ---------------------------------------------------------------------------
+    def metrics(self) -> str:
+        """``GET /metrics``: Prometheus text."""
+        with self._lock:
+            counts = dict(self._counts)
+            open_traces, pending = self._buffer.open_traces, self._buffer.pending_spans
+        spool = self._spool_bytes() if self._spool_bytes is not None else 0
+        return render(self._samples(counts, open_traces, pending, spool), [self._export_seconds])
+
+    def _samples(
+        self, counts: dict[str, int], open_traces: int, pending: int, spool: int
+    ) -> Iterator[Sample]:
+        prefix = "otel_prov_receiver_"
+        for name, text in _COUNTERS.items():
+            yield Sample(f"{prefix}{name}_total", "counter", text, counts[name])
+        for name, text, value in (
+            ("open_traces", "Traces with spans not mapped yet.", open_traces),
+            ("pending_spans", "Spans not mapped yet.", pending),
+            ("journal_bytes", "Bytes in the journal's segments.", self._journal.size_bytes),
+            ("spool_bytes", "Bytes in the exporter's spool.", spool),
+            ("ready", "1 once requests are taken, 0 while starting or draining.", self.ready),
+        ):
+            yield Sample(f"{prefix}{name}", "gauge", text, value)
+
+
+_COUNTERS = {
+    "requests": "Export requests received, whatever the answer.",
+    "spans_received": "Spans accepted (journaled and acknowledged).",
+    "spans_rejected": "Spans left out for breaking the OTLP rules (partial_success).",
+    "spans_refused": "Spans refused for backpressure (the sender retries them).",
+    "traces_mapped": "Traces mapped into provenance (each time one was mapped).",
+    "sessions_sealed": "Agent sessions sealed for the first time.",
+    "sessions_revised": "Sealed sessions revised by spans that came later.",
+    "traces_without_session": "Traces mapped without any agent session (not provenance).",
+    "export_failures": "Export batches the destination did not take (retried).",
+    "limit_hits": "Traces mapped early by the open-traces or spans-per-trace limit.",
+}
+"""The receiver's counters (``otel_prov_receiver_<name>_total``) and what they count."""

@@ -1,0 +1,139 @@
+"""Running a receiver: both transports up, SIGTERM down, nothing acknowledged lost.
+
+:func:`serve` replays the journal, starts OTLP/gRPC (grpcio's thread pool) and OTLP/HTTP
+(uvicorn on a thread of its own), says where it listens, and waits for SIGTERM or
+SIGINT.  Then it stops taking requests (both servers close; requests in flight finish),
+drains (every buffered trace is mapped now and the destination's acknowledgement
+awaited) and returns.  Whatever the destination did not take within
+``drain_timeout`` stays in the journal, and the next start on the same data directory
+maps it; the log says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+
+import grpc as grpc_module
+import uvicorn
+
+from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov.ingest.receiver._grpc import grpc_server
+from otel_prov.ingest.receiver._http import http_app
+from otel_prov.ingest.receiver._receiver import Receiver
+
+__all__ = ["Listen", "parse_address", "serve"]
+
+_logger = logging.getLogger(__name__)
+
+_HTTP_START_TIMEOUT_S = 30.0
+_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where to listen; ``None`` is ``off``."""
+
+    grpc: tuple[str, int] | None
+    http: tuple[str, int] | None
+    token: BearerToken | None = None
+    max_request_bytes: int = 32 << 20
+
+
+def parse_address(value: str, what: str) -> tuple[str, int] | None:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) or ``off``; ``ValueError`` says how to fix it."""
+    if value.strip().lower() == "off":
+        return None
+    host, _, port = value.strip().rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"{what} must be HOST:PORT or off, not {value!r}")
+    return host, int(port)
+
+
+def serve(
+    receiver: Receiver,
+    listen: Listen,
+    *,
+    drain_timeout: float = 30.0,
+    announce: Callable[[str], None] = print,
+) -> bool:
+    """Run until SIGTERM/SIGINT (call from the main thread); ``True`` when everything
+    acknowledged was stored by the time it returns."""
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    grpc: grpc_module.Server | None = None
+    http: _HttpServer | None = None
+    try:
+        receiver.start()
+        where = []
+        if listen.grpc is not None:
+            host, port = listen.grpc
+            grpc, port = grpc_server(
+                receiver,
+                f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+                token=listen.token,
+                max_request_bytes=listen.max_request_bytes,
+            )
+            where.append(f"OTLP/gRPC on {host}:{port}")
+        if listen.http is not None:
+            http = _HttpServer(receiver, listen, *listen.http)
+            where.append(f"OTLP/HTTP on http://{listen.http[0]}:{http.port}/v1/traces")
+        announce(f"otel-prov receive: {', '.join(where) or 'no transport (both off)'}; ready")
+        stop.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        _logger.info("stopping: no new requests; draining")
+        if http is not None:
+            http.stop()
+        if grpc is not None:
+            grpc.stop(_GRACE_S).wait()
+        # Failed to start: what the journal holds waits for the next start.
+        stored = receiver.drain(drain_timeout if stop.is_set() else 0.0)
+    if not stored:
+        _logger.warning(
+            "not everything acknowledged is stored yet: it stays in the journal under %s and "
+            "is mapped at the next start there",
+            receiver.settings.data_dir,
+        )
+    return stored
+
+
+class _HttpServer:
+    """uvicorn on a thread of its own (so it installs no signal handlers of its own)."""
+
+    def __init__(self, receiver: Receiver, listen: Listen, host: str, port: int) -> None:
+        app = http_app(receiver, token=listen.token, max_request_bytes=listen.max_request_bytes)
+        config = uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(name="OtelProvHttp", target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + _HTTP_START_TIMEOUT_S
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise OSError(f"OTLP/HTTP cannot listen on {host}:{port} (see the log above)")
+            time.sleep(0.01)
+        self.port: int = self._server.servers[0].sockets[0].getsockname()[1]
+
+    def stop(self) -> None:
+        """Close the socket and let requests in flight finish."""
+        self._server.should_exit = True
+        self._thread.join(_GRACE_S)

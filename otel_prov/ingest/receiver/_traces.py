@@ -1,0 +1,175 @@
+"""Spans in by request, whole traces out: when has a trace been seen whole?
+
+A receiver gets a trace in pieces: each process of each service exports its own spans
+in its own batches, in any order.  So spans are buffered by trace id and a trace is
+*due* (to be mapped whole) when:
+
+* no new span of it came for ``idle_s`` (``--trace-idle``): the usual case;
+* it has been open for ``max_age_s`` even though spans keep coming (the session timeout),
+  so that no trace holds memory and journal for ever;
+* it reached ``max_spans_per_trace`` spans: it is mapped as far as it got, its spans are
+  not kept, and later ones are mapped on their own (the bundle is revised);
+* more than ``max_open_traces`` traces are open: the least recently active ones are
+  mapped early.  The caller logs every limit hit.
+
+A mapped trace's spans are *retained* for ``retain_s`` (within ``max_retained_spans``,
+oldest first out): a span of it that comes later (a service that exports late, a
+session span whose children came first) is mapped together with them, so the trace is
+still mapped whole and the sub-sessions nest; the ingest path revises the stored
+bundle.  A span that comes after that is mapped on its own, as the live processor maps
+late spans.
+
+Pure: no threads, no clock (callers pass monotonic seconds), so every rule is tested
+directly.  Not thread-safe: the receiver locks around it.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from otel_prov.prov._span_record import SpanRecord
+
+__all__ = ["Due", "Reason", "TraceBuffer"]
+
+
+class Reason(enum.Enum):
+    """Why a trace is mapped now."""
+
+    IDLE = "idle"
+    AGE = "open longer than the session timeout"
+    SPANS = "spans per trace limit"
+    OPEN_TRACES = "open traces limit"
+    DRAIN = "shutdown"
+
+
+@dataclass(frozen=True, slots=True)
+class Due:
+    trace_id: int
+    spans: list[SpanRecord]
+    """Every span known of the trace: the new ones and those retained from earlier."""
+    sequence: int
+    """The highest journal sequence number among them: what the journal may release."""
+    reason: Reason
+
+
+@dataclass(slots=True)
+class _Trace:
+    spans: dict[int, SpanRecord] = field(default_factory=dict)
+    fresh: int = 0
+    """Spans not mapped yet; 0 for a trace that is only retained."""
+    opened: float = 0.0
+    last_seen: float = 0.0
+    sequence: int = 0
+
+
+class TraceBuffer:
+    """See the module documentation; times are monotonic seconds."""
+
+    def __init__(
+        self,
+        *,
+        idle_s: float,
+        max_age_s: float,
+        retain_s: float,
+        max_open_traces: int,
+        max_spans_per_trace: int,
+        max_retained_spans: int,
+    ) -> None:
+        self._idle_s = idle_s
+        self._max_age_s = max_age_s
+        self._retain_s = retain_s
+        self._max_open = max_open_traces
+        self._max_spans = max_spans_per_trace
+        self._max_retained = max_retained_spans
+        self._traces: dict[int, _Trace] = {}
+        self._retained: collections.OrderedDict[int, float] = collections.OrderedDict()
+        """Mapped traces whose spans are kept -> when mapped, oldest first."""
+        self.pending_spans = 0
+        """Spans not mapped yet (what backpressure bounds)."""
+        self.retained_spans = 0
+
+    @property
+    def open_traces(self) -> int:
+        return len(self._traces) - len(self._retained)
+
+    def add(self, spans: Iterable[SpanRecord], sequence: int, now: float) -> None:
+        """Spans of one request (journaled as ``sequence``).  A span seen before counts as
+        new only when it changed (a retried request adds nothing to map)."""
+        for span in spans:
+            trace = self._traces.get(span.trace_id)
+            if trace is None:
+                trace = self._traces[span.trace_id] = _Trace(opened=now)
+            known = trace.spans.get(span.span_id)
+            if known == span or (known is not None and known.end_ns and not span.end_ns):
+                continue  # the same again, or a snapshot of a span that has since ended
+            if span.trace_id in self._retained:
+                del self._retained[span.trace_id]
+                self.retained_spans -= len(trace.spans)
+                self.pending_spans += len(trace.spans) - trace.fresh
+                trace.fresh, trace.opened = len(trace.spans), now
+            trace.spans[span.span_id] = span
+            trace.fresh += 1
+            self.pending_spans += known is None
+            trace.last_seen = now
+            trace.sequence = max(trace.sequence, sequence)
+
+    def due(self, now: float, *, drain: bool = False) -> list[Due]:
+        """The traces to map now, taken out of the open set (retained, unless too big)."""
+        found: list[tuple[int, Reason]] = []
+        waiting: list[int] = []
+        for trace_id, trace in self._traces.items():
+            if not trace.fresh:
+                continue
+            if drain:
+                found.append((trace_id, Reason.DRAIN))
+            elif len(trace.spans) >= self._max_spans:
+                found.append((trace_id, Reason.SPANS))
+            elif now - trace.last_seen >= self._idle_s:
+                found.append((trace_id, Reason.IDLE))
+            elif now - trace.opened >= self._max_age_s:
+                found.append((trace_id, Reason.AGE))
+            else:
+                waiting.append(trace_id)
+        if len(waiting) > self._max_open:
+            waiting.sort(key=lambda t: self._traces[t].last_seen)
+            extra = waiting[: len(waiting) - self._max_open]
+            found.extend((trace_id, Reason.OPEN_TRACES) for trace_id in extra)
+        return [self._take(trace_id, reason, now) for trace_id, reason in found]
+
+    def _take(self, trace_id: int, reason: Reason, now: float) -> Due:
+        trace = self._traces[trace_id]
+        due = Due(trace_id, list(trace.spans.values()), trace.sequence, reason)
+        self.pending_spans -= len(trace.spans)
+        if reason is Reason.SPANS:
+            del self._traces[trace_id]
+        else:
+            trace.fresh = 0
+            self._retained[trace_id] = now
+            self.retained_spans += len(trace.spans)
+        return due
+
+    def restore(self, due: Due, now: float) -> None:
+        """A trace whose mapping failed: open again, to be retried when next due."""
+        self.add(due.spans, due.sequence, now)
+        trace = self._traces[due.trace_id]
+        if not trace.fresh:  # retained as it was: every span is to map again
+            self._retained.pop(due.trace_id, None)
+            self.retained_spans -= len(trace.spans)
+            self.pending_spans += len(trace.spans)
+            trace.fresh, trace.opened = len(trace.spans), now
+        trace.last_seen = now - self._idle_s
+
+    def expire(self, now: float) -> int:
+        """Forget mapped traces retained long enough (or past the bound); how many."""
+        forgotten = 0
+        while self._retained:
+            trace_id, mapped = next(iter(self._retained.items()))
+            if now - mapped < self._retain_s and self.retained_spans <= self._max_retained:
+                break
+            del self._retained[trace_id]
+            self.retained_spans -= len(self._traces.pop(trace_id).spans)
+            forgotten += 1
+        return forgotten

@@ -1,0 +1,140 @@
+"""``otel-prov receive`` as a user runs it, in its own process, and OTLP senders beside it.
+
+:class:`Receivers` starts receivers on ports the operating system picks (read back from
+the line the receiver prints when ready), stops them with SIGTERM or SIGKILL, and kills
+whatever is left at the end of the test.  :func:`run_agent` runs ``tests.otlp_agent``,
+an agent with only the OpenTelemetry SDK, in a process of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyoxigraph
+
+from tests.cli import CLI
+
+READY_TIMEOUT = 60.0
+_READY = re.compile(r"OTLP/gRPC on ([^,;]+)(?:, OTLP/HTTP on (http://[^/]+)/v1/traces)?; ready")
+
+
+@dataclass
+class Receiver:
+    process: subprocess.Popen[str] = field(repr=False)
+    grpc: str
+    """``HOST:PORT``."""
+    http: str
+    """``http://HOST:PORT``."""
+    log: Path
+
+    def metrics(self) -> dict[str, float]:
+        """``/metrics``, the samples without labels by name."""
+        with urllib.request.urlopen(f"{self.http}/metrics", timeout=10) as response:
+            text = response.read().decode()
+        samples = (line.split(" ") for line in text.splitlines() if not line.startswith("#"))
+        return {name: float(value) for name, value in samples if "{" not in name}
+
+    def wait_for(self, name: str, value: float, timeout: float = 60.0) -> None:
+        """Until the metric ``name`` reaches ``value``."""
+        deadline = time.monotonic() + timeout
+        while self.metrics().get(name, 0) < value:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{name} < {value} after {timeout}s: {self.metrics()}")
+            time.sleep(0.1)
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """SIGTERM, and the exit code once it has drained."""
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout)
+
+    def kill(self) -> None:
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(10)
+
+    def log_text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+class Receivers:
+    """Receiver processes of one test; each gets ``--grpc``/``--http`` on free ports."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self._tmp_path = tmp_path
+        self._started: list[Receiver] = []
+
+    def start(
+        self, *args: str, env: dict[str, str] | None = None, name: str = "receiver"
+    ) -> Receiver:
+        log = self._tmp_path / f"{name}-{len(self._started)}.log"
+        command = [*CLI, "receive", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", *args]
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=log.open("w"),
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, **(env or {})},
+            cwd=self._tmp_path,
+        )
+        receiver = Receiver(process, "", "", log)
+        self._started.append(receiver)
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], READY_TIMEOUT)
+        line = process.stdout.readline() if ready else ""
+        found = _READY.search(line)
+        if found is None:
+            process.kill()
+            raise AssertionError(f"receiver not ready: {line!r}\n{log.read_text()}")
+        receiver.grpc, receiver.http = found.group(1), found.group(2) or ""
+        return receiver
+
+    def close(self) -> None:
+        for receiver in self._started:
+            if receiver.process.poll() is None:
+                receiver.kill()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_agent(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120.0
+) -> dict[str, Any]:
+    """``tests.otlp_agent ARGS`` in its own process; its report (the trace ids it ran)."""
+    done = subprocess.run(
+        [*CLI[:1], "-m", "tests.otlp_agent", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return report
+
+
+def quads(store: Path) -> set[str]:
+    """What an embedded store holds, quad by quad."""
+    return {str(quad) for quad in pyoxigraph.Store.read_only(str(store))}
+
+
+def healthz(receiver: Receiver) -> int:
+    try:
+        with urllib.request.urlopen(f"{receiver.http}/healthz", timeout=10) as response:
+            status: int = response.status
+            return status
+    except urllib.error.HTTPError as exc:
+        return exc.code

@@ -1,0 +1,301 @@
+"""``otel-prov receive`` in its own process, fed by the OpenTelemetry SDK's OTLP exporters
+(gRPC and HTTP) in processes of their own, and by hand-made requests for the answers the
+SDK never provokes.  The store is the embedded one, read back with the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import json
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from pathlib import Path
+
+import grpc
+import pyoxigraph
+import pytest
+from google.rpc.error_details_pb2 import RetryInfo
+from google.rpc.status_pb2 import Status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
+
+from tests.cli import run_cli
+from tests.otlp_agent import spans_per_session
+from tests.receiver import Receiver, Receivers, healthz, quads, run_agent
+from tests.test_otlp_proto import GOOD
+
+EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+LIMIT = 32 << 20
+"""The receiver's request size limit."""
+SPANS = spans_per_session(3)
+"""Spans of one run of ``tests.otlp_agent`` (3 steps, its default)."""
+
+
+def request(*spans: Span) -> bytes:
+    message = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=list(spans))])]
+    )
+    return message.SerializeToString()
+
+
+def post(
+    receiver: Receiver, body: bytes, content_type: str = "application/x-protobuf", **headers: str
+) -> tuple[int, dict[str, str], bytes]:
+    """POST /v1/traces: status, headers (names in lower case), body (error statuses too)."""
+    sent = urllib.request.Request(
+        f"{receiver.http}/v1/traces",
+        data=body,
+        headers={"Content-Type": content_type, **headers},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(sent, timeout=60) as response:
+            return response.status, _lower(response.headers.items()), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, _lower(exc.headers.items()), exc.read()
+
+
+def _lower(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    return {name.lower(): value for name, value in headers}
+
+
+def grpc_export(
+    receiver: Receiver, body: bytes, metadata: tuple[tuple[str, str], ...] = ()
+) -> ExportTraceServiceResponse:
+    with grpc.insecure_channel(receiver.grpc) as channel:
+        call = channel.unary_unary(
+            EXPORT, response_deserializer=ExportTraceServiceResponse.FromString
+        )
+        response: ExportTraceServiceResponse = call(body, metadata=metadata, timeout=60)
+        return response
+
+
+def sessions(store: Path) -> list[dict[str, str]]:
+    listed = run_cli("sessions", "--store", str(store), "--format", "json", "--limit", "100")
+    assert listed.returncode in (0, 1), listed.stderr
+    return json.loads(listed.stdout) if listed.returncode == 0 else []
+
+
+def bundles(store: Path) -> dict[str, int]:
+    """Session IRI -> its bundles (1: sealed once) and previousBundle links per bundle."""
+    found: dict[str, int] = {}
+    for quad in pyoxigraph.Store.read_only(str(store)):
+        if quad.predicate.value.endswith("#bundleOf"):
+            session = quad.object.value
+            found[session] = found.get(session, 0) + 1
+    return found
+
+
+def test_sessions_sent_over_grpc_and_http_land_once_and_verify(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    store, data = tmp_path / "store", tmp_path / "data"
+    receiver = receivers.start(
+        "--store", str(store), "--data-dir", str(data), "--trace-idle", "0.5"
+    )
+    assert healthz(receiver) == 200
+    by_grpc = run_agent("--protocol", "grpc", "--endpoint", receiver.grpc, "--sessions", "2")
+    by_http = run_agent(
+        "--protocol", "http", "--endpoint", receiver.http, "--sessions", "2", "--service", "other"
+    )
+    receiver.wait_for("otel_prov_receiver_sessions_sealed_total", 4)
+    metrics = receiver.metrics()
+    assert metrics["otel_prov_receiver_spans_received_total"] == 4 * SPANS
+    assert metrics["otel_prov_receiver_spans_rejected_total"] == 0
+    assert receiver.stop() == 0
+    listed = sessions(store)
+    assert sorted(row["trace_id"] for row in listed) == sorted(
+        by_grpc["traces"] + by_http["traces"]
+    )
+    assert all(row["iterations"] == 3 and row["tool_calls"] == 2 for row in listed)
+    assert bundles(store) == {row["id"]: 1 for row in listed}
+    assert run_cli("verify", "--store", str(store)).returncode == 0
+    assert list((data / "journal").glob("segment-*")) == []
+
+
+def test_what_was_acknowledged_before_a_sigkill_is_stored_once_after_the_restart(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    store, data = tmp_path / "store", tmp_path / "data"
+    where = ("--store", str(store), "--data-dir", str(data))
+    first = receivers.start(*where, "--trace-idle", "60")  # nothing is mapped before the kill
+    sent = run_agent("--protocol", "grpc", "--endpoint", first.grpc, "--sessions", "2")["traces"]
+    sent += run_agent("--protocol", "http", "--endpoint", first.http)["traces"]
+    first.kill()
+    assert sessions(store) == []
+    second = receivers.start(*where, "--trace-idle", "0.5")
+    second.wait_for("otel_prov_receiver_sessions_sealed_total", 3)
+    assert "acknowledged before the last stop" in second.log_text()
+    assert second.stop() == 0
+    assert sorted(row["trace_id"] for row in sessions(store)) == sorted(sent)
+    assert set(bundles(store).values()) == {1}
+    assert run_cli("verify", "--store", str(store)).returncode == 0
+
+
+def test_a_crash_between_storing_and_marking_done_seals_nothing_twice(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    """The journal as it was before the traces were marked done (a copy taken right
+    after the acknowledgement): the restart maps them again, reads back what the store
+    holds, and adds nothing."""
+    store, data = tmp_path / "store", tmp_path / "data"
+    where = ("--store", str(store), "--data-dir", str(data))
+    first = receivers.start(*where, "--trace-idle", "3")
+    run_agent("--protocol", "grpc", "--endpoint", first.grpc, "--sessions", "2")
+    shutil.copytree(data / "journal", tmp_path / "acknowledged")
+    first.wait_for("otel_prov_receiver_sessions_sealed_total", 2)
+    first.kill()
+    assert len(list((tmp_path / "acknowledged").glob("segment-*"))) == 1
+    stored = quads(store)
+    shutil.rmtree(data / "journal")
+    shutil.copytree(tmp_path / "acknowledged", data / "journal")
+    second = receivers.start(*where, "--trace-idle", "0.5")
+    second.wait_for("otel_prov_receiver_traces_mapped_total", 2)
+    metrics = second.metrics()
+    assert metrics["otel_prov_receiver_sessions_sealed_total"] == 0
+    assert metrics["otel_prov_receiver_sessions_revised_total"] == 0
+    assert second.stop() == 0
+    assert quads(store) == stored
+    assert list((data / "journal").glob("segment-*")) == []
+
+
+def test_sigterm_drains_what_is_buffered_into_the_store_and_exits_0(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    store, data = tmp_path / "store", tmp_path / "data"
+    receiver = receivers.start(
+        "--store", str(store), "--data-dir", str(data), "--trace-idle", "600"
+    )
+    sent = run_agent("--protocol", "http", "--endpoint", receiver.http)["traces"]
+    assert receiver.metrics()["otel_prov_receiver_open_traces"] == 1
+    assert receiver.stop() == 0
+    assert [row["trace_id"] for row in sessions(store)] == sent
+    assert list((data / "journal").glob("segment-*")) == []
+
+
+def test_answers_follow_the_otlp_specification(receivers: Receivers, tmp_path: Path) -> None:
+    receiver = receivers.start("--store", str(tmp_path / "store"), "--trace-idle", "600")
+    # Spans that break the rules: the rest is taken, the bad ones counted and explained.
+    bad = Span()
+    bad.CopyFrom(GOOD)
+    bad.span_id = bytes(8)
+    status, headers, body = post(receiver, request(GOOD, bad))
+    answer = ExportTraceServiceResponse.FromString(body)
+    assert status == 200 and headers["content-type"] == "application/x-protobuf"
+    assert answer.partial_success.rejected_spans == 1
+    assert "all-zero span_id" in answer.partial_success.error_message
+    document = {
+        "resourceSpans": [
+            {"scopeSpans": [{"spans": [{"traceId": "0af7651916cd43dd8448eb211c80319c"}]}]}
+        ]
+    }
+    status, _, body = post(receiver, json.dumps(document).encode(), "application/json")
+    partial = json.loads(body)["partialSuccess"]
+    assert status == 200 and partial["rejectedSpans"] == "1"  # an int64: a string in JSON
+    assert "has no spanId" in partial["errorMessage"]
+    # gzip, and an answer without partial_success when all went in.
+    status, _, body = post(receiver, gzip.compress(request(GOOD)), **{"Content-Encoding": "gzip"})
+    assert (status, ExportTraceServiceResponse.FromString(body).HasField("partial_success")) == (
+        200,
+        False,
+    )
+    # What cannot be decoded: 400 with a google.rpc.Status; another content type: 415.
+    for content_type, garbage in (
+        ("application/x-protobuf", b"\xff\xff"),
+        ("application/json", b"{"),
+    ):
+        status, _, body = post(receiver, garbage, content_type)
+        assert status == 400, body
+    assert (
+        Status.FromString(post(receiver, b"\xff\xff")[2]).code
+        == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    )
+    assert post(receiver, b"x", "text/plain")[0] == 415
+    # Over the size limit, as declared (answered before the body is read) or once unpacked.
+    connection = http.client.HTTPConnection(receiver.http.removeprefix("http://"), timeout=60)
+    connection.putrequest("POST", "/v1/traces")
+    connection.putheader("Content-Type", "application/x-protobuf")
+    connection.putheader("Content-Length", str(LIMIT + 1))
+    connection.endheaders()
+    assert connection.getresponse().status == 413
+    connection.close()
+    bomb = gzip.compress(bytes(LIMIT + 1))
+    assert post(receiver, bomb, **{"Content-Encoding": "gzip"})[0] == 413
+    # gRPC: the same rules.
+    assert grpc_export(receiver, request(GOOD, bad)).partial_success.rejected_spans == 1
+    with pytest.raises(grpc.RpcError) as invalid:
+        grpc_export(receiver, b"\xff\xff")
+    assert invalid.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.RpcError) as too_large:
+        grpc_export(receiver, bytes(LIMIT + 1))
+    assert too_large.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+    metrics = receiver.metrics()
+    assert metrics["otel_prov_receiver_spans_rejected_total"] == 3
+    assert metrics["otel_prov_receiver_spans_received_total"] == 3
+
+
+def test_a_full_queue_is_refused_with_a_retry_delay_and_the_sdk_retries(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    receiver = receivers.start(
+        "--store", str(store), "--trace-idle", "6", env={"OTEL_PROV_MAX_PENDING_SPANS": "5"}
+    )
+    assert post(receiver, request(*[_span(i) for i in range(1, 7)]))[0] == 200
+    status, headers, _ = post(receiver, request(GOOD))
+    assert status == 429 and headers["retry-after"] == "2"
+    with pytest.raises(grpc.RpcError) as refused:
+        grpc_export(receiver, request(GOOD))
+    assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
+    trailing = dict(refused.value.trailing_metadata())  # type: ignore[attr-defined]
+    assert RetryInfo.FromString(trailing["google.rpc.retryinfo-bin"]).retry_delay.seconds == 2
+    details = Status.FromString(trailing["grpc-status-details-bin"]).details[0]
+    assert details.Is(RetryInfo.DESCRIPTOR)
+    # An SDK exporter refused the same way waits as told and sends again: nothing lost.
+    sent = run_agent(
+        "--protocol", "grpc", "--endpoint", receiver.grpc, env={"OTEL_EXPORTER_OTLP_TIMEOUT": "60"}
+    )
+    receiver.wait_for("otel_prov_receiver_sessions_sealed_total", 1)
+    # Refused: our two requests above, and the agent's at least once.
+    assert receiver.metrics()["otel_prov_receiver_spans_refused_total"] >= 1 + 1 + SPANS
+    assert receiver.stop() == 0
+    assert [row["trace_id"] for row in sessions(store)] == sent["traces"]
+
+
+def _span(number: int) -> Span:
+    span = Span()
+    span.CopyFrom(GOOD)
+    span.span_id = number.to_bytes(8, "big")
+    return span
+
+
+def test_the_bearer_token_is_required_and_never_logged(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    secret = "s3cr3t-token-value"
+    token_file = tmp_path / "token"
+    token_file.write_text(secret + "\n")
+    receiver = receivers.start("--store", str(tmp_path / "store"), "--token-file", str(token_file))
+    assert post(receiver, request(GOOD))[0] == 401
+    assert post(receiver, request(GOOD), Authorization="Bearer wrong")[0] == 401
+    assert post(receiver, request(GOOD), Authorization=f"Bearer {secret}")[0] == 200
+    with pytest.raises(grpc.RpcError) as refused:
+        grpc_export(receiver, request(GOOD))
+    assert refused.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    assert grpc_export(receiver, request(GOOD), (("authorization", f"Bearer {secret}"),))
+    run_agent(
+        "--protocol",
+        "http",
+        "--endpoint",
+        receiver.http,
+        env={"OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{secret}"},
+    )
+    receiver.wait_for("otel_prov_receiver_spans_received_total", 2 + SPANS)
+    assert healthz(receiver) == 200  # no token needed to ask
+    assert receiver.stop() == 0
+    assert secret not in receiver.log_text()

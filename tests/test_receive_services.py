@@ -1,0 +1,85 @@
+"""Whole traces across services: an agent calls a service over HTTP, the service runs an
+agent of its own, each exports to the receiver on its own (gRPC and HTTP/protobuf), and
+the receiver maps the trace as one graph: the service's session is a sub-session
+started by the tool call that sent the request."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+from pathlib import Path
+
+import pyoxigraph
+
+from otel_prov.prov._rdf import PREFIXES
+from tests.cli import CLI, run_cli
+from tests.receiver import ROOT, Receivers, run_agent
+
+QUERY = (
+    "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
+    + """
+SELECT ?outer ?tool ?toolName ?client ?server ?inner ?innerService ?outerService WHERE {
+  ?outer a oprov:AgentSession ; prov:wasAssociatedWith ?outerService .
+  ?outerService a oprov:Service, prov:SoftwareAgent .
+  FILTER NOT EXISTS { ?outer oprov:partOf ?anything }
+  ?tool a oprov:ToolCall ; oprov:toolName ?toolName ; oprov:partOf+ ?outer .
+  ?client oprov:partOf ?tool .
+  ?server oprov:partOf ?client .
+  ?inner a oprov:AgentSession ; oprov:partOf ?server ;
+         prov:qualifiedStart [ a prov:Start ; prov:hadActivity ?tool ] ;
+         prov:wasInformedBy ?tool ;
+         prov:wasAssociatedWith ?innerService .
+  ?innerService a oprov:Service .
+}"""
+)
+
+
+def test_a_session_in_a_called_service_is_a_sub_session_of_the_calling_tool(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    receiver = receivers.start("--store", str(store), "--trace-idle", "2")
+    service = subprocess.Popen(
+        [*CLI[:1], "-m", "tests.otlp_service", "--endpoint", receiver.http],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert service.stdout is not None
+        port = int(service.stdout.readline())
+        sent = run_agent(
+            "--protocol",
+            "grpc",
+            "--endpoint",
+            receiver.grpc,
+            "--service",
+            "agent-service",
+            "--research",
+            f"http://127.0.0.1:{port}/run",
+        )
+        service.send_signal(signal.SIGTERM)  # flushes what it has not exported yet
+        assert service.wait(30) == 0
+    finally:
+        if service.poll() is None:
+            service.kill()
+            service.wait()
+    receiver.wait_for("otel_prov_receiver_sessions_sealed_total", 1)
+    assert receiver.stop() == 0
+
+    (trace,) = sent["traces"]
+    answer = pyoxigraph.Store.read_only(str(store)).query(QUERY, use_default_graph_as_union=True)
+    rows = list(answer)  # type: ignore[arg-type]
+    assert len(rows) == 1, "the sub-session link through the HTTP spans is missing"
+    (row,) = rows
+    assert row["toolName"].value == "fetch"  # the first step's tool asked the service
+    assert row["outerService"].value.endswith(":service:agent-service")
+    assert row["innerService"].value.endswith(":service:research-service")
+    assert all(trace in row[name].value for name in ("outer", "client", "server", "inner"))
+    # One run, in one bundle: the service's session is nested, not a run of its own.
+    listed = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert [row["trace_id"] for row in listed] == [trace]
+    shown = run_cli("show", trace, "--store", str(store))
+    assert shown.returncode == 0 and "researcher" in shown.stdout
+    assert run_cli("verify", "--store", str(store)).returncode == 0

@@ -14,6 +14,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from otel_prov._settings import env_bool, env_str
 from otel_prov.capture import _content
 from otel_prov.capture._redaction import RedactingSpanExporter
+from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import OTEL_PROV_PROVENANCE, OTEL_PROV_WAL_DIR
 from otel_prov.exporters import ProvExporter
 from otel_prov.processing._processor import ProvSpanProcessor
@@ -145,6 +146,9 @@ def configure(
             blob_threshold=blob_threshold,
         )
         provider.add_span_processor(processor)
+    else:
+        # OTLP only, on purpose: a Collector-side receiver makes the provenance.
+        register_provenance_sink(provider)
     if set_global:
         trace.set_tracer_provider(provider)
     return ProvHandle(provider, processor, exporter)

@@ -47,3 +47,9 @@ def test_with_a_provenance_processor_it_stays_quiet(tmp_path: Path) -> None:
     run = _run("handle = otel_prov.configure()", tmp_path)
     assert run.returncode == 0, run.stderr
     assert WARNING not in run.stderr
+
+
+def test_an_otlp_only_agent_behind_a_receiver_stays_quiet(tmp_path: Path) -> None:
+    run = _run("handle = otel_prov.configure(provenance=False)", tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert WARNING not in run.stderr

@@ -154,10 +154,9 @@ def test_services_are_agents(services: tuple) -> None:
 
 
 def _readme_queries() -> list[str]:
+    """The README's SPARQL blocks, each one whole query to paste as it is."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("```sparql\n", 1)[1].split("```", 1)[0]
-    prefixes, *queries = block.split("\n\n")
-    return [prefixes + "\n" + query for query in queries]
+    return [block.split("```", 1)[0] for block in readme.split("```sparql\n")[1:]]
 
 
 def test_the_readme_join_queries_answer(services: tuple) -> None:

@@ -8,6 +8,7 @@ an agent with only the OpenTelemetry SDK, in a process of its own.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,15 +80,16 @@ class Receivers:
     ) -> Receiver:
         log = self._tmp_path / f"{name}-{len(self._started)}.log"
         command = [*CLI, "receive", "--grpc", "127.0.0.1:0", "--http", "127.0.0.1:0", *args]
-        process = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=log.open("w"),
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env={**os.environ, **(env or {})},
-            cwd=self._tmp_path,
-        )
+        with log.open("w") as stderr:  # the child has its own copy
+            process = subprocess.Popen(
+                command,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                env={**os.environ, **(env or {})},
+                cwd=self._tmp_path,
+            )
         receiver = Receiver(process, "", "", log)
         self._started.append(receiver)
         assert process.stdout is not None
@@ -103,6 +106,8 @@ class Receivers:
         for receiver in self._started:
             if receiver.process.poll() is None:
                 receiver.kill()
+            if receiver.process.stdout is not None:
+                receiver.process.stdout.close()
 
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -124,6 +129,27 @@ def run_agent(
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
     return report
+
+
+@contextlib.contextmanager
+def service(endpoint: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """``tests.otlp_service`` exporting to ``endpoint``: the process and its ``/run`` URL;
+    killed on the way out if the test did not stop it."""
+    process = subprocess.Popen(
+        [*CLI[:1], "-m", "tests.otlp_service", "--endpoint", endpoint],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert process.stdout is not None
+        yield process, f"http://127.0.0.1:{int(process.stdout.readline())}/run"
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def quads(store: Path) -> set[str]:

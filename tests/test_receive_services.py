@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 from pathlib import Path
 
 import pyoxigraph
 
 from otel_prov.prov._rdf import PREFIXES
-from tests.cli import CLI, run_cli
-from tests.receiver import ROOT, Receivers, run_agent
+from tests.cli import run_cli
+from tests.receiver import Receivers, run_agent, service
 
 QUERY = (
     "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
@@ -40,15 +39,7 @@ def test_a_session_in_a_called_service_is_a_sub_session_of_the_calling_tool(
 ) -> None:
     store = tmp_path / "store"
     receiver = receivers.start("--store", str(store), "--trace-idle", "2")
-    service = subprocess.Popen(
-        [*CLI[:1], "-m", "tests.otlp_service", "--endpoint", receiver.http],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-    )
-    try:
-        assert service.stdout is not None
-        port = int(service.stdout.readline())
+    with service(receiver.http) as (process, research):
         sent = run_agent(
             "--protocol",
             "grpc",
@@ -57,14 +48,10 @@ def test_a_session_in_a_called_service_is_a_sub_session_of_the_calling_tool(
             "--service",
             "agent-service",
             "--research",
-            f"http://127.0.0.1:{port}/run",
+            research,
         )
-        service.send_signal(signal.SIGTERM)  # flushes what it has not exported yet
-        assert service.wait(30) == 0
-    finally:
-        if service.poll() is None:
-            service.kill()
-            service.wait()
+        process.send_signal(signal.SIGTERM)  # flushes what it has not exported yet
+        assert process.wait(30) == 0
     receiver.wait_for("otel_prov_receiver_sessions_sealed_total", 1)
     assert receiver.stop() == 0
 

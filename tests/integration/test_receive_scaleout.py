@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli import CLI, run_cli
-from tests.receiver import ROOT, Receiver, Receivers
+from tests.receiver import ROOT, Receiver, Receivers, service
 from tests.servers import start_oxigraph
 
 pytestmark = pytest.mark.integration
@@ -44,33 +44,10 @@ def test_three_receivers_behind_a_trace_id_load_balancer_store_each_session_once
         ]
         http = ",".join(receiver.http for receiver in started)
         grpc = ",".join(receiver.grpc for receiver in started)
-        service = subprocess.Popen(
-            [*CLI[:1], "-m", "tests.otlp_service", "--endpoint", http],
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        assert service.stdout is not None
-        research = f"http://127.0.0.1:{int(service.stdout.readline())}/run"
-        agents = [
-            subprocess.Popen(
-                [*CLI[:1], "-m", "tests.otlp_agent", "--sessions", str(SESSIONS)]
-                + ["--service", f"agent-{n}", "--protocol", "grpc" if n % 2 else "http"]
-                + ["--endpoint", grpc if n % 2 else http]
-                + (["--research", research] if n == 0 else []),
-                stdout=subprocess.PIPE,
-                text=True,
-                cwd=ROOT,
-            )
-            for n in range(AGENTS)
-        ]
-        traces: list[str] = []
-        for agent in agents:
-            out, _ = agent.communicate(timeout=120)
-            assert agent.returncode == 0
-            traces += json.loads(out.splitlines()[-1])["traces"]
-        service.send_signal(signal.SIGTERM)
-        assert service.wait(30) == 0
+        with service(http) as (process, research):
+            traces = _run_agents(http, grpc, research)
+            process.send_signal(signal.SIGTERM)  # flushes what it has not exported yet
+            assert process.wait(30) == 0
         # Outermost sessions are sealed; the service's are nested in the runs that called it.
         deadline = time.monotonic() + 60
         while sum(_sealed(receiver) for receiver in started) < AGENTS * SESSIONS:
@@ -114,3 +91,32 @@ def test_three_receivers_behind_a_trace_id_load_balancer_store_each_session_once
 
 def _sealed(receiver: Receiver) -> int:
     return int(receiver.metrics()["otel_prov_receiver_sessions_sealed_total"])
+
+
+def _run_agents(http: str, grpc: str, research: str) -> list[str]:
+    """AGENTS agent processes at once, half on each protocol, the first calling the
+    service; the trace ids they ran."""
+    agents = [
+        subprocess.Popen(
+            [*CLI[:1], "-m", "tests.otlp_agent", "--sessions", str(SESSIONS)]
+            + ["--service", f"agent-{n}", "--protocol", "grpc" if n % 2 else "http"]
+            + ["--endpoint", grpc if n % 2 else http]
+            + (["--research", research] if n == 0 else []),
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+        )
+        for n in range(AGENTS)
+    ]
+    traces: list[str] = []
+    try:
+        for agent in agents:
+            out, _ = agent.communicate(timeout=120)
+            assert agent.returncode == 0
+            traces += json.loads(out.splitlines()[-1])["traces"]
+    finally:
+        for agent in agents:
+            if agent.poll() is None:
+                agent.kill()
+                agent.communicate()
+    return traces

@@ -7,38 +7,23 @@ still there: "which observation did the answer rest on" has the same answer eith
 
 from __future__ import annotations
 
-import itertools
-
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 import otel_prov
 from otel_prov.capture import _content
 from otel_prov.prov._rdf import Triple
 from otel_prov.prov._vocab import O, P
+from tests.builders import CountingIds
 
 PROV_VALUE = P.value
-
-
-class _CountingIds(IdGenerator):
-    """The same ids in both runs, so that the two graphs can be laid over each other."""
-
-    def __init__(self) -> None:
-        self._next = itertools.count(1)
-
-    def generate_span_id(self) -> int:
-        return next(self._next)
-
-    def generate_trace_id(self) -> int:
-        return next(self._next) << 64
 
 
 def _run(capture: bool) -> list[Triple]:
     _content.set_override(capture)
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(id_generator=_CountingIds())
+    provider = TracerProvider(id_generator=CountingIds())
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     tp = provider
     with otel_prov.agent_session("weather", question="Warmer in Oslo or Rome?", tracer_provider=tp):

@@ -7,7 +7,6 @@ record, so the value, its hash, its blob and its WAL line agree.
 
 from __future__ import annotations
 
-import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.id_generator import IdGenerator
 from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
@@ -26,6 +24,7 @@ from otel_prov.prov._span_record import clean_text
 from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._session_view import load_session
 from otel_prov.read._verify import verify_sessions
+from tests.builders import CountingIds
 
 GRAPH = "<urn:otel-prov:graph>"
 
@@ -60,17 +59,6 @@ def test_lone_surrogates_become_one_replacement_character(raw: str, expected: st
     assert clean_text(raw) == expected
 
 
-class _CountingIds(IdGenerator):
-    def __init__(self) -> None:
-        self._next = itertools.count(1)
-
-    def generate_span_id(self) -> int:
-        return next(self._next)
-
-    def generate_trace_id(self) -> int:
-        return next(self._next) << 64
-
-
 @pytest.fixture
 def pipeline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -78,7 +66,7 @@ def pipeline(
     store = tmp_path / "store"
     monkeypatch.setenv("OTEL_PROV_BLOB_DIR", str(tmp_path / "blobs"))  # where readers look
     # Hypothesis seeds ``random`` per example, and so the SDK's ids: count them instead.
-    provider = TracerProvider(id_generator=_CountingIds())
+    provider = TracerProvider(id_generator=CountingIds())
     processor = otel_prov.ProvSpanProcessor(
         OxigraphStoreExporter(store),
         wal_dir=tmp_path / "wal",

@@ -4,8 +4,9 @@
 thread pool): decode, check the bounds, journal, buffer, wait for the journal to be
 durable, answer.  One worker thread maps the traces that are due
 (:mod:`~otel_prov.ingest.receiver._traces`) through the ingest path
-(:func:`~otel_prov.ingest._import.import_spans`), waits for the exporter to hold them
-(``force_flush``), and only then tells the journal they are done.
+(:func:`~otel_prov.ingest._import.import_spans`), in batches; a storing thread hands
+each batch to the exporter and waits for it to hold them (``force_flush``), while the
+worker maps the next; only then is the journal told they are done.
 
 Failure is never silent:
 
@@ -29,7 +30,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -42,13 +44,14 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SESSION_TIMEOUT,
     OTEL_PROV_TRACE_IDLE,
 )
-from otel_prov.exporters._base import ProvExporter
+from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.ingest._import import ImportSummary, import_spans
 from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
 from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
 from otel_prov.prov._otlp_json import ParsedSpans, parse_otlp_request
 from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
+from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.read._backend import QueryBackend
@@ -151,6 +154,27 @@ def _as_is(span: SpanRecord) -> SpanRecord:
     return span
 
 
+class _Collected(ProvExporter):
+    """Keeps what the ingest path exports, for the storing thread to hand on."""
+
+    def __init__(self) -> None:
+        self.records: list[ProvRecord] = []
+
+    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        self.records.extend(records)
+        return ExportResult.SUCCESS
+
+
+@dataclass(frozen=True, slots=True)
+class _InFlight:
+    """A batch the storing thread has: its result, its traces, what the ingest path said."""
+
+    future: Future[bool]
+    due: list[Due]
+    summary: ImportSummary
+    started: float
+
+
 class Receiver:
     """See the module documentation.  ``reader`` gives a reader of what ``exporter`` has
     stored *now* (the embedded store's read-only view is a snapshot: open a new one);
@@ -191,6 +215,8 @@ class Receiver:
         self._sealer: Sealer | None = None
         self._batch: list[Due] = []
         self._batch_since = 0.0
+        self._storing = ThreadPoolExecutor(1, thread_name_prefix="OtelProvReceiverStore")
+        self._in_flight: _InFlight | None = None
         self._paused_until = 0.0
         self._failures = 0
         self._limit_logged: dict[Reason, float] = {}
@@ -251,16 +277,19 @@ class Receiver:
         self._stop.set()
         if self._worker is not None:
             self._worker.join(max(0.0, deadline - self._clock()))
-            if self._worker.is_alive():  # still storing a batch: it keeps the journal
+            if self._worker.is_alive():  # still mapping a batch: it keeps the journal
                 return False
+        stored = False
         while (left := deadline - self._clock()) > 0:
-            if not self._cycle(drain=True, flush_timeout=left):
+            if not (self._cycle(drain=True, flush_timeout=left) and self._settle(wait=True)):
                 time.sleep(min(1.0, max(0.0, deadline - self._clock())))
             elif not (self._buffer.pending_spans or self._batch):
-                self._journal.close()
-                return True
-        self._journal.close()
-        return False
+                stored = True
+                break
+        if self._in_flight is None or self._in_flight.future.done():
+            self._storing.shutdown()
+            self._journal.close()
+        return stored
 
     # --- requests (transport threads) ------------------------------------------------------
     def accept(self, body: bytes, encoding: Encoding, source: str) -> Accepted:
@@ -332,13 +361,20 @@ class Receiver:
                 self._cycle()
 
     def _cycle(self, *, drain: bool = False, flush_timeout: float = _FLUSH_TIMEOUT_S) -> bool:
-        """Map and store what is due, in batches; ``False`` when the destination did not
-        take it."""
+        """Map what is due, in batches, and hand each to the storing thread; ``False`` when
+        the destination did not take a batch (its traces are back in the buffer).
+
+        One batch is in the store while the next one is mapped: the embedded store's bulk
+        load runs without the GIL, so mapping and storing overlap on two cores.
+        """
         now = self._clock()
         with self._lock:
             came_due = self._buffer.due(now, drain=drain)
             self._buffer.expire(now)
         self._log_limits(came_due, now)
+        if not self._settle(wait=False):
+            self._batch += came_due
+            return False
         if came_due and not self._batch:
             self._batch_since = now
         self._batch += came_due
@@ -351,18 +387,62 @@ class Receiver:
         due, self._batch = self._batch[:taken], self._batch[taken:]
         started = time.perf_counter()
         try:
-            summary = self._store(due)
-            flushed = self._exporter.force_flush(int(flush_timeout * 1000))
-            stored = flushed and not summary.not_stored
+            records, summary = self._map(due)
         except Exception:
-            _logger.exception("mapping or storing %d trace(s) failed", len(due))
-            stored, summary = False, ImportSummary()
-        if not stored:
+            _logger.exception("mapping %d trace(s) failed", len(due))
             self._failed(due)
             return False
-        self._export_seconds.observe(time.perf_counter() - started)
-        self._journal.done((d.trace_id, d.sequence) for d in due)
+        if not self._settle(wait=True):  # sealed on top of a batch the store did not take
+            self._restore(due)
+            return False
+        future = self._storing.submit(self._store, records, flush_timeout)
+        self._in_flight = _InFlight(future, due, summary, started)
+        return True
+
+    def _map(self, due: list[Due]) -> tuple[list[ProvRecord], ImportSummary]:
+        """The sealed records of ``due`` (not stored yet) and what the ingest path says."""
+        if self._sealer is None:
+            sealer = Sealer()
+            sealer.continue_chains(self._exporter.chain_heads())
+            self._sealer = sealer
+        collected = _Collected()
+        summary = import_spans(
+            (span for trace in due for span in trace.spans),
+            exporter=collected,
+            backend=self._reader(),
+            graph=self._graph,
+            prepare=_as_is,
+            now_ns=time.time_ns(),
+            sealer=self._sealer,
+            export_batch=len(due),
+        )
+        return collected.records, summary
+
+    def _store(self, records: list[ProvRecord], flush_timeout: float) -> bool:
+        """On the storing thread: ``True`` once the destination holds ``records``."""
+        if records and self._exporter.export(records) is not ExportResult.SUCCESS:
+            return False
+        return self._exporter.force_flush(int(flush_timeout * 1000))
+
+    def _settle(self, *, wait: bool) -> bool:
+        """Finish the batch in the store, if any (waiting for it with ``wait``): tell the
+        journal its traces are done, or put them back.  ``False`` when it failed."""
+        flight = self._in_flight
+        if flight is None or not (wait or flight.future.done()):
+            return True
+        self._in_flight = None
+        try:
+            stored = flight.future.result()
+        except Exception:
+            _logger.exception("storing %d trace(s) failed", len(flight.due))
+            stored = False
+        if not stored:
+            self._failed(flight.due)
+            return False
+        self._export_seconds.observe(time.perf_counter() - flight.started)
+        self._journal.done((d.trace_id, d.sequence) for d in flight.due)
         self._failures = 0
+        summary = flight.summary
         with self._lock:
             self._counts["traces_mapped"] += summary.traces
             self._counts["sessions_sealed"] += summary.sessions - summary.already_stored
@@ -372,39 +452,27 @@ class Receiver:
             _logger.warning("%s", warning)
         return True
 
-    def _store(self, due: list[Due]) -> ImportSummary:
-        if self._sealer is None:
-            sealer = Sealer()
-            sealer.continue_chains(self._exporter.chain_heads())
-            self._sealer = sealer
-        return import_spans(
-            (span for trace in due for span in trace.spans),
-            exporter=self._exporter,
-            backend=self._reader(),
-            graph=self._graph,
-            prepare=_as_is,
-            now_ns=time.time_ns(),
-            sealer=self._sealer,
-            export_batch=len(due),
-        )
-
     def _failed(self, due: list[Due]) -> None:
-        """Put the traces back; what was sealed may not be stored, so the next try reads
-        the chains and stored sessions afresh."""
+        """What was sealed may not be stored: the next try reads the chains and the stored
+        sessions afresh, after a pause."""
         self._sealer = None
         self._failures += 1
         pause = min(_FAILURE_PAUSE_S[1], _FAILURE_PAUSE_S[0] * 2 ** (self._failures - 1))
         self._paused_until = self._clock() + pause
-        now = self._clock()
         with self._lock:
             self._counts["export_failures"] += 1
-            for trace in due:
-                self._buffer.restore(trace, now)
+        self._restore(due)
         _logger.warning(
             "the destination did not take %d trace(s); kept in the journal, retrying in %.0f s",
             len(due),
             pause,
         )
+
+    def _restore(self, due: list[Due]) -> None:
+        now = self._clock()
+        with self._lock:
+            for trace in due:
+                self._buffer.restore(trace, now)
 
     def _log_limits(self, due: list[Due], now: float) -> None:
         for reason in (Reason.SPANS, Reason.OPEN_TRACES):

@@ -43,7 +43,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from benchmarks.workload import report, session_spans
 from otel_prov.prov._span_record import SpanRecord
 from tests.phoenix import start_phoenix
-from tests.receiver import Receiver, Receivers
+from tests.receiver import Receiver, Receivers, writing_to
 from tests.servers import start_oxigraph
 
 SENDERS = 4
@@ -267,10 +267,7 @@ def main() -> None:
         server = start_oxigraph(tmp / "server")
         try:
             receiver = receivers.start(
-                "--endpoint-update",
-                server.update_endpoint,
-                "--endpoint",
-                server.query_endpoint,
+                *writing_to(server),
                 "--data-dir",
                 str(tmp / "r2"),
                 "--trace-idle",

@@ -25,7 +25,8 @@ from typing import Any
 
 import pyoxigraph
 
-from tests.cli import CLI
+from tests.cli import CLI, run_cli
+from tests.servers import SparqlServer
 
 READY_TIMEOUT = 60.0
 _READY = re.compile(r"OTLP/gRPC on ([^,;]+)(?:, OTLP/HTTP on (http://[^/]+)/v1/traces)?; ready")
@@ -150,6 +151,26 @@ def service(endpoint: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+def writing_to(server: SparqlServer) -> tuple[str, ...]:
+    """``otel-prov receive`` flags that write to ``server`` and read back from it."""
+    return ("--endpoint-update", server.update_endpoint, "--endpoint", server.query_endpoint)
+
+
+def bundles_per_session(query_endpoint: str) -> list[int]:
+    """How many bundles each stored session has (1: sealed once), read with the CLI."""
+    answer = run_cli(
+        "query",
+        "--endpoint",
+        query_endpoint,
+        "--format",
+        "json",
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
+        "SELECT ?session (COUNT(?bundle) AS ?n) WHERE { ?bundle oprov:bundleOf ?session } "
+        "GROUP BY ?session",
+    )
+    return [int(row["n"]) for row in json.loads(answer.stdout)]
 
 
 def quads(store: Path) -> set[str]:

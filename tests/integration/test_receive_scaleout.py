@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from tests.cli import CLI, run_cli
-from tests.receiver import ROOT, Receiver, Receivers, service
+from tests.receiver import (
+    ROOT,
+    Receiver,
+    Receivers,
+    bundles_per_session,
+    service,
+    writing_to,
+)
 from tests.servers import start_oxigraph
 
 pytestmark = pytest.mark.integration
@@ -30,10 +37,7 @@ def test_three_receivers_behind_a_trace_id_load_balancer_store_each_session_once
     try:
         started = [
             receivers.start(
-                "--endpoint-update",
-                server.update_endpoint,
-                "--endpoint",
-                server.query_endpoint,
+                *writing_to(server),
                 "--data-dir",
                 str(tmp_path / f"receiver-{n}"),
                 "--trace-idle",
@@ -72,17 +76,8 @@ def test_three_receivers_behind_a_trace_id_load_balancer_store_each_session_once
             "<http://www.w3.org/ns/prov#qualifiedStart> ?start . ?outer a oprov:AgentSession }",
         )
         assert len(json.loads(nested.stdout)) == SESSIONS  # each research run, nested once
-        bundles = run_cli(
-            "query",
-            *where,
-            "--format",
-            "json",
-            "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
-            "SELECT ?session (COUNT(?bundle) AS ?n) WHERE { ?bundle oprov:bundleOf ?session } "
-            "GROUP BY ?session",
-        )
-        counts = json.loads(bundles.stdout)
-        assert len(counts) == AGENTS * SESSIONS and {row["n"] for row in counts} == {"1"}
+        counts = bundles_per_session(server.query_endpoint)
+        assert len(counts) == AGENTS * SESSIONS and set(counts) == {1}
         verified = run_cli("verify", *where, "--all")
         assert verified.returncode == 0, verified.stdout + verified.stderr
     finally:

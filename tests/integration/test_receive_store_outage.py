@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli import run_cli
-from tests.receiver import Receivers, run_agent
+from tests.receiver import Receivers, bundles_per_session, run_agent, writing_to
 from tests.servers import start_oxigraph
 
 pytestmark = pytest.mark.integration
@@ -23,10 +23,7 @@ def test_sessions_acknowledged_while_the_store_is_down_land_once_it_is_back(
     server = start_oxigraph(tmp_path)
     try:
         receiver = receivers.start(
-            "--endpoint-update",
-            server.update_endpoint,
-            "--endpoint",
-            server.query_endpoint,
+            *writing_to(server),
             "--trace-idle",
             "0.5",
             env={"OTEL_PROV_SPOOL_DIR": str(tmp_path / "spool")},
@@ -42,16 +39,7 @@ def test_sessions_acknowledged_while_the_store_is_down_land_once_it_is_back(
         where = ("--endpoint", server.query_endpoint)
         listed = json.loads(run_cli("sessions", *where, "--format", "json").stdout)
         assert sorted(row["trace_id"] for row in listed) == sorted(sent["traces"])
-        bundles = run_cli(
-            "query",
-            *where,
-            "--format",
-            "json",
-            "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
-            "SELECT ?session (COUNT(?bundle) AS ?n) WHERE { ?bundle oprov:bundleOf ?session } "
-            "GROUP BY ?session",
-        )
-        assert {row["n"] for row in json.loads(bundles.stdout)} == {"1"}
+        assert set(bundles_per_session(server.query_endpoint)) == {1}
         assert run_cli("verify", *where, "--all").returncode == 0
     finally:
         server.stop()

@@ -10,6 +10,7 @@ from html import escape
 from typing import Any
 
 from otel_prov.cli._terminal import columns, printable
+from otel_prov.prov._rdf import instant_order
 from otel_prov.read._session_view import (
     IterationView,
     ModelCallView,
@@ -360,10 +361,8 @@ def _shortened(text: str, width: int) -> str:
 def _fixed_width_time(stamp: str) -> str:
     """A UTC dateTime with its fraction padded to microseconds, so that a column of them
     lines up (the canonical form drops the fraction's trailing zeros)."""
-    seconds, _, fraction = stamp.removesuffix("Z").partition(".")
-    if not stamp.endswith("Z") or len(seconds) != 19:
-        return stamp
-    return f"{seconds}.{fraction.ljust(6, '0')}Z"
+    seconds, fraction = instant_order(stamp)
+    return f"{seconds}.{fraction}Z" if len(seconds) == 19 else stamp
 
 
 def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:

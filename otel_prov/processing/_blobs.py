@@ -65,10 +65,14 @@ class BlobStore:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory).resolve()
 
+    def path_of(self, digest: str) -> Path:
+        """Where the blob of ``digest`` (hex, without ``sha256:``) is kept."""
+        return self.directory / "sha256" / digest[:2] / digest
+
     def put(self, data: bytes) -> tuple[str, str]:
         """Store ``data``; return its ``sha256:<hex>`` and its ``file:`` URI."""
         digest = hashlib.sha256(data).hexdigest()
-        path = self.directory / "sha256" / digest[:2] / digest
+        path = self.path_of(digest)
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -151,7 +155,7 @@ def read_blob(
     if sha256 is None or _SHA256.fullmatch(sha256) is None:
         raise BlobError(f"cannot read blob {location}: no sha256 recorded for it")
     digest = sha256.removeprefix("sha256:")
-    path = BlobStore(blob_directory(directory)).directory / "sha256" / digest[:2] / digest
+    path = BlobStore(blob_directory(directory)).path_of(digest)
     try:
         data = path.read_bytes()
     except OSError as exc:

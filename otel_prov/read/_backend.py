@@ -74,6 +74,10 @@ _ATTEMPTS = 10
 waits between them double from 50 ms up to 1 s (about 6 s in all)."""
 
 
+def _back_off(attempt: int) -> None:
+    time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
+
+
 class EmbeddedBackend:
     """Reads an on-disk pyoxigraph store, read-only (the default graph is the union of all)."""
 
@@ -98,7 +102,7 @@ class EmbeddedBackend:
                     raise StoreUnavailableError(
                         f"cannot open the store at {self.path}: {exc}"
                     ) from exc
-            time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
+            _back_off(attempt)
             attempt += 1
 
     def ntriples(self, graph: str) -> str:
@@ -119,7 +123,7 @@ class EmbeddedBackend:
                     raise StoreUnavailableError(
                         f"cannot read the store at {self.path}: {exc}"
                     ) from exc
-            time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
+            _back_off(attempt)
             self._store = self._open()
             attempt += 1
 

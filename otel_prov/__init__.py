@@ -10,9 +10,11 @@ span ids.
 from otel_prov._version import __version__
 from otel_prov.capture import (
     RedactingSpanExporter,
+    Retrieval,
     agent_session,
     iteration,
     model_call,
+    retrieval,
     set_action,
     set_answer,
     set_arguments,
@@ -35,6 +37,7 @@ __all__ = [
     "ProvSpanExporter",
     "ProvSpanProcessor",
     "RedactingSpanExporter",
+    "Retrieval",
     "SpanRecord",
     "__version__",
     "agent_session",
@@ -43,6 +46,7 @@ __all__ = [
     "map_spans",
     "model_call",
     "record_from_span",
+    "retrieval",
     "set_action",
     "set_answer",
     "set_arguments",

@@ -17,10 +17,13 @@ __all__ = [
     "GEN_AI_AGENT_NAME",
     "GEN_AI_CONTENT_TWINS",
     "GEN_AI_CONVERSATION_ID",
+    "GEN_AI_DATA_SOURCE_ID",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROVIDER_NAME",
     "GEN_AI_REQUEST_MODEL",
     "GEN_AI_RESPONSE_MODEL",
+    "GEN_AI_RETRIEVAL_DOCUMENTS",
+    "GEN_AI_RETRIEVAL_QUERY_TEXT",
     "GEN_AI_TOOL_CALL_ARGUMENTS",
     "GEN_AI_TOOL_CALL_ID",
     "GEN_AI_TOOL_CALL_RESULT",
@@ -39,6 +42,8 @@ __all__ = [
     "OTEL_PROV_CONTENT_ARGUMENTS_SIZE",
     "OTEL_PROV_CONTENT_OBSERVATION_SHA256",
     "OTEL_PROV_CONTENT_OBSERVATION_SIZE",
+    "OTEL_PROV_CONTENT_QUERY_SHA256",
+    "OTEL_PROV_CONTENT_QUERY_SIZE",
     "OTEL_PROV_CONTENT_QUESTION_SHA256",
     "OTEL_PROV_CONTENT_QUESTION_SIZE",
     "OTEL_PROV_CONTENT_THOUGHT_SHA256",
@@ -46,10 +51,20 @@ __all__ = [
     "OTEL_PROV_ITERATION_NUMBER",
     "OTEL_PROV_OBSERVATION",
     "OTEL_PROV_QUESTION",
+    "OTEL_PROV_RETRIEVAL_DOCUMENT_CONTENT",
+    "OTEL_PROV_RETRIEVAL_DOCUMENT_ID",
+    "OTEL_PROV_RETRIEVAL_DOCUMENT_METADATA",
+    "OTEL_PROV_RETRIEVAL_DOCUMENT_SCORE",
+    "OTEL_PROV_RETRIEVAL_DOCUMENT_SHA256",
+    "OTEL_PROV_RETRIEVAL_DOCUMENT_SIZE",
+    "OTEL_PROV_RETRIEVAL_DOCUMENT_SOURCE",
+    "OTEL_PROV_RETRIEVAL_QUERY",
     "OTEL_PROV_THOUGHT",
     "REGISTRY_DIR",
     "SERVICE_NAME",
     "SHAPES_PATH",
+    "content_digest_keys",
+    "document_key",
 ]
 
 _HERE = Path(__file__).resolve().parent
@@ -88,6 +103,25 @@ OTEL_PROV_CONTENT_OBSERVATION_SHA256 = "otel_prov.content.observation.sha256"
 """Sizes and hashes of content left off or cut by an attribute limit (see the registry)."""
 OTEL_PROV_AGENT_TOOLS = "otel_prov.agent.tools"
 """The names of the tools the agent was given, on the agent session span."""
+OTEL_PROV_RETRIEVAL_QUERY = "otel_prov.retrieval.query"
+"""The query a retrieval searched with, on the retrieval span (content)."""
+OTEL_PROV_CONTENT_QUERY_SIZE = "otel_prov.content.query.size"
+OTEL_PROV_CONTENT_QUERY_SHA256 = "otel_prov.content.query.sha256"
+# Retrieved documents, one attribute per field and document: the key is the template's
+# name, a dot and the document's 0-based position in the result (see :func:`document_key`).
+OTEL_PROV_RETRIEVAL_DOCUMENT_ID = "otel_prov.retrieval.document.id"
+"""Template: the id of the document (or chunk) the retriever returned at a position."""
+OTEL_PROV_RETRIEVAL_DOCUMENT_CONTENT = "otel_prov.retrieval.document.content"
+"""Template: its text (content)."""
+OTEL_PROV_RETRIEVAL_DOCUMENT_SCORE = "otel_prov.retrieval.document.score"
+"""Template: the relevance score the retriever gave it (its own scale)."""
+OTEL_PROV_RETRIEVAL_DOCUMENT_SOURCE = "otel_prov.retrieval.document.source"
+"""Template: the IRI (or name) of the document it was taken from."""
+OTEL_PROV_RETRIEVAL_DOCUMENT_METADATA = "otel_prov.retrieval.document.metadata"
+"""Template: its metadata, a JSON object."""
+OTEL_PROV_RETRIEVAL_DOCUMENT_SIZE = "otel_prov.retrieval.document.size"
+OTEL_PROV_RETRIEVAL_DOCUMENT_SHA256 = "otel_prov.retrieval.document.sha256"
+"""Template: size and hash of its whole text, when the text was left off or cut."""
 CONTENT_DIGEST_KEYS = {
     OTEL_PROV_QUESTION: (OTEL_PROV_CONTENT_QUESTION_SIZE, OTEL_PROV_CONTENT_QUESTION_SHA256),
     OTEL_PROV_ANSWER: (OTEL_PROV_CONTENT_ANSWER_SIZE, OTEL_PROV_CONTENT_ANSWER_SHA256),
@@ -97,14 +131,39 @@ CONTENT_DIGEST_KEYS = {
         OTEL_PROV_CONTENT_OBSERVATION_SIZE,
         OTEL_PROV_CONTENT_OBSERVATION_SHA256,
     ),
+    OTEL_PROV_RETRIEVAL_QUERY: (OTEL_PROV_CONTENT_QUERY_SIZE, OTEL_PROV_CONTENT_QUERY_SHA256),
 }
 """Content attribute -> (its size attribute, its hash attribute)."""
+
+
+def document_key(template: str, index: int) -> str:
+    """The attribute of one retrieved document's field: ``template`` (an
+    ``OTEL_PROV_RETRIEVAL_DOCUMENT_*`` name) and the document's 0-based position."""
+    return f"{template}.{index}"
+
+
+def content_digest_keys(key: str) -> tuple[str, str] | None:
+    """(size attribute, hash attribute) describing the whole value of content attribute
+    ``key`` when it was left off or cut; None for an attribute that is not content."""
+    if key in CONTENT_DIGEST_KEYS:
+        return CONTENT_DIGEST_KEYS[key]
+    index = key.removeprefix(OTEL_PROV_RETRIEVAL_DOCUMENT_CONTENT + ".")
+    if index != key and index.isascii() and index.isdigit():
+        return (
+            document_key(OTEL_PROV_RETRIEVAL_DOCUMENT_SIZE, int(index)),
+            document_key(OTEL_PROV_RETRIEVAL_DOCUMENT_SHA256, int(index)),
+        )
+    return None
+
 
 # --- official OpenTelemetry conventions we build on ---------------------------------
 GEN_AI_OPERATION_NAME = "gen_ai.operation.name"
 GEN_AI_AGENT_NAME = "gen_ai.agent.name"
 GEN_AI_AGENT_ID = "gen_ai.agent.id"
 GEN_AI_CONVERSATION_ID = "gen_ai.conversation.id"
+GEN_AI_DATA_SOURCE_ID = "gen_ai.data_source.id"
+GEN_AI_RETRIEVAL_QUERY_TEXT = "gen_ai.retrieval.query.text"
+GEN_AI_RETRIEVAL_DOCUMENTS = "gen_ai.retrieval.documents"
 GEN_AI_TOOL_NAME = "gen_ai.tool.name"
 GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
 GEN_AI_TOOL_TYPE = "gen_ai.tool.type"

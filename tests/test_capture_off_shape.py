@@ -34,6 +34,9 @@ def _run(capture: bool) -> list[Triple]:
         with otel_prov.iteration(
             2, thought="Now Rome.", action="weather", arguments={"city": "Rome"}, tracer_provider=tp
         ):
+            with otel_prov.retrieval("Rome climate", data_source="wiki", tracer_provider=tp) as kb:
+                kb.add_document("rome#1", content="Mild.", score=0.7, source="https://x.example")
+                kb.add_document("rome#2", content="Sunny.", metadata={"url": "https://y.example"})
             otel_prov.set_observation("17 C")
         otel_prov.set_answer("Rome")
     provider.shutdown()
@@ -70,5 +73,6 @@ def test_hashes_and_sizes_are_the_same_with_capture_on_and_off() -> None:
         }
 
     on, off = digests(_run(True)), digests(_run(False))
-    assert len(on) >= 10  # question, two thoughts, two arguments, two observations, answer
+    # question, two thoughts, two arguments, two observations, a query, two documents, answer
+    assert len(on) >= 2 * 11
     assert on == off

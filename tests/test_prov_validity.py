@@ -18,6 +18,7 @@ import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._rdf import PREFIXES, SPARQL_PREFIXES, datetime_from_ns
 from otel_prov.read._verify import constraint_violations
+from tests.retrieval_agent import rag_agent
 from tests.session_tree import known_session
 
 PREFIX_LINES = SPARQL_PREFIXES
@@ -202,6 +203,58 @@ def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
         memory = pyoxigraph.Store()
         memory.load(turtle.encode(), pyoxigraph.RdfFormat.TURTLE)
         assert not list(memory.query(PREFIX_LINES + CONSTRAINTS[name])), name
+
+
+@pytest.fixture(scope="module")
+def retrieval_turtle(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A session whose tool retrieved documents, as the store holds it."""
+    store = tmp_path_factory.mktemp("retrieval") / "store"
+    handle = otel_prov.configure(store=store, set_global=False, service_name="validity")
+    rag_agent(handle.tracer_provider)
+    handle.shutdown()
+    data = pyoxigraph.serialize(
+        _triples(store), format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES
+    )
+    return (data or b"").decode()
+
+
+def test_retrieved_documents_are_valid_prov(retrieval_turtle: str) -> None:
+    graph = _graph(retrieval_turtle)
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    documents = set(graph.subjects(rdflib.RDF.type, oprov.Document))
+    assert len(documents) == 3
+    sources = {o for d in documents for o in graph.objects(d, prov.hadPrimarySource)}
+    assert len(sources) == 3
+    document = ProvDocument.deserialize(content=retrieval_turtle, format="rdf", rdf_format="turtle")
+    loaded = {r.identifier.uri for r in document.get_records() if r.is_element()}
+    assert {str(s) for s in documents | sources} <= loaded
+    expected = {
+        str(s) for cls in (prov.Activity, prov.Entity) for s in graph.subjects(rdflib.RDF.type, cls)
+    }
+    assert expected <= loaded
+    conforms, report = _shacl(graph)
+    assert conforms, report
+    memory = pyoxigraph.Store()
+    memory.load(retrieval_turtle.encode(), pyoxigraph.RdfFormat.TURTLE)
+    for name, query in CONSTRAINTS.items():
+        assert not list(memory.query(PREFIX_LINES + query)), name
+
+
+def test_shacl_shapes_catch_a_document_without_a_rank_or_from_a_failed_retrieval(
+    retrieval_turtle: str,
+) -> None:
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    graph = _graph(retrieval_turtle)
+    chunk = next(graph.subjects(rdflib.RDF.type, oprov.Document))
+    graph.remove((chunk, oprov.rank, None))
+    assert not _shacl(graph)[0]
+    graph = _graph(retrieval_turtle)
+    retrieval = next(graph.subjects(rdflib.RDF.type, oprov.Retrieval))
+    graph.set((retrieval, oprov.status, rdflib.Literal("error")))
+    conforms, report = _shacl(graph)
+    assert not conforms
+    assert "must not generate a Document" in report
 
 
 _NODES = [f"<urn:n{i}>" for i in range(4)]

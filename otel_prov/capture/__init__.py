@@ -20,6 +20,7 @@ from otel_prov.capture._api import (
     tool_call,
 )
 from otel_prov.capture._redaction import RedactingSpanExporter
+from otel_prov.capture._retrieval import Retrieval, retrieval
 from otel_prov.capture._shapes import (
     FINAL_ANSWER,
     SpanShape,
@@ -29,9 +30,11 @@ from otel_prov.capture._shapes import (
     iteration_shape,
     model_call_shape,
     put_content,
+    put_document,
     put_usage,
     record_error,
     record_failure,
+    retrieval_shape,
     session_shape,
     tool_call_shape,
 )
@@ -40,6 +43,7 @@ from otel_prov.prov._conventions import tool_schema_name
 __all__ = [
     "FINAL_ANSWER",
     "RedactingSpanExporter",
+    "Retrieval",
     "SpanShape",
     "agent_session",
     "content_text",
@@ -50,9 +54,12 @@ __all__ = [
     "model_call",
     "model_call_shape",
     "put_content",
+    "put_document",
     "put_usage",
     "record_error",
     "record_failure",
+    "retrieval",
+    "retrieval_shape",
     "session_shape",
     "set_action",
     "set_answer",

@@ -5,10 +5,11 @@ shape whatever made it.  A ``*_shape`` function takes what is known when the spa
 starts and returns a :class:`SpanShape` (name, kind, attributes and content), which
 :meth:`SpanShape.start` starts.  What is known only later goes on through the fillers:
 :func:`put_content` (content, as the content policy allows), :func:`describe_iteration`
-(the step's decision), :func:`declare_tools`, :func:`put_usage`, and :func:`record_error`
+(the step's decision), :func:`declare_tools`, :func:`put_usage`, :func:`put_document` (a
+retrieved document), and :func:`record_error`
 or :func:`record_failure` when the work failed.
 
-Adding a shape (a retrieval, an MCP call, a plan, an evaluation): register its
+Adding a shape (an MCP call, a plan, an evaluation): register its
 attributes in ``semconv/registry/`` (and their constants in ``otel_prov.semconv``),
 write a ``*_shape`` function beside the others (its span name and attributes, with
 content passed as content so the capture switches apply), a filler if something about
@@ -21,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -31,7 +33,7 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 from otel_prov import semconv as sc
 from otel_prov.capture._content import capture_genai_content, capture_prov_content, redact
 from otel_prov.capture._sinks import warn_if_nothing_records
-from otel_prov.prov._conventions import EXECUTE_TOOL, INVOKE_AGENT
+from otel_prov.prov._conventions import EXECUTE_TOOL, INVOKE_AGENT, RETRIEVAL
 from otel_prov.prov._span_record import attribute_length_limit
 
 __all__ = [
@@ -43,9 +45,11 @@ __all__ = [
     "iteration_shape",
     "model_call_shape",
     "put_content",
+    "put_document",
     "put_usage",
     "record_error",
     "record_failure",
+    "retrieval_shape",
     "session_shape",
     "tool_call_shape",
 ]
@@ -191,6 +195,68 @@ def model_call_shape(
     )
 
 
+def retrieval_shape(*, data_source: str | None = None, query: Any = None) -> SpanShape:
+    """A retrieval of documents for ``query``, ``retrieval {data_source}``: the GenAI
+    retrieval span.  ``data_source``: the index or store searched (``gen_ai.data_source.id``).
+    The documents it returned go on with :func:`put_document`."""
+    return SpanShape(
+        RETRIEVAL if data_source is None else f"{RETRIEVAL} {data_source}",
+        {sc.GEN_AI_OPERATION_NAME: RETRIEVAL, sc.GEN_AI_DATA_SOURCE_ID: data_source},
+        {sc.OTEL_PROV_RETRIEVAL_QUERY: query},
+    )
+
+
+def put_document(
+    span: Span,
+    index: int,
+    *,
+    document_id: str | int | None = None,
+    content: Any = None,
+    score: float | None = None,
+    source: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+) -> None:
+    """The document (or chunk) a retrieval returned at 0-based position ``index``.
+
+    ``content`` is content: kept as the capture switches allow, else its size and hash.
+    ``source``: the document the chunk was taken from (an IRI, or a name).  ``metadata``
+    is kept as a JSON object whatever it holds: keys become strings, and values JSON
+    cannot hold (NaN, objects) their text.  Raises ``TypeError``/``ValueError`` for a
+    score that is no number or metadata that is no mapping, before anything is set.
+    """
+    if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))):
+        raise TypeError(f"a document's score must be a number, not {score!r}")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise TypeError(
+            f"a document's metadata must be a mapping (a dict), not {type(metadata).__name__}"
+        )
+    if document_id is not None:
+        key = sc.document_key(sc.OTEL_PROV_RETRIEVAL_DOCUMENT_ID, index)
+        span.set_attribute(key, str(document_id))
+    if content is not None:
+        put_content(span, sc.document_key(sc.OTEL_PROV_RETRIEVAL_DOCUMENT_CONTENT, index), content)
+    if score is not None:
+        span.set_attribute(sc.document_key(sc.OTEL_PROV_RETRIEVAL_DOCUMENT_SCORE, index), score)
+    if source is not None:
+        span.set_attribute(sc.document_key(sc.OTEL_PROV_RETRIEVAL_DOCUMENT_SOURCE, index), source)
+    if metadata is not None:
+        text = json.dumps(_json_safe(metadata), ensure_ascii=False, sort_keys=True)
+        span.set_attribute(sc.document_key(sc.OTEL_PROV_RETRIEVAL_DOCUMENT_METADATA, index), text)
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` as plain JSON: string keys, and the text of what JSON has no form for."""
+    if isinstance(value, Mapping):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
 def content_text(value: Any) -> str:
     """Content as span text: strings unchanged (the exact JSON the model chose), else JSON."""
     if isinstance(value, str):
@@ -224,7 +290,10 @@ def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
         keep = True
     limit = _length_limit(target)
     if not keep or (limit is not None and len(text) > limit):
-        size_key, hash_key = sc.CONTENT_DIGEST_KEYS[key]
+        digest_keys = sc.content_digest_keys(key)
+        if digest_keys is None:
+            raise ValueError(f"{key} is not a content attribute of the otel_prov registry")
+        size_key, hash_key = digest_keys
         data = text.encode()
         setter(size_key, len(data))
         setter(hash_key, "sha256:" + hashlib.sha256(data).hexdigest())

@@ -18,7 +18,8 @@ Adding a convention (spans some other instrumentation emits):
 2. if it wraps its text in a serialised framework payload, its keys in ``wrapped``
    (and, for a payload of a new shape, a branch in :func:`unwrapped`);
 3. if it records tool calls or tool definitions in structured attributes, their reading
-   in :func:`requested_calls` or :func:`defined_tools`;
+   in :func:`requested_calls` or :func:`defined_tools`; retrieved documents are read by
+   :func:`retrieved_documents` from the patterns in ``documents``;
 4. a test in ``tests/test_third_party_conventions.py`` (and one with the instrumentation
    itself in ``tests/instrumentation/test_third_party.py`` if it can run there).
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,14 +40,17 @@ __all__ = [
     "ANSWER_KEYS",
     "ARGUMENT_KEYS",
     "CONVENTIONS",
+    "DATA_SOURCE_KEYS",
     "EXECUTE_TOOL",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
     "PROVIDER_KEYS",
+    "QUERY_KEYS",
     "QUESTION_KEYS",
     "RESULT_KEYS",
+    "RETRIEVAL",
     "RUN_NAME_KEYS",
     "SESSION_ID_KEYS",
     "TOOL_CALL_ID_KEYS",
@@ -53,6 +58,7 @@ __all__ = [
     "TOOL_NAME_KEYS",
     "WRAPPED_KEYS",
     "Convention",
+    "RetrievedDocument",
     "Role",
     "agent_name",
     "classify",
@@ -60,6 +66,7 @@ __all__ = [
     "is_agent_run",
     "model_output_text",
     "requested_calls",
+    "retrieved_documents",
     "starts_as_tool_call",
     "tool_name_from_span_name",
     "tool_schema_name",
@@ -71,6 +78,8 @@ INVOKE_AGENT = "invoke_agent"
 """GenAI ``gen_ai.operation.name`` of an agent's run, and the first word of its span name."""
 EXECUTE_TOOL = "execute_tool"
 """GenAI ``gen_ai.operation.name`` of a tool execution, and the first word of its span name."""
+RETRIEVAL = "retrieval"
+"""GenAI ``gen_ai.operation.name`` of a retrieval, and the first word of its span name."""
 
 
 class Role(enum.Enum):
@@ -114,6 +123,16 @@ class Convention:
     recorded twice, by two instrumentations, has the same name in both."""
     wrapped: frozenset[str] = frozenset()
     """Keys whose text may be wrapped in a serialised framework payload (:func:`unwrapped`)."""
+    query: tuple[str, ...] = ()
+    """What a retrieval searched with."""
+    data_source: tuple[str, ...] = ()
+    """The index or store a retrieval searched."""
+    documents: tuple[re.Pattern[str], ...] = ()
+    """Retrieved documents as one attribute per field: patterns with an ``index`` group
+    (the document's position) and a ``field`` group (``id``, ``content``, ``score``,
+    ``source``, ``metadata``, ``size`` or ``sha256``)."""
+    document_lists: tuple[str, ...] = ()
+    """Retrieved documents as one attribute: a JSON list of objects with those fields."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -123,6 +142,13 @@ CONVENTIONS: tuple[Convention, ...] = (
         answer=(sc.OTEL_PROV_ANSWER,),
         arguments=(sc.OTEL_PROV_ARGUMENTS,),
         result=(sc.OTEL_PROV_OBSERVATION,),
+        query=(sc.OTEL_PROV_RETRIEVAL_QUERY,),
+        documents=(
+            re.compile(
+                r"otel_prov\.retrieval\.document\."
+                r"(?P<field>id|content|score|source|metadata|size|sha256)\.(?P<index>[0-9]+)"
+            ),
+        ),
     ),
     Convention(
         "OpenTelemetry GenAI",
@@ -134,7 +160,7 @@ CONVENTIONS: tuple[Convention, ...] = (
             "chat": Role.MODEL_CALL,
             "generate_content": Role.MODEL_CALL,
             "text_completion": Role.MODEL_CALL,
-            "retrieval": Role.RETRIEVAL,
+            RETRIEVAL: Role.RETRIEVAL,
         },
         arguments=(sc.GEN_AI_TOOL_CALL_ARGUMENTS,),
         result=(sc.GEN_AI_TOOL_CALL_RESULT,),
@@ -147,6 +173,9 @@ CONVENTIONS: tuple[Convention, ...] = (
         session_id=(sc.GEN_AI_CONVERSATION_ID,),
         agent_name=(sc.GEN_AI_AGENT_NAME,),
         run_name=(sc.GEN_AI_AGENT_NAME,),
+        query=(sc.GEN_AI_RETRIEVAL_QUERY_TEXT,),
+        data_source=(sc.GEN_AI_DATA_SOURCE_ID,),
+        document_lists=(sc.GEN_AI_RETRIEVAL_DOCUMENTS,),
     ),
     Convention(
         "OpenInference",
@@ -170,6 +199,13 @@ CONVENTIONS: tuple[Convention, ...] = (
         output_tokens=("llm.token_count.completion",),
         session_id=("session.id",),
         wrapped=frozenset({"input.value", "output.value"}),
+        query=("input.value",),
+        documents=(
+            re.compile(
+                r"retrieval\.documents\.(?P<index>[0-9]+)\.document\."
+                r"(?P<field>id|content|score|metadata)"
+            ),
+        ),
     ),
     Convention(
         "OpenLLMetry",
@@ -215,6 +251,8 @@ OUTPUT_TOKEN_KEYS = _keys("output_tokens")
 SESSION_ID_KEYS = _keys("session_id")
 AGENT_NAME_KEYS = _keys("agent_name")
 RUN_NAME_KEYS = _keys("run_name")
+QUERY_KEYS = _keys("query")
+DATA_SOURCE_KEYS = _keys("data_source")
 WRAPPED_KEYS = frozenset().union(*(convention.wrapped for convention in CONVENTIONS))
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
@@ -415,3 +453,82 @@ def tool_schema_name(schema: Mapping[str, Any]) -> str | None:
     function = schema.get("function")
     name = function.get("name") if isinstance(function, Mapping) else schema.get("name")
     return name if isinstance(name, str) and name else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RetrievedDocument:
+    """One document (or chunk) a retrieval returned, as its convention recorded it."""
+
+    index: int
+    """Its 0-based position in the result."""
+    fields: Mapping[str, Any]
+    """``id``, ``score``, ``source``, ``metadata`` (JSON text), ``content`` as recorded."""
+    content_key: str | None = None
+    """The attribute holding its text, or that would have held it when only its size and
+    hash were kept (None: the text, if any, is in ``fields``), so that the mapper reads it
+    as any content attribute: blob, truncation, size and hash."""
+
+    @property
+    def source(self) -> str | None:
+        """The document it was taken from: its ``source`` field, else its metadata's
+        ``source`` or ``url`` (LangChain loaders and OpenInference put it there)."""
+        source = self.fields.get("source")
+        if isinstance(source, str) and source:
+            return source
+        metadata = self.fields.get("metadata")
+        try:
+            parsed = json.loads(metadata) if isinstance(metadata, str) else None
+        except ValueError:
+            return None
+        for key in ("source", "url"):
+            value = parsed.get(key) if isinstance(parsed, dict) else None
+            if isinstance(value, str) and value:
+                return value
+        return None
+
+
+def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument]:
+    """The documents a retrieval span records, in the order of the result, from the first
+    convention that records any: flattened per-field attributes, else a JSON list."""
+    for convention in CONVENTIONS:
+        found: dict[int, dict[str, Any]] = {}
+        content_keys: dict[int, str] = {}
+        for key, value in attributes.items():
+            for pattern in convention.documents:
+                match = pattern.fullmatch(key)
+                if match is None:
+                    continue
+                index, field = int(match["index"]), match["field"]
+                found.setdefault(index, {})[field] = value
+                if field in ("content", "size", "sha256"):
+                    # The content's own key, also when only its size and hash were kept.
+                    start, end = match.span("field")
+                    content_keys[index] = f"{key[:start]}content{key[end:]}"
+        if found:
+            return [
+                RetrievedDocument(index, found[index], content_keys.get(index))
+                for index in sorted(found)
+            ]
+        for key in convention.document_lists:
+            documents = _document_list(attributes.get(key))
+            if documents:
+                return documents
+    return []
+
+
+def _document_list(value: Any) -> list[RetrievedDocument]:
+    """GenAI's ``gen_ai.retrieval.documents``: a JSON list of ``{"id", "score", ...}``."""
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else None
+    except ValueError:
+        return []
+    documents = []
+    for index, item in enumerate(parsed if isinstance(parsed, list) else []):
+        if not isinstance(item, dict):
+            continue
+        fields = {k: item[k] for k in ("id", "score", "source", "content") if k in item}
+        metadata = item.get("metadata")
+        if isinstance(metadata, dict):
+            fields["metadata"] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
+        documents.append(RetrievedDocument(index, fields))
+    return documents

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
+from otel_prov.prov._rdf import InvalidIRIError, iri
+
 __all__ = [
     "activity_iri",
     "agent_iri",
     "entity_iri",
     "model_iri",
     "service_iri",
+    "source_iri",
     "span_hex",
     "tool_iri",
     "trace_hex",
@@ -61,3 +64,20 @@ def model_iri(name: str) -> str:
 
 def service_iri(name: str) -> str:
     return _named("service", name)
+
+
+def source_iri(source: str) -> str:
+    """The IRI of the document a retrieved chunk was taken from, as a retriever named it.
+
+    An absolute IRI is kept as it is, so that the chunk links to the same node as the
+    extraction-time provenance of that document.  Anything else (a file name, a title,
+    text that is no valid IRI) gets an IRI minted from it, as agents and tools do: the
+    same name always gives the same node.  So does an IRI in our own namespace, which
+    could otherwise make one of our activities an entity.
+    """
+    if not source.startswith(_BASE):
+        try:
+            return iri(source)
+        except InvalidIRIError:
+            pass
+    return _named("source", source)

@@ -33,6 +33,7 @@ __all__ = [
     "boolean",
     "canonical_datetime",
     "datetime_from_ns",
+    "double",
     "instant_order",
     "integer",
     "iri",
@@ -68,6 +69,8 @@ RDF_TYPE = f"<{RDF}type>"
 
 _XSD_INTEGER = f"^^<{XSD}integer>"
 _XSD_BOOLEAN = f"^^<{XSD}boolean>"
+_XSD_DOUBLE = f"^^<{XSD}double>"
+_SPECIAL_DOUBLES = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 _XSD_DATETIME = f"^^<{XSD}dateTime>"
 
 # Characters that need escaping in a quoted literal: controls, quote, backslash, DEL,
@@ -110,6 +113,13 @@ def integer(value: int) -> str:
 def boolean(value: bool) -> str:
     """An ``xsd:boolean`` literal in canonical form."""
     return f'"{"true" if value else "false"}"{_XSD_BOOLEAN}'
+
+
+def double(value: float) -> str:
+    """An ``xsd:double`` literal: Python's shortest round-tripping form, which is a valid
+    XSD lexical form, with XSD's spelling of the special values."""
+    text = repr(float(value))
+    return f'"{_SPECIAL_DOUBLES.get(text, text)}"{_XSD_DOUBLE}'
 
 
 @functools.lru_cache(maxsize=4096)

@@ -35,6 +35,7 @@ class P:
     Start = f"<{PROV}Start>"
     hadActivity = f"<{PROV}hadActivity>"
     atTime = f"<{PROV}atTime>"
+    hadPrimarySource = f"<{PROV}hadPrimarySource>"
 
 
 class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
@@ -51,6 +52,8 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     Arguments = f"<{OPROV}Arguments>"
     Observation = f"<{OPROV}Observation>"
     Answer = f"<{OPROV}Answer>"
+    Query = f"<{OPROV}Query>"
+    Document = f"<{OPROV}Document>"
     AIAgent = f"<{OPROV}AIAgent>"
     Tool = f"<{OPROV}Tool>"
     AIModel = f"<{OPROV}AIModel>"
@@ -87,6 +90,11 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     failedCalls = f"<{OPROV}failedCalls>"
     runStartedAt = f"<{OPROV}runStartedAt>"
     declaredTool = f"<{OPROV}declaredTool>"
+    dataSourceId = f"<{OPROV}dataSourceId>"
+    documentId = f"<{OPROV}documentId>"
+    rank = f"<{OPROV}rank>"
+    retrievalScore = f"<{OPROV}retrievalScore>"
+    documentMetadata = f"<{OPROV}documentMetadata>"
 
 
 ALL_OPROV_TERMS = tuple(

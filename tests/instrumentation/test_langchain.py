@@ -24,11 +24,13 @@ from langchain.agents.middleware import AgentMiddleware, wrap_tool_call
 from langchain.agents.structured_output import ToolStrategy
 from langchain.tools import ToolRuntime
 from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import ensure_config
-from langchain_core.tools import StructuredTool, ToolException, tool
+from langchain_core.tools import StructuredTool, ToolException, create_retriever_tool, tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from opentelemetry import trace
 from opentelemetry.instrumentation.requests import RequestsInstrumentor
@@ -229,6 +231,101 @@ def test_two_step_run_gives_nested_spans_and_react_provenance(
     assert any(s == act(second) and p == P.used for s, p, _ in triples)
     assert value_of(triples, act(session), P.used, O.Question) == QUESTION
     assert declared(triples, session) == {tool_iri("get_weather")}
+
+
+# --- retrievers ------------------------------------------------------------------------
+LOUVRE = [
+    Document(
+        id="hours",
+        page_content="The Louvre is open from 9:00 to 18:00, closed on Tuesdays.",
+        metadata={"source": "https://www.louvre.fr/en/visit/hours", "score": 0.9},
+    ),
+    Document(
+        id="tickets",
+        page_content="A ticket costs 22 euros.",
+        metadata={"source": "faq/tickets.md", "lang": "en"},
+    ),
+]
+
+
+class KeywordRetriever(BaseRetriever):
+    """A LangChain retriever over a fixed list: the documents, most words shared first."""
+
+    documents: list[Document]
+
+    def _get_relevant_documents(self, query: str, **kwargs: Any) -> list[Document]:
+        words = set(query.lower().split())
+        return sorted(
+            self.documents, key=lambda d: -len(words & set(d.page_content.lower().split()))
+        )
+
+
+def test_retriever_tool_answer_derives_from_the_retrieved_chunks(
+    exporter: InMemorySpanExporter,
+) -> None:
+    search = create_retriever_tool(
+        KeywordRetriever(documents=LOUVRE), "search_faq", "Search the museum FAQ."
+    )
+    model = ScriptedModel(
+        responses=[
+            step("Search the FAQ.", call("search_faq", {"query": "louvre hours"}, "call_1")),
+            AIMessage(content="9:00 to 18:00, closed on Tuesdays."),
+        ]
+    )
+    ask(create_agent(model, [search], name="guide"), "When is the Louvre open?")
+
+    spans = spans_of(exporter)
+    tool_span = one(spans, "execute_tool search_faq")
+    retrieval = next(s for s in spans if s.name.startswith("retrieval "))
+    assert_child_of(retrieval, tool_span)
+    found = attrs(retrieval)
+    assert found["gen_ai.operation.name"] == "retrieval"
+    assert found["otel_prov.retrieval.query"] == "louvre hours"
+    ids = {found[f"otel_prov.retrieval.document.id.{i}"] for i in range(2)}
+    assert ids == {"hours", "tickets"}
+
+    triples = prov(spans)
+    chunks = of_type(triples, O.Document)
+    assert len(chunks) == 2
+    assert all((chunk, P.wasGeneratedBy, act(retrieval)) in triples for chunk in chunks)
+    sources = {o for s, p, o in triples if s in chunks and p == P.hadPrimarySource}
+    assert sources == {
+        "<https://www.louvre.fr/en/visit/hours>",
+        "<urn:otel-prov:source:faq%2Ftickets.md>",
+    }
+    scores = {o for s, p, o in triples if s in chunks and p == O.retrievalScore}
+    assert {float(parse_literal(score)) for score in scores} == {0.9}
+    [observation] = of_type(triples, O.Observation)
+    assert (observation, P.wasGeneratedBy, act(tool_span)) in triples
+    assert all((observation, P.wasDerivedFrom, chunk) in triples for chunk in chunks)
+    [answer] = of_type(triples, O.Answer)
+    assert (answer, P.wasDerivedFrom, observation) in triples
+
+
+def test_a_failing_retriever_is_a_failed_retrieval_with_no_documents(
+    exporter: InMemorySpanExporter,
+) -> None:
+    class DownRetriever(BaseRetriever):
+        def _get_relevant_documents(self, query: str, **kwargs: Any) -> list[Document]:
+            raise ConnectionError("vector store unreachable")
+
+    search = create_retriever_tool(DownRetriever(), "search_faq", "Search the museum FAQ.")
+    model = ScriptedModel(
+        responses=[
+            step("Search the FAQ.", call("search_faq", {"query": "hours"}, "call_1")),
+            AIMessage(content="I could not search."),
+        ]
+    )
+    agent = create_agent(model, [search], name="guide")
+    with pytest.raises(ConnectionError):
+        ask(agent, "When is the Louvre open?")
+    spans = spans_of(exporter)
+    retrieval = next(s for s in spans if s.name.startswith("retrieval "))
+    assert retrieval.status.status_code is StatusCode.ERROR
+    assert attrs(retrieval)["error.type"] == "ConnectionError"
+    triples = prov(spans)
+    assert of_type(triples, O.Retrieval) == {act(retrieval)}
+    assert of_type(triples, O.Document) == set()
 
 
 # --- declared tools --------------------------------------------------------------------

@@ -16,7 +16,13 @@ are not declared, since no tool run of theirs can be recorded); each reason-act 
 iteration span
 (thought, action, exact JSON arguments); each model call a ``chat {model}`` span and
 each tool call an ``execute_tool {name}`` span with its call id, arguments and
-observation.  LangChain is imported only when :meth:`instrument` is called.
+observation.  A retriever that runs inside the agent (in a tool made with
+``create_retriever_tool``, in a middleware) becomes a ``retrieval {name}`` span with its
+query and every document it returned: id, text (content, under the capture switches),
+metadata and, when the metadata has one (``score``, ``relevance_score``), the score; in
+the provenance, the observation of the tool call derives from those documents, each
+``prov:hadPrimarySource`` its metadata's ``source`` or ``url``.  LangChain is imported
+only when :meth:`instrument` is called.
 
 While a tool runs, its ``execute_tool`` span is the current span, so spans started in
 the tool's body are its children: an HTTP call traced by

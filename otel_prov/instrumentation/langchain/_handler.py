@@ -73,9 +73,11 @@ from otel_prov.capture import (
     iteration_shape,
     model_call_shape,
     put_content,
+    put_document,
     put_usage,
     record_error,
     record_failure,
+    retrieval_shape,
     session_shape,
     tool_call_shape,
     tool_schema_name,
@@ -87,6 +89,9 @@ _CREATE_AGENT = "langchain_create_agent"
 """``ls_integration`` metadata ``create_agent`` puts on its graph's root run."""
 _MODEL_NODE = "model"
 _TOOLS_NODE = "tools"
+_SCORE_KEYS = ("score", "relevance_score", "similarity_score")
+"""Metadata keys under which retrievers and rerankers leave a document's score
+(LangChain's ``Document`` has no score of its own)."""
 _CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
 """``type`` of a bound tool schema that LangChain runs (OpenAI's ``function`` and
 ``custom``; Anthropic's schemas have no ``type``); any other type is a provider's
@@ -106,6 +111,7 @@ class _Kind(enum.Enum):
     OTHER = "other"
     MODEL = "model"
     TOOL = "tool"
+    RETRIEVER = "retriever"
 
 
 @dataclass(eq=False)
@@ -719,7 +725,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             self._tool_done(run)
 
     def _end_failed(self, run_id: UUID, error: BaseException) -> _Run | None:
-        """End a model or tool run's span as failed; the run, if it was ours."""
+        """End a model, tool or retriever run's span as failed; the run, if it was ours."""
         run = self._finish(run_id)
         if run is not None:
             record_error(run.anchor, error)
@@ -730,6 +736,70 @@ class ProvCallbackHandler(BaseCallbackHandler):
         if run.iteration is not None:
             with self._lock:
                 run.iteration.finished_tools += 1
+
+    # --- retrievers -----------------------------------------------------------------------
+    def on_retriever_start(
+        self,
+        serialized: dict[str, Any],
+        query: str,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        parent = self._parent(parent_run_id)
+        if parent is None:
+            return
+        name = kwargs.get("name") or (serialized or {}).get("name") or "retriever"
+        shape = retrieval_shape(data_source=str(name), query=query)
+        span = shape.start(self._tracer, parent=parent.anchor)
+        self._add(run_id, _Run(_Kind.RETRIEVER, parent.session, span, parent.iteration))
+        self._enter(run_id, span)
+
+    def on_retriever_end(
+        self,
+        documents: Sequence[Any],
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        run = self._finish(run_id)
+        if run is None:
+            return
+        for index, document in enumerate(documents):
+            metadata = getattr(document, "metadata", None)
+            metadata = metadata if isinstance(metadata, Mapping) else {}
+            identifier = getattr(document, "id", None)
+            put_document(
+                run.anchor,
+                index,
+                document_id=identifier if isinstance(identifier, (str, int)) else None,
+                content=getattr(document, "page_content", None),
+                score=_score(metadata),
+                metadata=metadata,
+            )
+        run.anchor.end()
+
+    def on_retriever_error(
+        self,
+        error: BaseException,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        self._end_failed(run_id, error)
+
+
+def _score(metadata: Mapping[str, Any]) -> float | None:
+    for key in _SCORE_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return None
 
 
 # --- the configure hook: registered once per process, switched on and off ---------------

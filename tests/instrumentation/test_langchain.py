@@ -260,9 +260,8 @@ class KeywordRetriever(BaseRetriever):
         )
 
 
-def test_retriever_tool_answer_derives_from_the_retrieved_chunks(
-    exporter: InMemorySpanExporter,
-) -> None:
+def faq_agent() -> Any:
+    """An agent whose one tool searches the FAQ (a retriever), then answers."""
     search = create_retriever_tool(
         KeywordRetriever(documents=LOUVRE), "search_faq", "Search the museum FAQ."
     )
@@ -272,7 +271,13 @@ def test_retriever_tool_answer_derives_from_the_retrieved_chunks(
             AIMessage(content="9:00 to 18:00, closed on Tuesdays."),
         ]
     )
-    ask(create_agent(model, [search], name="guide"), "When is the Louvre open?")
+    return create_agent(model, [search], name="guide")
+
+
+def test_retriever_tool_answer_derives_from_the_retrieved_chunks(
+    exporter: InMemorySpanExporter,
+) -> None:
+    ask(faq_agent(), "When is the Louvre open?")
 
     spans = spans_of(exporter)
     tool_span = one(spans, "execute_tool search_faq")

@@ -29,7 +29,7 @@ from otel_prov import map_spans, record_from_span
 from otel_prov.instrumentation.langchain import LangChainInstrumentor
 from otel_prov.prov._rdf import RDF_TYPE, parse_literal, to_ntriples
 from otel_prov.prov._vocab import O, P
-from tests.instrumentation.test_langchain import ask, get_weather, weather_agent
+from tests.instrumentation.test_langchain import ask, faq_agent, get_weather, weather_agent
 
 Triples = set[tuple[str, str, str]]
 CLASSES = {
@@ -220,3 +220,38 @@ def test_official_genai_spans_map_to_our_react_shape(
     triples = _map(memory)
     assert_react_shape(triples)
     assert shape(triples) == ours
+
+
+@pytest.mark.parametrize(
+    "make", [_openinference, LangChainInstrumentor], ids=["openinference", "ours"]
+)
+def test_retriever_documents_are_read_from_openinference_as_from_ours(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter], make: Callable[[], Any]
+) -> None:
+    """OpenInference's RETRIEVER span (``retrieval.documents.N.document.*``) gives the
+    documents, sources and derivations our own instrumentor gives."""
+    provider, memory = memory_provider
+    instrumentor = make()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        ask(faq_agent(), "When is the Louvre open?")
+    finally:
+        instrumentor.uninstrument()
+    triples = _map(memory)
+    (retrieval,) = of_type(triples, O.Retrieval)
+    chunks = of_type(triples, O.Document)
+    assert {value(triples, chunk) for chunk in chunks} == {
+        "The Louvre is open from 9:00 to 18:00, closed on Tuesdays.",
+        "A ticket costs 22 euros.",
+    }
+    assert all(objects(triples, chunk, P.wasGeneratedBy) == {retrieval} for chunk in chunks)
+    sources = set().union(*(objects(triples, chunk, P.hadPrimarySource) for chunk in chunks))
+    assert sources == {
+        "<https://www.louvre.fr/en/visit/hours>",
+        "<urn:otel-prov:source:faq%2Ftickets.md>",
+    }
+    (query,) = objects(triples, retrieval, P.used)
+    assert value(triples, query) == "louvre hours"
+    (observation,) = of_type(triples, O.Observation)
+    assert chunks <= objects(triples, observation, P.wasDerivedFrom)
+    assert_shacl(triples)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -339,3 +341,27 @@ def test_scores_are_xsd_doubles_that_round_trip(value: float) -> None:
     assert quad.object.datatype.value == "http://www.w3.org/2001/XMLSchema#double"
     parsed = float(quad.object.value.replace("INF", "inf"))
     assert parsed == value or (math.isnan(parsed) and math.isnan(value))
+
+
+def test_the_readme_example_runs_and_its_query_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Retrieval (RAG) provenance", 1)[1]
+    sample = section.split("```python\n", 1)[1].split("```", 1)[0]
+    query = section.split("otel-prov query '", 1)[1].split("'\n", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.setenv("OTEL_PROV_STORE", str(tmp_path / "store"))
+    exec(compile(sample, "README.md", "exec"), {})
+    answered = subprocess.run(
+        [sys.executable, "-m", "otel_prov", "query", query, "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert json.loads(answered.stdout) == [
+        {"id": "faq#3", "score": "0.91", "source": "https://www.louvre.fr/en/visit/hours"}
+    ]

@@ -28,6 +28,7 @@ import otel_prov
 from otel_prov.capture import _content
 from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, double, parse_literal
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.read import open_store
 from tests.builders import CountingIds, make_span
 from tests.retrieval_agent import HOURS, PRICES, rag_agent
 
@@ -315,6 +316,9 @@ def test_the_store_holds_the_retrieval(tmp_path: Path) -> None:
             query, use_default_graph_as_union=True
         )
     ]
+    reader = open_store(store)
+    [run] = reader.sessions().sessions
+    assert all(check.ok for check in reader.verify(run.id)), reader.verify(run.id)
     assert rows == [
         ("faq#3", "0.91", "https://www.louvre.fr/en/visit/hours"),
         ("faq#7", "0.42", "https://www.louvre.fr/en/tickets"),
@@ -365,3 +369,28 @@ def test_the_readme_example_runs_and_its_query_answers(
     assert json.loads(answered.stdout) == [
         {"id": "faq#3", "score": "0.91", "source": "https://www.louvre.fr/en/visit/hours"}
     ]
+
+
+def test_a_retrieval_in_a_step_informs_its_observation_and_the_thought_decided_after_it() -> None:
+    """No tool call: the chunks are the step's own evidence.  The step's thought, decided
+    when it ends, and its observation derive from them; the first step's thought, decided
+    before the retrieval ran, does not."""
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.agent_session("guide", question="Open on Tuesday?", tracer_provider=tp):
+            with otel_prov.iteration(1, thought="Plan: look it up.", tracer_provider=tp):
+                otel_prov.set_action("search")
+            with otel_prov.iteration(2, tracer_provider=tp):
+                with otel_prov.retrieval("louvre tuesday", tracer_provider=tp) as found:
+                    found.add_document("faq#3", content=HOURS)
+                otel_prov.set_thought("The FAQ says it is closed.")
+                otel_prov.set_observation(HOURS)
+            otel_prov.set_answer("No, closed on Tuesdays.")
+
+    triples = list(otel_prov.map_spans(_spans(run)).triples)
+    [chunk] = _subjects(triples, O.Document)
+    derived = {s for s, p, o in triples if p == P.wasDerivedFrom and o == chunk}
+    kinds = {o for s, p, o in triples if s in derived and p == RDF_TYPE and o != P.Entity}
+    assert kinds == {O.Thought, O.Observation, O.Answer}
+    [first_thought] = [s for s, p, o in triples if p == P.value and o == '"Plan: look it up."']
+    assert first_thought not in derived

@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_prov
 from otel_prov.capture import _content
+from otel_prov.processing._blobs import read_blob
 from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, double, parse_literal
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read import open_store
@@ -394,3 +395,48 @@ def test_a_retrieval_in_a_step_informs_its_observation_and_the_thought_decided_a
     assert kinds == {O.Thought, O.Observation, O.Answer}
     [first_thought] = [s for s, p, o in triples if p == P.value and o == '"Plan: look it up."']
     assert first_thought not in derived
+
+
+def test_a_big_document_goes_to_the_blob_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As every content entity's: a preview in the graph, the whole value in the blob."""
+    big = "b" * 70_000
+    monkeypatch.setenv("OTEL_PROV_BLOB_DIR", str(tmp_path / "blobs"))
+    store = tmp_path / "store"
+    handle = otel_prov.configure(store=store, set_global=False, service_name="guide")
+    with (
+        otel_prov.agent_session("guide", tracer_provider=handle.tracer_provider),
+        otel_prov.retrieval("q", tracer_provider=handle.tracer_provider) as found,
+    ):
+        found.add_document("big", content=big)
+    handle.shutdown()
+    query = f"""{SPARQL_PREFIXES}
+    SELECT ?size ?hash ?location (STRLEN(?value) AS ?kept) WHERE {{
+      ?chunk a oprov:Document ; oprov:byteSize ?size ; oprov:contentHash ?hash ;
+             prov:value ?value ; oprov:contentLocation ?location .
+    }}"""
+    [row] = pyoxigraph.Store.read_only(str(store)).query(query, use_default_graph_as_union=True)
+    assert (int(row["size"].value), int(row["kept"].value)) == (70_000, 1024)
+    assert row["hash"].value == _sha256(big)
+    assert read_blob(row["location"].value, row["hash"].value, directory=tmp_path / "blobs") == big
+
+
+def test_a_document_cut_by_the_attribute_length_limit_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    whole = "The Louvre is open from 9:00 to 18:00." * 3
+    monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "80")
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.retrieval("q", tracer_provider=tp) as found:
+            found.add_document("faq", content=whole)
+
+    triples = list(otel_prov.map_spans(_spans(run)).triples)
+    [chunk] = _subjects(triples, O.Document)
+    assert _objects(triples, chunk, O.truncated) == [
+        '"true"^^<http://www.w3.org/2001/XMLSchema#boolean>'
+    ]
+    assert _objects(triples, chunk, O.contentHash) == [f'"{_sha256(whole)}"']
+    assert int(parse_literal(_objects(triples, chunk, O.byteSize)[0])) == len(whole)
+    assert parse_literal(_objects(triples, chunk, P.value)[0]) == whole[:80]

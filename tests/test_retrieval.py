@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_prov
 from otel_prov.capture import _content
-from otel_prov.processing._blobs import read_blob
+from otel_prov.processing._blobs import BlobStore, externalize, read_blob
 from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, double, parse_literal
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read import open_store
@@ -440,3 +440,48 @@ def test_a_document_cut_by_the_attribute_length_limit_says_so(
     assert _objects(triples, chunk, O.contentHash) == [f'"{_sha256(whole)}"']
     assert int(parse_literal(_objects(triples, chunk, O.byteSize)[0])) == len(whole)
     assert parse_literal(_objects(triples, chunk, P.value)[0]) == whole[:80]
+
+
+def test_metadata_too_big_for_the_graph_is_reported_and_kept_in_its_blob(
+    tmp_path: Path,
+) -> None:
+    store = BlobStore(tmp_path / "blobs")
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.retrieval("q", tracer_provider=tp) as found:
+            found.add_document("a", content="short", metadata={"summary": "s" * 70_000})
+
+    [span] = [externalize(record, store, 65_536) for record in _spans(run)]
+    record = otel_prov.map_spans([span])
+    [chunk] = _subjects(list(record.triples), O.Document)
+    assert _objects(list(record.triples), chunk, O.documentMetadata) == []
+    [problem] = record.problems
+    assert "metadata is 70015 bytes" in problem and "file:" in problem
+
+
+def test_metadata_nested_too_deep_to_parse_is_kept_as_text() -> None:
+    deep = "[" * 100_000
+    spans = [
+        make_span(
+            2,
+            name="retriever",
+            openinference__span__kind="RETRIEVER",
+            **{
+                "retrieval.documents.0.document.id".replace(".", "__"): "a",
+                "retrieval.documents.0.document.metadata".replace(".", "__"): deep,
+            },
+        ),
+        make_span(
+            3,
+            name="retrieval",
+            gen_ai__operation__name="retrieval",
+            gen_ai__retrieval__documents=deep,
+        ),
+    ]
+    record = otel_prov.map_spans(spans)
+    triples = list(record.triples)
+    assert len(_subjects(triples, O.Retrieval)) == 2
+    [chunk] = _subjects(triples, O.Document)
+    assert _objects(triples, chunk, O.documentMetadata) == [f'"{deep}"']
+    assert _objects(triples, chunk, P.hadPrimarySource) == []
+    assert not any("could not be converted" in problem for problem in record.problems)

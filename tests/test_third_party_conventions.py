@@ -19,6 +19,7 @@ from otel_prov.prov._conventions import (
     agent_name,
     is_agent_run,
     model_output_text,
+    retrieved_documents,
     starts_as_tool_call,
     tool_name_from_span_name,
     unwrapped,
@@ -132,3 +133,49 @@ def test_a_tool_call_is_known_at_its_start_by_its_attributes_or_its_genai_name()
     assert not starts_as_tool_call("chat gpt-x", {"gen_ai.operation.name": "chat"})
     assert tool_name_from_span_name("execute_tool search") == "search"
     assert tool_name_from_span_name("lookup") == "lookup"  # no prefix: the whole name
+
+
+_DOCUMENT_KEYS = st.sampled_from(
+    [
+        "retrieval.documents.{}.document.id",
+        "retrieval.documents.{}.document.content",
+        "retrieval.documents.{}.document.score",
+        "retrieval.documents.{}.document.metadata",
+        "otel_prov.retrieval.document.id.{}",
+        "otel_prov.retrieval.document.sha256.{}",
+        "gen_ai.retrieval.documents",
+    ]
+)
+_ANY_VALUE = st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none())
+
+
+@given(
+    st.dictionaries(
+        st.tuples(
+            _DOCUMENT_KEYS, st.integers(0, 12).map(str) | st.just("9" * 5000) | st.just("-1")
+        ).map(lambda k: k[0].format(k[1])),
+        _ANY_VALUE,
+    )
+)
+def test_reading_documents_from_any_attributes_never_raises(attributes: dict[str, object]) -> None:
+    documents = retrieved_documents(attributes)
+    assert [d.index for d in documents] == sorted({d.index for d in documents})
+    for document in documents:
+        assert document.source is None or isinstance(document.source, str)
+
+
+@given(st.lists(st.tuples(st.text(), st.text(), st.floats(allow_nan=False)), max_size=5))
+def test_openinference_documents_are_read_in_order_with_their_source(
+    documents: list[tuple[str, str, float]],
+) -> None:
+    attributes: dict[str, object] = {"openinference.span.kind": "RETRIEVER"}
+    for index, (identifier, source, score) in enumerate(documents):
+        prefix = f"retrieval.documents.{index}.document."
+        attributes[prefix + "id"] = identifier
+        attributes[prefix + "score"] = score
+        attributes[prefix + "metadata"] = json.dumps({"source": source})
+    found = retrieved_documents(attributes)
+    assert [(d.fields["id"], d.fields["score"], d.source) for d in found] == [
+        (identifier, score, source or None) for identifier, source, score in documents
+    ]
+    assert classify(attributes) is Role.RETRIEVAL

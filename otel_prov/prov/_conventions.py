@@ -146,7 +146,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         documents=(
             re.compile(
                 r"otel_prov\.retrieval\.document\."
-                r"(?P<field>id|content|score|source|metadata|size|sha256)\.(?P<index>[0-9]+)"
+                r"(?P<field>id|content|score|source|metadata|size|sha256)\.(?P<index>[0-9]{1,9})"
             ),
         ),
     ),
@@ -202,7 +202,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         query=("input.value",),
         documents=(
             re.compile(
-                r"retrieval\.documents\.(?P<index>[0-9]+)\.document\."
+                r"retrieval\.documents\.(?P<index>[0-9]{1,9})\.document\."
                 r"(?P<field>id|content|score|metadata)"
             ),
         ),
@@ -463,6 +463,8 @@ class RetrievedDocument:
     """Its 0-based position in the result."""
     fields: Mapping[str, Any]
     """``id``, ``score``, ``source``, ``metadata`` (JSON text), ``content`` as recorded."""
+    keys: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Field -> the attribute it was read from (none for a document of a JSON list)."""
     content_key: str | None = None
     """The attribute holding its text, or that would have held it when only its size and
     hash were kept (None: the text, if any, is in ``fields``), so that the mapper reads it
@@ -478,7 +480,7 @@ class RetrievedDocument:
         metadata = self.fields.get("metadata")
         try:
             parsed = json.loads(metadata) if isinstance(metadata, str) else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
             return None
         for key in ("source", "url"):
             value = parsed.get(key) if isinstance(parsed, dict) else None
@@ -492,6 +494,7 @@ def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument
     convention that records any: flattened per-field attributes, else a JSON list."""
     for convention in CONVENTIONS:
         found: dict[int, dict[str, Any]] = {}
+        keys: dict[int, dict[str, str]] = {}
         content_keys: dict[int, str] = {}
         for key, value in attributes.items():
             for pattern in convention.documents:
@@ -500,13 +503,14 @@ def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument
                     continue
                 index, field = int(match["index"]), match["field"]
                 found.setdefault(index, {})[field] = value
+                keys.setdefault(index, {})[field] = key
                 if field in ("content", "size", "sha256"):
                     # The content's own key, also when only its size and hash were kept.
                     start, end = match.span("field")
                     content_keys[index] = f"{key[:start]}content{key[end:]}"
         if found:
             return [
-                RetrievedDocument(index, found[index], content_keys.get(index))
+                RetrievedDocument(index, found[index], keys[index], content_keys.get(index))
                 for index in sorted(found)
             ]
         for key in convention.document_lists:
@@ -520,7 +524,7 @@ def _document_list(value: Any) -> list[RetrievedDocument]:
     """GenAI's ``gen_ai.retrieval.documents``: a JSON list of ``{"id", "score", ...}``."""
     try:
         parsed = json.loads(value) if isinstance(value, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
     documents = []
     for index, item in enumerate(parsed if isinstance(parsed, list) else []):

@@ -898,11 +898,17 @@ def _document(chunk: str, rank: int, document: RetrievedDocument, out: _Out) -> 
         except (TypeError, ValueError, OverflowError):
             out.report(f"document {rank} score {score!r} is not a number; left out")
     metadata = fields.get("metadata")
-    if metadata is not None:
+    blob = out.span.blobs.get(document.keys.get("metadata", ""))
+    if blob is not None:
+        out.report(
+            f"document {rank} metadata is {blob.size} bytes, over the blob threshold: "
+            f"left out of the graph, kept in {blob.location}"
+        )
+    elif metadata is not None:
         text = _as_text(metadata)
         try:
             parsed = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if not isinstance(parsed, dict):
             out.report(f"document {rank} metadata is not a JSON object; stored as text")

@@ -180,7 +180,9 @@ SERVICE_NAME = "service.name"
 GEN_AI_CONTENT_TWINS = {
     OTEL_PROV_ARGUMENTS: GEN_AI_TOOL_CALL_ARGUMENTS,
     OTEL_PROV_OBSERVATION: GEN_AI_TOOL_CALL_RESULT,
+    OTEL_PROV_RETRIEVAL_QUERY: GEN_AI_RETRIEVAL_QUERY_TEXT,
 }
 """Content attribute -> the opt-in GenAI attribute that also gets it on a tool call span
-(when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows); both are described
-by the same size and hash attributes (``CONTENT_DIGEST_KEYS``)."""
+(arguments, result) or a retrieval span (query), when
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows; both are described by the
+same size and hash attributes (``CONTENT_DIGEST_KEYS``)."""

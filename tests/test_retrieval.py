@@ -485,3 +485,24 @@ def test_metadata_nested_too_deep_to_parse_is_kept_as_text() -> None:
     assert _objects(triples, chunk, O.documentMetadata) == [f'"{deep}"']
     assert _objects(triples, chunk, P.hadPrimarySource) == []
     assert not any("could not be converted" in problem for problem in record.problems)
+
+
+@pytest.mark.parametrize("ours", [True, False])
+def test_the_query_has_its_genai_twin_when_the_genai_opt_in_allows(
+    ours: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    monkeypatch.setenv("OTEL_PROV_CAPTURE_CONTENT", str(ours).lower())
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.retrieval("louvre hours", tracer_provider=tp):
+            pass
+
+    [span] = _spans(run)
+    assert span.attributes["gen_ai.retrieval.query.text"] == "louvre hours"
+    assert ("otel_prov.retrieval.query" in span.attributes) is ours
+    triples = list(otel_prov.map_spans([span]).triples)
+    [retrieval] = _subjects(triples, O.Retrieval)
+    [query] = _objects(triples, retrieval, P.used)
+    assert _objects(triples, query, P.value) == ['"louvre hours"']
+    assert _objects(triples, query, O.contentHash) == [f'"{_sha256("louvre hours")}"']

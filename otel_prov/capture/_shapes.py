@@ -264,17 +264,27 @@ def content_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _is_tool_call(target: Mapping[str, Any] | Span) -> bool:
+_TWIN_OPERATIONS = {
+    sc.OTEL_PROV_ARGUMENTS: EXECUTE_TOOL,
+    sc.OTEL_PROV_OBSERVATION: EXECUTE_TOOL,
+    sc.OTEL_PROV_RETRIEVAL_QUERY: RETRIEVAL,
+}
+"""Content attribute -> the operation of the spans on which it has its GenAI twin."""
+
+
+def _has_twin(target: Mapping[str, Any] | Span, key: str) -> bool:
     attributes = target if isinstance(target, Mapping) else getattr(target, "attributes", None)
-    return (attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == EXECUTE_TOOL
+    operation = (attributes or {}).get(sc.GEN_AI_OPERATION_NAME)
+    return operation is not None and operation == _TWIN_OPERATIONS.get(key)
 
 
 def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
     """Set a content attribute on a span (or start attributes) as the capture switches allow.
 
-    On a tool call, arguments and result also go to their opt-in ``gen_ai.*`` twins when
-    the GenAI variable allows.  When the content is left off, its size and hash are
-    recorded instead, so provenance keeps a fingerprint of what it may not show.  When an
+    On a tool call, arguments and result (on a retrieval, its query) also go to their
+    opt-in ``gen_ai.*`` twins when the GenAI variable allows.  When the content is left
+    off, its size and hash are recorded instead, so provenance keeps a fingerprint of what
+    it may not show.  When an
     attribute length limit is about to cut the value (the SDK does so silently), they are
     recorded beside it, so the graph can say the value is truncated and what the whole of
     it was.
@@ -285,7 +295,7 @@ def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
     if keep:
         setter(key, text)
     twin = sc.GEN_AI_CONTENT_TWINS.get(key)
-    if twin is not None and _is_tool_call(target) and capture_genai_content():
+    if twin is not None and _has_twin(target, key) and capture_genai_content():
         setter(twin, text)
         keep = True
     limit = _length_limit(target)

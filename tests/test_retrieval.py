@@ -124,6 +124,8 @@ def test_bad_scores_and_metadata_are_refused_with_the_problem_named() -> None:
             with pytest.raises(TypeError, match="metadata must be a mapping"):
                 found.add_document("a", metadata=["not", "a", "mapping"])  # type: ignore[arg-type]
             found.add_document("b", score=1)
+        with pytest.raises(RuntimeError, match="has ended: add its documents inside"):
+            found.add_document("late")
 
     [span] = _spans(run)
     assert span.attributes["otel_prov.retrieval.document.id.0"] == "b"

@@ -508,3 +508,52 @@ def test_the_query_has_its_genai_twin_when_the_genai_opt_in_allows(
     [query] = _objects(triples, retrieval, P.used)
     assert _objects(triples, query, P.value) == ['"louvre hours"']
     assert _objects(triples, query, O.contentHash) == [f'"{_sha256("louvre hours")}"']
+
+
+def test_openllmetry_retriever_spans_are_retrievals_with_their_json_payloads() -> None:
+    """As OpenLLMetry's LangChain instrumentation records a retriever run (its attributes
+    copied from a real run): a ``vector_db_retrieve`` task with JSON input and output."""
+    output = {
+        "documents": [
+            {"page_content": HOURS, "metadata": {"source": "https://www.louvre.fr/en/visit/hours"}},
+            {"page_content": PRICES, "metadata": {"source": "faq/tickets.md", "lang": "en"}},
+        ],
+        "count": 2,
+    }
+    spans = [
+        make_span(
+            1,
+            name="execute_tool search_faq",
+            end_ms=10,
+            traceloop__span__kind="tool",
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="search_faq",
+        ),
+        make_span(
+            2,
+            1,
+            name="vector_db_retrieve KeywordRetriever",
+            start_ms=1,
+            end_ms=2,
+            traceloop__span__kind="task",
+            gen_ai__operation__name="vector_db_retrieve",
+            traceloop__entity__name="KeywordRetriever",
+            traceloop__entity__input=json.dumps({"query": "louvre hours", "tags": []}),
+            traceloop__entity__output=json.dumps(output),
+        ),
+    ]
+    record = otel_prov.map_spans(spans)
+    triples = list(record.triples)
+    [retrieval] = _subjects(triples, O.Retrieval)
+    [query] = _objects(triples, retrieval, P.used)
+    assert _objects(triples, query, P.value) == ['"louvre hours"']
+    chunks = _subjects(triples, O.Document)
+    assert sorted(o for c in chunks for o in _objects(triples, c, P.value)) == sorted(
+        [f'"{PRICES}"', f'"{HOURS}"']
+    )
+    assert {o for c in chunks for o in _objects(triples, c, P.hadPrimarySource)} == {
+        "<https://www.louvre.fr/en/visit/hours>",
+        "<urn:otel-prov:source:faq%2Ftickets.md>",
+    }
+    [observation] = _subjects(triples, O.Observation)
+    assert set(chunks) <= set(_objects(triples, observation, P.wasDerivedFrom))

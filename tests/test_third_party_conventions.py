@@ -39,7 +39,7 @@ _MESSAGES = st.lists(
 
 @given(st.text())
 def test_unwrapping_any_text_never_raises(text: str) -> None:
-    for pick in ("question", "answer", "result"):
+    for pick in ("question", "answer", "result", "query"):
         found = unwrapped(text, pick)
         assert found is None or isinstance(found, str)
 

@@ -219,6 +219,15 @@ CONVENTIONS: tuple[Convention, ...] = (
         run_name=("traceloop.entity.name",),
         wrapped=frozenset({"traceloop.entity.input", "traceloop.entity.output"}),
     ),
+    # OpenLLMetry names a LangChain retriever run by its operation, not by its span kind
+    # (a "task"), and records the query and the documents as JSON payloads.
+    Convention(
+        "OpenLLMetry retrievers",
+        kind_key=sc.GEN_AI_OPERATION_NAME,
+        roles={"vector_db_retrieve": Role.RETRIEVAL},
+        query=("traceloop.entity.input",),
+        document_lists=("traceloop.entity.output",),
+    ),
     # Last: whole message lists (JSON), taken as a session's question and answer only when
     # no convention above has the text itself.
     Convention(
@@ -357,8 +366,9 @@ def unwrapped(text: str, pick: str) -> str | None:
     """The plain text inside a serialised framework payload, or None if it is not one.
 
     ``pick``: ``question`` (the first user message of ``{"messages": [...]}``),
-    ``answer`` (the last assistant message) or ``result`` (a serialised tool message,
-    ``{"type": "tool", "data": {"content": ...}}``).  Messages come as
+    ``answer`` (the last assistant message), ``result`` (a serialised tool message,
+    ``{"type": "tool", "data": {"content": ...}}``) or ``query`` (a retriever's input,
+    ``{"query": ...}``).  Messages come as
     ``{"role", "content"}`` or as LangChain's ``{"type", "data": {"content"}}``.
     """
     if not text.lstrip().startswith("{"):
@@ -371,6 +381,9 @@ def unwrapped(text: str, pick: str) -> str | None:
         return None
     if pick == "result":
         return _message_content(parsed) if parsed.get("type") == "tool" else None
+    if pick == "query":
+        query = parsed.get("query")
+        return query if isinstance(query, str) else None
     messages = parsed.get("messages")
     if not isinstance(messages, list):
         return None
@@ -521,16 +534,21 @@ def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument
 
 
 def _document_list(value: Any) -> list[RetrievedDocument]:
-    """GenAI's ``gen_ai.retrieval.documents``: a JSON list of ``{"id", "score", ...}``."""
+    """GenAI's ``gen_ai.retrieval.documents``, a JSON list of ``{"id", "score", ...}``, or
+    OpenLLMetry's ``{"documents": [{"page_content", "metadata"}, ...]}``."""
     try:
         parsed = json.loads(value) if isinstance(value, str) else None
     except (ValueError, RecursionError):
         return []
+    if isinstance(parsed, dict):
+        parsed = parsed.get("documents")
     documents = []
     for index, item in enumerate(parsed if isinstance(parsed, list) else []):
         if not isinstance(item, dict):
             continue
         fields = {k: item[k] for k in ("id", "score", "source", "content") if k in item}
+        if "content" not in fields and "page_content" in item:
+            fields["content"] = item["page_content"]
         metadata = item.get("metadata")
         if isinstance(metadata, dict):
             fields["metadata"] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)

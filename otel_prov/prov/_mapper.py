@@ -862,7 +862,7 @@ def _retrieval(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     data_source = out.text(*DATA_SOURCE_KEYS)
     if data_source:
         add((activity, O.dataSourceId, literal(data_source)))
-    query = out.content(*QUERY_KEYS)
+    query = out.content(*QUERY_KEYS, pick="query")
     if query is not None:
         entity = entity_iri(activity, "query")
         out.entity(entity, O.Query, query)

@@ -8,6 +8,7 @@ encoded) names, so every IRI written here is valid without further checks.
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import quote
 
 from otel_prov.prov._rdf import InvalidIRIError, iri
@@ -66,6 +67,7 @@ def service_iri(name: str) -> str:
     return _named("service", name)
 
 
+@functools.lru_cache(maxsize=4096)  # a corpus's sources recur in every retrieval from it
 def source_iri(source: str) -> str:
     """The IRI of the document a retrieved chunk was taken from, as a retriever named it.
 

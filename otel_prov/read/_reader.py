@@ -25,6 +25,7 @@ from otel_prov.read._session_view import (
     load_session,
 )
 from otel_prov.read._verify import SessionCheck, verify_sessions
+from otel_prov.read._why import WhyGraph, load_why
 
 __all__ = [
     "ProvenanceReader",
@@ -119,6 +120,13 @@ class ProvenanceReader:
         """The triples of :meth:`graph` as pyoxigraph reads them (what ``otel-prov show``
         serializes as Turtle, JSON-LD or PROV)."""
         return self._backend.query(session_construct_query(self._graph, session)).triples
+
+    def why(self, ident: str) -> WhyGraph:
+        """The derivation graph behind a run's answer (``ident`` a session IRI, trace id
+        or conversation id: the newest run it names, with the conversation's earlier
+        turns) or behind any activity or entity (``ident`` its IRI), from two queries
+        whatever the run's size.  Raises ``LookupError`` when nothing has that name."""
+        return load_why(self._backend, self._graph, ident)
 
     def verify(self, ident: str | None = None) -> list[SessionCheck]:
         """Check every run (or those ``ident`` names, see :meth:`find`) against its bundle."""

@@ -1,0 +1,121 @@
+"""``why``: the derivation graph behind an answer, read from a real embedded store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from otel_prov.demo import run_demo_agent
+from otel_prov.read import WhyGraph, open_store
+from otel_prov.setup._configure import configure
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("why") / "store"
+    handle = configure(store=path, set_global=False, otlp=False, service_name="why-demo")
+    run_demo_agent(tracer_provider=handle.tracer_provider)
+    handle.shutdown()
+    yield path
+
+
+def _behind(graph: WhyGraph, ident: str, relations: tuple[str, ...]) -> set[str]:
+    """Nodes reachable from ``ident`` along ``relations``."""
+    seen, todo = set(), [ident]
+    while todo:
+        node = todo.pop()
+        for edge in graph.outgoing(node):
+            if edge.relation in relations and edge.target not in seen:
+                seen.add(edge.target)
+                todo.append(edge.target)
+    return seen
+
+
+def test_the_demo_answer_rests_on_the_second_weather_call_and_the_calculator(
+    demo_store: Path,
+) -> None:
+    graph = open_store(demo_store).why("demo-conversation")
+    root = graph.node(graph.root)
+    assert root.type == "Answer"
+    assert "64.4 °F" in root.label
+    support = _behind(graph, graph.root, ("wasDerivedFrom", "wasGeneratedBy", "used"))
+    calls = {
+        graph.node(node).call_id: graph.node(node)
+        for node in support
+        if graph.node(node).type == "ToolCall"
+    }
+    assert sorted(calls) == ["call_2", "call_3"]
+    assert {call.tool for call in calls.values()} == {"get_weather", "calculator"}
+    assert all(call.status == "ok" and call.supports_answer for call in calls.values())
+    observations = {
+        graph.node(edge.target).label
+        for edge in graph.outgoing(graph.root)
+        if edge.relation == "wasDerivedFrom" and graph.node(edge.target).type == "Observation"
+    }
+    assert observations == {"Paris: 18 °C, light rain", "64.4"}
+
+
+def test_the_timed_out_call_is_shown_failed_and_not_supporting(demo_store: Path) -> None:
+    graph = open_store(demo_store).why("demo-conversation")
+    (failed,) = [node for node in graph.nodes if node.status == "error" and node.type == "ToolCall"]
+    assert failed.call_id == "call_1" and failed.tool == "get_weather"
+    assert failed.error is not None and failed.error.startswith("TimeoutError: weather service")
+    assert not failed.supports_answer
+    assert failed.as_json()["supports_answer"] is False
+    step = {edge.relation: graph.node(edge.target) for edge in graph.outgoing(failed.id)}
+    assert step["partOf"].type == "Iteration" and step["partOf"].number == 1
+    assert step["used"].type == "Arguments"
+    assert all(node.supports_answer for node in graph.nodes if node.id != failed.id)
+
+
+def test_json_is_the_contract_shape_and_every_edge_end_is_a_node(demo_store: Path) -> None:
+    data = open_store(demo_store).why("demo-conversation").as_json()
+    assert set(data) == {"root", "nodes", "edges"}
+    ids = [node["id"] for node in data["nodes"]]
+    assert len(ids) == len(set(ids)) and data["root"] == ids[0]
+    for node in data["nodes"]:
+        assert {"id", "type", "label"} <= set(node)
+        assert set(node) <= {
+            "id",
+            "type",
+            "label",
+            "call_id",
+            "tool",
+            "status",
+            "error",
+            "supports_answer",
+        }
+    for edge in data["edges"]:
+        assert set(edge) == {"from", "to", "relation"}
+        assert edge["from"] in ids and edge["to"] in ids
+    types = {node["type"] for node in data["nodes"]}
+    assert {"Question", "Thought", "Arguments", "Observation", "ToolCall", "Iteration"} <= types
+
+
+def test_a_node_iri_gives_what_is_behind_that_node_only(demo_store: Path) -> None:
+    reader = open_store(demo_store)
+    whole = reader.why("demo-conversation")
+    (calc,) = [n for n in whole.nodes if n.type == "Observation" and n.label == "64.4"]
+    graph = reader.why(calc.id)
+    assert graph.root == calc.id
+    labels = {node.label for node in graph.nodes}
+    assert "Paris: 18 °C, light rain" in labels  # the step that called the calculator used it
+    assert not any(node.type == "Answer" for node in graph.nodes)
+    assert len(graph.nodes) < len(whole.nodes)
+
+
+def test_the_trace_id_and_the_session_iri_name_the_same_graph(demo_store: Path) -> None:
+    reader = open_store(demo_store)
+    by_conversation = reader.why("demo-conversation")
+    session = next(n for n in by_conversation.nodes if n.type == "AgentSession")
+    trace = session.id.split(":")[2]
+    assert reader.why(trace) == by_conversation
+    assert reader.why(session.id) == by_conversation
+
+
+@pytest.mark.parametrize("ident", ["no-such-session", "urn:otel-prov:nothing:here", "a b <c>"])
+def test_an_unknown_id_raises_lookup_error(demo_store: Path, ident: str) -> None:
+    with pytest.raises(LookupError, match="no session, activity or entity"):
+        open_store(demo_store).why(ident)

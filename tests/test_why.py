@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from otel_prov.cli._exit import ExitCode
 from otel_prov.demo import run_demo_agent
 from otel_prov.read import WhyGraph, open_store
 from otel_prov.setup._configure import configure
+from tests.cli import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +122,25 @@ def test_the_trace_id_and_the_session_iri_name_the_same_graph(demo_store: Path) 
 def test_an_unknown_id_raises_lookup_error(demo_store: Path, ident: str) -> None:
     with pytest.raises(LookupError, match="no session, activity or entity"):
         open_store(demo_store).why(ident)
+
+
+def test_the_command_writes_each_format_and_json_is_the_reader_s(demo_store: Path) -> None:
+    as_json = run_cli("why", "demo-conversation", "--store", str(demo_store), "--format", "json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout) == open_store(demo_store).why("demo-conversation").as_json()
+    text = run_cli("why", "demo-conversation", "--store", str(demo_store))
+    assert text.returncode == 0
+    assert "get_weather [call_1]  FAILED TimeoutError" not in text.stdout  # the status is apart
+    assert "FAILED TimeoutError: weather service" in text.stdout
+    assert "(does not support the answer)" in text.stdout
+    mermaid = run_cli("why", "demo-conversation", "--store", str(demo_store), "--format", "mermaid")
+    assert mermaid.stdout.startswith("flowchart TD\n") and "class " in mermaid.stdout
+    dot = run_cli("why", "demo-conversation", "--store", str(demo_store), "--format", "dot")
+    assert dot.stdout.startswith("digraph why {") and dot.stdout.rstrip().endswith("}")
+
+
+def test_the_command_exits_1_with_one_line_for_an_unknown_id(demo_store: Path) -> None:
+    done = run_cli("why", "no-such-session", "--store", str(demo_store))
+    assert done.returncode == ExitCode.NOTHING_FOUND
+    assert done.stdout == ""
+    assert done.stderr == "otel-prov: no session, activity or entity 'no-such-session'\n"

@@ -25,6 +25,7 @@ from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_view
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
+from otel_prov.cli._render_why import WHY_FORMATS, render_why
 from otel_prov.cli._sparql import query_form, undeclared_prefixes, with_prefixes
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
@@ -214,6 +215,31 @@ def _parser() -> argparse.ArgumentParser:
             csv="a header and one line per row (rows only)",
         ),
     )
+    why = command(
+        "why",
+        "the derivation graph behind a run's answer, or behind any activity or entity: "
+        "observations, the tool calls behind them (name, call id, arguments, status), the "
+        "steps that chose them, retrieved chunks and their sources, the question and the "
+        "conversation's earlier turns; failed attempts with their error",
+        "otel-prov why demo-conversation --format mermaid",
+    )
+    why.add_argument(
+        "id",
+        metavar="ID",
+        help="session IRI, trace id or conversation id (its newest run), or any activity "
+        "or entity IRI",
+    )
+    why.add_argument(
+        "--format",
+        choices=WHY_FORMATS,
+        default="text",
+        help=_formats(
+            text="a block per node and the nodes it rests on",
+            json='{"root", "nodes", "edges"}',
+            mermaid="a flowchart",
+            dot="a Graphviz digraph (dot -Tsvg)",
+        ),
+    )
     imports = command(
         "import",
         "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
@@ -346,6 +372,16 @@ def _show(args: argparse.Namespace) -> ExitCode:
     else:
         views = [reader.session(m, full=args.full) for m in matches]
         sys.stdout.write(render_views(views, args.format, trace_links=_trace_links()))
+    return ExitCode.OK
+
+
+def _why(args: argparse.Namespace) -> ExitCode:
+    try:
+        graph = _reader(args).why(args.id)
+    except LookupError:
+        _say(f"no session, activity or entity {args.id!r}")
+        return ExitCode.NOTHING_FOUND
+    sys.stdout.write(render_why(graph, args.format))
     return ExitCode.OK
 
 
@@ -584,6 +620,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "sessions": _sessions,
     "show": _show,
     "query": _query,
+    "why": _why,
     "import": _import,
     "receive": _receive,
     "verify": _verify,

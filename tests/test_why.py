@@ -13,6 +13,7 @@ from otel_prov.demo import run_demo_agent
 from otel_prov.read import WhyGraph, open_store
 from otel_prov.setup._configure import configure
 from tests.cli import run_cli
+from tests.retrieval_agent import HOURS, PRICES, rag_agent
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +145,24 @@ def test_the_command_exits_1_with_one_line_for_an_unknown_id(demo_store: Path) -
     assert done.returncode == ExitCode.NOTHING_FOUND
     assert done.stdout == ""
     assert done.stderr == "otel-prov: no session, activity or entity 'no-such-session'\n"
+
+
+def test_retrieved_chunks_and_their_sources_are_behind_the_answer(tmp_path: Path) -> None:
+    handle = configure(store=tmp_path / "s", set_global=False, otlp=False, service_name="rag")
+    rag_agent(handle.tracer_provider)
+    handle.shutdown()
+    reader = open_store(tmp_path / "s")
+    (run,) = reader.sessions().sessions
+    graph = reader.why(run.id)
+    support = _behind(graph, graph.root, ("wasDerivedFrom", "wasGeneratedBy", "used"))
+    chunks = {graph.node(n).label: n for n in support if graph.node(n).type == "Document"}
+    assert set(chunks) == {HOURS, PRICES, "x"}
+    sources = {
+        graph.node(edge.target).label
+        for chunk in chunks.values()
+        for edge in graph.outgoing(chunk)
+        if edge.relation == "hadPrimarySource"
+    }
+    assert "https://www.louvre.fr/en/visit/hours" in sources and len(sources) == 3
+    (retrieval,) = [n for n in graph.nodes if n.type == "Retrieval"]
+    assert {graph.node(e.target).type for e in graph.outgoing(retrieval.id)} == {"Query"}

@@ -22,6 +22,7 @@ from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._receive import add_receive_arguments, receive
 from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_views
+from otel_prov.cli._render_diff import DIFF_FORMATS, render_diff
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
@@ -240,6 +241,24 @@ def _parser() -> argparse.ArgumentParser:
             dot="a Graphviz digraph (dot -Tsvg)",
         ),
     )
+    diff = command(
+        "diff",
+        "compare two runs step by step (action, tool, arguments, status, observation, "
+        "answer): the first divergence, tool calls added or missing, changed arguments, "
+        "statuses and answers; exit 1 when they differ",
+        "otel-prov diff RUN_BEFORE RUN_AFTER --format json",
+    )
+    diff.add_argument("a", metavar="A", help="the first run: session IRI, trace or conversation id")
+    diff.add_argument("b", metavar="B", help="the run to compare it with")
+    diff.add_argument(
+        "--format",
+        choices=DIFF_FORMATS,
+        default="text",
+        help=_formats(
+            text="the first divergence and every change",
+            json='{"first_divergence": {"iteration", "field", "a", "b"} or null, ...}',
+        ),
+    )
     imports = command(
         "import",
         "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
@@ -383,6 +402,16 @@ def _why(args: argparse.Namespace) -> ExitCode:
         return ExitCode.NOTHING_FOUND
     sys.stdout.write(render_why(graph, args.format))
     return ExitCode.OK
+
+
+def _diff(args: argparse.Namespace) -> ExitCode:
+    try:
+        compared = _reader(args).diff(args.a, args.b)
+    except LookupError as exc:
+        _say(str(exc))
+        return ExitCode.NOTHING_FOUND
+    sys.stdout.write(render_diff(compared, args.format))
+    return ExitCode.OK if compared.same else ExitCode.CHECK_FAILED
 
 
 def _query(args: argparse.Namespace) -> ExitCode:
@@ -621,6 +650,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "show": _show,
     "query": _query,
     "why": _why,
+    "diff": _diff,
     "import": _import,
     "receive": _receive,
     "verify": _verify,

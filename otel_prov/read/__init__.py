@@ -38,12 +38,17 @@ observations, the tool calls behind them and their arguments, the steps that cho
 them, retrieved chunks and their sources, the question and the conversation's earlier
 turns; failed attempts come with their error, marked ``supports_answer=False``.
 
-``otel-prov sessions``, ``show``, ``verify`` and ``why`` are this API with output formats.
+``diff(a, b)`` aligns two runs step by step (action, tools, arguments, status,
+observation, answer) and names the first divergence: the same question before and
+after a prompt or model change.
+
+``otel-prov sessions``, ``show``, ``verify``, ``why`` and ``diff`` are this API with output formats.
 """
 
 from __future__ import annotations
 
 from otel_prov.read._backend import StoreUnavailableError
+from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
 from otel_prov.read._session_view import (
     IterationView,
@@ -56,10 +61,14 @@ from otel_prov.read._verify import SessionCheck
 from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode
 
 __all__ = [
+    "CallChange",
+    "CallRef",
+    "Divergence",
     "IterationView",
     "ModelCallView",
     "ProvenanceReader",
     "SessionCheck",
+    "SessionDiff",
     "SessionPage",
     "SessionSummary",
     "SessionView",

@@ -17,6 +17,7 @@ from otel_prov.exporters._base import graph_term
 from otel_prov.prov._queries import STATUSES, RunFilter, session_construct_query
 from otel_prov.prov._rdf import PREFIXES, XSD, iri, literal
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
+from otel_prov.read._diff import SessionDiff, diff_sessions
 from otel_prov.read._session_view import (
     SessionSummary,
     SessionView,
@@ -127,6 +128,19 @@ class ProvenanceReader:
         turns) or behind any activity or entity (``ident`` its IRI), from two queries
         whatever the run's size.  Raises ``LookupError`` when nothing has that name."""
         return load_why(self._backend, self._graph, ident)
+
+    def diff(self, a: str, b: str) -> SessionDiff:
+        """Run ``a`` and run ``b`` (each a session IRI, trace id or conversation id: the
+        newest run it names) compared step by step: the first divergence, calls added
+        and missing, changed arguments, statuses and answers.  ``LookupError`` names the
+        one that is not there."""
+        return diff_sessions(self.session(self._newest(a)), self.session(self._newest(b)))
+
+    def _newest(self, ident: str) -> str:
+        runs = self.find(ident)
+        if not runs:
+            raise LookupError(f"no session with id, trace id or conversation id {ident!r}")
+        return runs[-1]
 
     def verify(self, ident: str | None = None) -> list[SessionCheck]:
         """Check every run (or those ``ident`` names, see :meth:`find`) against its bundle."""

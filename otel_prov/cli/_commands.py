@@ -28,6 +28,7 @@ from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
 from otel_prov.cli._render_why import WHY_FORMATS, render_why
 from otel_prov.cli._sparql import query_form, undeclared_prefixes, with_prefixes
+from otel_prov.cli._terminal import printable
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
@@ -259,6 +260,23 @@ def _parser() -> argparse.ArgumentParser:
             json='{"first_divergence": {"iteration", "field", "a", "b"} or null, ...}',
         ),
     )
+    summary = command(
+        "summary",
+        "a run in plain language, from its provenance alone (no model): what was asked, "
+        "each step's action and outcome, failures included, what the answer rests on, "
+        "time and tokens",
+        "otel-prov summary demo-conversation",
+    )
+    summary.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
+    summary.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(
+            text="one sentence a line",
+            json='{"session", "sentences": [{"text", "refs": [the why nodes it names]}]}',
+        ),
+    )
     imports = command(
         "import",
         "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
@@ -412,6 +430,19 @@ def _diff(args: argparse.Namespace) -> ExitCode:
         return ExitCode.NOTHING_FOUND
     sys.stdout.write(render_diff(compared, args.format))
     return ExitCode.OK if compared.same else ExitCode.CHECK_FAILED
+
+
+def _summary(args: argparse.Namespace) -> ExitCode:
+    try:
+        told = _reader(args).summary(args.id)
+    except LookupError as exc:
+        _say(str(exc))
+        return ExitCode.NOTHING_FOUND
+    if args.format == "json":
+        print(json.dumps(told.as_json(), ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(printable(told.text()))
+    return ExitCode.OK
 
 
 def _query(args: argparse.Namespace) -> ExitCode:
@@ -651,6 +682,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "query": _query,
     "why": _why,
     "diff": _diff,
+    "summary": _summary,
     "import": _import,
     "receive": _receive,
     "verify": _verify,

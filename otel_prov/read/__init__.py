@@ -42,7 +42,11 @@ turns; failed attempts come with their error, marked ``supports_answer=False``.
 observation, answer) and names the first divergence: the same question before and
 after a prompt or model change.
 
-``otel-prov sessions``, ``show``, ``verify``, ``why`` and ``diff`` are this API with output formats.
+``summary(id)`` tells a run in plain sentences from the graph alone (no model), each
+sentence naming the ``why`` nodes it speaks of.
+
+``otel-prov sessions``, ``show``, ``verify``, ``why``, ``diff`` and ``summary`` are this
+API with output formats.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from otel_prov.read._session_view import (
     SessionView,
     ToolCallView,
 )
+from otel_prov.read._summary import RunSummary, Sentence
 from otel_prov.read._verify import SessionCheck
 from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode
 
@@ -67,6 +72,8 @@ __all__ = [
     "IterationView",
     "ModelCallView",
     "ProvenanceReader",
+    "RunSummary",
+    "Sentence",
     "SessionCheck",
     "SessionDiff",
     "SessionPage",

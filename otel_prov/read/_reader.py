@@ -25,6 +25,7 @@ from otel_prov.read._session_view import (
     list_runs,
     load_session,
 )
+from otel_prov.read._summary import RunSummary, summarize
 from otel_prov.read._verify import SessionCheck, verify_sessions
 from otel_prov.read._why import WhyGraph, load_why
 
@@ -135,6 +136,13 @@ class ProvenanceReader:
         and missing, changed arguments, statuses and answers.  ``LookupError`` names the
         one that is not there."""
         return diff_sessions(self.session(self._newest(a)), self.session(self._newest(b)))
+
+    def summary(self, ident: str) -> RunSummary:
+        """A run (session IRI, trace id or conversation id: the newest run it names) told
+        in plain sentences from its provenance alone, each naming the nodes of
+        :meth:`why` it speaks of.  ``LookupError`` when there is no such run."""
+        run = self._newest(ident)
+        return summarize(self.session(run), self.why(run))
 
     def _newest(self, ident: str) -> str:
         runs = self.find(ident)

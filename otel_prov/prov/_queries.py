@@ -443,21 +443,24 @@ def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str
 
     ``?attempt`` is true for a failed activity (``oprov:status "error"``) inside a
     session or step reached: a failed tool call produced nothing, so no derivation leads
-    to it, yet it is part of why the agent did what it did.  The iterations of
-    ``sessions`` (IRIs: sessions that gave no answer) are started from too.
+    to it, yet it is part of why the agent did what it did.  What is part of
+    ``sessions`` (IRIs: sessions that gave no answer: their steps) is started from too.
     """
-    begin = f"{{ VALUES ?start {{ {_values(starts)} }} }}"
-    if sessions:
-        begin += (
-            f" UNION {{ VALUES ?unanswered {{ {_values(sessions)} }}\n"
-            "    ?start oprov:partOf ?unanswered ; a oprov:Iteration }"
-        )
+
+    def reached(node: str) -> str:
+        # One branch per start, its IRI written in: Virtuoso runs a transitive path only
+        # from an end bound that way (not by VALUES).
+        branches = [f"{{ {iri(start)} {_WHY_PATH} {node} }}" for start in starts]
+        branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} {node} }}" for s in sessions]
+        return "\n    UNION ".join(branches)
+
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?n ?attempt ?p ?o WHERE {{ GRAPH {graph} {{
-  {begin}
-  {{ ?start {_WHY_PATH} ?n . BIND(false AS ?attempt) }}
-  UNION {{
-    ?start {_WHY_PATH} ?holder .
+  {{
+    {reached("?n")}
+    BIND(false AS ?attempt)
+  }} UNION {{
+    {{ {reached("?holder")} }}
     ?holder a ?holderKind .
     FILTER(?holderKind IN (oprov:Iteration, oprov:AgentSession))
     ?n oprov:partOf ?holder ; oprov:status "error" .

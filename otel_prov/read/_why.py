@@ -63,6 +63,9 @@ _KINDS = (
 
 _ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity"}
 
+_TRUE = ("true", "1")
+"""An ``xsd:boolean`` true as stores write it (Virtuoso answers ``1``)."""
+
 
 @dataclass(frozen=True)
 class WhyNode:
@@ -219,7 +222,7 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
     for row in rows:
         node = row["n"] or ""
         described = props.setdefault(node, {})
-        if row["attempt"] != "true":
+        if row["attempt"] not in _TRUE:
             reached.add(node)
         if row["p"] is not None and row["o"] is not None:
             values = described.setdefault(row["p"], [])

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import otel_prov
 from otel_prov.cli._exit import ExitCode
 from otel_prov.demo import run_demo_agent
 from otel_prov.read import WhyGraph, open_store
 from otel_prov.setup._configure import configure
 from tests.cli import run_cli
 from tests.retrieval_agent import HOURS, PRICES, rag_agent
+from tests.test_show_nested import handoff_run
+from tests.test_why_render import dot_parses, mermaid_lines_ok
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +170,62 @@ def test_retrieved_chunks_and_their_sources_are_behind_the_answer(tmp_path: Path
     assert "https://www.louvre.fr/en/visit/hours" in sources and len(sources) == 3
     (retrieval,) = [n for n in graph.nodes if n.type == "Retrieval"]
     assert {graph.node(e.target).type for e in graph.outgoing(retrieval.id)} == {"Query"}
+
+
+def test_a_handoff_run_rests_on_the_specialist_s_answer(tmp_path: Path) -> None:
+    handle = configure(store=tmp_path / "s", set_global=False, otlp=False, service_name="h")
+    handoff_run(handle.tracer_provider)
+    handle.shutdown()
+    reader = open_store(tmp_path / "s")
+    graph = reader.why("delegated")
+    root = graph.node(graph.root)
+    assert root.type == "Answer"
+    assert root.label == reader.session(reader.find("delegated")[0]).answer
+    calls = {node.call_id for node in graph.nodes if node.type == "ToolCall"}
+    assert {"call_b", "call_o"} <= calls  # the handoff and the specialist's lookup
+    told = reader.summary("delegated")
+    listed = {node.id for node in graph.nodes}
+    assert all(set(sentence.refs) <= listed for sentence in told.sentences)
+
+
+def test_hostile_strings_in_every_field_give_valid_diagrams(tmp_path: Path) -> None:
+    """Question, thought, action, arguments, tool name, call id, observation, error and
+    answer all hostile, through a real store and back."""
+    hostile = '"]; n9["x"] --> n0 \\N\n#quot; <b>&amp;</b> `|{}` \u2028 \x1b[2J 🙂'
+    handle = configure(store=tmp_path / "s", set_global=False, otlp=False, service_name="x")
+    tp = handle.tracer_provider
+    with otel_prov.agent_session(
+        "hostile", question=hostile, conversation_id="hostile", tracer_provider=tp
+    ) as session:
+        with (
+            otel_prov.iteration(
+                1,
+                thought=hostile,
+                action=hostile,
+                arguments=json.dumps({"q": hostile}),
+                tracer_provider=tp,
+            ),
+            contextlib.suppress(ValueError),
+            otel_prov.tool_call(
+                hostile, arguments={"q": hostile}, call_id=hostile, tracer_provider=tp
+            ),
+        ):
+            raise ValueError(hostile)
+        with (
+            otel_prov.iteration(2, thought=hostile, action=hostile, tracer_provider=tp),
+            otel_prov.tool_call(
+                hostile, arguments={"q": hostile}, call_id="c2", tracer_provider=tp
+            ),
+        ):
+            otel_prov.set_observation(hostile)
+        otel_prov.set_answer(hostile, span=session)
+    handle.shutdown()
+    graph = open_store(tmp_path / "s").why("hostile")
+    assert any(node.label == hostile for node in graph.nodes)
+    assert any(node.call_id == hostile and not node.supports_answer for node in graph.nodes)
+    for fmt, check in (("mermaid", mermaid_lines_ok), ("dot", dot_parses)):
+        done = run_cli("why", "hostile", "--store", str(tmp_path / "s"), "--format", fmt)
+        assert done.returncode == 0, done.stderr
+        check(done.stdout, len(graph.nodes), len(graph.edges))
+    text = run_cli("why", "hostile", "--store", str(tmp_path / "s")).stdout
+    assert "\x1b" not in text and "\u2028" not in text

@@ -83,15 +83,30 @@ def _mermaid_labels(text: str) -> list[str]:
 
 
 def _dot_labels(text: str) -> list[str]:
+    dot_parses(text, 3, 3)
     (parsed,) = pydot.graph_from_dot_data(text)
     nodes = [node for node in parsed.get_nodes() if re.fullmatch(r"n\d+", node.get_name())]
-    assert len(parsed.get_edges()) == 3
     labels = []
     for node in sorted(nodes, key=lambda node: int(node.get_name()[1:])):
         quoted = node.get_label()
         assert quoted.startswith('"') and quoted.endswith('"')
         labels.append(re.sub(r"\\(.)", r"\1", quoted[1:-1]))
     return labels
+
+
+def mermaid_lines_ok(text: str, nodes: int, edges: int) -> None:
+    """``text`` is a flowchart of ``nodes`` boxes and ``edges`` arrows, every line of it
+    in the grammar this writer uses, no label holding a raw special character."""
+    assert len(_mermaid_labels(text)) == nodes
+    assert sum(1 for line in text.splitlines() if "->" in line) == edges
+
+
+def dot_parses(text: str, nodes: int, edges: int) -> None:
+    """``text`` is a digraph a real DOT parser reads, with ``nodes`` nodes and ``edges``
+    edges."""
+    (parsed,) = pydot.graph_from_dot_data(text)
+    assert len([n for n in parsed.get_nodes() if re.fullmatch(r"n\d+", n.get_name())]) == nodes
+    assert len(parsed.get_edges()) == edges
 
 
 def _check(labels: list[str], label: str, failed: bool = True) -> None:

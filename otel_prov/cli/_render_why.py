@@ -59,7 +59,7 @@ def _heading(node: WhyNode) -> str:
 
 def _outcome(node: WhyNode) -> str:
     if _failed(node):
-        failed = f"FAILED {node.error or ''}".rstrip()
+        failed = f"FAILED {_one_line(node.error or '', 1000)}".rstrip()
         return f"  {failed}" + ("" if node.supports_answer else " (does not support the answer)")
     return f"  {node.status}" if node.status else ""
 

@@ -188,6 +188,7 @@ def test_a_handoff_run_rests_on_the_specialist_s_answer(tmp_path: Path) -> None:
     assert all(set(sentence.refs) <= listed for sentence in told.sentences)
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:pydot")
 def test_hostile_strings_in_every_field_give_valid_diagrams(tmp_path: Path) -> None:
     """Question, thought, action, arguments, tool name, call id, observation, error and
     answer all hostile, through a real store and back."""

@@ -22,10 +22,13 @@ from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._receive import add_receive_arguments, receive
 from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_views
+from otel_prov.cli._render_diff import DIFF_FORMATS, render_diff
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
+from otel_prov.cli._render_why import WHY_FORMATS, render_why
 from otel_prov.cli._sparql import query_form, undeclared_prefixes, with_prefixes
+from otel_prov.cli._terminal import printable
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
@@ -214,6 +217,66 @@ def _parser() -> argparse.ArgumentParser:
             csv="a header and one line per row (rows only)",
         ),
     )
+    why = command(
+        "why",
+        "the derivation graph behind a run's answer, or behind any activity or entity: "
+        "observations, the tool calls behind them (name, call id, arguments, status), the "
+        "steps that chose them, retrieved chunks and their sources, the question and the "
+        "conversation's earlier turns; failed attempts with their error",
+        "otel-prov why demo-conversation --format mermaid",
+    )
+    why.add_argument(
+        "id",
+        metavar="ID",
+        help="session IRI, trace id or conversation id (its newest run), or any activity "
+        "or entity IRI",
+    )
+    why.add_argument(
+        "--format",
+        choices=WHY_FORMATS,
+        default="text",
+        help=_formats(
+            text="a block per node and the nodes it rests on",
+            json='{"root", "nodes", "edges"}',
+            mermaid="a flowchart",
+            dot="a Graphviz digraph (dot -Tsvg)",
+        ),
+    )
+    diff = command(
+        "diff",
+        "compare two runs step by step (action, tool, arguments, status, observation, "
+        "answer): the first divergence, tool calls added or missing, changed arguments, "
+        "statuses and answers; exit 1 when they differ",
+        "otel-prov diff RUN_BEFORE RUN_AFTER --format json",
+    )
+    diff.add_argument("a", metavar="A", help="the first run: session IRI, trace or conversation id")
+    diff.add_argument("b", metavar="B", help="the run to compare it with")
+    diff.add_argument(
+        "--format",
+        choices=DIFF_FORMATS,
+        default="text",
+        help=_formats(
+            text="the first divergence and every change",
+            json='{"first_divergence": {"iteration", "field", "a", "b"} or null, ...}',
+        ),
+    )
+    summary = command(
+        "summary",
+        "a run in plain language, from its provenance alone (no model): what was asked, "
+        "each step's action and outcome, failures included, what the answer rests on, "
+        "time and tokens",
+        "otel-prov summary demo-conversation",
+    )
+    summary.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
+    summary.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(
+            text="one sentence a line",
+            json='{"session", "sentences": [{"text", "refs": [the why nodes it names]}]}',
+        ),
+    )
     imports = command(
         "import",
         "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
@@ -346,6 +409,39 @@ def _show(args: argparse.Namespace) -> ExitCode:
     else:
         views = [reader.session(m, full=args.full) for m in matches]
         sys.stdout.write(render_views(views, args.format, trace_links=_trace_links()))
+    return ExitCode.OK
+
+
+def _why(args: argparse.Namespace) -> ExitCode:
+    try:
+        graph = _reader(args).why(args.id)
+    except LookupError:
+        _say(f"no session, activity or entity {args.id!r}")
+        return ExitCode.NOTHING_FOUND
+    sys.stdout.write(render_why(graph, args.format))
+    return ExitCode.OK
+
+
+def _diff(args: argparse.Namespace) -> ExitCode:
+    try:
+        compared = _reader(args).diff(args.a, args.b)
+    except LookupError as exc:
+        _say(str(exc))
+        return ExitCode.NOTHING_FOUND
+    sys.stdout.write(render_diff(compared, args.format))
+    return ExitCode.OK if compared.same else ExitCode.CHECK_FAILED
+
+
+def _summary(args: argparse.Namespace) -> ExitCode:
+    try:
+        told = _reader(args).summary(args.id)
+    except LookupError as exc:
+        _say(str(exc))
+        return ExitCode.NOTHING_FOUND
+    if args.format == "json":
+        print(json.dumps(told.as_json(), ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(printable(told.text()))
     return ExitCode.OK
 
 
@@ -584,6 +680,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "sessions": _sessions,
     "show": _show,
     "query": _query,
+    "why": _why,
+    "diff": _diff,
+    "summary": _summary,
     "import": _import,
     "receive": _receive,
     "verify": _verify,

@@ -12,6 +12,9 @@ Runs (outermost sessions) are found two ways.  Sessions sealed by this version c
 ``oprov:runStartedAt``: one property, so "newest first" is a scan of it and a sort.
 Stores written before it only tell a run by a path query over every session
 (:func:`_outermost`); :func:`run_page_query` takes that way when asked to.
+
+``why`` reads a derivation graph with property paths (:func:`why_query`): a fixed number
+of queries whatever the size of the run, on every store.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from otel_prov.prov._rdf import SPARQL_PREFIXES, InvalidIRIError, iri, literal
 
 __all__ = [
     "STATUSES",
+    "WHY_PROPERTIES",
+    "WHY_RELATIONS",
     "RunFilter",
     "activities_query",
     "bundle_hashes_query",
@@ -42,6 +47,8 @@ __all__ = [
     "sub_sessions_query",
     "unmarked_runs_query",
     "verify_rows_query",
+    "why_query",
+    "why_starts_query",
 ]
 
 
@@ -345,3 +352,123 @@ SELECT ?trace ?session ?bundle (COUNT(DISTINCT ?any) AS ?bundles) WHERE {{ GRAPH
   FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
   ?any oprov:bundleOf ?session .
 }} }} GROUP BY ?trace ?session ?bundle ORDER BY ?session ?bundle"""
+
+
+WHY_RELATIONS = (
+    "wasDerivedFrom",
+    "used",
+    "wasGeneratedBy",
+    "hadPrimarySource",
+    "wasQuotedFrom",
+    "wasInformedBy",
+)
+"""The PROV relations a derivation is followed along, from what was made to what it was
+made from: they hold for any kind of node (retrieved chunks and their sources, earlier
+turns linked by span links), not only the ones the mapper writes today."""
+
+_WHY_PATH = (
+    "(" + "|".join([*(f"prov:{name}" for name in WHY_RELATIONS), "^prov:wasGeneratedBy"]) + ")*"
+)
+"""Everything behind a node.  ``^prov:wasGeneratedBy`` adds what an activity reached
+produced (a step's thought, a session's answer): the reasoning that chose a call is
+behind what the call returned."""
+
+WHY_PROPERTIES = (
+    "rdf:type",
+    "rdfs:label",
+    "prov:value",
+    "prov:startedAtTime",
+    "prov:generatedAtTime",
+    "oprov:contentHash",
+    "oprov:byteSize",
+    "oprov:contentLocation",
+    "oprov:truncated",
+    "oprov:toolName",
+    "oprov:toolCallId",
+    "oprov:status",
+    "oprov:errorType",
+    "oprov:errorMessage",
+    "oprov:iterationNumber",
+    "oprov:partOf",
+    *(f"prov:{name}" for name in WHY_RELATIONS),
+)
+"""What :func:`why_query` reads of each node: how to show it, and its links."""
+
+
+def why_starts_query(graph: str, ident: str) -> str:
+    """SELECT ``?s ?start ?answer ?answerBy ?kind``: what ``why`` starts from.
+
+    ``?s`` are the sessions ``ident`` names (as :func:`find_query` finds them) with the
+    earlier turns of their conversations (same ``oprov:sessionId``, started before), or
+    the node ``ident`` is an IRI of (``?kind`` its types); ``?answer`` each answer given
+    in a session, sub-sessions included (``?answerBy`` the session that gave it).
+    """
+    branches = [
+        f"{{ ?run oprov:traceId {literal(ident)} }}",
+        f"{{ ?run oprov:sessionId {literal(ident)} }}",
+    ]
+    node = ""
+    with contextlib.suppress(InvalidIRIError):
+        branches.append(f"{{ BIND({iri(ident)} AS ?run) }}")
+        node = f"""UNION {{
+    BIND({iri(ident)} AS ?s)
+    {{ ?s ?p ?o }} UNION {{ ?o ?p ?s }}
+    OPTIONAL {{ ?s a ?kind }}
+    OPTIONAL {{ ?answer prov:wasGeneratedBy ?answerBy ; a oprov:Answer .
+               ?answerBy oprov:partOf* ?s ; a oprov:AgentSession }}
+  }}"""
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?s ?start ?answer ?answerBy ?kind WHERE {{ GRAPH {graph} {{
+  {{
+    ?run a oprov:AgentSession ; prov:startedAtTime ?runStart .
+    {" UNION ".join(branches)}
+    {_outermost("?run")}
+    {{ ?run a oprov:AgentSession . BIND(?run AS ?s) }} UNION {{
+      ?run oprov:sessionId ?conversation ; prov:startedAtTime ?runStart .
+      ?s oprov:sessionId ?conversation ; a oprov:AgentSession ; prov:startedAtTime ?earlier .
+      FILTER(?earlier < ?runStart)
+      {_outermost("?s")}
+    }}
+    ?s prov:startedAtTime ?start .
+    BIND(oprov:AgentSession AS ?kind)
+    OPTIONAL {{ ?answer prov:wasGeneratedBy ?answerBy ; a oprov:Answer .
+               ?answerBy oprov:partOf* ?s ; a oprov:AgentSession }}
+  }} {node}
+}} }} ORDER BY ?start ?s ?answerBy ?answer ?kind"""
+
+
+def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str:
+    """SELECT ``?n ?attempt ?p ?o``: every node behind ``starts`` (IRIs) with what
+    :data:`WHY_PROPERTIES` says of it, in one query.
+
+    ``?attempt`` is true for a failed activity (``oprov:status "error"``) inside a
+    session or step reached: a failed tool call produced nothing, so no derivation leads
+    to it, yet it is part of why the agent did what it did.  What is part of
+    ``sessions`` (IRIs: sessions that gave no answer: their steps) is started from too.
+    """
+
+    def reached(node: str) -> str:
+        # One branch per start, its IRI written in: Virtuoso runs a transitive path only
+        # from an end bound that way (not by VALUES).
+        branches = [f"{{ {iri(start)} {_WHY_PATH} {node} }}" for start in starts]
+        branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} {node} }}" for s in sessions]
+        return "\n    UNION ".join(branches)
+
+    # The nodes first, then their properties.  No ORDER BY: on a 200-step run, sorting the
+    # 8,000 rows took Oxigraph longer than finding them, and the reader orders the graph.
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?n ?attempt ?p ?o WHERE {{ GRAPH {graph} {{
+  {{ SELECT DISTINCT ?n ?attempt WHERE {{
+    {{
+      {reached("?n")}
+      BIND(false AS ?attempt)
+    }} UNION {{
+      {{ SELECT DISTINCT ?holder WHERE {{ {reached("?holder")} }} }}
+      ?holder a ?holderKind .
+      FILTER(?holderKind IN (oprov:Iteration, oprov:AgentSession))
+      ?n oprov:partOf ?holder ; oprov:status "error" .
+      BIND(true AS ?attempt)
+    }}
+  }} }}
+  OPTIONAL {{ VALUES ?p {{ {" ".join(WHY_PROPERTIES)} }} ?n ?p ?o }}
+}} }}"""

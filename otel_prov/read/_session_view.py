@@ -31,6 +31,7 @@ from otel_prov.prov._rdf import OPROV, PROV, instant_order
 from otel_prov.read._backend import QueryBackend
 
 __all__ = [
+    "CONTENT_DESCRIPTORS",
     "IterationView",
     "ModelCallView",
     "SessionSummary",
@@ -267,20 +268,23 @@ def _settled_row(rows: Sequence[Mapping[str, str | None]]) -> Mapping[str, str |
     return {**chosen, "failed": str(failed)}
 
 
-_DESCRIPTORS = {
+CONTENT_DESCRIPTORS = {
     f"{PROV}value": "value",
     f"{OPROV}contentHash": "hash",
     f"{OPROV}byteSize": "size",
     f"{OPROV}contentLocation": "location",
     f"{OPROV}truncated": "truncated",
 }
+"""How a content entity was recorded, by property IRI: the fields :func:`content_text` reads."""
 
 
 def _content_texts(backend: QueryBackend, graph: str, session: str, full: bool) -> dict[str, str]:
     """Entity IRI -> the text to show for each content entity of the session."""
     described: dict[str, dict[str, str]] = {}
     for row in backend.query(content_query(graph, session)).rows:
-        described.setdefault(row["e"] or "", {})[_DESCRIPTORS[row["p"] or ""]] = row["o"] or ""
+        described.setdefault(row["e"] or "", {})[CONTENT_DESCRIPTORS[row["p"] or ""]] = (
+            row["o"] or ""
+        )
     return {
         entity: text
         for entity, fields in described.items()

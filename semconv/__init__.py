@@ -29,8 +29,15 @@ __all__ = [
     "GEN_AI_TOOL_CALL_RESULT",
     "GEN_AI_TOOL_NAME",
     "GEN_AI_TOOL_TYPE",
+    "GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS",
+    "GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS",
+    "GEN_AI_USAGE_COST_AMOUNT",
+    "GEN_AI_USAGE_COST_CURRENCY",
+    "GEN_AI_USAGE_COST_SOURCE",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "GEN_AI_USAGE_REASONING_OUTPUT_TOKENS",
+    "NOT_YET_UPSTREAM",
     "ONTOLOGY_PATH",
     "OTEL_PROV_ACTION",
     "OTEL_PROV_AGENT_TOOLS",
@@ -174,6 +181,19 @@ GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = "gen_ai.usage.reasoning.output_tokens"
+GEN_AI_USAGE_COST_AMOUNT = "gen_ai.usage.cost.amount"
+"""What a model call cost, a number in ``gen_ai.usage.cost.currency`` (ISO 4217 code)."""
+GEN_AI_USAGE_COST_CURRENCY = "gen_ai.usage.cost.currency"
+GEN_AI_USAGE_COST_SOURCE = "gen_ai.usage.cost.source"
+"""Who priced the call: ``provider`` (the API reported it), or ``local`` (a price table)."""
+NOT_YET_UPSTREAM = frozenset(
+    {GEN_AI_USAGE_COST_AMOUNT, GEN_AI_USAGE_COST_CURRENCY, GEN_AI_USAGE_COST_SOURCE}
+)
+"""``gen_ai.*`` names the product contract uses before the OpenTelemetry GenAI conventions
+define them (a test fails once they do, so that the upstream definition is checked)."""
 ERROR_TYPE = "error.type"
 SERVICE_NAME = "service.name"
 

@@ -304,7 +304,26 @@ def set_answer(text: str, *, span: Span | None = None) -> None:
 
 
 def set_usage(
-    *, input_tokens: int | None = None, output_tokens: int | None = None, span: Span | None = None
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cache_read_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+    cost: float | None = None,
+    currency: str | None = None,
+    span: Span | None = None,
 ) -> None:
-    """Token usage of a model call."""
-    put_usage(_current(span), input_tokens=input_tokens, output_tokens=output_tokens)
+    """Token usage of a model call, and its cost when the provider reported one (``cost``
+    in ``currency``, an ISO 4217 code).  Without a cost, ``OTEL_PROV_PRICES`` may price it."""
+    put_usage(
+        _current(span),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
+        reasoning_tokens=reasoning_tokens,
+        cost=cost,
+        currency=currency,
+        cost_source=None if cost is None else "provider",
+    )

@@ -339,13 +339,34 @@ def declare_tools(span: Span, names: Sequence[str]) -> None:
 
 
 def put_usage(
-    span: Span, *, input_tokens: int | None = None, output_tokens: int | None = None
+    span: Span,
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cache_read_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+    cost: float | None = None,
+    currency: str | None = None,
+    cost_source: str | None = None,
 ) -> None:
-    """A model call's token usage; a count that is not known is left off, not zero."""
-    if input_tokens is not None:
-        span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
-    if output_tokens is not None:
-        span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+    """A model call's token usage and cost; a count that is not known is left off, not zero.
+
+    Input tokens include those read from or written to a cache, output tokens the
+    reasoning ones, as the GenAI conventions count them.
+    """
+    for key, value in (
+        (sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens),
+        (sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens),
+        (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, cache_read_tokens),
+        (sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, cache_write_tokens),
+        (sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, reasoning_tokens),
+        (sc.GEN_AI_USAGE_COST_AMOUNT, cost),
+        (sc.GEN_AI_USAGE_COST_CURRENCY, currency),
+        (sc.GEN_AI_USAGE_COST_SOURCE, cost_source),
+    ):
+        if value is not None:
+            span.set_attribute(key, value)
 
 
 def _error_type(error: BaseException) -> str:

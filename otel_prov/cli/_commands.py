@@ -34,6 +34,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters._base import DEFAULT_GRAPH, graph_term
 from otel_prov.ingest._import import import_spans
+from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.prov._rdf import SPARQL_PREFIXES
@@ -451,6 +452,7 @@ def _import(args: argparse.Namespace) -> ExitCode:
             backend=destination.reader,
             graph=graph,
             prepare=RecordPreparer.from_settings(),
+            prices=prices_from_settings(),
             now_ns=time.time_ns(),
         )
         delivered = exporter.force_flush()

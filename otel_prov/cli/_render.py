@@ -6,17 +6,20 @@ import dataclasses
 import json
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from html import escape
 from typing import Any
 
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._session_view import (
+    Cost,
     IterationView,
     ModelCallView,
     SessionSummary,
     SessionView,
     ToolCallView,
+    Usage,
 )
 
 __all__ = [
@@ -77,6 +80,10 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
         _line("ended", session.end or "(never)", head),
         _line("question", session.question, head),
     ]
+    if session.usage.tokens:
+        lines.append(_line("tokens", _token_totals(session.usage), head))
+    if session.usage.costs:
+        lines.append(_line("cost", _cost_total(session.usage), head))
     for step in session.iterations:
         lines.append(f"{indent}Iteration {step.number if step.number is not None else '?'}")
         for model in step.model_calls:
@@ -103,9 +110,31 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
 
 
 def _tokens(model: ModelCallView) -> str:
+    cost = f", {_money(model.cost)}" if model.cost is not None else ""
     if model.input_tokens is None and model.output_tokens is None:
-        return ""
-    return f" ({model.input_tokens or 0} in / {model.output_tokens or 0} out tokens)"
+        return f" ({_money(model.cost)})" if model.cost is not None else ""
+    return f" ({model.input_tokens or 0} in / {model.output_tokens or 0} out tokens{cost})"
+
+
+def _token_totals(usage: Usage) -> str:
+    return ", ".join(f"{n:,} {kind.replace('_', ' ')}" for kind, n in usage.tokens.items())
+
+
+def _money(cost: Cost) -> str:
+    return f"{_plain_number(cost.amount)} {cost.currency or '(no currency)'}"
+
+
+def _plain_number(amount: Decimal) -> str:
+    return format(amount.normalize(), "f")
+
+
+def _cost_total(usage: Usage) -> str:
+    """The total, or each currency's when they are mixed: amounts in different
+    currencies are never added."""
+    if usage.cost is not None:
+        return _money(usage.cost)
+    each = " + ".join(_money(cost) for cost in usage.costs)
+    return f"{each} (mixed currencies, not added)"
 
 
 def _failure(call: ToolCallView) -> str:
@@ -204,6 +233,8 @@ def _html_session(session: SessionView, heading: str, tag: str) -> list[str]:
         _html_field("started", session.start),
         _html_field("ended", session.end or "(never)"),
         _html_field("question", session.question),
+        *([_html_field("tokens", _token_totals(session.usage))] if session.usage.tokens else []),
+        *([_html_field("cost", _cost_total(session.usage))] if session.usage.costs else []),
         "</dl>",
     ]
     for step in session.iterations:
@@ -274,14 +305,33 @@ def _html_sub_sessions(sessions: Sequence[SessionView]) -> list[str]:
 
 
 def _plain(value: Any) -> Any:
+    """JSON-ready data; a :class:`Usage` field becomes ``tokens``, ``cost`` (the total, or
+    null when nothing was priced or currencies are mixed) and ``costs`` (per currency)."""
+    if isinstance(value, Usage):
+        return {
+            "tokens": dict(value.tokens),
+            "cost": _plain(value.cost),
+            "costs": [_plain(cost) for cost in value.costs],
+        }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        plain: dict[str, Any] = {}
+        for item in dataclasses.fields(value):
+            field_value = getattr(value, item.name)
+            if isinstance(field_value, Usage):
+                plain.update(_plain(field_value))
+            else:
+                plain[item.name] = _plain(field_value)
+        return plain
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, Decimal):
+        return float(value)
     return value
 
 
 def render_json(value: Any) -> str:
-    if isinstance(value, list):
-        return json.dumps([_plain(item) for item in value], ensure_ascii=False, indent=2)
     return json.dumps(_plain(value), ensure_ascii=False, indent=2)
 
 

@@ -38,6 +38,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from otel_prov import semconv as sc
@@ -46,13 +47,20 @@ from otel_prov.prov._conventions import (
     AGENT_NAME_KEYS,
     ANSWER_KEYS,
     ARGUMENT_KEYS,
+    CACHE_READ_TOKEN_KEYS,
+    CACHE_WRITE_TOKEN_KEYS,
+    COST_AMOUNT_KEYS,
+    COST_CURRENCY_KEYS,
+    COST_SOURCE_KEYS,
     DATA_SOURCE_KEYS,
     INPUT_TOKEN_KEYS,
     MODEL_KEYS,
     OUTPUT_TOKEN_KEYS,
+    PRICED_MODEL_KEYS,
     PROVIDER_KEYS,
     QUERY_KEYS,
     QUESTION_KEYS,
+    REASONING_TOKEN_KEYS,
     RESULT_KEYS,
     RUN_NAME_KEYS,
     SESSION_ID_KEYS,
@@ -79,10 +87,12 @@ from otel_prov.prov._iris import (
     tool_iri,
     trace_hex,
 )
+from otel_prov.prov._prices import PriceTable, Usage
 from otel_prov.prov._rdf import (
     Triple,
     boolean,
     datetime_from_ns,
+    decimal,
     double,
     integer,
     iri,
@@ -137,15 +147,19 @@ class _Content:
         return cls(text, "sha256:" + hashlib.sha256(data).hexdigest(), len(data))
 
 
-def map_spans(spans: Iterable[SpanRecord]) -> ProvRecord:
-    """The PROV-O triples of a set of spans of one trace (usually one agent session)."""
+def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) -> ProvRecord:
+    """The PROV-O triples of a set of spans of one trace (usually one agent session).
+
+    ``prices`` prices the model calls that report tokens and no cost (``oprov:costSource
+    "local"``); a call that reports its cost keeps it.
+    """
     tree = _Tree(spans)
     triples: list[Triple] = []
     problems: list[str] = []
     for span in tree.spans:
         out = _Out(span, problems)
         try:
-            _map_span(span, tree, out)
+            _map_span(span, tree, out, prices)
         except Exception as exc:  # noqa: BLE001 - one bad span must not lose the session
             problems.append(
                 f"span {span_hex(span.span_id)} ({span.name!r}) could not be converted "
@@ -553,7 +567,7 @@ def _within(at_ns: int, span: SpanRecord) -> int:
     return min(at_ns, span.end_ns) if span.end_ns is not None else at_ns
 
 
-def _map_span(span: SpanRecord, tree: _Tree, out: _Out) -> None:
+def _map_span(span: SpanRecord, tree: _Tree, out: _Out, prices: PriceTable | None) -> None:
     activity = _activity(span, _ACTIVITY_CLASS[span.role], tree, out)
     if span.role is Role.SESSION:
         _session(span, activity, tree, out)
@@ -562,7 +576,7 @@ def _map_span(span: SpanRecord, tree: _Tree, out: _Out) -> None:
     elif span.role is Role.TOOL_CALL:
         _tool_call(span, activity, tree, out)
     elif span.role is Role.MODEL_CALL:
-        _model_call(activity, out)
+        _model_call(activity, out, prices)
     elif span.role is Role.RETRIEVAL:
         _retrieval(span, activity, tree, out)
 
@@ -837,7 +851,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((observation, P.wasDerivedFrom, chunk))
 
 
-def _model_call(activity: str, out: _Out) -> None:
+def _model_call(activity: str, out: _Out, prices: PriceTable | None) -> None:
     add = out.add
     model = out.text(*MODEL_KEYS)
     provider = out.text(*PROVIDER_KEYS)
@@ -848,13 +862,50 @@ def _model_call(activity: str, out: _Out) -> None:
         agent = model_iri(f"{provider}/{model}" if provider else model)
         out.agent(agent, O.AIModel, model)
         add((activity, P.wasAssociatedWith, agent))
-    for keys, predicate in (
-        (INPUT_TOKEN_KEYS, O.inputTokens),
-        (OUTPUT_TOKEN_KEYS, O.outputTokens),
+    usage = Usage(
+        input=out.integer(*INPUT_TOKEN_KEYS),
+        output=out.integer(*OUTPUT_TOKEN_KEYS),
+        cache_read=out.integer(*CACHE_READ_TOKEN_KEYS),
+        cache_write=out.integer(*CACHE_WRITE_TOKEN_KEYS),
+        reasoning=out.integer(*REASONING_TOKEN_KEYS),
+    )
+    for predicate, tokens in (
+        (O.inputTokens, usage.input),
+        (O.outputTokens, usage.output),
+        (O.cacheReadTokens, usage.cache_read),
+        (O.cacheWriteTokens, usage.cache_write),
+        (O.reasoningTokens, usage.reasoning),
     ):
-        tokens = out.integer(*keys)
         if tokens is not None:
             add((activity, predicate, integer(tokens)))
+    amount, currency, source = _reported_cost(out)
+    if amount is None:
+        price = prices.price(out.text(*PRICED_MODEL_KEYS)) if prices is not None else None
+        amount = price.cost(usage) if price is not None else None
+        if price is None or amount is None:
+            return
+        currency, source = price.currency, "local"
+    add((activity, O.costAmount, decimal(amount)))
+    if currency:
+        add((activity, O.costCurrency, literal(currency)))
+    if source:
+        add((activity, O.costSource, literal(source)))
+
+
+def _reported_cost(out: _Out) -> tuple[Decimal | None, str | None, str | None]:
+    """(amount, currency, source) of the cost a model call's span reports."""
+    key = next((k for k in COST_AMOUNT_KEYS if out.span.attributes.get(k) is not None), None)
+    if key is None:
+        return None, None, None
+    value = out.span.attributes[key]
+    try:
+        amount = None if isinstance(value, bool) else Decimal(str(value).strip())
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite():
+        out.report(f"{key} is {value!r}, not a number; left out")
+        return None, None, None
+    return amount, out.text(*COST_CURRENCY_KEYS), out.text(*COST_SOURCE_KEYS)
 
 
 def _retrieval(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:

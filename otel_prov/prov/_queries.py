@@ -24,6 +24,7 @@ from otel_prov.prov._rdf import SPARQL_PREFIXES, InvalidIRIError, iri, literal
 
 __all__ = [
     "STATUSES",
+    "TOKEN_PROPERTIES",
     "RunFilter",
     "activities_query",
     "bundle_hashes_query",
@@ -41,6 +42,7 @@ __all__ = [
     "stored_sessions_query",
     "sub_sessions_query",
     "unmarked_runs_query",
+    "usage_totals_query",
     "verify_rows_query",
 ]
 
@@ -162,6 +164,33 @@ SELECT ?s ?kind (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {graph} {{
   ?x oprov:partOf+ ?s ; a ?kind .
   FILTER(?kind IN (oprov:Iteration, oprov:ToolCall))
 }} }} GROUP BY ?s ?kind ORDER BY ?s ?kind"""
+
+
+TOKEN_PROPERTIES = {
+    "input": "inputTokens",
+    "output": "outputTokens",
+    "cache_read": "cacheReadTokens",
+    "cache_write": "cacheWriteTokens",
+    "reasoning": "reasoningTokens",
+}
+"""Token kind (as the read API and ``sessions --format json`` name it) -> its property."""
+
+
+def usage_totals_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT ``?s ?p ?currency ?total``: each session's tokens of each kind and its cost
+    in each currency, summed over the model calls below it at any depth (sub-agent
+    sessions included, as the listing's counts are).  Costs in different currencies come
+    as separate rows: they are never added (``?currency`` is ``""`` where none was said)."""
+    kinds = ", ".join(f"oprov:{name}" for name in TOKEN_PROPERTIES.values())
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?p ?currency (SUM(?n) AS ?total) WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {_values(sessions)} }}
+  ?call oprov:partOf+ ?s ; a oprov:ModelCall .
+  {{ ?call ?p ?n . FILTER(?p IN ({kinds})) }}
+  UNION {{ ?call oprov:costAmount ?n . BIND(oprov:costAmount AS ?p)
+           OPTIONAL {{ ?call oprov:costCurrency ?c }} }}
+  BIND(COALESCE(?c, "") AS ?currency)
+}} }} GROUP BY ?s ?p ?currency ORDER BY ?s ?p ?currency"""
 
 
 def find_query(graph: str, ident: str) -> str:

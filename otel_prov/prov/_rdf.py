@@ -17,6 +17,7 @@ import functools
 import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from decimal import Decimal
 
 from pyoxigraph import NamedNode
 
@@ -33,6 +34,7 @@ __all__ = [
     "boolean",
     "canonical_datetime",
     "datetime_from_ns",
+    "decimal",
     "double",
     "instant_order",
     "integer",
@@ -72,6 +74,7 @@ _XSD_BOOLEAN = f"^^<{XSD}boolean>"
 _XSD_DOUBLE = f"^^<{XSD}double>"
 _SPECIAL_DOUBLES = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 _XSD_DATETIME = f"^^<{XSD}dateTime>"
+_XSD_DECIMAL = f"^^<{XSD}decimal>"
 
 # Characters that need escaping in a quoted literal: controls, quote, backslash, DEL,
 # and lone surrogates.
@@ -115,11 +118,29 @@ def boolean(value: bool) -> str:
     return f'"{"true" if value else "false"}"{_XSD_BOOLEAN}'
 
 
+def _plain(value: Decimal) -> str:
+    """``value`` without exponent or trailing zeros, as Oxigraph prints numbers."""
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "0") else text
+
+
+def decimal(value: Decimal) -> str:
+    """An ``xsd:decimal`` literal in the form stores print it (``2.5``, ``2``): a bundle
+    hashes the text the store will give back."""
+    if not value.is_finite():
+        raise ValueError(f"{value} is not a decimal number")
+    return f'"{_plain(value)}"{_XSD_DECIMAL}'
+
+
 def double(value: float) -> str:
-    """An ``xsd:double`` literal: Python's shortest round-tripping form, which is a valid
-    XSD lexical form, with XSD's spelling of the special values."""
+    """An ``xsd:double`` literal in the form stores print it (a bundle hashes the text
+    the store gives back): the shortest digits that round-trip, with no exponent and no
+    trailing ``.0`` (``4``, ``0.25``, ``0.0000001``), and XSD's spelling of the special
+    values."""
     text = repr(float(value))
-    return f'"{_SPECIAL_DOUBLES.get(text, text)}"{_XSD_DOUBLE}'
+    if text in _SPECIAL_DOUBLES:
+        return f'"{_SPECIAL_DOUBLES[text]}"{_XSD_DOUBLE}'
+    return f'"{_plain(Decimal(text))}"{_XSD_DOUBLE}'
 
 
 @functools.lru_cache(maxsize=4096)

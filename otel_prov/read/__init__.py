@@ -38,15 +38,18 @@ from __future__ import annotations
 from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
 from otel_prov.read._session_view import (
+    Cost,
     IterationView,
     ModelCallView,
     SessionSummary,
     SessionView,
     ToolCallView,
+    Usage,
 )
 from otel_prov.read._verify import SessionCheck
 
 __all__ = [
+    "Cost",
     "IterationView",
     "ModelCallView",
     "ProvenanceReader",
@@ -56,6 +59,7 @@ __all__ = [
     "SessionView",
     "StoreUnavailableError",
     "ToolCallView",
+    "Usage",
     "open_endpoint",
     "open_store",
 ]

@@ -18,9 +18,15 @@ __all__ = [
     "GEN_AI_CONTENT_TWINS",
     "GEN_AI_CONVERSATION_ID",
     "GEN_AI_DATA_SOURCE_ID",
+    "GEN_AI_EVALUATION_EXPLANATION",
+    "GEN_AI_EVALUATION_NAME",
+    "GEN_AI_EVALUATION_RESULT",
+    "GEN_AI_EVALUATION_SCORE_LABEL",
+    "GEN_AI_EVALUATION_SCORE_VALUE",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROVIDER_NAME",
     "GEN_AI_REQUEST_MODEL",
+    "GEN_AI_RESPONSE_ID",
     "GEN_AI_RESPONSE_MODEL",
     "GEN_AI_RETRIEVAL_DOCUMENTS",
     "GEN_AI_RETRIEVAL_QUERY_TEXT",
@@ -55,6 +61,7 @@ __all__ = [
     "OTEL_PROV_CONTENT_QUESTION_SIZE",
     "OTEL_PROV_CONTENT_THOUGHT_SHA256",
     "OTEL_PROV_CONTENT_THOUGHT_SIZE",
+    "OTEL_PROV_EVALUATION_EVALUATOR",
     "OTEL_PROV_ITERATION_NUMBER",
     "OTEL_PROV_OBSERVATION",
     "OTEL_PROV_QUESTION",
@@ -129,6 +136,8 @@ OTEL_PROV_RETRIEVAL_DOCUMENT_METADATA = "otel_prov.retrieval.document.metadata"
 OTEL_PROV_RETRIEVAL_DOCUMENT_SIZE = "otel_prov.retrieval.document.size"
 OTEL_PROV_RETRIEVAL_DOCUMENT_SHA256 = "otel_prov.retrieval.document.sha256"
 """Template: size and hash of its whole text, when the text was left off or cut."""
+OTEL_PROV_EVALUATION_EVALUATOR = "otel_prov.evaluation.evaluator"
+"""Who made an evaluation, on a ``gen_ai.evaluation.result`` event."""
 CONTENT_DIGEST_KEYS = {
     OTEL_PROV_QUESTION: (OTEL_PROV_CONTENT_QUESTION_SIZE, OTEL_PROV_CONTENT_QUESTION_SHA256),
     OTEL_PROV_ANSWER: (OTEL_PROV_CONTENT_ANSWER_SIZE, OTEL_PROV_CONTENT_ANSWER_SHA256),
@@ -178,6 +187,11 @@ GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID = "gen_ai.response.id"
+GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
@@ -189,11 +203,20 @@ GEN_AI_USAGE_COST_AMOUNT = "gen_ai.usage.cost.amount"
 GEN_AI_USAGE_COST_CURRENCY = "gen_ai.usage.cost.currency"
 GEN_AI_USAGE_COST_SOURCE = "gen_ai.usage.cost.source"
 """Who priced the call: ``provider`` (the API reported it), or ``local`` (a price table)."""
+GEN_AI_EVALUATION_RESULT = "gen_ai.evaluation.result"
+"""The GenAI event of an evaluation, on the span evaluated (or naming its response id)."""
 NOT_YET_UPSTREAM = frozenset(
-    {GEN_AI_USAGE_COST_AMOUNT, GEN_AI_USAGE_COST_CURRENCY, GEN_AI_USAGE_COST_SOURCE}
+    {
+        GEN_AI_USAGE_COST_AMOUNT,
+        GEN_AI_USAGE_COST_CURRENCY,
+        GEN_AI_USAGE_COST_SOURCE,
+        GEN_AI_EVALUATION_RESULT,
+    }
 )
-"""``gen_ai.*`` names the product contract uses before the OpenTelemetry GenAI conventions
-define them (a test fails once they do, so that the upstream definition is checked)."""
+"""``gen_ai.*`` names not among the attributes of the semantic-conventions package we
+pin: attributes the product contract uses before the GenAI conventions define them, and
+the evaluation event's name (the package lists no events).  A test fails once one is
+there, so that the upstream definition gets checked."""
 ERROR_TYPE = "error.type"
 SERVICE_NAME = "service.name"
 

@@ -17,7 +17,9 @@ from prov.model import ProvDocument
 import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._rdf import PREFIXES, SPARQL_PREFIXES, datetime_from_ns
+from otel_prov.read import open_store
 from otel_prov.read._verify import constraint_violations
+from tests.cli import run_cli
 from tests.retrieval_agent import rag_agent
 from tests.session_tree import known_session
 
@@ -189,7 +191,7 @@ def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
     assert len(set(graph.subjects(rdflib.RDF.type, prov.Start))) == 1
 
 
-def test_usage_and_cost_stay_valid_prov(tmp_path: Path) -> None:
+def test_usage_cost_and_evaluations_stay_valid_prov(tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
     prices.write_text('["m"]\ninput = 1\noutput = 2\n', encoding="utf-8")
     handle = otel_prov.configure(store=tmp_path / "store", set_global=False, prices=prices)
@@ -205,8 +207,15 @@ def test_usage_and_cost_stay_valid_prov(tmp_path: Path) -> None:
             )
         with otel_prov.model_call("n", tracer_provider=provider):
             otel_prov.set_usage(input_tokens=1, cost=0.125, currency="EUR")
+        otel_prov.record_evaluation("relevance", score=0.5, label="ok", explanation="fine")
     handle.shutdown()
+    (run,) = open_store(tmp_path / "store").sessions().sessions
+    annotated = run_cli("annotate", run.id, "--store", str(tmp_path / "store"), "--name", "n")
+    assert annotated.returncode == 0, annotated.stderr
     graph = _assert_valid_prov(tmp_path / "store")
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Evaluation))) == 2
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Annotation))) == 1
     oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
     assert {o.toPython() for o in graph.objects(None, oprov.costSource)} == {"local", "provider"}
     assert len(set(graph.objects(None, oprov.costAmount))) == 2

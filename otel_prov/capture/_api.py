@@ -39,6 +39,7 @@ from otel_prov.capture._shapes import (
     iteration_shape,
     model_call_shape,
     put_content,
+    put_evaluation,
     put_usage,
     record_error,
     session_shape,
@@ -49,6 +50,7 @@ __all__ = [
     "agent_session",
     "iteration",
     "model_call",
+    "record_evaluation",
     "set_action",
     "set_answer",
     "set_arguments",
@@ -301,6 +303,32 @@ def set_observation(result: Any, *, span: Span | None = None) -> None:
 def set_answer(text: str, *, span: Span | None = None) -> None:
     """The final answer, on the session span."""
     put_content(_current(span), sc.OTEL_PROV_ANSWER, text)
+
+
+def record_evaluation(
+    name: str,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    *,
+    span: Span | None = None,
+    evaluator: str | None = None,
+    response_id: str | None = None,
+) -> None:
+    """An evaluation of the current span (or ``span``): a session's answer, a tool call's
+    result, a model call's response (or the one ``response_id`` names).  Recorded as the
+    GenAI ``gen_ai.evaluation.result`` event, so any OTLP backend sees it too, and stored
+    as an ``oprov:Evaluation`` sealed with the run.  ``evaluator`` names who judged
+    (default: the evaluation's name).  After the run, use ``otel-prov annotate``."""
+    put_evaluation(
+        _current(span),
+        name,
+        score=score,
+        label=label,
+        explanation=explanation,
+        evaluator=evaluator,
+        response_id=response_id,
+    )
 
 
 def set_usage(

@@ -46,6 +46,7 @@ __all__ = [
     "model_call_shape",
     "put_content",
     "put_document",
+    "put_evaluation",
     "put_usage",
     "record_error",
     "record_failure",
@@ -367,6 +368,33 @@ def put_usage(
     ):
         if value is not None:
             span.set_attribute(key, value)
+
+
+def put_evaluation(
+    span: Span,
+    name: str,
+    *,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    evaluator: str | None = None,
+    response_id: str | None = None,
+) -> None:
+    """A ``gen_ai.evaluation.result`` event on the span evaluated (or, with
+    ``response_id``, naming the model response judged)."""
+    if not name:
+        raise ValueError('an evaluation needs a name (e.g. "relevance")')
+    attributes: dict[str, str | float] = {sc.GEN_AI_EVALUATION_NAME: name}
+    for key, value in (
+        (sc.GEN_AI_EVALUATION_SCORE_VALUE, None if score is None else float(score)),
+        (sc.GEN_AI_EVALUATION_SCORE_LABEL, label),
+        (sc.GEN_AI_EVALUATION_EXPLANATION, explanation),
+        (sc.OTEL_PROV_EVALUATION_EVALUATOR, evaluator),
+        (sc.GEN_AI_RESPONSE_ID, response_id),
+    ):
+        if value is not None:
+            attributes[key] = value
+    span.add_event(sc.GEN_AI_EVALUATION_RESULT, attributes)
 
 
 def _error_type(error: BaseException) -> str:

@@ -14,6 +14,7 @@ from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._session_view import (
     Cost,
+    EvaluationView,
     IterationView,
     ModelCallView,
     SessionSummary,
@@ -84,6 +85,7 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
         lines.append(_line("tokens", _token_totals(session.usage), head))
     if session.usage.costs:
         lines.append(_line("cost", _cost_total(session.usage), head))
+    lines.extend(_line("evaluation", _evaluation(e), head) for e in session.evaluations)
     for step in session.iterations:
         lines.append(f"{indent}Iteration {step.number if step.number is not None else '?'}")
         for model in step.model_calls:
@@ -114,6 +116,23 @@ def _tokens(model: ModelCallView) -> str:
     if model.input_tokens is None and model.output_tokens is None:
         return f" ({_money(model.cost)})" if model.cost is not None else ""
     return f" ({model.input_tokens or 0} in / {model.output_tokens or 0} out tokens{cost})"
+
+
+def _evaluation(evaluation: EvaluationView) -> str:
+    """``name: score label (by evaluator, added later): explanation``."""
+    verdict = " ".join(
+        part
+        for part in (
+            None if evaluation.score is None else f"{evaluation.score:g}",
+            evaluation.label,
+        )
+        if part
+    )
+    by = f"by {evaluation.evaluator}" if evaluation.evaluator else ""
+    when = "added after the run" if evaluation.annotation else ""
+    note = ", ".join(part for part in (by, when) if part)
+    text = f"{evaluation.name}: {verdict or '(no score)'}" + (f" ({note})" if note else "")
+    return f"{text}\n{evaluation.explanation}" if evaluation.explanation else text
 
 
 def _token_totals(usage: Usage) -> str:
@@ -235,6 +254,7 @@ def _html_session(session: SessionView, heading: str, tag: str) -> list[str]:
         _html_field("question", session.question),
         *([_html_field("tokens", _token_totals(session.usage))] if session.usage.tokens else []),
         *([_html_field("cost", _cost_total(session.usage))] if session.usage.costs else []),
+        *(_html_field("evaluation", _evaluation(e)) for e in session.evaluations),
         "</dl>",
     ]
     for step in session.iterations:

@@ -27,9 +27,11 @@ __all__ = [
     "TOKEN_PROPERTIES",
     "RunFilter",
     "activities_query",
+    "annotation_rows_query",
     "bundle_hashes_query",
     "content_links_query",
     "content_query",
+    "evaluations_query",
     "find_query",
     "properties_query",
     "run_counts_query",
@@ -129,7 +131,7 @@ def unmarked_runs_query(graph: str) -> str:
     return f"""{SPARQL_PREFIXES}
 SELECT ?sealed ?marked WHERE {{
   {{ SELECT (COUNT(DISTINCT ?session) AS ?sealed) WHERE {{ GRAPH {graph} {{
-    ?bundle oprov:bundleOf ?session }} }} }}
+    ?bundle oprov:bundleOf ?session FILTER NOT EXISTS {{ ?session a oprov:Annotation }} }} }} }}
   {{ SELECT (COUNT(DISTINCT ?run) AS ?marked) WHERE {{ GRAPH {graph} {{
     ?run oprov:runStartedAt ?start }} }} }}
 }}"""
@@ -191,6 +193,24 @@ SELECT ?s ?p ?currency (SUM(?n) AS ?total) WHERE {{ GRAPH {graph} {{
            OPTIONAL {{ ?call oprov:costCurrency ?c }} }}
   BIND(COALESCE(?c, "") AS ?currency)
 }} }} GROUP BY ?s ?p ?currency ORDER BY ?s ?p ?currency"""
+
+
+def evaluations_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT each evaluation of each session or of an activity in it (``?a``), with its
+    evaluator's name and, for one added after the run, the annotation that made it."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?e ?a ?name ?score ?label ?explanation ?evaluator ?annotation ?at
+WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {_values(sessions)} }}
+  ?e oprov:evaluates ?a ; oprov:evaluationName ?name .
+  ?a oprov:partOf* ?s .
+  OPTIONAL {{ ?e oprov:score ?score }}
+  OPTIONAL {{ ?e oprov:scoreLabel ?label }}
+  OPTIONAL {{ ?e oprov:explanation ?explanation }}
+  OPTIONAL {{ ?e prov:wasAttributedTo ?by . ?by rdfs:label ?evaluator }}
+  OPTIONAL {{ ?e prov:wasGeneratedBy ?annotation }}
+  OPTIONAL {{ ?e prov:generatedAtTime ?at }}
+}} }} ORDER BY ?s ?at ?e"""
 
 
 def find_query(graph: str, ident: str) -> str:
@@ -289,12 +309,20 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
 
 def session_members(s: str, *, agents: bool = False) -> str:
     """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
-    session, its activities, the entities they generated or used and the qualified
-    starts of its sub-sessions, as ``_bundle.session_content`` defines a session's
-    content; ``agents`` adds the agents they were associated with."""
+    session, its activities, the entities they generated or used, the qualified starts
+    of its sub-sessions and the evaluations made in the run, as
+    ``_bundle.session_content`` defines a session's content; ``agents`` adds the agents
+    they were associated with and the evaluators."""
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
-    links += ["?act prov:wasAssociatedWith ?x"] if agents else []
-    links += ["?act prov:qualifiedStart ?x"]
+    links += (
+        ["?act prov:wasAssociatedWith ?x", "?e oprov:evaluates ?act ; prov:wasAttributedTo ?x"]
+        if agents
+        else []
+    )
+    links += [
+        "?act prov:qualifiedStart ?x",
+        "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
+    ]
     branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
     branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
     return "\n  UNION ".join(branches)
@@ -351,6 +379,21 @@ WHERE {{ GRAPH {graph} {{
   OPTIONAL {{
     ?bundle prov:wasRevisionOf ?revisedToo ; oprov:previousBundle ?revisionPrevious ;
             oprov:previousHash ?revisionPreviousHash .
+  }}
+}} }} ORDER BY ?session"""
+
+
+def annotation_rows_query(graph: str) -> str:
+    """SELECT each annotation (``?session``, as :func:`verify_rows_query` names what a
+    bundle seals), the run its evaluation judges, its bundle and chain link."""
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?session ?run ?bundle ?hash ?manifest ?previous ?previousHash
+WHERE {{ GRAPH {graph} {{
+  ?session a oprov:Annotation .
+  OPTIONAL {{ ?evaluation prov:wasGeneratedBy ?session ; oprov:evaluates ?run }}
+  OPTIONAL {{
+    ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
+    OPTIONAL {{ ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }}
   }}
 }} }} ORDER BY ?session"""
 

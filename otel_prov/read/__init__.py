@@ -39,6 +39,7 @@ from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
 from otel_prov.read._session_view import (
     Cost,
+    EvaluationView,
     IterationView,
     ModelCallView,
     SessionSummary,
@@ -50,6 +51,7 @@ from otel_prov.read._verify import SessionCheck
 
 __all__ = [
     "Cost",
+    "EvaluationView",
     "IterationView",
     "ModelCallView",
     "ProvenanceReader",

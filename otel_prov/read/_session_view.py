@@ -20,6 +20,7 @@ from otel_prov.prov._queries import (
     activities_query,
     content_links_query,
     content_query,
+    evaluations_query,
     find_query,
     properties_query,
     run_counts_query,
@@ -35,6 +36,7 @@ from otel_prov.read._backend import QueryBackend
 
 __all__ = [
     "Cost",
+    "EvaluationView",
     "IterationView",
     "ModelCallView",
     "SessionSummary",
@@ -42,6 +44,7 @@ __all__ = [
     "ToolCallView",
     "Usage",
     "content_text",
+    "evaluations_of",
     "find_sessions",
     "has_unmarked_runs",
     "list_runs",
@@ -56,6 +59,21 @@ class Cost:
     amount: Decimal
     currency: str | None
     """ISO 4217 code; None where the calls priced did not say."""
+
+
+@dataclass(frozen=True)
+class EvaluationView:
+    """One evaluation of a session or of an activity in it."""
+
+    name: str
+    score: float | None
+    label: str | None
+    explanation: str | None
+    evaluator: str | None
+    evaluates: str
+    """The IRI of the session or activity judged."""
+    annotation: str | None = None
+    """The ``otel-prov annotate`` that added it after the run (None: made in the run)."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,8 @@ class SessionSummary:
     trace_id: str
     failed_calls: int = 0
     usage: Usage = Usage()
+    evaluations: tuple[EvaluationView, ...] = ()
+    """Of the run, any activity in it and its sub-sessions, made in it or added later."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +181,8 @@ class SessionView:
     """Sessions started by the session itself, outside any iteration shown."""
     usage: Usage = Usage()
     """Tokens and cost of this session's model calls, its sub-sessions' included."""
+    evaluations: tuple[EvaluationView, ...] = ()
+    """Of this session or an activity in it (its sub-sessions' included), oldest first."""
 
     def nested_sessions(self) -> Iterator[SessionView]:
         """Every session below this one, wherever it started, depth first in run order."""
@@ -201,10 +223,37 @@ def list_runs(
         for row in backend.query(run_counts_query(graph, runs)).rows
     }
     usage = usage_totals(backend, graph, runs)
+    evaluations = evaluations_of(backend, graph, runs)
     return [
-        replace(_summary(run, starts[run], details.get(run, []), counts), usage=usage[run])
+        replace(
+            _summary(run, starts[run], details.get(run, []), counts),
+            usage=usage[run],
+            evaluations=evaluations[run],
+        )
         for run in runs
     ]
+
+
+def evaluations_of(
+    backend: QueryBackend, graph: str, sessions: Sequence[str]
+) -> dict[str, tuple[EvaluationView, ...]]:
+    """Each session's evaluations (one query for all of them)."""
+    found: dict[str, dict[str, EvaluationView]] = {session: {} for session in sessions}
+    for row in backend.query(evaluations_query(graph, sessions)).rows:
+        score = row["score"]
+        found[row["s"] or ""].setdefault(
+            row["e"] or "",
+            EvaluationView(
+                name=row["name"] or "",
+                score=None if score is None else float(score),
+                label=row["label"],
+                explanation=row["explanation"],
+                evaluator=row["evaluator"],
+                evaluates=row["a"] or "",
+                annotation=row["annotation"],
+            ),
+        )
+    return {session: tuple(views.values()) for session, views in found.items()}
 
 
 _TOKEN_KINDS = {f"{OPROV}{name}": kind for kind, name in TOKEN_PROPERTIES.items()}
@@ -422,6 +471,7 @@ class _Assembly:
         if "AgentSession" in self.kinds.values():
             self.heads = _sub_sessions(backend, graph, session, texts)
         self.usage = usage_totals(backend, graph, [session, *self.heads])
+        self.evaluations = evaluations_of(backend, graph, [session, *self.heads])
         self.placed: dict[str, list[str]] = {}
         """Holder (session, iteration or tool call) -> what is shown under it, in run order."""
 
@@ -468,6 +518,7 @@ class _Assembly:
             iterations=tuple(steps),
             sub_sessions=self._subs(head.id, seen),
             usage=self.usage[head.id],
+            evaluations=self.evaluations[head.id],
         )
 
     def _iteration(self, activity: str, seen: set[str]) -> IterationView:

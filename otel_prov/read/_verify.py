@@ -9,6 +9,10 @@ Entity and Activity) hold on it, and every value kept in the blob store is still
 unchanged.  A failure names what changed: the subjects whose
 triples differ, are missing, or were added.
 
+An evaluation added after the run (``otel-prov annotate``) has a bundle of its own,
+chained per evaluator; it is checked the same way, with the run it judges, and never
+changes the run's check.
+
 Gates are checks of what the record says, not of whether it was altered.
 ``tool_use_verified``: a session whose agent was given tools (``oprov:declaredTool``)
 must have at least one tool call that succeeded; an answer given without any tool
@@ -27,7 +31,12 @@ import pyoxigraph
 
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._bundle import agent_of, content_hash, manifest, session_content
-from otel_prov.prov._queries import bundle_hashes_query, stored_content_query, verify_rows_query
+from otel_prov.prov._queries import (
+    annotation_rows_query,
+    bundle_hashes_query,
+    stored_content_query,
+    verify_rows_query,
+)
 from otel_prov.prov._rdf import (
     Triple,
     canonical_datetime,
@@ -118,6 +127,8 @@ def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str)
     ]
 
 
+_REVISION_COLUMNS = ("revised", "revisedManifest", "revisionPrevious", "revisionPreviousHash")
+"""Columns of a run's row that an annotation, never revised, leaves empty."""
 _TIMED = (P.startedAtTime, P.endedAtTime, P.generatedAtTime)
 _LINKS = (P.wasGeneratedBy, P.used, RDF_TYPE)
 
@@ -226,7 +237,15 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
     """
     wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
     marked = not has_unmarked_runs(backend, graph)
-    rows = backend.query(verify_rows_query(graph, marked=marked)).rows
+    rows = list(backend.query(verify_rows_query(graph, marked=marked)).rows)
+    runs = {row["session"] for row in rows}
+    for row in backend.query(annotation_rows_query(graph)).rows:
+        # An annotation is checked with the run it judges (and left out of --all if that
+        # run is gone: the run's own check says so).
+        if row["run"] in (wanted if wanted is not None else runs):
+            rows.append(
+                {**row, **dict.fromkeys(_REVISION_COLUMNS)},
+            )
     stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
     by_trace: dict[str, list[Triple]] | None = None
     others: list[Triple] = []
@@ -243,7 +262,9 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
-        if (wanted is not None and session not in wanted) or session in checks:
+        if (wanted is not None and session not in wanted and row.get("run") not in wanted) or (
+            session in checks
+        ):
             continue
         if row["bundle"] is None:
             problem = "no bundle: the session's record was removed or never sealed"

@@ -64,6 +64,13 @@ __all__ = [
     "OTEL_PROV_EVALUATION_EVALUATOR",
     "OTEL_PROV_ITERATION_NUMBER",
     "OTEL_PROV_OBSERVATION",
+    "OTEL_PROV_PLAN_ID",
+    "OTEL_PROV_PLAN_STEP",
+    "OTEL_PROV_PLAN_STEPS",
+    "OTEL_PROV_PLAN_STEP_OUTCOME",
+    "OTEL_PROV_POSTCONDITION_DETAIL",
+    "OTEL_PROV_POSTCONDITION_NAME",
+    "OTEL_PROV_POSTCONDITION_OK",
     "OTEL_PROV_QUESTION",
     "OTEL_PROV_RETRIEVAL_DOCUMENT_CONTENT",
     "OTEL_PROV_RETRIEVAL_DOCUMENT_ID",
@@ -74,9 +81,13 @@ __all__ = [
     "OTEL_PROV_RETRIEVAL_DOCUMENT_SOURCE",
     "OTEL_PROV_RETRIEVAL_QUERY",
     "OTEL_PROV_THOUGHT",
+    "PLAN_OPERATION",
+    "POSTCONDITION_EVENT",
     "REGISTRY_DIR",
     "SERVICE_NAME",
     "SHAPES_PATH",
+    "STEP_OUTCOMES",
+    "STEP_OUTCOME_EVENT",
     "content_digest_keys",
     "document_key",
 ]
@@ -138,6 +149,26 @@ OTEL_PROV_RETRIEVAL_DOCUMENT_SHA256 = "otel_prov.retrieval.document.sha256"
 """Template: size and hash of its whole text, when the text was left off or cut."""
 OTEL_PROV_EVALUATION_EVALUATOR = "otel_prov.evaluation.evaluator"
 """Who made an evaluation, on a ``gen_ai.evaluation.result`` event."""
+OTEL_PROV_PLAN_STEPS = "otel_prov.plan.steps"
+"""The ordered steps of a plan, on the span that made it (``gen_ai.operation.name`` plan)."""
+OTEL_PROV_PLAN_ID = "otel_prov.plan.id"
+"""The span id (16 hex digits) of the plan a step belongs to, on the activity run for
+that step and on a step outcome event."""
+OTEL_PROV_PLAN_STEP = "otel_prov.plan.step"
+"""The 1-based number of the plan's step (with ``otel_prov.plan.id``)."""
+OTEL_PROV_PLAN_STEP_OUTCOME = "otel_prov.plan.step.outcome"
+"""``executed``, ``failed``, ``skipped`` or ``rolled_back``, on a step outcome event."""
+OTEL_PROV_POSTCONDITION_NAME = "otel_prov.postcondition.name"
+OTEL_PROV_POSTCONDITION_OK = "otel_prov.postcondition.ok"
+OTEL_PROV_POSTCONDITION_DETAIL = "otel_prov.postcondition.detail"
+"""A postcondition checked: its name, whether it held and what was found."""
+PLAN_OPERATION = "plan"
+"""The GenAI ``gen_ai.operation.name`` of an agent making a plan."""
+STEP_OUTCOME_EVENT = "otel_prov.plan.step_outcome"
+"""Event: a step of a plan was executed, failed, skipped or rolled back."""
+POSTCONDITION_EVENT = "otel_prov.postcondition"
+"""Event: a postcondition was checked, on the span current then."""
+STEP_OUTCOMES = ("executed", "failed", "skipped", "rolled_back")
 CONTENT_DIGEST_KEYS = {
     OTEL_PROV_QUESTION: (OTEL_PROV_CONTENT_QUESTION_SIZE, OTEL_PROV_CONTENT_QUESTION_SHA256),
     OTEL_PROV_ANSWER: (OTEL_PROV_CONTENT_ANSWER_SIZE, OTEL_PROV_CONTENT_ANSWER_SHA256),

@@ -20,6 +20,7 @@ from otel_prov.capture._api import (
     set_usage,
     tool_call,
 )
+from otel_prov.capture._plan import Plan, PlanStep, plan, postcondition
 from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.capture._retrieval import Retrieval, retrieval
 from otel_prov.capture._shapes import (
@@ -44,6 +45,8 @@ from otel_prov.prov._conventions import tool_schema_name
 
 __all__ = [
     "FINAL_ANSWER",
+    "Plan",
+    "PlanStep",
     "RedactingSpanExporter",
     "Retrieval",
     "SpanShape",
@@ -55,6 +58,8 @@ __all__ = [
     "iteration_shape",
     "model_call",
     "model_call_shape",
+    "plan",
+    "postcondition",
     "put_content",
     "put_document",
     "put_evaluation",

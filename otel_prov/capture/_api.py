@@ -33,6 +33,7 @@ from opentelemetry.trace import Link, Span, SpanContext, TracerProvider
 
 from otel_prov import semconv as sc
 from otel_prov._version import __version__
+from otel_prov.capture._plan import PlanStep, active_step
 from otel_prov.capture._shapes import (
     SpanShape,
     describe_iteration,
@@ -76,8 +77,11 @@ class _SpanScope:
         tracer_provider: TracerProvider | None = None,
         capture_call: bool = False,
         links: Sequence[Link] = (),
+        step: PlanStep | None = None,
     ) -> None:
         self._shape = shape
+        self._step = step
+        self._step_token: Token[PlanStep | None] | None = None
         self._links = tuple(links)
         self._provider = tracer_provider
         self._capture_call = capture_call
@@ -90,6 +94,7 @@ class _SpanScope:
             tracer_provider=self._provider,
             capture_call=self._capture_call,
             links=self._links,
+            step=self._step,
         )
 
     # --- context manager ---------------------------------------------------------
@@ -103,7 +108,12 @@ class _SpanScope:
             if self._provider is None
             else trace.get_tracer("otel_prov", __version__, tracer_provider=self._provider)
         )
-        span = self._shape.start(tracer, links=self._links)
+        shape, step = self._shape, self._step or active_step().get()
+        if step is not None:
+            shape = shape.with_attributes(step.attributes)
+            # The spans inside belong to this one, not to the step themselves.
+            self._step_token = active_step().set(None)
+        span = shape.start(tracer, links=self._links)
         self._span = span
         self._token = otel_context.attach(trace.set_span_in_context(span))
         return span
@@ -116,6 +126,9 @@ class _SpanScope:
     ) -> None:
         span, token = self._span, self._token
         self._span = self._token = None
+        if self._step_token is not None:
+            active_step().reset(self._step_token)
+            self._step_token = None
         if span is None or token is None:
             return
         try:
@@ -230,13 +243,16 @@ def iteration(
     action: str | None = None,
     arguments: Any = None,
     tracer_provider: TracerProvider | None = None,
+    step: PlanStep | None = None,
 ) -> _SpanScope:
-    """One reason-act step of a session, numbered from 1."""
+    """One reason-act step of a session, numbered from 1; ``step``: the plan step it runs
+    (see :func:`otel_prov.plan`)."""
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         raise ValueError(f"iteration number must be an int >= 1, not {number!r}")
     return _SpanScope(
         iteration_shape(number, action=action, thought=thought, arguments=arguments),
         tracer_provider=tracer_provider,
+        step=step,
     )
 
 
@@ -247,17 +263,20 @@ def tool_call(
     call_id: str | None = None,
     tool_type: str = "function",
     tracer_provider: TracerProvider | None = None,
+    step: PlanStep | None = None,
 ) -> _SpanScope:
     """A tool execution (``execute_tool {name}``).
 
     As a decorator it records the call's arguments (bound to the signature, as JSON)
     and its return value as the observation; as a context manager pass ``arguments=``
-    and call :func:`set_observation`.
+    and call :func:`set_observation`.  ``step``: the plan step it runs (see
+    :func:`otel_prov.plan`); its outcome follows the call's unless the step is marked.
     """
     return _SpanScope(
         tool_call_shape(name, call_id=call_id, tool_type=tool_type, arguments=arguments),
         tracer_provider=tracer_provider,
         capture_call=True,
+        step=step,
     )
 
 

@@ -44,9 +44,12 @@ __all__ = [
     "describe_iteration",
     "iteration_shape",
     "model_call_shape",
+    "plan_shape",
     "put_content",
     "put_document",
     "put_evaluation",
+    "put_postcondition",
+    "put_step_outcome",
     "put_usage",
     "record_error",
     "record_failure",
@@ -368,6 +371,45 @@ def put_usage(
     ):
         if value is not None:
             span.set_attribute(key, value)
+
+
+def plan_shape(steps: Sequence[str], *, name: str = "plan") -> SpanShape:
+    """The making of a plan (GenAI operation ``plan``), carrying its ordered steps."""
+    return SpanShape(
+        name,
+        {sc.GEN_AI_OPERATION_NAME: sc.PLAN_OPERATION, sc.OTEL_PROV_PLAN_STEPS: list(steps)},
+    )
+
+
+def put_step_outcome(span: Span, plan_id: str, number: int, outcome: str) -> None:
+    """What became of step ``number`` of the plan ``plan_id`` (an event: the latest wins)."""
+    span.add_event(
+        sc.STEP_OUTCOME_EVENT,
+        {
+            sc.OTEL_PROV_PLAN_ID: plan_id,
+            sc.OTEL_PROV_PLAN_STEP: number,
+            sc.OTEL_PROV_PLAN_STEP_OUTCOME: outcome,
+        },
+    )
+
+
+def put_postcondition(
+    span: Span,
+    name: str,
+    *,
+    ok: bool,
+    detail: str | None = None,
+    step: Mapping[str, str | int] | None = None,
+) -> None:
+    """A postcondition checked (an event), with the plan step it was checked for."""
+    attributes: dict[str, str | int | bool] = {
+        sc.OTEL_PROV_POSTCONDITION_NAME: name,
+        sc.OTEL_PROV_POSTCONDITION_OK: ok,
+        **(step or {}),
+    }
+    if detail is not None:
+        attributes[sc.OTEL_PROV_POSTCONDITION_DETAIL] = detail
+    span.add_event(sc.POSTCONDITION_EVENT, attributes)
 
 
 def put_evaluation(

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from otel_prov._version import __version__
 from otel_prov.prov._iris import agent_iri, entity_iri, evaluator_iri
 from otel_prov.prov._rdf import Triple, datetime_from_ns, literal
-from otel_prov.prov._vocab import RDF_TYPE, O, P
+from otel_prov.prov._vocab import PP, RDF_TYPE, O, P
 
 __all__ = [
     "CANONICALIZATION",
@@ -73,8 +73,14 @@ def session_content(triples: Iterable[Triple], session: str) -> list[Triple]:
     entities |= {
         s for s, p, o in triples if p == O.evaluates and o in activities and s not in generated
     }
-    starts = {o for s, p, o in triples if p == P.qualifiedStart and s in activities}
-    subjects = activities | entities | starts
+    # Qualified starts and associations (a step's plan), and the steps of its plans.
+    qualified = {
+        o
+        for s, p, o in triples
+        if p in (P.qualifiedStart, P.qualifiedAssociation) and s in activities
+    }
+    steps = {s for s, p, o in triples if p == PP.isStepOfPlan and o in entities}
+    subjects = activities | entities | qualified | steps
     bundle = bundle_iri(session)
     return [t for t in triples if t[0] in subjects and t[0] != bundle]
 

@@ -102,7 +102,7 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import BlobRef, Role, SpanRecord
-from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 
 __all__ = ["evaluation_triples", "map_spans"]
 
@@ -332,6 +332,43 @@ class _Tree:
 
     def steps(self, session: SpanRecord) -> list[_Step]:
         return self._steps.get(session.span_id, [])
+
+    def plan(self, attributes: Mapping[str, Any]) -> str | None:
+        """The IRI of the plan that an activity run for a step (or an event) names, if it
+        is in this trace."""
+        plan_id = attributes.get(sc.OTEL_PROV_PLAN_ID)
+        try:
+            planner = self.by_id.get(int(str(plan_id), 16))
+        except ValueError:
+            return None
+        if planner is None or not _is_plan(planner):
+            return None
+        return entity_iri(activity_iri(planner.trace_id, planner.span_id), "plan")
+
+    def step_outcomes(self, planner: SpanRecord) -> dict[int, str]:
+        """Step number -> what became of it: the latest outcome event, else ``failed`` when
+        an activity run for it failed, ``executed`` when all succeeded."""
+        plan_id = span_hex(planner.span_id)
+        run: dict[int, list[bool]] = {}
+        marked: dict[int, tuple[int, str]] = {}
+        for span in self.spans:
+            if span.attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id:
+                number = span.attributes.get(sc.OTEL_PROV_PLAN_STEP)
+                if isinstance(number, int):
+                    run.setdefault(number, []).append(_succeeded(span))
+            for event in span.events:
+                attributes = event.attributes
+                if (
+                    event.name == sc.STEP_OUTCOME_EVENT
+                    and attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id
+                    and isinstance(number := attributes.get(sc.OTEL_PROV_PLAN_STEP), int)
+                    and attributes.get(sc.OTEL_PROV_PLAN_STEP_OUTCOME) in sc.STEP_OUTCOMES
+                    and (number not in marked or marked[number][0] <= event.time_ns)
+                ):
+                    outcome = str(attributes[sc.OTEL_PROV_PLAN_STEP_OUTCOME])
+                    marked[number] = (event.time_ns, outcome)
+        derived = {n: "executed" if all(ok) else "failed" for n, ok in run.items()}
+        return {**derived, **{n: outcome for n, (_, outcome) in marked.items()}}
 
     def opens_step(self, model: SpanRecord) -> bool:
         """Whether ``model`` is the model call that opened an inferred step."""
@@ -582,6 +619,11 @@ def _within(at_ns: int, span: SpanRecord) -> int:
 def _map_span(span: SpanRecord, tree: _Tree, out: _Out, prices: PriceTable | None) -> None:
     activity = _activity(span, _ACTIVITY_CLASS[span.role], tree, out)
     _evaluations(span, activity, tree, out)
+    if _is_plan(span):
+        _plan(span, activity, tree, out)
+    if sc.OTEL_PROV_PLAN_ID in span.attributes:
+        _plan_association(span, activity, tree, out)
+    _postconditions(span, activity, tree, out)
     if span.role is Role.SESSION:
         _session(span, activity, tree, out)
     elif span.role is Role.ITERATION:
@@ -639,6 +681,105 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     for link_trace, link_span in span.links:
         add((activity, P.wasInformedBy, activity_iri(link_trace, link_span)))
     return activity
+
+
+def _is_plan(span: SpanRecord) -> bool:
+    return (
+        span.attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.PLAN_OPERATION
+        or sc.OTEL_PROV_PLAN_STEPS in span.attributes
+    )
+
+
+def _plan(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+    """A ``prov:Plan`` generated when it was made, with its ordered P-Plan steps and what
+    became of each (``oprov:stepOutcome``; none: the step was neither run nor marked)."""
+    add = out.add
+    plan = entity_iri(activity, "plan")
+    out.entity(plan, P.Plan, None)
+    add((plan, RDFS_LABEL, literal(span.name)))
+    out.generated(plan, activity, span.end_ns if span.end_ns is not None else span.start_ns)
+    steps = span.attributes.get(sc.OTEL_PROV_PLAN_STEPS, ())
+    if isinstance(steps, str):
+        steps = (steps,)
+    outcomes = tree.step_outcomes(span)
+    previous = None
+    for number, text in enumerate(steps, start=1):
+        step = entity_iri(plan, f"step-{number}")
+        add((step, RDF_TYPE, PP.Step))
+        add((step, RDFS_LABEL, literal(str(text))))
+        add((step, PP.isStepOfPlan, plan))
+        add((step, O.stepNumber, integer(number)))
+        if previous is not None:
+            add((step, PP.isPrecededBy, previous))
+        if number in outcomes:
+            add((step, O.stepOutcome, literal(outcomes[number])))
+        previous = step
+
+
+def _plan_step(attributes: Mapping[str, Any], plan: str, out: _Out) -> str | None:
+    number = attributes.get(sc.OTEL_PROV_PLAN_STEP)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        out.report(f"{sc.OTEL_PROV_PLAN_STEP} is {number!r}, not a step number; left out")
+        return None
+    return entity_iri(plan, f"step-{number}")
+
+
+def _plan_association(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+    """An activity run for a plan step: its association ``prov:hadPlan`` the plan and
+    names the step.  The agent is the tool for a tool call, else the session's agent."""
+    plan = tree.plan(span.attributes)
+    if plan is None:
+        out.report(f"{sc.OTEL_PROV_PLAN_ID} names no plan of this trace; left out")
+        return
+    step = _plan_step(span.attributes, plan, out)
+    if step is None:
+        return
+    association = entity_iri(activity, "association")
+    add = out.add
+    add((activity, P.qualifiedAssociation, association))
+    add((association, RDF_TYPE, P.Association))
+    add((association, P.hadPlan, plan))
+    add((association, O.planStep, step))
+    session = span if span.role is Role.SESSION else tree.enclosing(span, Role.SESSION)
+    if span.role is Role.TOOL_CALL:
+        name = _first_text(span.attributes, TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
+        add((association, P.agent, tool_iri(name)))
+    elif session is not None and (key := _agent_key(session)) is not None:
+        add((association, P.agent, agent_iri(key)))
+
+
+def _agent_key(session: SpanRecord) -> str | None:
+    """What names a session's AI agent (its IRI): the GenAI agent id, else its name."""
+    attributes = session.attributes
+    name = _first_text(attributes, AGENT_NAME_KEYS) or agent_name(attributes)
+    return _first_text(attributes, (sc.GEN_AI_AGENT_ID,)) or name
+
+
+def _postconditions(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+    """Each postcondition checked while the span was current: an ``oprov:Postcondition``
+    the span's activity generated, naming the plan step it was checked for."""
+    events = [e for e in span.events if e.name == sc.POSTCONDITION_EVENT]
+    add = out.add
+    for index, event in enumerate(events, start=1):
+        attributes = event.attributes
+        name = attributes.get(sc.OTEL_PROV_POSTCONDITION_NAME)
+        ok = attributes.get(sc.OTEL_PROV_POSTCONDITION_OK)
+        if not isinstance(name, str) or not name or not isinstance(ok, bool):
+            out.report(f"postcondition {index} has no name or no boolean ok; left out")
+            continue
+        entity = entity_iri(activity, f"postcondition-{index}")
+        out.entity(entity, O.Postcondition, None)
+        add((entity, RDFS_LABEL, literal(name)))
+        add((entity, O.satisfied, boolean(ok)))
+        detail = attributes.get(sc.OTEL_PROV_POSTCONDITION_DETAIL)
+        if isinstance(detail, str):
+            add((entity, O.detail, literal(detail)))
+        out.generated(entity, activity, _within(event.time_ns, span))
+        # Checked for the step running then, else for the step the span itself runs.
+        named = attributes if sc.OTEL_PROV_PLAN_ID in attributes else span.attributes
+        plan = tree.plan(named)
+        if plan is not None and (step := _plan_step(named, plan, out)) is not None:
+            add((entity, O.planStep, step))
 
 
 def _evaluations(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:

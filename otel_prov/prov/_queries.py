@@ -310,7 +310,8 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
 def session_members(s: str, *, agents: bool = False) -> str:
     """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
     session, its activities, the entities they generated or used, the qualified starts
-    of its sub-sessions and the evaluations made in the run, as
+    of its sub-sessions, the associations and steps of its plans and the evaluations made
+    in the run, as
     ``_bundle.session_content`` defines a session's content; ``agents`` adds the agents
     they were associated with and the evaluators."""
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
@@ -321,6 +322,8 @@ def session_members(s: str, *, agents: bool = False) -> str:
     )
     links += [
         "?act prov:qualifiedStart ?x",
+        "?act prov:qualifiedAssociation ?x",
+        "?plan prov:wasGeneratedBy ?act . ?x p-plan:isStepOfPlan ?plan",
         "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
     ]
     branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]

@@ -23,6 +23,7 @@ from pyoxigraph import NamedNode
 
 __all__ = [
     "OPROV",
+    "PPLAN",
     "PREFIXES",
     "PROV",
     "RDFS",
@@ -51,6 +52,7 @@ OPROV = "https://w3id.org/otel-prov/ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+PPLAN = "http://purl.org/net/p-plan#"
 
 #: Prefixes bound in every serialization we write (PROV-MODEL: bind one per namespace).
 PREFIXES: dict[str, str] = {
@@ -59,6 +61,7 @@ PREFIXES: dict[str, str] = {
     "rdf": RDF,
     "rdfs": RDFS,
     "xsd": XSD,
+    "p-plan": PPLAN,
 }
 
 SPARQL_PREFIXES = "".join(f"PREFIX {name}: <{ns}>\n" for name, ns in PREFIXES.items())

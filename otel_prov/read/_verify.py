@@ -17,7 +17,10 @@ Gates are checks of what the record says, not of whether it was altered.
 ``tool_use_verified``: a session whose agent was given tools (``oprov:declaredTool``)
 must have at least one tool call that succeeded; an answer given without any tool
 result either rests on data never fetched or comes from an agent whose tool
-declaration is stale, and an auditor should look at it.
+declaration is stale, and an auditor should look at it.  ``plan_followed``: every
+step of a plan the run made (``otel_prov.plan``) was executed or explicitly skipped;
+otherwise the agent departed from its plan, or the plan changed without the record
+saying so.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from otel_prov.prov._rdf import (
     literal,
     parse_literal,
 )
-from otel_prov.prov._vocab import RDF_TYPE, O, P
+from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.read._session_view import find_sessions, has_unmarked_runs
 
@@ -65,7 +68,7 @@ CONSTRAINTS = (
     "55 entity and activity disjoint",
 )
 """The PROV-CONSTRAINTS checked on each session's content, by name."""
-GATES = ("tool_use_verified",)
+GATES = ("tool_use_verified", "plan_followed")
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _IN_A_TRACE = "<urn:otel-prov:"
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
@@ -202,6 +205,33 @@ def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None
     )
 
 
+def _plan_followed(content: list[Triple]) -> tuple[bool | None, str]:
+    """The ``plan_followed`` gate: passed (None: the run made no plan) and why not.
+
+    Every step of every plan must have been executed or explicitly skipped; a step that
+    failed, was rolled back or has no outcome leaves the plan unfollowed.
+    """
+    steps = {s for s, p, o in content if p == PP.isStepOfPlan}
+    if not steps:
+        return None, ""
+    labels = {s: parse_literal(o) for s, p, o in content if s in steps and p == RDFS_LABEL}
+    numbers = {s: int(parse_literal(o)) for s, p, o in content if s in steps and p == O.stepNumber}
+    outcomes = {s: parse_literal(o) for s, p, o in content if s in steps and p == O.stepOutcome}
+    unfollowed = sorted(
+        (numbers.get(step, 0), labels.get(step, ""), outcomes.get(step, "no outcome"))
+        for step in steps
+        if outcomes.get(step) not in ("executed", "skipped")
+    )
+    if not unfollowed:
+        return True, ""
+    listed = "; ".join(f"step {n} {label!r}: {outcome}" for n, label, outcome in unfollowed)
+    return False, (
+        f"gate plan_followed failed: {listed}; either the agent departed from its plan "
+        "(the answer rests on steps not carried out) or the plan changed and the record "
+        "says so nowhere (mark such steps skipped)"
+    )
+
+
 def _blob_problems(content: list[Triple]) -> list[str]:
     """Values kept in the blob store must still be there and match their recorded hash."""
     hashes = {s: parse_literal(o) for s, p, o in content if p == O.contentHash}
@@ -321,14 +351,16 @@ def _check(
         )
     problems.extend(constraint_violations(content))
     problems.extend(_blob_problems(content))
-    passed, why = _tool_use_verified(content, iri(session))
-    if passed is False:
-        problems.append(why)
+    gates = {
+        "tool_use_verified": _tool_use_verified(content, iri(session)),
+        "plan_followed": _plan_followed(content),
+    }
+    problems.extend(why for passed, why in gates.values() if passed is False)
     return SessionCheck(
         session,
         row["bundle"],
         tuple(problems),
-        {"tool_use_verified": passed},
+        {name: passed for name, (passed, _) in gates.items()},
         tuple(revised) if row["revised"] else (),
     )
 

@@ -191,7 +191,7 @@ def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
     assert len(set(graph.subjects(rdflib.RDF.type, prov.Start))) == 1
 
 
-def test_usage_cost_and_evaluations_stay_valid_prov(tmp_path: Path) -> None:
+def test_usage_cost_evaluations_and_plans_stay_valid_prov(tmp_path: Path) -> None:
     prices = tmp_path / "prices.toml"
     prices.write_text('["m"]\ninput = 1\noutput = 2\n', encoding="utf-8")
     handle = otel_prov.configure(store=tmp_path / "store", set_global=False, prices=prices)
@@ -208,6 +208,11 @@ def test_usage_cost_and_evaluations_stay_valid_prov(tmp_path: Path) -> None:
         with otel_prov.model_call("n", tracer_provider=provider):
             otel_prov.set_usage(input_tokens=1, cost=0.125, currency="EUR")
         otel_prov.record_evaluation("relevance", score=0.5, label="ok", explanation="fine")
+        plan = otel_prov.plan(steps=["look", "answer"], tracer_provider=provider)
+        with plan.steps[0], otel_prov.tool_call("look", tracer_provider=provider):
+            otel_prov.postcondition("found", True, detail="it")
+        with otel_prov.iteration(1, step=plan.steps[1], tracer_provider=provider):
+            pass
     handle.shutdown()
     (run,) = open_store(tmp_path / "store").sessions().sessions
     annotated = run_cli("annotate", run.id, "--store", str(tmp_path / "store"), "--name", "n")
@@ -216,6 +221,9 @@ def test_usage_cost_and_evaluations_stay_valid_prov(tmp_path: Path) -> None:
     oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
     assert len(set(graph.subjects(rdflib.RDF.type, oprov.Evaluation))) == 2
     assert len(set(graph.subjects(rdflib.RDF.type, oprov.Annotation))) == 1
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    assert len(set(graph.subjects(rdflib.RDF.type, prov.Association))) == 2
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Postcondition))) == 1
     oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
     assert {o.toPython() for o in graph.objects(None, oprov.costSource)} == {"local", "provider"}
     assert len(set(graph.objects(None, oprov.costAmount))) == 2

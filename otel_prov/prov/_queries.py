@@ -182,17 +182,25 @@ def usage_totals_query(graph: str, sessions: Sequence[str]) -> str:
     """SELECT ``?s ?p ?currency ?total``: each session's tokens of each kind and its cost
     in each currency, summed over the model calls below it at any depth (sub-agent
     sessions included, as the listing's counts are).  Costs in different currencies come
-    as separate rows: they are never added (``?currency`` is ``""`` where none was said)."""
+    as separate rows: they are never added (``?currency`` is ``""`` where none was said).
+
+    The calls are found in a subquery: summed beside the transitive path itself,
+    Virtuoso (7.2) counts one call and one kind only.
+    """
     kinds = ", ".join(f"oprov:{name}" for name in TOKEN_PROPERTIES.values())
     return f"""{SPARQL_PREFIXES}
-SELECT ?s ?p ?currency (SUM(?n) AS ?total) WHERE {{ GRAPH {graph} {{
-  VALUES ?s {{ {_values(sessions)} }}
-  ?call oprov:partOf+ ?s ; a oprov:ModelCall .
-  {{ ?call ?p ?n . FILTER(?p IN ({kinds})) }}
-  UNION {{ ?call oprov:costAmount ?n . BIND(oprov:costAmount AS ?p)
-           OPTIONAL {{ ?call oprov:costCurrency ?c }} }}
-  BIND(COALESCE(?c, "") AS ?currency)
-}} }} GROUP BY ?s ?p ?currency ORDER BY ?s ?p ?currency"""
+SELECT ?s ?p ?currency (SUM(?n) AS ?total) WHERE {{
+  {{ SELECT DISTINCT ?s ?call WHERE {{ GRAPH {graph} {{
+    VALUES ?s {{ {_values(sessions)} }}
+    ?call oprov:partOf+ ?s ; a oprov:ModelCall .
+  }} }} }}
+  GRAPH {graph} {{
+    {{ ?call ?p ?n . FILTER(?p IN ({kinds})) }}
+    UNION {{ ?call oprov:costAmount ?n . BIND(oprov:costAmount AS ?p)
+             OPTIONAL {{ ?call oprov:costCurrency ?c }} }}
+    BIND(COALESCE(?c, "") AS ?currency)
+  }}
+}} GROUP BY ?s ?p ?currency ORDER BY ?s ?p ?currency"""
 
 
 def evaluations_query(graph: str, sessions: Sequence[str]) -> str:
@@ -332,22 +340,29 @@ def session_members(s: str, *, agents: bool = False) -> str:
 
 
 def session_construct_query(graph: str, session: str) -> str:
-    """CONSTRUCT every triple about the session, its activities, entities and agents."""
+    """CONSTRUCT every triple about the session, its activities, entities and agents.
+
+    The members are found in a subquery (here and in :func:`stored_content_query`):
+    joined with ``?x ?p ?o`` beside the union itself, Virtuoso (7.2) drops most rows
+    once the union has more than a few branches."""
     return f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(iri(session), agents=True)}
-  ?x ?p ?o .
-}} }}"""
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
+    {session_members(iri(session), agents=True)}
+  }} }} }}
+  GRAPH {graph} {{ ?x ?p ?o }}
+}}"""
 
 
 def stored_content_query(graph: str, session: str, bundle: str) -> str:
     """CONSTRUCT the session's content as its bundle hashed it (the bundle left out)."""
     return f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(iri(session))}
-  ?x ?p ?o .
-  FILTER(?x != {iri(bundle)})
-}} }}"""
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
+    {session_members(iri(session))}
+  }} }} }}
+  GRAPH {graph} {{ ?x ?p ?o . FILTER(?x != {iri(bundle)}) }}
+}}"""
 
 
 def verify_rows_query(graph: str, *, marked: bool = True) -> str:

@@ -197,3 +197,12 @@ OTEL_PROV_RECEIVER_FSYNC = "OTEL_PROV_RECEIVER_FSYNC"
 ``true`` (default): the receiver fsyncs each request to its journal before acknowledging
 it (survives a machine crash); ``false``: survives the receiver being killed only.
 """
+
+OTEL_PROV_PRICES = "OTEL_PROV_PRICES"
+"""
+.. envvar:: OTEL_PROV_PRICES
+
+A TOML or JSON file of prices per million tokens, keyed by model name (see
+``otel_prov/prov/_prices.py``): model calls that report tokens and no cost are priced
+from it (``oprov:costSource "local"``).  Unset: only reported costs are recorded.
+"""

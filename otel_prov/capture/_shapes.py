@@ -44,8 +44,12 @@ __all__ = [
     "describe_iteration",
     "iteration_shape",
     "model_call_shape",
+    "plan_shape",
     "put_content",
     "put_document",
+    "put_evaluation",
+    "put_postcondition",
+    "put_step_outcome",
     "put_usage",
     "record_error",
     "record_failure",
@@ -349,13 +353,100 @@ def declare_tools(span: Span, names: Sequence[str]) -> None:
 
 
 def put_usage(
-    span: Span, *, input_tokens: int | None = None, output_tokens: int | None = None
+    span: Span,
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cache_read_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+    cost: float | None = None,
+    currency: str | None = None,
+    cost_source: str | None = None,
 ) -> None:
-    """A model call's token usage; a count that is not known is left off, not zero."""
-    if input_tokens is not None:
-        span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
-    if output_tokens is not None:
-        span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+    """A model call's token usage and cost; a count that is not known is left off, not zero.
+
+    Input tokens include those read from or written to a cache, output tokens the
+    reasoning ones, as the GenAI conventions count them.
+    """
+    for key, value in (
+        (sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens),
+        (sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens),
+        (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, cache_read_tokens),
+        (sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, cache_write_tokens),
+        (sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, reasoning_tokens),
+        (sc.GEN_AI_USAGE_COST_AMOUNT, cost),
+        (sc.GEN_AI_USAGE_COST_CURRENCY, currency),
+        (sc.GEN_AI_USAGE_COST_SOURCE, cost_source),
+    ):
+        if value is not None:
+            span.set_attribute(key, value)
+
+
+def plan_shape(steps: Sequence[str], *, name: str = "plan") -> SpanShape:
+    """The making of a plan (GenAI operation ``plan``), carrying its ordered steps."""
+    return SpanShape(
+        name,
+        {sc.GEN_AI_OPERATION_NAME: sc.PLAN_OPERATION, sc.OTEL_PROV_PLAN_STEPS: list(steps)},
+    )
+
+
+def put_step_outcome(span: Span, plan_id: str, number: int, outcome: str) -> None:
+    """What became of step ``number`` of the plan ``plan_id`` (an event: the latest wins)."""
+    span.add_event(
+        sc.STEP_OUTCOME_EVENT,
+        {
+            sc.OTEL_PROV_PLAN_ID: plan_id,
+            sc.OTEL_PROV_PLAN_STEP: number,
+            sc.OTEL_PROV_PLAN_STEP_OUTCOME: outcome,
+        },
+    )
+
+
+def put_postcondition(
+    span: Span,
+    name: str,
+    *,
+    ok: bool,
+    detail: str | None = None,
+    step: Mapping[str, str | int] | None = None,
+) -> None:
+    """A postcondition checked (an event), with the plan step it was checked for."""
+    attributes: dict[str, str | int | bool] = {
+        sc.OTEL_PROV_POSTCONDITION_NAME: name,
+        sc.OTEL_PROV_POSTCONDITION_OK: ok,
+        **(step or {}),
+    }
+    if detail is not None:
+        attributes[sc.OTEL_PROV_POSTCONDITION_DETAIL] = detail
+    span.add_event(sc.POSTCONDITION_EVENT, attributes)
+
+
+def put_evaluation(
+    span: Span,
+    name: str,
+    *,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    evaluator: str | None = None,
+    response_id: str | None = None,
+) -> None:
+    """A ``gen_ai.evaluation.result`` event on the span evaluated (or, with
+    ``response_id``, naming the model response judged)."""
+    if not name:
+        raise ValueError('an evaluation needs a name (e.g. "relevance")')
+    attributes: dict[str, str | float] = {sc.GEN_AI_EVALUATION_NAME: name}
+    for key, value in (
+        (sc.GEN_AI_EVALUATION_SCORE_VALUE, None if score is None else float(score)),
+        (sc.GEN_AI_EVALUATION_SCORE_LABEL, label),
+        (sc.GEN_AI_EVALUATION_EXPLANATION, explanation),
+        (sc.OTEL_PROV_EVALUATION_EVALUATOR, evaluator),
+        (sc.GEN_AI_RESPONSE_ID, response_id),
+    ):
+        if value is not None:
+            attributes[key] = value
+    span.add_event(sc.GEN_AI_EVALUATION_RESULT, attributes)
 
 
 def _error_type(error: BaseException) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -35,11 +36,14 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_TEMPO_URL,
 )
-from otel_prov.exporters._base import DEFAULT_GRAPH, graph_term
+from otel_prov.exporters._base import DEFAULT_GRAPH, ExportResult, graph_term
 from otel_prov.ingest._import import import_spans
+from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
+from otel_prov.prov._annotation import annotation_record
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.prov._rdf import SPARQL_PREFIXES
+from otel_prov.prov._sealer import Sealer
 from otel_prov.read._backend import (
     EmbeddedBackend,
     QueryBackend,
@@ -96,6 +100,16 @@ def _at_least_one(value: str) -> int:
         number = 0
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {value!r}")
+    return number
+
+
+def _finite(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"expected a number, not {value!r}")
     return number
 
 
@@ -313,6 +327,33 @@ def _parser() -> argparse.ArgumentParser:
         choices=("text", "json"),
         default="text",
         help=_formats(text="a line per session and the totals", json="one object per session"),
+    )
+    annotate = command(
+        "annotate",
+        "add an evaluation to a stored run, sealed in a bundle of its own (the run's seal "
+        "is untouched; verify checks both)",
+        "otel-prov annotate demo-conversation --name correctness --score 1 --label pass",
+    )
+    annotate.add_argument(
+        "id", metavar="ID", help="the run (session IRI, trace or conversation id)"
+    )
+    annotate.add_argument("--name", required=True, help="what is judged (e.g. relevance)")
+    annotate.add_argument("--score", type=_finite, metavar="X", help="a number")
+    annotate.add_argument("--label", metavar="L", help="the verdict in words (e.g. pass)")
+    annotate.add_argument("--explanation", metavar="T", help="why")
+    annotate.add_argument(
+        "--evaluator",
+        default="otel-prov annotate",
+        metavar="NAME",
+        help="who judged; each evaluator's annotations form one chain (default: otel-prov "
+        "annotate)",
+    )
+    _writes(annotate)
+    annotate.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="one line", json="the run, the annotation and its evaluation"),
     )
     command(
         "flush",
@@ -547,6 +588,7 @@ def _import(args: argparse.Namespace) -> ExitCode:
             backend=destination.reader,
             graph=graph,
             prepare=RecordPreparer.from_settings(),
+            prices=prices_from_settings(),
             now_ns=time.time_ns(),
         )
         delivered = exporter.force_flush()
@@ -651,6 +693,53 @@ def _status(args: argparse.Namespace) -> ExitCode:
     return ExitCode.CHECK_FAILED if waiting else ExitCode.OK
 
 
+def _annotate(args: argparse.Namespace) -> ExitCode:
+    """One evaluation of one run, written where ``configure()`` would write and chained
+    after the evaluator's previous annotation."""
+    if not args.name.strip():
+        raise UsageError("--name must name what is judged (e.g. relevance)")
+    destination = _destination(args)
+    exporter = destination.exporter
+    try:
+        reader = ProvenanceReader(destination.reader, graph=_graph(args)[1:-1])
+        matches = reader.find(args.id)
+        if not matches:
+            _say(_no_session(args.id))
+            return ExitCode.NOTHING_FOUND
+        if len(matches) > 1:
+            raise UsageError(
+                f"{args.id!r} names {len(matches)} runs; give one session IRI: "
+                + ", ".join(matches)
+            )
+        view = reader.session(matches[0])
+        answered = view.answered_by or view.id
+        record = annotation_record(
+            f"<{view.id}>",
+            name=args.name,
+            score=args.score,
+            label=args.label,
+            explanation=args.explanation,
+            evaluator=args.evaluator,
+            answer=f"<{answered}:answer>" if view.answer is not None else None,
+            now_ns=time.time_ns(),
+        )
+        sealer = Sealer()
+        sealer.continue_chains(exporter.chain_heads())
+        sealed = sealer.seal(record, time.time_ns())
+        stored = exporter.export([sealed]) is ExportResult.SUCCESS and exporter.force_flush()
+    finally:
+        exporter.shutdown()
+    if not stored:
+        _say("the annotation was not stored (see the log above)")
+        return ExitCode.STORE_ERROR
+    annotation = record.root[1:-1]
+    if args.format == "json":
+        print(json.dumps({"session": view.id, "annotation": annotation, "name": args.name}))
+    else:
+        print(f"annotated {view.id} with {args.name} ({annotation})")
+    return ExitCode.OK
+
+
 def _flush(args: argparse.Namespace) -> ExitCode:
     """Have the exporter ``configure()`` would build store what waits on disk."""
     try:
@@ -686,6 +775,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "import": _import,
     "receive": _receive,
     "verify": _verify,
+    "annotate": _annotate,
     "status": _status,
     "flush": _flush,
 }

@@ -24,6 +24,7 @@ from otel_prov.ingest.receiver import (
     parse_address,
     serve,
 )
+from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
@@ -102,6 +103,7 @@ def receive(
             reader=_reader(opened.reader),
             graph=graph,
             prepare=RecordPreparer.from_settings(),
+            prices=prices_from_settings(),
             spool_bytes=None
             if opened.spool is None
             else functools.partial(_directory_bytes, opened.spool),

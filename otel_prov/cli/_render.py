@@ -6,17 +6,21 @@ import dataclasses
 import json
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from html import escape
 from typing import Any
 
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._session_view import (
+    Cost,
+    EvaluationView,
     IterationView,
     ModelCallView,
     SessionSummary,
     SessionView,
     ToolCallView,
+    Usage,
 )
 
 __all__ = [
@@ -77,6 +81,11 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
         _line("ended", session.end or "(never)", head),
         _line("question", session.question, head),
     ]
+    if session.usage.tokens:
+        lines.append(_line("tokens", _token_totals(session.usage), head))
+    if session.usage.costs:
+        lines.append(_line("cost", _cost_total(session.usage), head))
+    lines.extend(_line("evaluation", _evaluation(e), head) for e in session.evaluations)
     for step in session.iterations:
         lines.append(f"{indent}Iteration {step.number if step.number is not None else '?'}")
         for model in step.model_calls:
@@ -103,9 +112,48 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
 
 
 def _tokens(model: ModelCallView) -> str:
+    cost = f", {_money(model.cost)}" if model.cost is not None else ""
     if model.input_tokens is None and model.output_tokens is None:
-        return ""
-    return f" ({model.input_tokens or 0} in / {model.output_tokens or 0} out tokens)"
+        return f" ({_money(model.cost)})" if model.cost is not None else ""
+    return f" ({model.input_tokens or 0} in / {model.output_tokens or 0} out tokens{cost})"
+
+
+def _evaluation(evaluation: EvaluationView) -> str:
+    """``name: score label (by evaluator, added later): explanation``."""
+    verdict = " ".join(
+        part
+        for part in (
+            None if evaluation.score is None else f"{evaluation.score:g}",
+            evaluation.label,
+        )
+        if part
+    )
+    by = f"by {evaluation.evaluator}" if evaluation.evaluator else ""
+    when = "added after the run" if evaluation.annotation else ""
+    note = ", ".join(part for part in (by, when) if part)
+    text = f"{evaluation.name}: {verdict or '(no score)'}" + (f" ({note})" if note else "")
+    return f"{text}\n{evaluation.explanation}" if evaluation.explanation else text
+
+
+def _token_totals(usage: Usage) -> str:
+    return ", ".join(f"{n:,} {kind.replace('_', ' ')}" for kind, n in usage.tokens.items())
+
+
+def _money(cost: Cost) -> str:
+    return f"{_plain_number(cost.amount)} {cost.currency or '(no currency)'}"
+
+
+def _plain_number(amount: Decimal) -> str:
+    return format(amount.normalize(), "f")
+
+
+def _cost_total(usage: Usage) -> str:
+    """The total, or each currency's when they are mixed: amounts in different
+    currencies are never added."""
+    if usage.cost is not None:
+        return _money(usage.cost)
+    each = " + ".join(_money(cost) for cost in usage.costs)
+    return f"{each} (mixed currencies, not added)"
 
 
 def _failure(call: ToolCallView) -> str:
@@ -204,6 +252,9 @@ def _html_session(session: SessionView, heading: str, tag: str) -> list[str]:
         _html_field("started", session.start),
         _html_field("ended", session.end or "(never)"),
         _html_field("question", session.question),
+        *([_html_field("tokens", _token_totals(session.usage))] if session.usage.tokens else []),
+        *([_html_field("cost", _cost_total(session.usage))] if session.usage.costs else []),
+        *(_html_field("evaluation", _evaluation(e)) for e in session.evaluations),
         "</dl>",
     ]
     for step in session.iterations:
@@ -274,14 +325,33 @@ def _html_sub_sessions(sessions: Sequence[SessionView]) -> list[str]:
 
 
 def _plain(value: Any) -> Any:
+    """JSON-ready data; a :class:`Usage` field becomes ``tokens``, ``cost`` (the total, or
+    null when nothing was priced or currencies are mixed) and ``costs`` (per currency)."""
+    if isinstance(value, Usage):
+        return {
+            "tokens": dict(value.tokens),
+            "cost": _plain(value.cost),
+            "costs": [_plain(cost) for cost in value.costs],
+        }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        plain: dict[str, Any] = {}
+        for item in dataclasses.fields(value):
+            field_value = getattr(value, item.name)
+            if isinstance(field_value, Usage):
+                plain.update(_plain(field_value))
+            else:
+                plain[item.name] = _plain(field_value)
+        return plain
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, Decimal):
+        return float(value)
     return value
 
 
 def render_json(value: Any) -> str:
-    if isinstance(value, list):
-        return json.dumps([_plain(item) for item in value], ensure_ascii=False, indent=2)
     return json.dumps(_plain(value), ensure_ascii=False, indent=2)
 
 

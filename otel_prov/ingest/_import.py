@@ -29,6 +29,7 @@ from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.prov._bundle import bundles_in
 from otel_prov.prov._iris import trace_hex
 from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._queries import stored_sessions_query
 from otel_prov.prov._rdf import iri
 from otel_prov.prov._record import ProvRecord
@@ -76,6 +77,7 @@ def import_spans(
     now_ns: int,
     sealer: Sealer | None = None,
     export_batch: int = _EXPORT_BATCH,
+    prices: PriceTable | None = None,
 ) -> ImportSummary:
     """Map, seal and export ``spans``; ``backend`` reads the destination ``exporter`` writes.
 
@@ -86,7 +88,7 @@ def import_spans(
     continue from the exporter's ``chain_heads()``: reading them costs a scan of every
     bundle stored, once instead of per call.  ``export_batch`` records go to each
     ``export`` call: the embedded store ingests one large batch several times faster than
-    many small ones.
+    many small ones.  ``prices`` prices model calls that report no cost (see ``map_spans``).
     """
     traces: dict[int, dict[int, SpanRecord]] = {}
     for span in spans:
@@ -108,7 +110,7 @@ def import_spans(
             summary.left_out_traces += 1
             summary.left_out_spans += len(group)
             continue
-        record = map_spans([prepare(span) for span in group.values()])
+        record = map_spans([prepare(span) for span in group.values()], prices=prices)
         for session, bundle, revision in known_sessions:
             content = stored_content(backend, graph, session, bundle)
             sealer.continue_session(iri(session), iri(bundle), revision, content)

@@ -54,6 +54,7 @@ from otel_prov.environment_variables import (
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
 from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, blob_directory, externalize
+from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._conventions import starts_as_tool_call
 from otel_prov.prov._mapper import map_spans
@@ -146,6 +147,8 @@ class ProvSpanProcessor(SpanProcessor):
     ``blob_dir`` (``OTEL_PROV_BLOB_DIR``, default ``.otel-prov/blobs``) and
     ``blob_threshold`` (bytes, ``OTEL_PROV_BLOB_THRESHOLD``, default 64 KiB): larger values
     are written there once, by hash, and the graph keeps a preview and a pointer.
+    ``prices`` (``OTEL_PROV_PRICES``): a price file that prices model calls reporting
+    tokens and no cost.
     """
 
     def __init__(
@@ -162,6 +165,7 @@ class ProvSpanProcessor(SpanProcessor):
         wal_fsync: bool | None = None,
         blob_dir: str | os.PathLike[str] | None = None,
         blob_threshold: int | None = None,
+        prices: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -201,6 +205,7 @@ class ProvSpanProcessor(SpanProcessor):
         self._prepare = RecordPreparer.from_settings(
             blob_dir=blob_dir, blob_threshold=blob_threshold
         )
+        self._prices = prices_from_settings(prices)
         self._start_worker()
         if hasattr(os, "register_at_fork"):
             before = weakref.WeakMethod(self._before_fork)
@@ -351,7 +356,7 @@ class ProvSpanProcessor(SpanProcessor):
         by_trace: dict[int, list[SpanRecord]] = {}
         for span in spans:
             by_trace.setdefault(span.trace_id, []).append(span)
-        records = [map_spans(group) for group in by_trace.values()]
+        records = [map_spans(group, prices=self._prices) for group in by_trace.values()]
         if records and self._exporter.export(records) is not ExportResult.SUCCESS:
             return  # the logs stay; the next start tries again
         if records:
@@ -391,7 +396,7 @@ class ProvSpanProcessor(SpanProcessor):
                 else s
                 for s in group
             ]
-            record = self._sealer.seal(map_spans(complete), now)
+            record = self._sealer.seal(map_spans(complete, prices=self._prices), now)
             if record.problems:
                 self._counts["problems"] += len(record.problems)
                 _logger.warning(

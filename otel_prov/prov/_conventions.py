@@ -39,16 +39,23 @@ __all__ = [
     "AGENT_NAME_KEYS",
     "ANSWER_KEYS",
     "ARGUMENT_KEYS",
+    "CACHE_READ_TOKEN_KEYS",
+    "CACHE_WRITE_TOKEN_KEYS",
     "CONVENTIONS",
+    "COST_AMOUNT_KEYS",
+    "COST_CURRENCY_KEYS",
+    "COST_SOURCE_KEYS",
     "DATA_SOURCE_KEYS",
     "EXECUTE_TOOL",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
+    "PRICED_MODEL_KEYS",
     "PROVIDER_KEYS",
     "QUERY_KEYS",
     "QUESTION_KEYS",
+    "REASONING_TOKEN_KEYS",
     "RESULT_KEYS",
     "RETRIEVAL",
     "RUN_NAME_KEYS",
@@ -113,8 +120,16 @@ class Convention:
     tool_call_id: tuple[str, ...] = ()
     model: tuple[str, ...] = ()
     provider: tuple[str, ...] = ()
+    priced_model: tuple[str, ...] = ()
+    """The model a call is priced as: the one that answered, else the one asked for."""
     input_tokens: tuple[str, ...] = ()
     output_tokens: tuple[str, ...] = ()
+    cache_read_tokens: tuple[str, ...] = ()
+    cache_write_tokens: tuple[str, ...] = ()
+    reasoning_tokens: tuple[str, ...] = ()
+    cost_amount: tuple[str, ...] = ()
+    cost_currency: tuple[str, ...] = ()
+    cost_source: tuple[str, ...] = ()
     session_id: tuple[str, ...] = ()
     agent_name: tuple[str, ...] = ()
     """The name of the agent a session runs."""
@@ -168,8 +183,15 @@ CONVENTIONS: tuple[Convention, ...] = (
         tool_call_id=(sc.GEN_AI_TOOL_CALL_ID,),
         model=(sc.GEN_AI_REQUEST_MODEL, sc.GEN_AI_RESPONSE_MODEL),
         provider=(sc.GEN_AI_PROVIDER_NAME,),
+        priced_model=(sc.GEN_AI_RESPONSE_MODEL, sc.GEN_AI_REQUEST_MODEL),
         input_tokens=(sc.GEN_AI_USAGE_INPUT_TOKENS,),
         output_tokens=(sc.GEN_AI_USAGE_OUTPUT_TOKENS,),
+        cache_read_tokens=(sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,),
+        cache_write_tokens=(sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,),
+        reasoning_tokens=(sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,),
+        cost_amount=(sc.GEN_AI_USAGE_COST_AMOUNT,),
+        cost_currency=(sc.GEN_AI_USAGE_COST_CURRENCY,),
+        cost_source=(sc.GEN_AI_USAGE_COST_SOURCE,),
         session_id=(sc.GEN_AI_CONVERSATION_ID,),
         agent_name=(sc.GEN_AI_AGENT_NAME,),
         run_name=(sc.GEN_AI_AGENT_NAME,),
@@ -195,8 +217,12 @@ CONVENTIONS: tuple[Convention, ...] = (
         tool_name=("tool.name",),
         model=("llm.model_name",),
         provider=("llm.provider",),
+        priced_model=("llm.model_name",),
         input_tokens=("llm.token_count.prompt",),
         output_tokens=("llm.token_count.completion",),
+        cache_read_tokens=("llm.token_count.prompt_details.cache_read",),
+        cache_write_tokens=("llm.token_count.prompt_details.cache_write",),
+        reasoning_tokens=("llm.token_count.completion_details.reasoning",),
         session_id=("session.id",),
         wrapped=frozenset({"input.value", "output.value"}),
         query=("input.value",),
@@ -216,6 +242,10 @@ CONVENTIONS: tuple[Convention, ...] = (
         arguments=("traceloop.entity.input",),
         result=("traceloop.entity.output",),
         tool_name=("traceloop.entity.name",),
+        # Its usage keys from before the GenAI conventions named cached and reasoning tokens.
+        cache_read_tokens=("gen_ai.usage.cache_read_input_tokens",),
+        cache_write_tokens=("gen_ai.usage.cache_creation_input_tokens",),
+        reasoning_tokens=("gen_ai.usage.reasoning_tokens",),
         run_name=("traceloop.entity.name",),
         wrapped=frozenset({"traceloop.entity.input", "traceloop.entity.output"}),
     ),
@@ -255,8 +285,15 @@ TOOL_NAME_KEYS = _keys("tool_name")
 TOOL_CALL_ID_KEYS = _keys("tool_call_id")
 MODEL_KEYS = _keys("model")
 PROVIDER_KEYS = _keys("provider")
+PRICED_MODEL_KEYS = _keys("priced_model")
 INPUT_TOKEN_KEYS = _keys("input_tokens")
 OUTPUT_TOKEN_KEYS = _keys("output_tokens")
+CACHE_READ_TOKEN_KEYS = _keys("cache_read_tokens")
+CACHE_WRITE_TOKEN_KEYS = _keys("cache_write_tokens")
+REASONING_TOKEN_KEYS = _keys("reasoning_tokens")
+COST_AMOUNT_KEYS = _keys("cost_amount")
+COST_CURRENCY_KEYS = _keys("cost_currency")
+COST_SOURCE_KEYS = _keys("cost_source")
 SESSION_ID_KEYS = _keys("session_id")
 AGENT_NAME_KEYS = _keys("agent_name")
 RUN_NAME_KEYS = _keys("run_name")

@@ -17,6 +17,7 @@ __all__ = [
     "activity_iri",
     "agent_iri",
     "entity_iri",
+    "evaluator_iri",
     "model_iri",
     "service_iri",
     "source_iri",
@@ -61,6 +62,10 @@ def tool_iri(name: str) -> str:
 
 def model_iri(name: str) -> str:
     return _named("model", name)
+
+
+def evaluator_iri(name: str) -> str:
+    return _named("evaluator", name)
 
 
 def service_iri(name: str) -> str:

@@ -27,13 +27,16 @@ from otel_prov.prov._rdf import SPARQL_PREFIXES, InvalidIRIError, iri, literal
 
 __all__ = [
     "STATUSES",
+    "TOKEN_PROPERTIES",
     "WHY_PROPERTIES",
     "WHY_RELATIONS",
     "RunFilter",
     "activities_query",
+    "annotation_rows_query",
     "bundle_hashes_query",
     "content_links_query",
     "content_query",
+    "evaluations_query",
     "find_query",
     "properties_query",
     "run_counts_query",
@@ -46,6 +49,7 @@ __all__ = [
     "stored_sessions_query",
     "sub_sessions_query",
     "unmarked_runs_query",
+    "usage_totals_query",
     "verify_rows_query",
     "why_query",
     "why_starts_query",
@@ -134,7 +138,7 @@ def unmarked_runs_query(graph: str) -> str:
     return f"""{SPARQL_PREFIXES}
 SELECT ?sealed ?marked WHERE {{
   {{ SELECT (COUNT(DISTINCT ?session) AS ?sealed) WHERE {{ GRAPH {graph} {{
-    ?bundle oprov:bundleOf ?session }} }} }}
+    ?bundle oprov:bundleOf ?session FILTER NOT EXISTS {{ ?session a oprov:Annotation }} }} }} }}
   {{ SELECT (COUNT(DISTINCT ?run) AS ?marked) WHERE {{ GRAPH {graph} {{
     ?run oprov:runStartedAt ?start }} }} }}
 }}"""
@@ -169,6 +173,59 @@ SELECT ?s ?kind (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {graph} {{
   ?x oprov:partOf+ ?s ; a ?kind .
   FILTER(?kind IN (oprov:Iteration, oprov:ToolCall))
 }} }} GROUP BY ?s ?kind ORDER BY ?s ?kind"""
+
+
+TOKEN_PROPERTIES = {
+    "input": "inputTokens",
+    "output": "outputTokens",
+    "cache_read": "cacheReadTokens",
+    "cache_write": "cacheWriteTokens",
+    "reasoning": "reasoningTokens",
+}
+"""Token kind (as the read API and ``sessions --format json`` name it) -> its property."""
+
+
+def usage_totals_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT ``?s ?p ?currency ?total``: each session's tokens of each kind and its cost
+    in each currency, summed over the model calls below it at any depth (sub-agent
+    sessions included, as the listing's counts are).  Costs in different currencies come
+    as separate rows: they are never added (``?currency`` is ``""`` where none was said).
+
+    The calls are found in a subquery: summed beside the transitive path itself,
+    Virtuoso (7.2) counts one call and one kind only.
+    """
+    kinds = ", ".join(f"oprov:{name}" for name in TOKEN_PROPERTIES.values())
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?p ?currency (SUM(?n) AS ?total) WHERE {{
+  {{ SELECT DISTINCT ?s ?call WHERE {{ GRAPH {graph} {{
+    VALUES ?s {{ {_values(sessions)} }}
+    ?call oprov:partOf+ ?s ; a oprov:ModelCall .
+  }} }} }}
+  GRAPH {graph} {{
+    {{ ?call ?p ?n . FILTER(?p IN ({kinds})) }}
+    UNION {{ ?call oprov:costAmount ?n . BIND(oprov:costAmount AS ?p)
+             OPTIONAL {{ ?call oprov:costCurrency ?c }} }}
+    BIND(COALESCE(?c, "") AS ?currency)
+  }}
+}} GROUP BY ?s ?p ?currency ORDER BY ?s ?p ?currency"""
+
+
+def evaluations_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT each evaluation of each session or of an activity in it (``?a``), with its
+    evaluator's name and, for one added after the run, the annotation that made it."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?e ?a ?name ?score ?label ?explanation ?evaluator ?annotation ?at
+WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {_values(sessions)} }}
+  ?e oprov:evaluates ?a ; oprov:evaluationName ?name .
+  ?a oprov:partOf* ?s .
+  OPTIONAL {{ ?e oprov:score ?score }}
+  OPTIONAL {{ ?e oprov:scoreLabel ?label }}
+  OPTIONAL {{ ?e oprov:explanation ?explanation }}
+  OPTIONAL {{ ?e prov:wasAttributedTo ?by . ?by rdfs:label ?evaluator }}
+  OPTIONAL {{ ?e prov:wasGeneratedBy ?annotation }}
+  OPTIONAL {{ ?e prov:generatedAtTime ?at }}
+}} }} ORDER BY ?s ?at ?e"""
 
 
 def find_query(graph: str, ident: str) -> str:
@@ -267,34 +324,52 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
 
 def session_members(s: str, *, agents: bool = False) -> str:
     """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
-    session, its activities, the entities they generated or used and the qualified
-    starts of its sub-sessions, as ``_bundle.session_content`` defines a session's
-    content; ``agents`` adds the agents they were associated with."""
+    session, its activities, the entities they generated or used, the qualified starts
+    of its sub-sessions, the associations and steps of its plans and the evaluations made
+    in the run, as
+    ``_bundle.session_content`` defines a session's content; ``agents`` adds the agents
+    they were associated with and the evaluators."""
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
-    links += ["?act prov:wasAssociatedWith ?x"] if agents else []
-    links += ["?act prov:qualifiedStart ?x"]
+    links += (
+        ["?act prov:wasAssociatedWith ?x", "?e oprov:evaluates ?act ; prov:wasAttributedTo ?x"]
+        if agents
+        else []
+    )
+    links += [
+        "?act prov:qualifiedStart ?x",
+        "?act prov:qualifiedAssociation ?x",
+        "?plan prov:wasGeneratedBy ?act . ?x p-plan:isStepOfPlan ?plan",
+        "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
+    ]
     branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
     branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
     return "\n  UNION ".join(branches)
 
 
 def session_construct_query(graph: str, session: str) -> str:
-    """CONSTRUCT every triple about the session, its activities, entities and agents."""
+    """CONSTRUCT every triple about the session, its activities, entities and agents.
+
+    The members are found in a subquery (here and in :func:`stored_content_query`):
+    joined with ``?x ?p ?o`` beside the union itself, Virtuoso (7.2) drops most rows
+    once the union has more than a few branches."""
     return f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(iri(session), agents=True)}
-  ?x ?p ?o .
-}} }}"""
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
+    {session_members(iri(session), agents=True)}
+  }} }} }}
+  GRAPH {graph} {{ ?x ?p ?o }}
+}}"""
 
 
 def stored_content_query(graph: str, session: str, bundle: str) -> str:
     """CONSTRUCT the session's content as its bundle hashed it (the bundle left out)."""
     return f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(iri(session))}
-  ?x ?p ?o .
-  FILTER(?x != {iri(bundle)})
-}} }}"""
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
+    {session_members(iri(session))}
+  }} }} }}
+  GRAPH {graph} {{ ?x ?p ?o . FILTER(?x != {iri(bundle)}) }}
+}}"""
 
 
 def verify_rows_query(graph: str, *, marked: bool = True) -> str:
@@ -329,6 +404,21 @@ WHERE {{ GRAPH {graph} {{
   OPTIONAL {{
     ?bundle prov:wasRevisionOf ?revisedToo ; oprov:previousBundle ?revisionPrevious ;
             oprov:previousHash ?revisionPreviousHash .
+  }}
+}} }} ORDER BY ?session"""
+
+
+def annotation_rows_query(graph: str) -> str:
+    """SELECT each annotation (``?session``, as :func:`verify_rows_query` names what a
+    bundle seals), the run its evaluation judges, its bundle and chain link."""
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?session ?run ?bundle ?hash ?manifest ?previous ?previousHash
+WHERE {{ GRAPH {graph} {{
+  ?session a oprov:Annotation .
+  OPTIONAL {{ ?evaluation prov:wasGeneratedBy ?session ; oprov:evaluates ?run }}
+  OPTIONAL {{
+    ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
+    OPTIONAL {{ ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }}
   }}
 }} }} ORDER BY ?session"""
 

@@ -135,12 +135,14 @@ def _renamed(triples: Iterable[Triple], session: str, bundle: str) -> list[Tripl
 
 
 def chain_heads_query(graph: str) -> str:
-    """SELECT the first bundle of every stored session with its agent, hash and time."""
+    """SELECT the first bundle of every stored session (and annotation) with its agent
+    (or evaluator), hash and time."""
     return f"""{SPARQL_PREFIXES}
 SELECT ?agent ?bundle ?hash ?time WHERE {{ GRAPH {graph} {{
   ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; prov:generatedAtTime ?time .
   FILTER NOT EXISTS {{ ?bundle prov:wasRevisionOf ?earlier }}
-  ?session prov:wasAssociatedWith ?agent . ?agent a oprov:AIAgent .
+  ?session prov:wasAssociatedWith ?agent . ?agent a ?kind .
+  FILTER(?kind IN (oprov:AIAgent, oprov:Evaluator))
 }} }} ORDER BY DESC(?time)"""
 
 

@@ -55,11 +55,14 @@ from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
 from otel_prov.read._session_view import (
+    Cost,
+    EvaluationView,
     IterationView,
     ModelCallView,
     SessionSummary,
     SessionView,
     ToolCallView,
+    Usage,
 )
 from otel_prov.read._summary import RunSummary, Sentence
 from otel_prov.read._verify import SessionCheck
@@ -68,7 +71,9 @@ from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode
 __all__ = [
     "CallChange",
     "CallRef",
+    "Cost",
     "Divergence",
+    "EvaluationView",
     "IterationView",
     "ModelCallView",
     "ProvenanceReader",
@@ -81,6 +86,7 @@ __all__ = [
     "SessionView",
     "StoreUnavailableError",
     "ToolCallView",
+    "Usage",
     "WhyEdge",
     "WhyGraph",
     "WhyNode",

@@ -7,7 +7,8 @@ the same agent exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <=
 34 (generation within its activity), 37 (generation before use) and 55 (nothing both
 Entity and Activity) hold on it, and every value kept in the blob store is still there,
 unchanged.  A failure names what changed: the subjects whose
-triples differ, are missing, or were added.
+triples differ, are missing, or were added.  The agent label readers show is the one
+sealed with the session; a session sealed before that fails as not covering it.
 
 Gates are checks of what the record says, not of whether it was altered.
 ``tool_use_verified``: a session whose agent was given tools (``oprov:declaredTool``)
@@ -191,6 +192,19 @@ def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None
     )
 
 
+def _unsealed_agent_labels(content: list[Triple]) -> list[str]:
+    """Sessions sealed before their agent's label was (``oprov:agentLabel``): readers show
+    the shared agent's ``rdfs:label`` for them, which anyone could have changed."""
+    sessions = {s for s, p, o in content if p == RDF_TYPE and o == O.AgentSession}
+    labelled = {s for s, p, o in content if p == O.agentLabel}
+    return [
+        f"the agent label shown for {session[1:-1]} is not sealed (the session was sealed "
+        "before labels were): it is the shared agent's, which no bundle covers"
+        for session in sorted(sessions - labelled)
+        if agent_of(content, session)
+    ]
+
+
 def _blob_problems(content: list[Triple]) -> list[str]:
     """Values kept in the blob store must still be there and match their recorded hash."""
     hashes = {s: parse_literal(o) for s, p, o in content if p == O.contentHash}
@@ -298,6 +312,7 @@ def _check(
             f"revision {row['bundle']} changed content recorded before, which is written "
             f"once ({', '.join(rewritten)}): late spans add to a session, they never edit it"
         )
+    problems.extend(_unsealed_agent_labels(content))
     problems.extend(constraint_violations(content))
     problems.extend(_blob_problems(content))
     passed, why = _tool_use_verified(content, iri(session))

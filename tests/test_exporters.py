@@ -21,6 +21,7 @@ from otel_prov.exporters import (
 from otel_prov import map_spans
 from otel_prov.prov._rdf import PREFIXES
 from otel_prov.prov._sealer import Sealer, heads_in
+from otel_prov.setup._destination import destination_from_settings
 from tests.servers import free_port
 from tests.session_tree import known_session
 
@@ -154,3 +155,19 @@ def test_a_process_started_while_the_store_is_down_continues_the_chains_it_spool
         assert third.chain_heads() == {}
     assert "cannot read the remembered bundle chains" in caplog.text
     third.shutdown(timeout_millis=100)
+
+
+def test_a_reader_of_the_store_this_process_writes_sees_each_batch_at_once(
+    tmp_path: Path,
+) -> None:
+    """The import path reads through the writer's own handle: a read-only open is a
+    snapshot (and fails beside a writer that compacts)."""
+    destination = destination_from_settings(store=tmp_path / "store")
+    count = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+    assert destination.reader.query(count).rows == [{"n": "0"}]
+    record = map_spans(known_session())
+    assert destination.exporter.export([record]) is ExportResult.SUCCESS
+    assert destination.reader.query(count).rows == [{"n": str(len(record.triples))}]
+    destination.exporter.shutdown()
+    # Without a writer in this process, it reads the store read-only.
+    assert destination.reader.query(count).rows == [{"n": str(len(record.triples))}]

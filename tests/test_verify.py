@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pyoxigraph
 import pytest
+from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
 from otel_prov import map_spans
@@ -50,7 +52,8 @@ def _update(path: Path, sparql: str) -> None:
     store.update(
         "PREFIX prov: <http://www.w3.org/ns/prov#> "
         "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
-        "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> " + sparql
+        "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> "
+        "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> " + sparql
     )
     del store
 
@@ -254,3 +257,48 @@ def test_a_forged_revision_over_edited_content_is_caught(store: Path) -> None:
     assert any("written once" in p and f"({edited})" in p for p in problems), problems
     assert any("not linked into its agent's chain" in p for p in problems), problems
     assert check["revised"] == [f"changed: {edited}"]
+
+
+def test_a_forged_agent_label_is_caught(store: Path) -> None:
+    """The agent's name ``sessions`` and ``show`` print is sealed with each session."""
+    shown = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert {row["agent"] for row in shown} == {"weather-assistant"}
+    # The shared agent description is no session's content: renaming it changes no listing.
+    _update(
+        store,
+        """DELETE { GRAPH ?g { ?a rdfs:label ?l } } INSERT { GRAPH ?g { ?a rdfs:label "evil" } }
+        WHERE { GRAPH ?g { ?a a oprov:AIAgent ; rdfs:label ?l } }""",
+    )
+    shown = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert {row["agent"] for row in shown} == {"weather-assistant"}
+    assert run_cli("verify", "--all", "--store", str(store)).returncode == 0
+    target = shown[0]
+    _update(
+        store,
+        f"""DELETE {{ GRAPH ?g {{ <{target["id"]}> oprov:agentLabel ?l }} }}
+        INSERT {{ GRAPH ?g {{ <{target["id"]}> oprov:agentLabel "evil" }} }}
+        WHERE {{ GRAPH ?g {{ <{target["id"]}> oprov:agentLabel ?l }} }}""",
+    )
+    shown = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert shown[0]["agent"] == "evil"
+    result = run_cli("verify", "--all", "--store", str(store), "--format", "json")
+    assert result.returncode == 1
+    (failed,) = [c for c in json.loads(result.stdout) if not c["ok"]]
+    assert failed["session"] == target["id"]
+    assert any("content changed since export" in p for p in failed["problems"])
+
+
+def test_a_label_sealed_by_an_older_otel_prov_is_reported_not_covered(tmp_path: Path) -> None:
+    """Sessions sealed before ``oprov:agentLabel`` show the shared agent's label."""
+    record = map_spans(known_session())
+    bundle = bundle_iri(record.root)
+    older = [t for t in record.triples if t[1] != O.agentLabel and t[0] != bundle]
+    older += bundle_triples(record.root, 0, session_content(older, record.root))
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    assert exporter.export([dataclasses.replace(record, triples=tuple(older))])
+    exporter.shutdown()
+    reader = open_store(tmp_path / "store")
+    assert reader.sessions().sessions[0].agent is not None
+    (check,) = reader.verify()
+    (problem,) = check.problems
+    assert problem.startswith(f"the agent label shown for {record.root[1:-1]} is not sealed")

@@ -129,10 +129,11 @@ def _token(path: Path | None) -> BearerToken | None:
 
 def _reader(backend: QueryBackend) -> Callable[[], QueryBackend]:
     """A reader of what is stored now: the embedded store's read-only view is a snapshot
-    taken when it opens, so each call opens a new one."""
+    taken when it opens, so each call opens a new one (unless it reads through this
+    process's writer, which sees everything)."""
     if isinstance(backend, EmbeddedBackend):
-        path = backend.path
-        return lambda: EmbeddedBackend(path)
+        path, writer = backend.path, backend.writer
+        return lambda: EmbeddedBackend(path, writer=writer)
     return lambda: backend
 
 

@@ -3,7 +3,8 @@
 The content of a session is every triple whose subject is the session, an activity
 ``oprov:partOf`` it (transitively), an entity one of those generated or used, or the
 qualified start of a sub-session among them.  Agent
-descriptions are shared between sessions and left out; the links to them are in.
+descriptions are shared between sessions and left out; the links to them are in, and so
+is the label of the session's agent (``oprov:agentLabel``, on the session), which readers show.
 
 Canonical form (``otel-prov-nt-sorted-1``): each triple as one N-Triples line written by
 ``otel_prov.prov._rdf`` (the mapper never writes blank nodes, literals are escaped one way,

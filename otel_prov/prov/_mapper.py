@@ -903,6 +903,8 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         if name:
             add((agent, O.agentName, literal(name)))
         add((activity, P.wasAssociatedWith, agent))
+        # Readers show this label, not the shared agent's: it is sealed with the session.
+        add((activity, O.agentLabel, literal(name or agent_key)))
     for name in tree.declared_tools(span):
         tool = tool_iri(name)
         out.agent(tool, O.Tool, name)

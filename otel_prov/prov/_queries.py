@@ -90,13 +90,23 @@ class RunFilter:
     after: tuple[str, str] | None = None
 
 
+def _agent_label(subject: str, label: str) -> str:
+    """A pattern binding (or matching) ``label`` to the agent label shown for session
+    ``subject``: the one sealed with the session (``oprov:agentLabel``).  A session sealed
+    before it was written shows its AI agent's ``rdfs:label``, which no bundle covers
+    (``verify`` says so): the agent's description is shared by all its sessions."""
+    return (
+        f"{{ {subject} oprov:agentLabel {label} }} UNION {{\n"
+        f"    {subject} prov:wasAssociatedWith ?labelled . "
+        f"?labelled a oprov:AIAgent ; rdfs:label {label} .\n"
+        f"    FILTER NOT EXISTS {{ {subject} oprov:agentLabel ?sealedLabel }} }}"
+    )
+
+
 def _filter_patterns(where: RunFilter) -> list[str]:
     patterns = []
     if where.agent is not None:
-        patterns.append(
-            f"?s prov:wasAssociatedWith ?byAgent . ?byAgent a oprov:AIAgent ; "
-            f"rdfs:label {where.agent} ."
-        )
+        patterns.append(_agent_label("?s", where.agent))
     if where.service is not None:
         patterns.append(f"?s oprov:serviceName {where.service} .")
     if where.status is not None:
@@ -155,7 +165,7 @@ def run_details_query(graph: str, runs: Sequence[str]) -> str:
 SELECT ?s ?trace ?status ?agent ?question ?failed WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {_values(runs)} }}
   ?s oprov:traceId ?trace ; oprov:status ?status .
-  OPTIONAL {{ ?s prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
+  OPTIONAL {{ {_agent_label("?s", "?agent")} }}
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?question }}
   OPTIONAL {{ ?s oprov:failedCalls ?failed }}
 }} }} ORDER BY ?s ?status ?agent ?question"""
@@ -251,7 +261,7 @@ def _head_pattern(subject: str) -> str:
       prov:startedAtTime ?start .
   OPTIONAL {{ {subject} prov:endedAtTime ?end }}
   OPTIONAL {{ {subject} oprov:sessionId ?conversation }}
-  OPTIONAL {{ {subject} prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
+  OPTIONAL {{ {_agent_label(subject, "?agent")} }}
   OPTIONAL {{ {subject} prov:used ?qe . ?qe a oprov:Question }}
   OPTIONAL {{ ?ae prov:wasGeneratedBy {subject} ; a oprov:Answer }}
   OPTIONAL {{ {subject} oprov:failedCalls ?failed }}"""

@@ -99,6 +99,7 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     toolCallId = f"<{OPROV}toolCallId>"
     sessionId = f"<{OPROV}sessionId>"
     agentName = f"<{OPROV}agentName>"
+    agentLabel = f"<{OPROV}agentLabel>"
     modelName = f"<{OPROV}modelName>"
     providerName = f"<{OPROV}providerName>"
     inputTokens = f"<{OPROV}inputTokens>"

@@ -7,7 +7,8 @@ the same agent exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <=
 34 (generation within its activity), 37 (generation before use) and 55 (nothing both
 Entity and Activity) hold on it, and every value kept in the blob store is still there,
 unchanged.  A failure names what changed: the subjects whose
-triples differ, are missing, or were added.
+triples differ, are missing, or were added.  The agent label readers show is the one
+sealed with the session; a session sealed before that fails as not covering it.
 
 An evaluation added after the run (``otel-prov annotate``) has a bundle of its own,
 chained per evaluator; it is checked the same way, with the run it judges, and never
@@ -232,6 +233,19 @@ def _plan_followed(content: list[Triple]) -> tuple[bool | None, str]:
     )
 
 
+def _unsealed_agent_labels(content: list[Triple]) -> list[str]:
+    """Sessions sealed before their agent's label was (``oprov:agentLabel``): readers show
+    the shared agent's ``rdfs:label`` for them, which anyone could have changed."""
+    sessions = {s for s, p, o in content if p == RDF_TYPE and o == O.AgentSession}
+    labelled = {s for s, p, o in content if p == O.agentLabel}
+    return [
+        f"the agent label shown for {session[1:-1]} is not sealed (the session was sealed "
+        "before labels were): it is the shared agent's, which no bundle covers"
+        for session in sorted(sessions - labelled)
+        if agent_of(content, session)
+    ]
+
+
 def _blob_problems(content: list[Triple]) -> list[str]:
     """Values kept in the blob store must still be there and match their recorded hash."""
     hashes = {s: parse_literal(o) for s, p, o in content if p == O.contentHash}
@@ -349,6 +363,7 @@ def _check(
             f"revision {row['bundle']} changed content recorded before, which is written "
             f"once ({', '.join(rewritten)}): late spans add to a session, they never edit it"
         )
+    problems.extend(_unsealed_agent_labels(content))
     problems.extend(constraint_violations(content))
     problems.extend(_blob_problems(content))
     gates = {

@@ -31,6 +31,9 @@ __all__ = [
     "GEN_AI_TOOL_TYPE",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "MCP_METHOD_NAME",
+    "MCP_PROTOCOL_VERSION",
+    "MCP_SESSION_ID",
     "ONTOLOGY_PATH",
     "OTEL_PROV_ACTION",
     "OTEL_PROV_AGENT_TOOLS",
@@ -176,6 +179,9 @@ GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
 ERROR_TYPE = "error.type"
 SERVICE_NAME = "service.name"
+MCP_METHOD_NAME = "mcp.method.name"
+MCP_SESSION_ID = "mcp.session.id"
+MCP_PROTOCOL_VERSION = "mcp.protocol.version"
 
 GEN_AI_CONTENT_TWINS = {
     OTEL_PROV_ARGUMENTS: GEN_AI_TOOL_CALL_ARGUMENTS,

@@ -79,6 +79,9 @@ class SpanRecord:
     truncated: frozenset[str] = frozenset()
     """Attribute keys whose string value is exactly as long as the SDK's attribute length
     limit: most likely cut by it (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)."""
+    remote_parent: bool = False
+    """The parent's context came from another process (W3C trace context in a request, an
+    MCP ``_meta``): that process records the parent, this one never sees it end."""
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -162,6 +165,7 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
             service_name=service if isinstance(service, str) else None,
             role=classify(attributes, root=parent is None),
             truncated=_at_limit(attributes, limit),
+            remote_parent=parent is not None and parent.is_remote,
         )
     )
 

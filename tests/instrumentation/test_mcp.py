@@ -52,15 +52,22 @@ SELECT ?call ?tool ?status ?error ?parent ?trace ?service ?arguments ?observatio
 }"""
 
 
-def _environment() -> dict[str, str]:
-    return {**os.environ, "OTEL_PROV_WAL_DIR": "", "PYTHONPATH": str(ROOT)}
+def _environment(work: Path) -> dict[str, str]:
+    """Write-ahead logs, blobs and spools of both processes under the test's directory."""
+    return {
+        **os.environ,
+        "OTEL_PROV_WAL_DIR": str(work / "wal"),
+        "OTEL_PROV_BLOB_DIR": str(work / "blobs"),
+        "OTEL_PROV_SPOOL_DIR": str(work / "spool"),
+        "PYTHONPATH": str(ROOT),
+    }
 
 
-def _run_client(*args: str) -> dict[str, Any]:
+def _run_client(work: Path, *args: str) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "tests.mcp_client", *args],
         cwd=ROOT,
-        env=_environment(),
+        env=_environment(work),
         capture_output=True,
         text=True,
         timeout=120,
@@ -71,13 +78,13 @@ def _run_client(*args: str) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _http_server(*args: str) -> Iterator[str]:
+def _http_server(work: Path, *args: str) -> Iterator[str]:
     """The server on a free port; SIGTERM at the end (it flushes, then exits)."""
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "tests.mcp_server", "http", "--port", str(port), *args],
         cwd=ROOT,
-        env=_environment(),
+        env=_environment(work),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -130,11 +137,11 @@ def test_the_servers_tool_calls_are_part_of_the_clients_in_its_trace(
     client_store, server_store = tmp_path / "client", tmp_path / "server"
     if transport == "stdio":
         run = _run_client(
-            "stdio", "--store", str(client_store), "--server-store", str(server_store)
+            tmp_path, "stdio", "--store", str(client_store), "--server-store", str(server_store)
         )
     else:
-        with _http_server("--store", str(server_store)) as url:
-            run = _run_client("http", "--url", url, "--store", str(client_store))
+        with _http_server(tmp_path, "--store", str(server_store)) as url:
+            run = _run_client(tmp_path, "http", "--url", url, "--store", str(client_store))
     assert [call["error"] for call in run["calls"]] == [False, True]
     client, server = _tool_calls(client_store), _tool_calls(server_store)
     _check_client(client, run["trace_id"])
@@ -149,7 +156,7 @@ def test_the_servers_tool_calls_are_part_of_the_clients_in_its_trace(
 
 
 def test_with_only_the_client_instrumented_its_calls_are_still_complete(tmp_path: Path) -> None:
-    run = _run_client("stdio", "--store", str(tmp_path / "client"), "--server-plain")
+    run = _run_client(tmp_path, "stdio", "--store", str(tmp_path / "client"), "--server-plain")
     calls = _tool_calls(tmp_path / "client")
     _check_client(calls, run["trace_id"])
     assert set(calls) == {"get_weather", "broken"}  # nothing of the server's
@@ -165,14 +172,16 @@ async def _call_both(url: str) -> list[bool]:
 
 
 def test_client_spans_carry_the_genai_and_mcp_attributes(
-    memory_provider: tuple[TracerProvider, InMemorySpanExporter], monkeypatch: pytest.MonkeyPatch
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> None:
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
     provider, exporter = memory_provider
     instrumentor = MCPInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
-        with _http_server("--plain") as url:
+        with _http_server(tmp_path, "--plain") as url:
             errors = asyncio.run(_call_both(url))
     finally:
         instrumentor.uninstrument()

@@ -139,8 +139,7 @@ class SessionAssembler:
 
         def open_below(root: SpanRecord) -> bool:
             return any(
-                span.span_id != root.span_id and outermost_root(span) is root
-                for span in open_spans
+                span.span_id != root.span_id and outermost_root(span) is root for span in open_spans
             )
 
         blocked: set[int] = set()

@@ -258,6 +258,15 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
 }} }} ORDER BY ?a ?link ?kind ?e"""
 
 
+def _recorded_with(variable: str, s: str) -> str:
+    """Keeps ``variable`` unless it lies under an activity of ``s`` recorded by another
+    process (``oprov:remoteParent``), as ``_bundle.session_content`` leaves those out."""
+    return (
+        f"FILTER NOT EXISTS {{ {variable} oprov:partOf* ?apart . "
+        f"?apart oprov:remoteParent true ; oprov:partOf+ {s} }}"
+    )
+
+
 def session_members(s: str, *, agents: bool = False) -> str:
     """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
     session, its activities, the entities they generated or used and the qualified
@@ -266,8 +275,10 @@ def session_members(s: str, *, agents: bool = False) -> str:
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
     links += ["?act prov:wasAssociatedWith ?x"] if agents else []
     links += ["?act prov:qualifiedStart ?x"]
-    branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
-    branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
+    branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} {_recorded_with('?x', s)} }}"]
+    branches += [
+        f"{{ ?act oprov:partOf* {s} . {link} {_recorded_with('?act', s)} }}" for link in links
+    ]
     return "\n  UNION ".join(branches)
 
 

@@ -10,19 +10,10 @@ client's, in the client's trace.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyoxigraph
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -34,91 +25,15 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from otel_prov.instrumentation.mcp import MCPInstrumentor
 from otel_prov.instrumentation.mcp._patches import result_text
-from tests.servers import free_port
-
-ROOT = Path(__file__).resolve().parents[2]
-TOOL_CALLS = """
-PREFIX prov: <http://www.w3.org/ns/prov#>
-PREFIX oprov: <https://w3id.org/otel-prov/ns#>
-SELECT ?call ?tool ?status ?error ?parent ?trace ?service ?arguments ?observation WHERE {
-  GRAPH ?g {
-    ?call a oprov:ToolCall ; oprov:toolName ?tool ; oprov:status ?status ;
-          oprov:traceId ?trace ; oprov:serviceName ?service .
-    OPTIONAL { ?call oprov:errorType ?error }
-    OPTIONAL { ?call oprov:partOf ?parent }
-    OPTIONAL { ?call prov:used ?a . ?a a oprov:Arguments ; prov:value ?arguments }
-    OPTIONAL { ?o prov:wasGeneratedBy ?call ; a oprov:Observation ; prov:value ?observation }
-  }
-}"""
+from tests.mcp_processes import http_server, run_client, tool_calls
 
 
-def _environment(work: Path) -> dict[str, str]:
-    """Write-ahead logs, blobs and spools of both processes under the test's directory."""
-    return {
-        **os.environ,
-        "OTEL_PROV_WAL_DIR": str(work / "wal"),
-        "OTEL_PROV_BLOB_DIR": str(work / "blobs"),
-        "OTEL_PROV_SPOOL_DIR": str(work / "spool"),
-        "PYTHONPATH": str(ROOT),
-    }
+def _by_tool(calls: dict[str, dict[str, str | None]]) -> dict[str, dict[str, str | None]]:
+    """Calls of one process's store, by tool name alone."""
+    return {key.split("/", 1)[1]: call for key, call in calls.items()}
 
 
-def _run_client(work: Path, *args: str) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.mcp_client", *args],
-        cwd=ROOT,
-        env=_environment(work),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
-
-
-@contextlib.contextmanager
-def _http_server(work: Path, *args: str) -> Iterator[str]:
-    """The server on a free port; SIGTERM at the end (it flushes, then exits)."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.mcp_server", "http", "--port", str(port), *args],
-        cwd=ROOT,
-        env=_environment(work),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, process.communicate()[1][-3000:]
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
-                break
-            assert time.monotonic() < deadline, "the MCP server did not start listening"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _tool_calls(store: Path) -> dict[str, dict[str, str | None]]:
-    """Tool name -> its call's values (strings; None where absent), from an embedded store."""
-    rows = pyoxigraph.Store.read_only(str(store)).query(TOOL_CALLS)
-    assert isinstance(rows, pyoxigraph.QuerySolutions)
-    found: dict[str, dict[str, str | None]] = {}
-    for row in rows:
-        values = {str(v): (None if row[v] is None else row[v].value) for v in rows.variables}
-        found[str(values["?tool"])] = {k[1:]: v for k, v in values.items()}
-    return found
-
-
-def _check_client(calls: dict[str, dict[str, str | None]], trace_id: str) -> None:
+def check_client(calls: dict[str, dict[str, str | None]], trace_id: str) -> None:
     """The client's calls are complete whatever the server did: arguments, result, status."""
     weather, broken = calls["get_weather"], calls["broken"]
     assert {weather["trace"], broken["trace"]} == {trace_id}
@@ -136,15 +51,16 @@ def test_the_servers_tool_calls_are_part_of_the_clients_in_its_trace(
 ) -> None:
     client_store, server_store = tmp_path / "client", tmp_path / "server"
     if transport == "stdio":
-        run = _run_client(
+        run = run_client(
             tmp_path, "stdio", "--store", str(client_store), "--server-store", str(server_store)
         )
     else:
-        with _http_server(tmp_path, "--store", str(server_store)) as url:
-            run = _run_client(tmp_path, "http", "--url", url, "--store", str(client_store))
+        with http_server(tmp_path, "--store", str(server_store)) as url:
+            run = run_client(tmp_path, "http", "--url", url, "--store", str(client_store))
     assert [call["error"] for call in run["calls"]] == [False, True]
-    client, server = _tool_calls(client_store), _tool_calls(server_store)
-    _check_client(client, run["trace_id"])
+    client = _by_tool(tool_calls(client_store))
+    server = _by_tool(tool_calls(server_store))
+    check_client(client, run["trace_id"])
     assert set(server) == {"get_weather", "broken"}
     for tool, call in server.items():
         assert call["parent"] == client[tool]["call"], tool
@@ -156,9 +72,9 @@ def test_the_servers_tool_calls_are_part_of_the_clients_in_its_trace(
 
 
 def test_with_only_the_client_instrumented_its_calls_are_still_complete(tmp_path: Path) -> None:
-    run = _run_client(tmp_path, "stdio", "--store", str(tmp_path / "client"), "--server-plain")
-    calls = _tool_calls(tmp_path / "client")
-    _check_client(calls, run["trace_id"])
+    run = run_client(tmp_path, "stdio", "--store", str(tmp_path / "client"), "--server-plain")
+    calls = _by_tool(tool_calls(tmp_path / "client"))
+    check_client(calls, run["trace_id"])
     assert set(calls) == {"get_weather", "broken"}  # nothing of the server's
     assert not (tmp_path / "server").exists()
 
@@ -181,7 +97,7 @@ def test_client_spans_carry_the_genai_and_mcp_attributes(
     instrumentor = MCPInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
-        with _http_server(tmp_path, "--plain") as url:
+        with http_server(tmp_path, "--plain") as url:
             errors = asyncio.run(_call_both(url))
     finally:
         instrumentor.uninstrument()

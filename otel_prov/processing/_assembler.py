@@ -31,14 +31,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
 
-__all__ = ["SessionAssembler", "is_remote_root"]
-
-
-def is_remote_root(span: SpanRecord) -> bool:
-    """An agent span (not a plain one) whose parent runs in another process."""
-    return span.remote_parent and span.role is not Role.SPAN
+__all__ = ["SessionAssembler"]
 
 
 @dataclass

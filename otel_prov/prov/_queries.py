@@ -151,7 +151,9 @@ SELECT ?s ?trace ?status ?agent ?question ?failed WHERE {{ GRAPH {graph} {{
 
 
 def run_counts_query(graph: str, runs: Sequence[str]) -> str:
-    """SELECT ``?s ?kind ?n``: iterations and tool calls of each run, at any depth.
+    """SELECT ``?s ?kind ?n``: iterations and tool calls of each run, at any depth, but
+    one another process recorded under it (``oprov:remoteParent``: an MCP server's half
+    of a call the run made; a path test for what lies below it Virtuoso gets wrong).
 
     A query of its own: in the listing itself, Virtuoso (7.2) miscounts a transitive
     ``OPTIONAL`` beside the transitive outermost filter.
@@ -161,6 +163,7 @@ SELECT ?s ?kind (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {_values(runs)} }}
   ?x oprov:partOf+ ?s ; a ?kind .
   FILTER(?kind IN (oprov:Iteration, oprov:ToolCall))
+  FILTER NOT EXISTS {{ ?x oprov:remoteParent true }}
 }} }} GROUP BY ?s ?kind ORDER BY ?s ?kind"""
 
 
@@ -258,15 +261,6 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
 }} }} ORDER BY ?a ?link ?kind ?e"""
 
 
-def _recorded_with(variable: str, s: str) -> str:
-    """Keeps ``variable`` unless it lies under an activity of ``s`` recorded by another
-    process (``oprov:remoteParent``), as ``_bundle.session_content`` leaves those out."""
-    return (
-        f"FILTER NOT EXISTS {{ {variable} oprov:partOf* ?apart . "
-        f"?apart oprov:remoteParent true ; oprov:partOf+ {s} }}"
-    )
-
-
 def session_members(s: str, *, agents: bool = False) -> str:
     """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
     session, its activities, the entities they generated or used and the qualified
@@ -275,10 +269,8 @@ def session_members(s: str, *, agents: bool = False) -> str:
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
     links += ["?act prov:wasAssociatedWith ?x"] if agents else []
     links += ["?act prov:qualifiedStart ?x"]
-    branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} {_recorded_with('?x', s)} }}"]
-    branches += [
-        f"{{ ?act oprov:partOf* {s} . {link} {_recorded_with('?act', s)} }}" for link in links
-    ]
+    branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
+    branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
     return "\n  UNION ".join(branches)
 
 

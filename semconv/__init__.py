@@ -43,6 +43,9 @@ __all__ = [
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
     "GEN_AI_USAGE_REASONING_OUTPUT_TOKENS",
+    "MCP_METHOD_NAME",
+    "MCP_PROTOCOL_VERSION",
+    "MCP_SESSION_ID",
     "NOT_YET_UPSTREAM",
     "ONTOLOGY_PATH",
     "OTEL_PROV_ACTION",
@@ -250,6 +253,9 @@ the evaluation event's name (the package lists no events).  A test fails once on
 there, so that the upstream definition gets checked."""
 ERROR_TYPE = "error.type"
 SERVICE_NAME = "service.name"
+MCP_METHOD_NAME = "mcp.method.name"
+MCP_SESSION_ID = "mcp.session.id"
+MCP_PROTOCOL_VERSION = "mcp.protocol.version"
 
 GEN_AI_CONTENT_TWINS = {
     OTEL_PROV_ARGUMENTS: GEN_AI_TOOL_CALL_ARGUMENTS,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -12,7 +13,7 @@ import pytest
 
 from otel_prov.prov._bundle import content_hash, session_content
 from otel_prov.prov._mapper import map_spans
-from otel_prov.prov._rdf import parse_literal, to_ntriples
+from otel_prov.prov._rdf import boolean, parse_literal, to_ntriples
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import SpanEvent
 from otel_prov.prov._vocab import RDF_TYPE, O, P
@@ -275,6 +276,26 @@ def test_missing_parent_keeps_the_span_and_its_link() -> None:
     triples = set(map_spans(spans).triples)
     assert (_act(3), O.partOf, _act(2)) in triples
     assert (_act(3), RDF_TYPE, O.ToolCall) in triples
+
+
+def test_a_tool_call_recorded_apart_from_its_remote_parent_is_outside_the_callers_seal() -> None:
+    """An MCP server's tool call: ``partOf`` the client's by its IRI, marked as recorded
+    apart when mapped alone; mapped with the client's spans (one receiver), it is not."""
+    tool = dict(gen_ai__operation__name="execute_tool", gen_ai__tool__name="t")
+    client = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent"),
+        make_span(2, 1, **tool),
+    ]
+    server = [dataclasses.replace(make_span(3, 2, service="tools", **tool), remote_parent=True)]
+    alone = set(map_spans(server).triples)
+    assert (_act(3), O.partOf, _act(2)) in alone
+    assert (_act(3), O.remoteParent, boolean(True)) in alone
+    together = list(map_spans(client + server).triples)
+    assert (_act(3), O.partOf, _act(2)) in together
+    assert not any(p == O.remoteParent for _, p, _ in together)
+    assert any(t[0] == _act(3) for t in session_content(together, _act(1)))
+    apart = list(map_spans(client).triples) + list(alone)
+    assert not any(t[0].startswith(_act(3)[:-1]) for t in session_content(apart, _act(1)))
 
 
 def test_ten_megabyte_attribute_survives_whole() -> None:

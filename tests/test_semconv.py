@@ -54,7 +54,12 @@ def test_official_attributes_we_use_exist_in_the_otel_semconv_package() -> None:
         and value != semconv.PLAN_OPERATION
     }
     official: set[str] = set()
-    for module in ("gen_ai_attributes", "error_attributes", "service_attributes"):
+    for module in (
+        "gen_ai_attributes",
+        "error_attributes",
+        "service_attributes",
+        "mcp_attributes",
+    ):
         package = importlib.import_module(f"opentelemetry.semconv._incubating.attributes.{module}")
         official |= {v for k, v in vars(package).items() if k.isupper() and isinstance(v, str)}
     assert refs - semconv.NOT_YET_UPSTREAM <= official, refs - official

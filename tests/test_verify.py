@@ -9,6 +9,12 @@ from pathlib import Path
 
 import pyoxigraph
 import pytest
+from opentelemetry import context, trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NonRecordingSpan, SpanContext
 from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
@@ -16,6 +22,7 @@ from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._bundle import bundle_iri, bundle_triples, content_hash, session_content
 from otel_prov.prov._rdf import to_nquads
+from otel_prov.prov._span_record import record_from_span
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import open_store
 from tests.cli import run_cli
@@ -302,3 +309,46 @@ def test_a_label_sealed_by_an_older_otel_prov_is_reported_not_covered(tmp_path: 
     (check,) = reader.verify()
     (problem,) = check.problems
     assert problem.startswith(f"the agent label shown for {record.root[1:-1]} is not sealed")
+
+
+def test_a_tool_call_its_server_recorded_leaves_the_callers_seal_intact(tmp_path: Path) -> None:
+    """An MCP server stores its own tool call, ``oprov:partOf`` the client's (its parent is
+    remote).  The client's bundle never held it, so verify, reading the store, leaves the
+    server's part out of the client's run, on both of its paths (all runs, one run)."""
+    client, server = InMemorySpanExporter(), InMemorySpanExporter()
+    providers = []
+    for exporter, service in ((client, "agent"), (server, "tools")):
+        provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        providers.append(provider)
+    with (
+        otel_prov.agent_session("a", question="Q?", tracer_provider=providers[0]) as session,
+        otel_prov.tool_call("lookup", arguments="{}", tracer_provider=providers[0]) as call,
+    ):
+        caller = call.get_span_context()
+        remote = SpanContext(caller.trace_id, caller.span_id, True, caller.trace_flags)
+        token = context.attach(trace.set_span_in_context(NonRecordingSpan(remote)))
+        try:
+            with otel_prov.tool_call("lookup", arguments="{}", tracer_provider=providers[1]):
+                otel_prov.set_observation("found")
+        finally:
+            context.detach(token)
+        otel_prov.set_observation("found")
+    path = tmp_path / "store"
+    exporter = OxigraphStoreExporter(path)
+    exporter.export(
+        [
+            map_spans(record_from_span(s) for s in spans.get_finished_spans())
+            for spans in (client, server)
+        ]
+    )
+    exporter.shutdown()
+    parts = pyoxigraph.Store.read_only(str(path)).query(
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> SELECT ?s WHERE { GRAPH ?g {"
+        f" ?s oprov:partOf <urn:otel-prov:{caller.trace_id:032x}:{caller.span_id:016x}> }} }}"
+    )
+    assert isinstance(parts, pyoxigraph.QuerySolutions) and len(list(parts)) == 1
+    trace_id = f"{session.get_span_context().trace_id:032x}"
+    for command in (["verify", "--all"], ["verify", trace_id]):
+        result = run_cli(*command, "--store", str(path))
+        assert result.returncode == 0, result.stdout + result.stderr

@@ -165,9 +165,18 @@ def iteration_shape(
 
 
 def tool_call_shape(
-    name: str, *, call_id: str | None = None, tool_type: str = "function", arguments: Any = None
+    name: str,
+    *,
+    call_id: str | None = None,
+    tool_type: str = "function",
+    arguments: Any = None,
+    kind: SpanKind = SpanKind.INTERNAL,
 ) -> SpanShape:
-    """A tool execution, ``execute_tool {name}``.  ``call_id``: the id the model gave the call."""
+    """A tool execution, ``execute_tool {name}``.  ``call_id``: the id the model gave the call.
+
+    ``kind``: CLIENT or SERVER when the tool runs in another process (an MCP server), so
+    the two halves of the call read as a remote call in any trace viewer.
+    """
     return SpanShape(
         f"{EXECUTE_TOOL} {name}",
         {
@@ -177,6 +186,7 @@ def tool_call_shape(
             sc.GEN_AI_TOOL_TYPE: tool_type,
         },
         {sc.OTEL_PROV_ARGUMENTS: arguments},
+        kind=kind,
     )
 
 

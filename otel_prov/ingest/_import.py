@@ -4,7 +4,8 @@ The spans (from :mod:`otel_prov.prov._otlp_json`) are prepared as the span proce
 them (:class:`~otel_prov.processing._processor.RecordPreparer`: redaction, then big values to the
 blob store), grouped by trace, and each trace is mapped once with ``map_spans``: every
 outermost session in it gets its bundle, sub-sessions nest as they do live.  A span
-without an end time is mapped ``incomplete``.  A trace without an agent session is not
+without an end time is mapped ``incomplete``.  A trace without an agent session, or a
+tool call whose parent is remote (OTLP ``flags``: an MCP server's trace file), is not
 provenance and is left out, as the processor leaves it out, unless the destination
 already holds a session of that trace: then its spans join that session, as spans that
 end after their session do live.  Sessions are sealed in the order their traces
@@ -34,7 +35,7 @@ from otel_prov.prov._queries import stored_sessions_query
 from otel_prov.prov._rdf import iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
-from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
 from otel_prov.prov._vocab import P
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._verify import stored_content
@@ -106,7 +107,9 @@ def import_spans(
         traces.items(), key=lambda item: (min(s.start_ns for s in item[1].values()), item[0])
     ):
         known_sessions = stored.get(trace_hex(trace_id), [])
-        if not known_sessions and not any(s.role is Role.SESSION for s in group.values()):
+        if not known_sessions and not any(
+            s.role is Role.SESSION or is_remote_root(s) for s in group.values()
+        ):
             summary.left_out_traces += 1
             summary.left_out_spans += len(group)
             continue

@@ -315,6 +315,7 @@ class ProvSpanProcessor(SpanProcessor):
                 start_ns=span.start_time or 0,
                 end_ns=None,
                 role=classify(span.attributes or {}, root=span.parent is None),
+                remote_parent=span.parent is not None and span.parent.is_remote,
             )
             for span in list(self._open.values())
         ]

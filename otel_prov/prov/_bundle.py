@@ -2,7 +2,9 @@
 
 The content of a session is every triple whose subject is the session, an activity
 ``oprov:partOf`` it (transitively), an entity one of those generated or used, or the
-qualified start of a sub-session among them.  Agent
+qualified start of a sub-session among them.  An activity marked ``oprov:remoteParent``
+(recorded by another process, an MCP server say, after or before the session was
+sealed) and what lies under it are not: the session's process never saw them.  Agent
 descriptions are shared between sessions and left out; the links to them are in, and so
 is the label of the session's agent (``oprov:agentLabel``, on the session), which readers show.
 
@@ -53,12 +55,15 @@ def session_content(triples: Iterable[Triple], session: str) -> list[Triple]:
     """The triples that make up a session (see the module documentation)."""
     triples = list(triples)
     parents: dict[str, str] = {s: o for s, p, o in triples if p == O.partOf}
+    apart = {s for s, p, _ in triples if p == O.remoteParent}
 
     def inside(activity: str) -> bool:
         seen = set()
         while activity not in seen:
             if activity == session:
                 return True
+            if activity in apart:
+                return False
             seen.add(activity)
             parent = parents.get(activity)
             if parent is None:

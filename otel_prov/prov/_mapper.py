@@ -655,6 +655,9 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     if span.parent_id is not None:
         add((activity, O.parentSpanId, literal(span_hex(span.parent_id))))
         add((activity, O.partOf, activity_iri(span.trace_id, span.parent_id)))
+        if span.remote_parent and tree.parent(span) is None:
+            # Recorded apart from its parent (the server of an MCP call): outside its seal.
+            add((activity, O.remoteParent, boolean(True)))
     failed = tree.failed_calls(span) if span.role is Role.SESSION else 0
     if span.role is Role.SESSION:
         add((activity, O.failedCalls, integer(failed)))

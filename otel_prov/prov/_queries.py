@@ -172,7 +172,9 @@ SELECT ?s ?trace ?status ?agent ?question ?failed WHERE {{ GRAPH {graph} {{
 
 
 def run_counts_query(graph: str, runs: Sequence[str]) -> str:
-    """SELECT ``?s ?kind ?n``: iterations and tool calls of each run, at any depth.
+    """SELECT ``?s ?kind ?n``: iterations and tool calls of each run, at any depth, but
+    one another process recorded under it (``oprov:remoteParent``: an MCP server's half
+    of a call the run made; a path test for what lies below it Virtuoso gets wrong).
 
     A query of its own: in the listing itself, Virtuoso (7.2) miscounts a transitive
     ``OPTIONAL`` beside the transitive outermost filter.
@@ -182,6 +184,7 @@ SELECT ?s ?kind (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {_values(runs)} }}
   ?x oprov:partOf+ ?s ; a ?kind .
   FILTER(?kind IN (oprov:Iteration, oprov:ToolCall))
+  FILTER NOT EXISTS {{ ?x oprov:remoteParent true }}
 }} }} GROUP BY ?s ?kind ORDER BY ?s ?kind"""
 
 

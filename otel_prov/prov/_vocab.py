@@ -89,6 +89,7 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     spanId = f"<{OPROV}spanId>"
     parentSpanId = f"<{OPROV}parentSpanId>"
     partOf = f"<{OPROV}partOf>"
+    remoteParent = f"<{OPROV}remoteParent>"
     serviceName = f"<{OPROV}serviceName>"
     status = f"<{OPROV}status>"
     errorType = f"<{OPROV}errorType>"

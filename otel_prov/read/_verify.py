@@ -124,11 +124,17 @@ def _term(term: object) -> str:
 
 
 def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
-    """The session's content (``_bundle``) as the store holds it, in the mapper's syntax."""
-    return [
+    """The session's content (``_bundle``) as the store holds it, in the mapper's syntax.
+
+    The query finds every candidate by its ``partOf`` path; ``session_content`` then
+    decides, as it did when sealing, what of it the session's process recorded (it
+    leaves out what another process recorded below, ``oprov:remoteParent``).
+    """
+    candidates = [
         (_term(t.subject), _term(t.predicate), _term(t.object))
         for t in backend.query(stored_content_query(graph, session, bundle)).triples
     ]
+    return session_content(candidates, iri(session))
 
 
 _REVISION_COLUMNS = ("revised", "revisedManifest", "revisionPrevious", "revisionPreviousHash")

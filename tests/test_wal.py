@@ -8,19 +8,23 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
 from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
-from otel_prov.exporters import FileExporter
+from otel_prov.exporters import ExportResult, FileExporter
 
 import otel_prov
 from otel_prov import ProvSpanProcessor
 from otel_prov.demo import run_demo_agent
 from otel_prov.processing._wal import IntentLog, recover_intents
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._vocab import O
 from tests.cli import run_cli
+from tests.recording_exporter import RecordingExporter
 from tests.test_sparql_parts import LINE_BREAKERS, TEXT_WITH_LINE_BREAKERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -226,3 +230,43 @@ def test_every_line_breaking_code_point_survives_the_log(tmp_path: Path) -> None
 def test_any_arguments_survive_the_log(values: list[str]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         assert _recovered_arguments(Path(directory), values) == values
+
+
+class _RefusesFirst(RecordingExporter):
+    """A store that is down for the first export and up afterwards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attempts = 0
+
+    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        self.attempts += 1
+        if self.attempts == 1:
+            raise ConnectionError("store unreachable")
+        return super().export(records)
+
+
+def test_a_recovered_run_the_store_refused_is_sent_again_sealed_once(tmp_path: Path) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(
+        ProvSpanProcessor(FileExporter(tmp_path / "out.nq"), wal_dir=tmp_path / "live")
+    )
+    with (
+        otel_prov.agent_session("a", question="q", tracer_provider=provider),
+        otel_prov.iteration(1, tracer_provider=provider),
+        otel_prov.tool_call("t", arguments="{}", tracer_provider=provider),
+    ):
+        (log,) = (tmp_path / "live").glob("wal-*.jsonl")
+        (tmp_path / "dead").mkdir()
+        shutil.copy(log, tmp_path / "dead")  # as a killed process leaves it (lock free)
+    provider.shutdown()
+
+    exporter = _RefusesFirst()
+    processor = ProvSpanProcessor(exporter, wal_dir=tmp_path / "dead", schedule_delay=0.05)
+    (record,) = exporter.wait_for(1)
+    processor.shutdown()
+    assert exporter.attempts == 2
+    sealed = [(s, o) for s, p, o in record.triples if p == O.bundleOf]
+    assert [o for _, o in sealed] == [record.root]  # the retry still carries the seal
+    assert (record.root, O.status, '"incomplete"') in record.triples
+    assert list((tmp_path / "dead").glob("wal-*.jsonl")) == []

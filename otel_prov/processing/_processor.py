@@ -372,7 +372,7 @@ class ProvSpanProcessor(SpanProcessor):
             self._recovered_records = self._seal(list(by_trace.values()), now)
             self._recovered_spans = []
         records, logs = self._recovered_records, self._recovered_logs
-        if records and self._exporter.export(records) is not ExportResult.SUCCESS:
+        if records and self._export(records) is not ExportResult.SUCCESS:
             return  # the logs stay; the next cycle, or the next start, tries again
         if records:
             _logger.warning(
@@ -381,6 +381,14 @@ class ProvSpanProcessor(SpanProcessor):
         for log in logs:
             log.unlink(missing_ok=True)
         self._recovered_records, self._recovered_logs = [], []
+
+    def _export(self, records: list[ProvRecord]) -> ExportResult:
+        """The exporter's answer; one that raises (against its contract) has failed."""
+        try:
+            return self._exporter.export(records)
+        except Exception:
+            _logger.exception("provenance exporter raised")
+            return ExportResult.FAILURE
 
     def _seal(self, groups: list[list[SpanRecord]], now: int) -> list[ProvRecord]:
         """Map and seal each group, chaining each bundle to its agent's previous one."""
@@ -430,11 +438,7 @@ class ProvSpanProcessor(SpanProcessor):
         records = self._seal(complete, now)
         for start in range(0, len(records), self._batch_size):
             batch = records[start : start + self._batch_size]
-            try:
-                result = self._exporter.export(batch)
-            except Exception:
-                _logger.exception("provenance exporter raised")
-                result = ExportResult.FAILURE
+            result = self._export(batch)
             key = "exported" if result is ExportResult.SUCCESS else "failed"
             self._counts[key] += len(batch)
             if self._wal is not None and result is ExportResult.SUCCESS:

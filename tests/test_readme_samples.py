@@ -2,7 +2,8 @@
 following the README would run them.
 
 The samples are the README's fenced blocks.  ``python`` blocks run with the project's
-Python, ``sh``/``bash``/``shell`` blocks with ``bash -e -o pipefail``, one after another
+Python, ``sh``/``bash``/``shell`` blocks with ``bash -e -o pipefail`` (of a ``console``
+block, the commands after ``$ ``; the rest is their output, not compared), one after another
 in one working directory laid out as a checkout (the repository's files linked in, the
 project's ``.venv/bin`` first on ``PATH``, no ``OTEL_*`` variables set), so that a block
 may use what the blocks above it made (the demo's store, say).  A block passes when it
@@ -43,12 +44,13 @@ from tests.servers import start_oxigraph
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-RUN = {"python": "python", "sh": "shell", "bash": "shell", "shell": "shell"}
-"""Fence languages that are run, and how."""
+RUN = {"python": "python", "sh": "shell", "bash": "shell", "shell": "shell", "console": "shell"}
+"""Fence languages that are run, and how (a ``console`` block: its ``$ `` lines)."""
 NOT_RUN = {
     "text": "output, or a diagram in text",
     "sparql": "queries, run by tests/test_service_correlation.py",
     "yaml": "configuration of another program (the Collector)",
+    "toml": "a configuration file",
 }
 SERVERS = ("oxigraph-server", "otlp-receiver")
 _LEFT_OUT = {".git", ".otel-prov", "build", ".cache", ".pytest_cache", ".hypothesis"}
@@ -127,7 +129,10 @@ def samples(text: str) -> list[Sample]:
         above = next((lines[i] for i in range(start - 1, -1, -1) if lines[i].strip()), "")
         marker = _MARKER.match(above)
         directives = _directives(marker.group(1), start + 1) if marker else {"files": {}}
-        code = "\n".join(lines[start + 1 : end]) + "\n"
+        body = lines[start + 1 : end]
+        if language == "console":
+            body = [line[2:] for line in body if line.startswith("$ ")]
+        code = "\n".join(body) + "\n"
         found.append(Sample(start + 1, language, code, **directives))  # type: ignore[arg-type]
         index = end + 1
     return found
@@ -286,6 +291,8 @@ def test_a_sample_that_fails_is_caught(tmp_path: Path) -> None:
     (sample,) = samples("```sh\notel-prov show no-such-run --store store\n```\n")
     result = run_sample(sample, tmp_path)
     assert result.returncode != 0
+    (console,) = samples("```console\n$ true\nok, said nothing\n$ exit 4\n```\n")
+    assert console.code == "true\nexit 4\n" and run_sample(console, tmp_path).returncode == 4
     with pytest.raises(AssertionError, match=r"README\.md:1-sh exited"):
         _assert_ran(sample, result)
     (python,) = samples(

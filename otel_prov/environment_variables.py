@@ -104,7 +104,9 @@ OTEL_PROV_WAL_DIR = "OTEL_PROV_WAL_DIR"
 """
 .. envvar:: OTEL_PROV_WAL_DIR
 
-Write-ahead log of tool calls at dispatch.  ``configure()`` defaults it to
+Write-ahead log of tool calls at dispatch, and of the session and iteration around each
+(a run killed inside a tool is stored ``incomplete`` by the next process started on the
+same directory).  ``configure()`` defaults it to
 ``.otel-prov/wal``; a bare ``ProvSpanProcessor`` keeps none unless this is set.
 """
 

@@ -198,7 +198,7 @@ def _parser() -> argparse.ArgumentParser:
         help=_formats(
             text="for people",
             json="the session as a JSON object (a list, one per match)",
-            mermaid="a flowchart",
+            mermaid="a flowchart (several matches: Markdown, one diagram per session)",
             html="one self-contained page to share",
             turtle="its PROV-O triples",
             jsonld="its triples as expanded JSON-LD",
@@ -445,6 +445,9 @@ def _show(args: argparse.Namespace) -> ExitCode:
     if not matches:
         _say(_no_session(args.id))
         return ExitCode.NOTHING_FOUND
+    if len(matches) > 1:
+        # On stderr, so that the output stays one document of the chosen format.
+        _say(f"{len(matches)} sessions match {args.id!r}; showing each, oldest first")
     if args.format in GRAPH_FORMATS:
         sys.stdout.write(render_graphs([reader.triples(m) for m in matches], args.format))
     else:

@@ -62,12 +62,17 @@ def render_text(session: SessionView, *, trace_links: dict[str, str] | None = No
     return printable("\n".join(lines))
 
 
-def _status(session: SessionView) -> str:
-    """The status, with the count of failed calls when the session carried on past them."""
-    if not session.failed_calls:
-        return session.status
-    plural = "s" if session.failed_calls > 1 else ""
-    return f"{session.status} ({session.failed_calls} failed call{plural})"
+def _outcome(session: SessionView) -> list[tuple[str, str]]:
+    """How the session went, as separate facts: its own status, why it failed (when it
+    raised), and the calls that failed on the way (an agent may carry on past them).
+    A run that recovered from a failed call reads ``ok`` with failed calls, one that
+    raised ``error`` with its error, one whose process died ``incomplete``."""
+    fields = [("status", session.status)]
+    if session.status == "error" and (session.error_type or session.error_message):
+        fields.append(("error", _failure(session)))
+    if session.failed_calls:
+        fields.append(("failed calls", str(session.failed_calls)))
+    return fields
 
 
 def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]:
@@ -76,7 +81,7 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
     lines = [
         f"{indent}{heading} {session.id}",
         _line("agent", session.agent, head),
-        _line("status", _status(session), head),
+        *(_line(label, value, head) for label, value in _outcome(session)),
         _line("started", session.start, head),
         _line("ended", session.end or "(never)", head),
         _line("question", session.question, head),
@@ -100,6 +105,9 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
             failed = call.status == "error"
             outcome = f"FAILED {_failure(call)}".rstrip() if failed else call.status
             lines.append(_line("tool call", f"{call.name}{ident} {outcome}", fields))
+            if call.arguments is not None and call.arguments != step.arguments:
+                # Not on the action line: parallel calls each have their own.
+                lines.append(_line("arguments", call.arguments, fields))
             if call.observation is not None:
                 lines.append(_line("observation", call.observation, fields))
             lines.extend(_sub_session_lines(call.sub_sessions, fields + "  "))
@@ -156,9 +164,9 @@ def _cost_total(usage: Usage) -> str:
     return f"{each} (mixed currencies, not added)"
 
 
-def _failure(call: ToolCallView) -> str:
-    """A failed call's error type and message."""
-    return f"{call.error_type or 'error'}: {call.error_message or ''}"
+def _failure(failed: ToolCallView | SessionView) -> str:
+    """A failed call's or session's error type and message."""
+    return f"{failed.error_type or 'error'}: {failed.error_message or ''}"
 
 
 def _sub_session_lines(sessions: Sequence[SessionView], indent: str) -> list[str]:
@@ -248,7 +256,10 @@ def _html_session(session: SessionView, heading: str, tag: str) -> list[str]:
         f"<{tag}>{escape(heading)} <code>{escape(session.id)}</code></{tag}>",
         "<dl>",
         _html_field("agent", session.agent),
-        _html_field("status", _status(session), status_css),
+        *(
+            _html_field(label, value, status_css if label == "status" else "value")
+            for label, value in _outcome(session)
+        ),
         _html_field("started", session.start),
         _html_field("ended", session.end or "(never)"),
         _html_field("question", session.question),
@@ -423,6 +434,14 @@ def _mermaid_sub_sessions(
         lines.append(f"{indent}{starter} --> {question}")
 
 
+def _mermaid_document(views: Sequence[SessionView]) -> str:
+    """Several sessions' diagrams as Markdown, one fenced ``mermaid`` block each: one
+    Mermaid text is one diagram, and GitHub, GitLab and ``mmdc`` draw every block."""
+    return "\n".join(
+        f"## Session {view.id}\n\n```mermaid\n{render_mermaid(view)}\n```\n" for view in views
+    )
+
+
 def _shortened(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
     return text if len(text) <= width else text[: width - 1] + "…"
@@ -437,7 +456,7 @@ def _fixed_width_time(stamp: str) -> str:
 
 def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:
     """The ``sessions`` table, a line per session under a header, each ending in a newline."""
-    header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "STATUS", "TRACE")
+    header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "FAILED", "STATUS", "TRACE")
     rows = [
         (
             s.id,
@@ -446,7 +465,8 @@ def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:
             _shortened((s.question or "").replace("\n", " "), 48),
             str(s.iterations),
             str(s.tool_calls),
-            f"{s.status} ({s.failed_calls} failed)" if s.failed_calls else s.status,
+            str(s.failed_calls),
+            s.status,
             s.trace_id,
         )
         for s in sessions
@@ -462,12 +482,15 @@ def render_session_list(sessions: list[SessionSummary], fmt: str) -> str:
 def render_views(
     views: Sequence[SessionView], fmt: str, *, trace_links: Mapping[str, str] | None = None
 ) -> str:
-    """``show`` output for one of :data:`VIEW_FORMATS`: one JSON list or HTML page of all
-    ``views``, or one text or diagram per session, a blank line between them."""
+    """``show`` output for one of :data:`VIEW_FORMATS`: one JSON list, HTML page or
+    Markdown document of diagrams of all ``views`` (one view: its bare diagram), or one
+    text per session, a blank line between them."""
     if fmt == "json":
         return render_json(list(views)) + "\n"
     if fmt == "html":
         return render_html(views, trace_links=trace_links)
+    if fmt == "mermaid" and len(views) > 1:
+        return _mermaid_document(views)
     links = dict(trace_links or {})
     draw: Callable[[SessionView], str] = (
         render_mermaid if fmt == "mermaid" else lambda view: render_text(view, trace_links=links)

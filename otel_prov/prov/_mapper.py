@@ -441,12 +441,14 @@ class _Tree:
         ]
 
     def failed_calls(self, session: SpanRecord) -> int:
-        """Tool and model calls of the session that failed or never ended."""
+        """Tool and model calls of the session that failed.  One that has not ended is
+        not counted: it may yet succeed (a late span), or its process died with it, which
+        its own ``incomplete`` status and the session's say."""
         return sum(
             1
             for span in self.spans
             if span.role in (Role.TOOL_CALL, Role.MODEL_CALL)
-            and not _succeeded(span)
+            and span.status == "error"
             and self.enclosing(span, Role.SESSION) is session
         )
 
@@ -658,9 +660,8 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
         if span.remote_parent and tree.parent(span) is None:
             # Recorded apart from its parent (the server of an MCP call): outside its seal.
             add((activity, O.remoteParent, boolean(True)))
-    failed = tree.failed_calls(span) if span.role is Role.SESSION else 0
     if span.role is Role.SESSION:
-        add((activity, O.failedCalls, integer(failed)))
+        add((activity, O.failedCalls, integer(tree.failed_calls(span))))
     if span.status == "error":
         add((activity, O.status, literal("error")))
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type")
@@ -672,8 +673,9 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     elif span.end_ns is None:
         add((activity, O.status, literal("incomplete")))
     else:
-        # A session whose calls failed is not "ok", even if the agent carried on.
-        add((activity, O.status, literal("error" if failed else "ok")))
+        # The span's own outcome: a session that carried on past failed calls is "ok"
+        # (its oprov:failedCalls says what failed on the way).
+        add((activity, O.status, literal("ok")))
     if span.service_name:
         service = service_iri(span.service_name)
         add((activity, O.serviceName, literal(span.service_name)))

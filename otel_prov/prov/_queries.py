@@ -267,12 +267,15 @@ def _head_pattern(subject: str) -> str:
   OPTIONAL {{ {_agent_label(subject, "?agent")} }}
   OPTIONAL {{ {subject} prov:used ?qe . ?qe a oprov:Question }}
   OPTIONAL {{ ?ae prov:wasGeneratedBy {subject} ; a oprov:Answer }}
-  OPTIONAL {{ {subject} oprov:failedCalls ?failed }}"""
+  OPTIONAL {{ {subject} oprov:failedCalls ?failed }}
+  OPTIONAL {{ {subject} oprov:errorType ?errorType }}
+  OPTIONAL {{ {subject} oprov:errorMessage ?errorMessage }}"""
 
 
 def session_head_query(graph: str, session: str) -> str:
     return f"""{SPARQL_PREFIXES}
-SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed
+SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed ?errorType
+  ?errorMessage
 WHERE {{ GRAPH {graph} {{
   {_head_pattern(iri(session))}
 }} }} ORDER BY ?status LIMIT 16"""
@@ -281,7 +284,8 @@ WHERE {{ GRAPH {graph} {{
 def sub_sessions_query(graph: str, session: str) -> str:
     """The head of every session nested in ``session``, by ``?sub``."""
     return f"""{SPARQL_PREFIXES}
-SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed
+SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed ?errorType
+  ?errorMessage
 WHERE {{ GRAPH {graph} {{
   ?sub oprov:partOf+ {iri(session)} ; a oprov:AgentSession .
   {_head_pattern("?sub")}

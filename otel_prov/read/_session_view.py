@@ -169,6 +169,8 @@ class SessionView:
     agent: str | None
     conversation_id: str | None
     status: str
+    """The session's own outcome: ``ok`` (it answered, even past failed calls),
+    ``error`` (it raised: see ``error_type``) or ``incomplete`` (it never ended)."""
     start: str
     end: str | None
     question: str | None
@@ -176,7 +178,11 @@ class SessionView:
     answered_by: str | None = None
     """The sub-session whose answer ``answer`` is, when the run's own session gave none."""
     failed_calls: int = 0
-    """Tool and model calls of the session that failed (``oprov:failedCalls``)."""
+    """Tool and model calls of the session that failed (``oprov:failedCalls``): a fact
+    apart from ``status``, which is the session's own."""
+    error_type: str | None = None
+    """Why the session failed, when its ``status`` is ``error``."""
+    error_message: str | None = None
     iterations: tuple[IterationView, ...] = ()
     sub_sessions: tuple[SessionView, ...] = ()
     """Sessions started by the session itself, outside any iteration shown."""
@@ -366,6 +372,8 @@ def _session_view(
         question=texts.get(row["qe"] or ""),
         answer=texts.get(row["ae"] or ""),
         failed_calls=int(row["failed"] or 0),
+        error_type=row["errorType"],
+        error_message=row["errorMessage"],
     )
 
 

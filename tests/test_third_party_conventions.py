@@ -132,3 +132,19 @@ def test_a_tool_call_is_known_at_its_start_by_its_attributes_or_its_genai_name()
     assert not starts_as_tool_call("chat gpt-x", {"gen_ai.operation.name": "chat"})
     assert tool_name_from_span_name("execute_tool search") == "search"
     assert tool_name_from_span_name("lookup") == "lookup"  # no prefix: the whole name
+
+
+def test_a_genai_message_history_gives_its_question_and_answer() -> None:
+    """Pydantic AI keeps a run's history as GenAI messages (``parts``), with no wrapper."""
+    history = [
+        {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+        {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "name": "get_weather"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "18"}, {"type": "text"}]},
+    ]
+    assert unwrapped(json.dumps(history), "question") == "Weather in Paris?"
+    # The last assistant message with text: a message of tool calls only says nothing.
+    assert unwrapped(json.dumps(history[:3]), "answer") is None
+    assert unwrapped(json.dumps(history), "answer") == "18"
+    assert unwrapped(json.dumps(history), "result") is None  # a list is no tool message
+    assert "pydantic_ai.all_messages" in WRAPPED_KEYS

@@ -1,13 +1,14 @@
 """Which attribute says what, in every convention the mapper reads.
 
-Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference and OpenLLMetry
-record the same facts under other keys and in other shapes: the span's kind, the
-question and answer, a tool call's name, arguments and result, the model and its
-usage; tool calls a model asked for inside its output messages, tool definitions as
-JSON, the agent's name in LangChain run metadata, and text wrapped in the framework's
-serialised messages.  This module is the only one that knows those keys and shapes:
-the span record's role (``_span_record``), the mapper (``_mapper``) and the write-ahead
-log (``otel_prov/processing/_wal.py``) ask it.  Pure functions of attributes.
+Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference, OpenLLMetry and
+the frameworks that trace themselves (Pydantic AI) record the same facts under other keys
+and in other shapes: the span's kind, the question and answer, a tool call's name,
+arguments and result, the model and its usage; tool calls a model asked for inside its
+output messages, tool definitions as JSON, the agent's name in LangChain run metadata,
+and text wrapped in the framework's serialised messages.  This module is the only one
+that knows those keys and shapes: the span record's role (``_span_record``), the mapper
+(``_mapper``) and the write-ahead log (``otel_prov/processing/_wal.py``) ask it.  Pure
+functions of attributes.
 
 Adding a convention (spans some other instrumentation emits):
 
@@ -219,6 +220,15 @@ CONVENTIONS: tuple[Convention, ...] = (
         run_name=("traceloop.entity.name",),
         wrapped=frozenset({"traceloop.entity.input", "traceloop.entity.output"}),
     ),
+    # Pydantic AI's own GenAI instrumentation (``Instrumentation()``, ``Agent.instrument_all()``):
+    # its spans are GenAI ones, but its ``invoke_agent`` span keeps the question only in the
+    # run's message history and the answer under a key of its own.
+    Convention(
+        "Pydantic AI",
+        question=("pydantic_ai.all_messages",),
+        answer=("final_result",),
+        wrapped=frozenset({"pydantic_ai.all_messages"}),
+    ),
     # Last: whole message lists (JSON), taken as a session's question and answer only when
     # no convention above has the text itself.
     Convention(
@@ -338,15 +348,12 @@ def model_output_text(attributes: Mapping[str, Any]) -> str | None:
         parsed = json.loads(messages)
     except ValueError:
         return None
-    texts = []
-    for message in parsed if isinstance(parsed, list) else []:
-        parts = message.get("parts") if isinstance(message, dict) else None
-        for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict) and part.get("type") == "text":
-                content = part.get("content")
-                if isinstance(content, str):
-                    texts.append(content)
-    return "\n".join(texts) or None
+    texts = [
+        _message_content(message)
+        for message in (parsed if isinstance(parsed, list) else [])
+        if isinstance(message, dict) and isinstance(message.get("parts"), list)
+    ]
+    return "\n".join(text for text in texts if text is not None) or None
 
 
 _USER = frozenset({"user", "human"})
@@ -356,34 +363,46 @@ _ASSISTANT = frozenset({"assistant", "ai"})
 def unwrapped(text: str, pick: str) -> str | None:
     """The plain text inside a serialised framework payload, or None if it is not one.
 
-    ``pick``: ``question`` (the first user message of ``{"messages": [...]}``),
-    ``answer`` (the last assistant message) or ``result`` (a serialised tool message,
-    ``{"type": "tool", "data": {"content": ...}}``).  Messages come as
-    ``{"role", "content"}`` or as LangChain's ``{"type", "data": {"content"}}``.
+    ``pick``: ``question`` (the first user message of ``{"messages": [...]}`` or of a bare
+    message list), ``answer`` (the last assistant message) or ``result`` (a serialised tool
+    message, ``{"type": "tool", "data": {"content": ...}}``).  Messages come as
+    ``{"role", "content"}``, as LangChain's ``{"type", "data": {"content"}}`` or as GenAI
+    ``{"role", "parts": [{"type": "text", "content"}]}`` (Pydantic AI's run history).
     """
-    if not text.lstrip().startswith("{"):
+    if not text.lstrip().startswith(("{", "[")):
         return None
     try:
         parsed = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(parsed, dict):
-        return None
     if pick == "result":
-        return _message_content(parsed) if parsed.get("type") == "tool" else None
-    messages = parsed.get("messages")
+        is_tool = isinstance(parsed, dict) and parsed.get("type") == "tool"
+        return _message_content(parsed) if is_tool else None
+    messages = parsed.get("messages") if isinstance(parsed, dict) else parsed
     if not isinstance(messages, list):
         return None
     roles = _USER if pick == "question" else _ASSISTANT
     ordered = messages if pick == "question" else list(reversed(messages))
     for message in ordered:
-        if isinstance(message, dict) and (message.get("role") or message.get("type")) in roles:
-            return _message_content(message)
+        role = (message.get("role") or message.get("type")) if isinstance(message, dict) else None
+        content = _message_content(message) if role in roles else None
+        if content is not None:
+            return content
     return None
 
 
 def _message_content(message: Mapping[str, Any]) -> str | None:
     data = message.get("data")
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        texts = [
+            part["content"]
+            for part in parts
+            if isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("content"), str)
+        ]
+        return "\n".join(texts) if texts else None
     content = data.get("content") if isinstance(data, dict) else message.get("content")
     return content if isinstance(content, str) else None
 

@@ -69,6 +69,7 @@ from otel_prov.prov._conventions import (
     unwrapped,
 )
 from otel_prov.prov._iris import (
+    STEP,
     activity_iri,
     agent_iri,
     entity_iri,
@@ -182,7 +183,7 @@ class _Step:
 
     @property
     def iri(self) -> str:
-        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), "step")
+        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), STEP)
 
     @property
     def end_ns(self) -> int | None:

@@ -17,7 +17,9 @@ from otel_prov.prov._conventions import (
     WRAPPED_KEYS,
     Convention,
     agent_name,
+    first_user_message,
     is_agent_run,
+    is_run_record,
     model_output_text,
     starts_as_tool_call,
     tool_name_from_span_name,
@@ -148,3 +150,51 @@ def test_a_genai_message_history_gives_its_question_and_answer() -> None:
     assert unwrapped(json.dumps(history), "answer") == "18"
     assert unwrapped(json.dumps(history), "result") is None  # a list is no tool message
     assert "pydantic_ai.all_messages" in WRAPPED_KEYS
+
+
+def test_llamaindex_run_records_hold_no_question_or_answer() -> None:
+    """Its run span records the workflow's arguments and a repr of its result object."""
+    arguments = json.dumps({"init_state": {}, "start_event": "AgentWorkflowStartEvent()"})
+    assert is_run_record(arguments, "question")
+    assert not is_run_record(json.dumps({"messages": []}), "question")
+    assert not is_run_record("{not json", "question")
+    assert is_run_record("StopEvent(result=AgentOutput(...", "answer")
+    assert not is_run_record("StopEvent(", "result")  # only a question or an answer
+    assert not is_run_record("18 °C", "answer")
+
+
+def test_the_first_user_message_a_model_was_sent() -> None:
+    flattened = {
+        "llm.input_messages.0.message.role": "system",
+        "llm.input_messages.0.message.content": "Be brief.",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.contents.0.message_content.type": "text",
+        "llm.input_messages.1.message.contents.0.message_content.text": "Weather",
+        "llm.input_messages.1.message.contents.1.message_content.type": "image",
+        "llm.input_messages.1.message.contents.2.message_content.type": "text",
+        "llm.input_messages.1.message.contents.2.message_content.text": "in Paris?",
+    }
+    assert first_user_message(flattened) == "Weather\nin Paris?"
+    genai = [{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}]
+    assert first_user_message({"gen_ai.input.messages": json.dumps(genai)}) == "Hi"
+    assert first_user_message({}) is None
+    prefix = "llm.input_messages.1.message.contents."
+    contents = {
+        "llm.output_messages.0.message.contents." + key.removeprefix(prefix): value
+        for key, value in flattened.items()
+        if key.startswith(prefix)
+    }
+    assert model_output_text(contents) == "Weather\nin Paris?"
+
+
+def test_a_llamaindex_tool_output_gives_what_the_tool_returned() -> None:
+    output = {"blocks": [{"text": "18"}], "tool_name": "t", "raw_output": "18", "is_error": False}
+    assert unwrapped(json.dumps(output), "result") == "18"
+    output["raw_output"] = {"celsius": 18}
+    assert json.loads(unwrapped(json.dumps(output), "result") or "") == {"celsius": 18}
+
+
+def test_a_helper_span_is_no_call_whatever_kind_it_claims() -> None:
+    llm = {"openinference.span.kind": "LLM"}
+    assert classify(llm, name="MockLLM._prepare_chat_with_tools") is Role.SPAN
+    assert classify(llm, name="MockLLM.achat") is Role.MODEL_CALL

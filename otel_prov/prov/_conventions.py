@@ -1,11 +1,11 @@
 """Which attribute says what, in every convention the mapper reads.
 
 Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference, OpenLLMetry and
-the frameworks that trace themselves (Pydantic AI) record the same facts under other keys
-and in other shapes: the span's kind, the question and answer, a tool call's name,
-arguments and result, the model and its usage; tool calls a model asked for inside its
-output messages, tool definitions as JSON, the agent's name in LangChain run metadata,
-and text wrapped in the framework's serialised messages.  This module is the only one
+the frameworks that trace themselves (Pydantic AI, LlamaIndex) record the same facts
+under other keys and in other shapes: the span's kind, the question and answer, a tool
+call's name, arguments and result, the model and its usage; tool calls a model asked for
+inside its output messages, tool definitions as JSON, the agent's name in LangChain run
+metadata, and text wrapped in the framework's serialised messages.  This module is the only one
 that knows those keys and shapes: the span record's role (``_span_record``), the mapper
 (``_mapper``) and the write-ahead log (``otel_prov/processing/_wal.py``) ask it.  Pure
 functions of attributes.
@@ -43,6 +43,7 @@ __all__ = [
     "CONVENTIONS",
     "DATA_SOURCE_KEYS",
     "EXECUTE_TOOL",
+    "HELPER_NAMES",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MODEL_KEYS",
@@ -52,7 +53,9 @@ __all__ = [
     "QUESTION_KEYS",
     "RESULT_KEYS",
     "RETRIEVAL",
+    "RUN_ARGUMENTS",
     "RUN_NAME_KEYS",
+    "RUN_RESULTS",
     "SESSION_ID_KEYS",
     "TOOL_CALL_ID_KEYS",
     "TOOL_CALL_KEYS",
@@ -64,7 +67,9 @@ __all__ = [
     "agent_name",
     "classify",
     "defined_tools",
+    "first_user_message",
     "is_agent_run",
+    "is_run_record",
     "model_output_text",
     "requested_calls",
     "retrieved_documents",
@@ -134,6 +139,16 @@ class Convention:
     ``source``, ``metadata``, ``size`` or ``sha256``)."""
     document_lists: tuple[str, ...] = ()
     """Retrieved documents as one attribute: a JSON list of objects with those fields."""
+    helpers: tuple[str, ...] = ()
+    """Span-name endings of spans of a call's kind that only prepare the call and ask no
+    model or tool: plain spans."""
+    run_arguments: tuple[str, ...] = ()
+    """Keys of a JSON object under the question key that is a run's arguments, not its
+    question: the question is then the first user message of the session's first model call."""
+    run_results: tuple[str, ...] = ()
+    """How text under the answer key starts when it is a run's result object, not its
+    answer: the answer is then the text of the session's last model call that called no
+    tool."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -229,6 +244,16 @@ CONVENTIONS: tuple[Convention, ...] = (
         answer=("final_result",),
         wrapped=frozenset({"pydantic_ai.all_messages"}),
     ),
+    # LlamaIndex agents through OpenInference's instrumentor: the run (``FunctionAgent.run``,
+    # a root CHAIN) records the workflow's arguments and a truncated repr of its result,
+    # the model is asked in an LLM span inside another (``achat`` -> ``chat``), a third LLM
+    # span only prepares the request, and a tool's output is a serialised ``ToolOutput``.
+    Convention(
+        "LlamaIndex (OpenInference)",
+        helpers=("._prepare_chat_with_tools",),
+        run_arguments=("start_event",),
+        run_results=("StopEvent(",),
+    ),
     # Last: whole message lists (JSON), taken as a session's question and answer only when
     # no convention above has the text itself.
     Convention(
@@ -264,6 +289,9 @@ RUN_NAME_KEYS = _keys("run_name")
 QUERY_KEYS = _keys("query")
 DATA_SOURCE_KEYS = _keys("data_source")
 WRAPPED_KEYS = frozenset().union(*(convention.wrapped for convention in CONVENTIONS))
+HELPER_NAMES = _keys("helpers")
+RUN_ARGUMENTS = _keys("run_arguments")
+RUN_RESULTS = _keys("run_results")
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
     dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)
@@ -272,16 +300,20 @@ TOOL_CALL_KEYS = tuple(
 convention: all the write-ahead log keeps of a call it may have to recover."""
 
 
-def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
+def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "") -> Role:
     """The role of a span, from our own, the official GenAI or third-party conventions.
 
-    ``root`` says the span has no parent.  OpenInference marks a LangGraph agent run
-    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``, or one whose run
-    metadata names an agent and no graph node (an agent run inside an HTTP request, say),
-    is the whole run, so it is classified as the session; graph nodes stay plain spans.
+    ``root`` says the span has no parent, ``name`` is its name (a helper span that only
+    prepares a call is a plain span, whatever kind it claims).  OpenInference marks a
+    LangGraph agent run (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``,
+    or one whose run metadata names an agent and no graph node (an agent run inside an
+    HTTP request, say), is the whole run, so it is classified as the session; graph nodes
+    stay plain spans.
     """
     if sc.OTEL_PROV_ITERATION_NUMBER in attributes:
         return Role.ITERATION
+    if name.endswith(HELPER_NAMES):
+        return Role.SPAN
     for convention in CONVENTIONS:
         if convention.kind_key is None:
             continue
@@ -334,13 +366,59 @@ def agent_name(attributes: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+def is_run_record(text: str, pick: str) -> bool:
+    """Is ``text``, under a ``question`` or ``answer`` key, a framework's record of the whole
+    run (its arguments, its result object) that holds no question or answer to read?"""
+    if pick == "answer":
+        return text.lstrip().startswith(RUN_RESULTS)
+    if pick != "question" or not RUN_ARGUMENTS or not text.lstrip().startswith("{"):
+        return False
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and any(key in parsed for key in RUN_ARGUMENTS)
+
+
+def _flattened_text(attributes: Mapping[str, Any], prefix: str) -> str | None:
+    """The text of an OpenInference message flattened under ``prefix``
+    (``llm.output_messages.0.message.``): its ``content``, else its text ``contents``."""
+    content = attributes.get(f"{prefix}content")
+    if isinstance(content, str) and content:
+        return content
+    texts = []
+    for index in range(len(attributes)):
+        part = f"{prefix}contents.{index}.message_content."
+        if f"{part}type" not in attributes:
+            break
+        text = attributes.get(f"{part}text")
+        if isinstance(text, str):
+            texts.append(text)
+    return "\n".join(texts) or None
+
+
+def first_user_message(attributes: Mapping[str, Any]) -> str | None:
+    """The first user message a model call was sent: the question, for a session that
+    records none of its own.  OpenInference's flattened input messages, or GenAI's."""
+    for index in range(len(attributes)):
+        role = attributes.get(f"llm.input_messages.{index}.message.role")
+        if role is None:
+            break
+        if role in _USER:
+            return _flattened_text(attributes, f"llm.input_messages.{index}.message.")
+    messages = attributes.get("gen_ai.input.messages")
+    return unwrapped(messages, "question") if isinstance(messages, str) else None
+
+
 def model_output_text(attributes: Mapping[str, Any]) -> str | None:
     """The text a model call answered with (its reasoning when it also called tools):
     OpenInference, OpenLLMetry's legacy completion, or the GenAI output messages."""
-    for key in ("llm.output_messages.0.message.content", "gen_ai.completion.0.content"):
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
+    text = _flattened_text(attributes, "llm.output_messages.0.message.")
+    if text is not None:
+        return text
+    value = attributes.get("gen_ai.completion.0.content")
+    if isinstance(value, str) and value:
+        return value
     messages = attributes.get("gen_ai.output.messages")
     if not isinstance(messages, str):
         return None
@@ -376,8 +454,7 @@ def unwrapped(text: str, pick: str) -> str | None:
     except ValueError:
         return None
     if pick == "result":
-        is_tool = isinstance(parsed, dict) and parsed.get("type") == "tool"
-        return _message_content(parsed) if is_tool else None
+        return _tool_output(parsed)
     messages = parsed.get("messages") if isinstance(parsed, dict) else parsed
     if not isinstance(messages, list):
         return None
@@ -388,6 +465,18 @@ def unwrapped(text: str, pick: str) -> str | None:
         content = _message_content(message) if role in roles else None
         if content is not None:
             return content
+    return None
+
+
+def _tool_output(parsed: Any) -> str | None:
+    """What a tool returned, in LangChain's serialised tool message or LlamaIndex's
+    ``ToolOutput`` (``raw_output``: the tool's own return value, before it became blocks)."""
+    if not isinstance(parsed, dict):
+        return None
+    if parsed.get("type") == "tool":
+        return _message_content(parsed)
+    if "raw_output" in parsed and "tool_name" in parsed:
+        return _json_text(parsed["raw_output"])
     return None
 
 

@@ -85,6 +85,11 @@ def observation(call: Call) -> str:
     return get_weather(**call.arguments)
 
 
+def qualified(cls: type) -> str:
+    """An exception class's name as OpenTelemetry records it (``exception.type``)."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def failure(call: Call) -> str:
     """The message of what the failing tool raises for ``call``."""
     try:
@@ -125,11 +130,14 @@ def only_run(store: Path) -> SessionView:
     return view
 
 
-def assert_follows_the_script(view: SessionView, *, turns: int = len(TURNS)) -> None:
+def assert_follows_the_script(
+    view: SessionView, *, turns: int = len(TURNS), agent: str | None = AGENT
+) -> None:
     """The run's steps are the script's first ``turns`` turns, in order: each with its
     thought, its action and its tool calls, with the exact arguments the model chose and
-    the observation the tool returned.  The failing call is left to the caller."""
-    assert view.agent == AGENT
+    the observation the tool returned.  The failing call is left to the caller.  ``agent``:
+    the agent's name as stored (None where the framework's spans do not say it)."""
+    assert view.agent == agent
     assert view.question == QUESTION
     assert [step.number for step in view.iterations] == list(range(1, turns + 1))
     for step, turn in zip(view.iterations, TURNS[:turns], strict=True):
@@ -137,6 +145,7 @@ def assert_follows_the_script(view: SessionView, *, turns: int = len(TURNS)) -> 
         assert step.action == (turn.calls[0].tool if turn.calls else None)
         assert [call.name for call in step.tool_calls] == [call.tool for call in turn.calls]
         for made, call in zip(step.tool_calls, turn.calls, strict=True):
+            assert made.call_id == call.call_id
             assert made.arguments is not None
             assert json.loads(made.arguments) == call.arguments
             if call is WEATHER:

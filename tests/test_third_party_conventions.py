@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from otel_prov import map_spans
 from otel_prov import semconv as sc
 from otel_prov.prov._conventions import (
     ARGUMENT_KEYS,
@@ -25,7 +26,11 @@ from otel_prov.prov._conventions import (
     tool_name_from_span_name,
     unwrapped,
 )
+from otel_prov.prov._iris import activity_iri
+from otel_prov.prov._rdf import literal
 from otel_prov.prov._span_record import Role, classify
+from otel_prov.prov._vocab import RDF_TYPE, O
+from tests.builders import TRACE, make_span
 
 _ROLES = st.sampled_from(["user", "human", "assistant", "ai", "system", "tool"])
 _MESSAGES = st.lists(
@@ -198,3 +203,26 @@ def test_a_helper_span_is_no_call_whatever_kind_it_claims() -> None:
     llm = {"openinference.span.kind": "LLM"}
     assert classify(llm, name="MockLLM._prepare_chat_with_tools") is Role.SPAN
     assert classify(llm, name="MockLLM.achat") is Role.MODEL_CALL
+
+
+def test_a_placeholder_call_id_gives_way_to_the_one_the_model_chose() -> None:
+    """Google ADK writes ``<not specified>`` as the id of a failed tool call; its workflow
+    span around the agent's, of the same name, is one run recorded twice."""
+    requested = [{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"q": "x"}}
+    ]}]  # fmt: skip
+    spans = [
+        make_span(1, name="invoke_workflow w", gen_ai__operation__name="invoke_workflow",
+                  gen_ai__workflow__name="w"),
+        make_span(2, 1, name="invoke_agent w", gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="w"),
+        make_span(3, 2, name="chat", start_ms=0.1, end_ms=0.2, gen_ai__operation__name="chat",
+                  gen_ai__output__messages=json.dumps(requested)),
+        make_span(4, 2, name="execute_tool lookup", start_ms=0.3, end_ms=0.4, status="error",
+                  gen_ai__operation__name="execute_tool", gen_ai__tool__name="lookup",
+                  gen_ai__tool__call__id="<not specified>"),
+    ]  # fmt: skip
+    triples = set(map_spans(spans).triples)
+    sessions = {s for s, p, o in triples if p == RDF_TYPE and o == O.AgentSession}
+    assert sessions == {activity_iri(TRACE, 2)}
+    assert (activity_iri(TRACE, 4), O.toolCallId, literal("c1")) in triples

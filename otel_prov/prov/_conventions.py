@@ -1,7 +1,7 @@
 """Which attribute says what, in every convention the mapper reads.
 
 Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference, OpenLLMetry and
-the frameworks that trace themselves (Pydantic AI, LlamaIndex) record the same facts
+the frameworks that trace themselves (Pydantic AI, LlamaIndex, Google ADK) record the same facts
 under other keys and in other shapes: the span's kind, the question and answer, a tool
 call's name, arguments and result, the model and its usage; tool calls a model asked for
 inside its output messages, tool definitions as JSON, the agent's name in LangChain run
@@ -48,6 +48,7 @@ __all__ = [
     "INVOKE_AGENT",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
+    "PLACEHOLDERS",
     "PROVIDER_KEYS",
     "QUERY_KEYS",
     "QUESTION_KEYS",
@@ -145,6 +146,8 @@ class Convention:
     run_arguments: tuple[str, ...] = ()
     """Keys of a JSON object under the question key that is a run's arguments, not its
     question: the question is then the first user message of the session's first model call."""
+    placeholders: frozenset[str] = frozenset()
+    """Values written where there is none (read as absent)."""
     run_results: tuple[str, ...] = ()
     """How text under the answer key starts when it is a run's result object, not its
     answer: the answer is then the text of the session's last model call that called no
@@ -188,7 +191,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         output_tokens=(sc.GEN_AI_USAGE_OUTPUT_TOKENS,),
         session_id=(sc.GEN_AI_CONVERSATION_ID,),
         agent_name=(sc.GEN_AI_AGENT_NAME,),
-        run_name=(sc.GEN_AI_AGENT_NAME,),
+        # A workflow run of one agent (Google ADK's ``invoke_workflow``) has its name.
+        run_name=(sc.GEN_AI_AGENT_NAME, "gen_ai.workflow.name"),
         query=(sc.GEN_AI_RETRIEVAL_QUERY_TEXT,),
         data_source=(sc.GEN_AI_DATA_SOURCE_ID,),
         document_lists=(sc.GEN_AI_RETRIEVAL_DOCUMENTS,),
@@ -254,6 +258,10 @@ CONVENTIONS: tuple[Convention, ...] = (
         run_arguments=("start_event",),
         run_results=("StopEvent(",),
     ),
+    # Google ADK's built-in tracing: GenAI spans (content only with the GenAI opt-ins), an
+    # ``invoke_workflow`` span around the agent's ``invoke_agent`` one, and a tool call id
+    # it did not have written as a placeholder.
+    Convention("Google ADK", placeholders=frozenset({"<not specified>"})),
     # Last: whole message lists (JSON), taken as a session's question and answer only when
     # no convention above has the text itself.
     Convention(
@@ -292,6 +300,7 @@ WRAPPED_KEYS = frozenset().union(*(convention.wrapped for convention in CONVENTI
 HELPER_NAMES = _keys("helpers")
 RUN_ARGUMENTS = _keys("run_arguments")
 RUN_RESULTS = _keys("run_results")
+PLACEHOLDERS = frozenset().union(*(convention.placeholders for convention in CONVENTIONS))
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
     dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)

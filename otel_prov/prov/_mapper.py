@@ -50,6 +50,7 @@ from otel_prov.prov._conventions import (
     INPUT_TOKEN_KEYS,
     MODEL_KEYS,
     OUTPUT_TOKEN_KEYS,
+    PLACEHOLDERS,
     PROVIDER_KEYS,
     QUERY_KEYS,
     QUESTION_KEYS,
@@ -431,7 +432,7 @@ class _Out:
         """The first of ``keys`` present, as text (other types are converted and reported)."""
         for key in keys:
             value = self.span.attributes.get(key)
-            if value is None:
+            if value is None or (isinstance(value, str) and value in PLACEHOLDERS):
                 continue
             if isinstance(value, str):
                 return value

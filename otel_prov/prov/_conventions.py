@@ -1,14 +1,14 @@
 """Which attribute says what, in every convention the mapper reads.
 
 Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference, OpenLLMetry and
-the frameworks that trace themselves (Pydantic AI, LlamaIndex, Google ADK) record the same facts
-under other keys and in other shapes: the span's kind, the question and answer, a tool
-call's name, arguments and result, the model and its usage; tool calls a model asked for
-inside its output messages, tool definitions as JSON, the agent's name in LangChain run
-metadata, and text wrapped in the framework's serialised messages.  This module is the only one
-that knows those keys and shapes: the span record's role (``_span_record``), the mapper
-(``_mapper``) and the write-ahead log (``otel_prov/processing/_wal.py``) ask it.  Pure
-functions of attributes.
+the frameworks that trace themselves (Pydantic AI, LlamaIndex, Google ADK) record the
+same facts under other keys and in other shapes: the span's kind, the question and
+answer, a tool call's name, arguments and result, the model and its usage; tool calls a
+model asked for inside its output messages, tool definitions as JSON, the agent's name
+in LangChain run metadata, and text wrapped in the framework's serialised messages.
+This module is the only one that knows those keys and shapes: the span record's role
+(``_span_record``), the mapper (``_mapper``) and the write-ahead log
+(``otel_prov/processing/_wal.py``) ask it.  Pure functions of attributes.
 
 Adding a convention (spans some other instrumentation emits):
 
@@ -146,12 +146,12 @@ class Convention:
     run_arguments: tuple[str, ...] = ()
     """Keys of a JSON object under the question key that is a run's arguments, not its
     question: the question is then the first user message of the session's first model call."""
-    placeholders: frozenset[str] = frozenset()
-    """Values written where there is none (read as absent)."""
     run_results: tuple[str, ...] = ()
     """How text under the answer key starts when it is a run's result object, not its
     answer: the answer is then the text of the session's last model call that called no
     tool."""
+    placeholders: frozenset[str] = frozenset()
+    """Values written where there is none (read as absent)."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (

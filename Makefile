@@ -34,6 +34,7 @@ test: lint typecheck servers
 servers:
 	bash scripts/install-virtuoso.sh
 	bash scripts/phoenix-venv.sh
+	bash scripts/adk-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

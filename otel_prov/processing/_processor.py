@@ -330,7 +330,7 @@ class ProvSpanProcessor(SpanProcessor):
                 name=span.name,
                 start_ns=span.start_time or 0,
                 end_ns=None,
-                role=classify(span.attributes or {}, root=span.parent is None),
+                role=classify(span.attributes or {}, root=span.parent is None, name=span.name),
                 remote_parent=span.parent is not None and span.parent.is_remote,
             )
             for span in list(self._open.values())

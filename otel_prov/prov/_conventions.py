@@ -1,13 +1,14 @@
 """Which attribute says what, in every convention the mapper reads.
 
-Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference and OpenLLMetry
-record the same facts under other keys and in other shapes: the span's kind, the
-question and answer, a tool call's name, arguments and result, the model and its
-usage; tool calls a model asked for inside its output messages, tool definitions as
-JSON, the agent's name in LangChain run metadata, and text wrapped in the framework's
-serialised messages.  This module is the only one that knows those keys and shapes:
-the span record's role (``_span_record``), the mapper (``_mapper``) and the write-ahead
-log (``otel_prov/processing/_wal.py``) ask it.  Pure functions of attributes.
+Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference, OpenLLMetry and
+the frameworks that trace themselves (Pydantic AI, LlamaIndex, Google ADK) record the
+same facts under other keys and in other shapes: the span's kind, the question and
+answer, a tool call's name, arguments and result, the model and its usage; tool calls a
+model asked for inside its output messages, tool definitions as JSON, the agent's name
+in LangChain run metadata, and text wrapped in the framework's serialised messages.
+This module is the only one that knows those keys and shapes: the span record's role
+(``_span_record``), the mapper (``_mapper``) and the write-ahead log
+(``otel_prov/processing/_wal.py``) ask it.  Pure functions of attributes.
 
 Adding a convention (spans some other instrumentation emits):
 
@@ -47,10 +48,12 @@ __all__ = [
     "COST_SOURCE_KEYS",
     "DATA_SOURCE_KEYS",
     "EXECUTE_TOOL",
+    "HELPER_NAMES",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
+    "PLACEHOLDERS",
     "PRICED_MODEL_KEYS",
     "PROVIDER_KEYS",
     "QUERY_KEYS",
@@ -58,7 +61,9 @@ __all__ = [
     "REASONING_TOKEN_KEYS",
     "RESULT_KEYS",
     "RETRIEVAL",
+    "RUN_ARGUMENTS",
     "RUN_NAME_KEYS",
+    "RUN_RESULTS",
     "SESSION_ID_KEYS",
     "TOOL_CALL_ID_KEYS",
     "TOOL_CALL_KEYS",
@@ -70,7 +75,9 @@ __all__ = [
     "agent_name",
     "classify",
     "defined_tools",
+    "first_user_message",
     "is_agent_run",
+    "is_run_record",
     "model_output_text",
     "requested_calls",
     "retrieved_documents",
@@ -148,6 +155,18 @@ class Convention:
     ``source``, ``metadata``, ``size`` or ``sha256``)."""
     document_lists: tuple[str, ...] = ()
     """Retrieved documents as one attribute: a JSON list of objects with those fields."""
+    helpers: tuple[str, ...] = ()
+    """Span-name endings of spans of a call's kind that only prepare the call and ask no
+    model or tool: plain spans."""
+    run_arguments: tuple[str, ...] = ()
+    """Keys of a JSON object under the question key that is a run's arguments, not its
+    question: the question is then the first user message of the session's first model call."""
+    run_results: tuple[str, ...] = ()
+    """How text under the answer key starts when it is a run's result object, not its
+    answer: the answer is then the text of the session's last model call that called no
+    tool."""
+    placeholders: frozenset[str] = frozenset()
+    """Values written where there is none (read as absent)."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -194,7 +213,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         cost_source=(sc.GEN_AI_USAGE_COST_SOURCE,),
         session_id=(sc.GEN_AI_CONVERSATION_ID,),
         agent_name=(sc.GEN_AI_AGENT_NAME,),
-        run_name=(sc.GEN_AI_AGENT_NAME,),
+        # A workflow run of one agent (Google ADK's ``invoke_workflow``) has its name.
+        run_name=(sc.GEN_AI_AGENT_NAME, "gen_ai.workflow.name"),
         query=(sc.GEN_AI_RETRIEVAL_QUERY_TEXT,),
         data_source=(sc.GEN_AI_DATA_SOURCE_ID,),
         document_lists=(sc.GEN_AI_RETRIEVAL_DOCUMENTS,),
@@ -258,6 +278,29 @@ CONVENTIONS: tuple[Convention, ...] = (
         query=("traceloop.entity.input",),
         document_lists=("traceloop.entity.output",),
     ),
+    # Pydantic AI's own GenAI instrumentation (``Instrumentation()``, ``Agent.instrument_all()``):
+    # its spans are GenAI ones, but its ``invoke_agent`` span keeps the question only in the
+    # run's message history and the answer under a key of its own.
+    Convention(
+        "Pydantic AI",
+        question=("pydantic_ai.all_messages",),
+        answer=("final_result",),
+        wrapped=frozenset({"pydantic_ai.all_messages"}),
+    ),
+    # LlamaIndex agents through OpenInference's instrumentor: the run (``FunctionAgent.run``,
+    # a root CHAIN) records the workflow's arguments and a truncated repr of its result,
+    # the model is asked in an LLM span inside another (``achat`` -> ``chat``), a third LLM
+    # span only prepares the request, and a tool's output is a serialised ``ToolOutput``.
+    Convention(
+        "LlamaIndex (OpenInference)",
+        helpers=("._prepare_chat_with_tools",),
+        run_arguments=("start_event",),
+        run_results=("StopEvent(",),
+    ),
+    # Google ADK's built-in tracing: GenAI spans (content only with the GenAI opt-ins), an
+    # ``invoke_workflow`` span around the agent's ``invoke_agent`` one, and a tool call id
+    # it did not have written as a placeholder.
+    Convention("Google ADK", placeholders=frozenset({"<not specified>"})),
     # Last: whole message lists (JSON), taken as a session's question and answer only when
     # no convention above has the text itself.
     Convention(
@@ -300,6 +343,10 @@ RUN_NAME_KEYS = _keys("run_name")
 QUERY_KEYS = _keys("query")
 DATA_SOURCE_KEYS = _keys("data_source")
 WRAPPED_KEYS = frozenset().union(*(convention.wrapped for convention in CONVENTIONS))
+HELPER_NAMES = _keys("helpers")
+RUN_ARGUMENTS = _keys("run_arguments")
+RUN_RESULTS = _keys("run_results")
+PLACEHOLDERS = frozenset().union(*(convention.placeholders for convention in CONVENTIONS))
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
     dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)
@@ -308,16 +355,20 @@ TOOL_CALL_KEYS = tuple(
 convention: all the write-ahead log keeps of a call it may have to recover."""
 
 
-def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
+def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "") -> Role:
     """The role of a span, from our own, the official GenAI or third-party conventions.
 
-    ``root`` says the span has no parent.  OpenInference marks a LangGraph agent run
-    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``, or one whose run
-    metadata names an agent and no graph node (an agent run inside an HTTP request, say),
-    is the whole run, so it is classified as the session; graph nodes stay plain spans.
+    ``root`` says the span has no parent, ``name`` is its name (a helper span that only
+    prepares a call is a plain span, whatever kind it claims).  OpenInference marks a
+    LangGraph agent run (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``,
+    or one whose run metadata names an agent and no graph node (an agent run inside an
+    HTTP request, say), is the whole run, so it is classified as the session; graph nodes
+    stay plain spans.
     """
     if sc.OTEL_PROV_ITERATION_NUMBER in attributes:
         return Role.ITERATION
+    if name.endswith(HELPER_NAMES):
+        return Role.SPAN
     for convention in CONVENTIONS:
         if convention.kind_key is None:
             continue
@@ -370,13 +421,59 @@ def agent_name(attributes: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+def is_run_record(text: str, pick: str) -> bool:
+    """Is ``text``, under a ``question`` or ``answer`` key, a framework's record of the whole
+    run (its arguments, its result object) that holds no question or answer to read?"""
+    if pick == "answer":
+        return text.lstrip().startswith(RUN_RESULTS)
+    if pick != "question" or not RUN_ARGUMENTS or not text.lstrip().startswith("{"):
+        return False
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and any(key in parsed for key in RUN_ARGUMENTS)
+
+
+def _flattened_text(attributes: Mapping[str, Any], prefix: str) -> str | None:
+    """The text of an OpenInference message flattened under ``prefix``
+    (``llm.output_messages.0.message.``): its ``content``, else its text ``contents``."""
+    content = attributes.get(f"{prefix}content")
+    if isinstance(content, str) and content:
+        return content
+    texts = []
+    for index in range(len(attributes)):
+        part = f"{prefix}contents.{index}.message_content."
+        if f"{part}type" not in attributes:
+            break
+        text = attributes.get(f"{part}text")
+        if isinstance(text, str):
+            texts.append(text)
+    return "\n".join(texts) or None
+
+
+def first_user_message(attributes: Mapping[str, Any]) -> str | None:
+    """The first user message a model call was sent: the question, for a session that
+    records none of its own.  OpenInference's flattened input messages, or GenAI's."""
+    for index in range(len(attributes)):
+        role = attributes.get(f"llm.input_messages.{index}.message.role")
+        if role is None:
+            break
+        if role in _USER:
+            return _flattened_text(attributes, f"llm.input_messages.{index}.message.")
+    messages = attributes.get("gen_ai.input.messages")
+    return unwrapped(messages, "question") if isinstance(messages, str) else None
+
+
 def model_output_text(attributes: Mapping[str, Any]) -> str | None:
     """The text a model call answered with (its reasoning when it also called tools):
     OpenInference, OpenLLMetry's legacy completion, or the GenAI output messages."""
-    for key in ("llm.output_messages.0.message.content", "gen_ai.completion.0.content"):
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
+    text = _flattened_text(attributes, "llm.output_messages.0.message.")
+    if text is not None:
+        return text
+    value = attributes.get("gen_ai.completion.0.content")
+    if isinstance(value, str) and value:
+        return value
     messages = attributes.get("gen_ai.output.messages")
     if not isinstance(messages, str):
         return None
@@ -384,15 +481,12 @@ def model_output_text(attributes: Mapping[str, Any]) -> str | None:
         parsed = json.loads(messages)
     except ValueError:
         return None
-    texts = []
-    for message in parsed if isinstance(parsed, list) else []:
-        parts = message.get("parts") if isinstance(message, dict) else None
-        for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict) and part.get("type") == "text":
-                content = part.get("content")
-                if isinstance(content, str):
-                    texts.append(content)
-    return "\n".join(texts) or None
+    texts = [
+        _message_content(message)
+        for message in (parsed if isinstance(parsed, list) else [])
+        if isinstance(message, dict) and isinstance(message.get("parts"), list)
+    ]
+    return "\n".join(text for text in texts if text is not None) or None
 
 
 _USER = frozenset({"user", "human"})
@@ -402,38 +496,61 @@ _ASSISTANT = frozenset({"assistant", "ai"})
 def unwrapped(text: str, pick: str) -> str | None:
     """The plain text inside a serialised framework payload, or None if it is not one.
 
-    ``pick``: ``question`` (the first user message of ``{"messages": [...]}``),
-    ``answer`` (the last assistant message), ``result`` (a serialised tool message,
-    ``{"type": "tool", "data": {"content": ...}}``) or ``query`` (a retriever's input,
+    ``pick``: ``question`` (the first user message of ``{"messages": [...]}`` or of a bare
+    message list), ``answer`` (the last assistant message), ``result`` (a serialised tool
+    message, ``{"type": "tool", "data": {"content": ...}}``) or ``query`` (a retriever's input,
     ``{"query": ...}``).  Messages come as
-    ``{"role", "content"}`` or as LangChain's ``{"type", "data": {"content"}}``.
+    ``{"role", "content"}``, as LangChain's ``{"type", "data": {"content"}}`` or as GenAI
+    ``{"role", "parts": [{"type": "text", "content"}]}`` (Pydantic AI's run history).
     """
-    if not text.lstrip().startswith("{"):
+    if not text.lstrip().startswith(("{", "[")):
         return None
     try:
         parsed = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(parsed, dict):
-        return None
     if pick == "result":
-        return _message_content(parsed) if parsed.get("type") == "tool" else None
+        return _tool_output(parsed)
     if pick == "query":
-        query = parsed.get("query")
+        query = parsed.get("query") if isinstance(parsed, dict) else None
         return query if isinstance(query, str) else None
-    messages = parsed.get("messages")
+    messages = parsed.get("messages") if isinstance(parsed, dict) else parsed
     if not isinstance(messages, list):
         return None
     roles = _USER if pick == "question" else _ASSISTANT
     ordered = messages if pick == "question" else list(reversed(messages))
     for message in ordered:
-        if isinstance(message, dict) and (message.get("role") or message.get("type")) in roles:
-            return _message_content(message)
+        role = (message.get("role") or message.get("type")) if isinstance(message, dict) else None
+        content = _message_content(message) if role in roles else None
+        if content is not None:
+            return content
+    return None
+
+
+def _tool_output(parsed: Any) -> str | None:
+    """What a tool returned, in LangChain's serialised tool message or LlamaIndex's
+    ``ToolOutput`` (``raw_output``: the tool's own return value, before it became blocks)."""
+    if not isinstance(parsed, dict):
+        return None
+    if parsed.get("type") == "tool":
+        return _message_content(parsed)
+    if "raw_output" in parsed and "tool_name" in parsed:
+        return _json_text(parsed["raw_output"])
     return None
 
 
 def _message_content(message: Mapping[str, Any]) -> str | None:
     data = message.get("data")
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        texts = [
+            part["content"]
+            for part in parts
+            if isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("content"), str)
+        ]
+        return "\n".join(texts) if texts else None
     content = data.get("content") if isinstance(data, dict) else message.get("content")
     return content if isinstance(content, str) else None
 

@@ -14,6 +14,7 @@ from urllib.parse import quote
 from otel_prov.prov._rdf import InvalidIRIError, iri
 
 __all__ = [
+    "STEP",
     "activity_iri",
     "agent_iri",
     "entity_iri",
@@ -27,6 +28,9 @@ __all__ = [
 ]
 
 _BASE = "urn:otel-prov:"
+STEP = "step"
+"""The entity kind naming an iteration inferred from a model call: ``<model call IRI>:step``
+(the mapper makes it, readers place the model call and its tool calls under it)."""
 
 
 def trace_hex(trace_id: int) -> str:

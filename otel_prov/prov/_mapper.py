@@ -57,6 +57,7 @@ from otel_prov.prov._conventions import (
     INPUT_TOKEN_KEYS,
     MODEL_KEYS,
     OUTPUT_TOKEN_KEYS,
+    PLACEHOLDERS,
     PRICED_MODEL_KEYS,
     PROVIDER_KEYS,
     QUERY_KEYS,
@@ -71,6 +72,8 @@ from otel_prov.prov._conventions import (
     RetrievedDocument,
     agent_name,
     defined_tools,
+    first_user_message,
+    is_run_record,
     model_output_text,
     requested_calls,
     retrieved_documents,
@@ -78,6 +81,7 @@ from otel_prov.prov._conventions import (
     unwrapped,
 )
 from otel_prov.prov._iris import (
+    STEP,
     activity_iri,
     agent_iri,
     entity_iri,
@@ -198,7 +202,7 @@ class _Step:
 
     @property
     def iri(self) -> str:
-        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), "step")
+        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), STEP)
 
     @property
     def end_ns(self) -> int | None:
@@ -304,14 +308,18 @@ class _Tree:
     def _infer_steps(self, session: SpanRecord) -> None:
         """Iterations of a session that has no iteration spans: each model call opens a step
         that takes the tool calls after it, up to the next model call.  Calls made inside a
-        tool call (a tool that asks a model) belong to that tool, not to the loop."""
+        tool call (a tool that asks a model) belong to that tool, not to the loop, and a
+        model call inside a model call (LlamaIndex's ``achat`` -> ``chat``) is the same call."""
         steps: list[_Step] = []
         for span in self.spans:
             if span.role not in (Role.MODEL_CALL, Role.TOOL_CALL):
                 continue
             if self.enclosing(span, Role.SESSION) is not session:
                 continue
-            if self.enclosing(span, Role.TOOL_CALL) is not None:
+            if (
+                self.enclosing(span, Role.TOOL_CALL) is not None
+                or self.enclosing(span, Role.MODEL_CALL) is not None
+            ):
                 continue
             if span.role is Role.MODEL_CALL:
                 steps.append(_Step(span, len(steps) + 1))
@@ -489,7 +497,7 @@ class _Out:
         """The first of ``keys`` present, as text (other types are converted and reported)."""
         for key in keys:
             value = self.span.attributes.get(key)
-            if value is None:
+            if value is None or (isinstance(value, str) and value in PLACEHOLDERS):
                 continue
             if isinstance(value, str):
                 return value
@@ -508,6 +516,8 @@ class _Out:
                 continue
             text = self.text(key)
             assert text is not None
+            if pick is not None and is_run_record(text, pick):
+                continue  # the session's steps say it instead (see _session)
             blob = self.span.blobs.get(key)
             if blob is not None:
                 return _Content(text, blob.sha256, blob.size, blob=blob)
@@ -926,7 +936,12 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((start, P.hadActivity, starter))
         add((start, P.atTime, datetime_from_ns(span.start_ns)))
         add((activity, P.wasInformedBy, starter))
+    steps = tree.steps(span)
     question = out.content(*QUESTION_KEYS, pick="question")
+    if question is None and steps:
+        # No question of its own: the one its first model call was asked.
+        text = first_user_message(steps[0].model.attributes)
+        question = _Content.of(text) if text is not None else None
     if question is not None:
         entity = entity_iri(activity, "question")
         out.entity(entity, O.Question, question)
@@ -936,7 +951,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     thoughts: list[tuple[int, str]] = []  # (when decided, thought), for what followed a retrieval
     previous: str | None = None
     previous_observations: list[str] = []
-    for step in tree.steps(span):
+    for step in steps:
         current = step.iri
         thought = _inferred_step(step, current, activity, out)
         if thought is not None:
@@ -971,6 +986,10 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             sources.append(chunk)
 
     answer = out.content(*ANSWER_KEYS, pick="answer")
+    if answer is None and steps and not steps[-1].tools:
+        # No answer of its own: what its last model call said, having called no tool.
+        text = model_output_text(steps[-1].model.attributes)
+        answer = _Content.of(text) if text is not None else None
     if answer is not None:
         entity = entity_iri(activity, "answer")
         out.entity(entity, O.Answer, answer)

@@ -227,7 +227,7 @@ def _span(raw: Any, service: str | None, where: str, problems: list[str]) -> Spa
             events=tuple(_events(raw, where, problems)),
             links=tuple(_links(raw, where, problems)),
             service_name=service,
-            role=classify(attributes, root=parent_id is None),
+            role=classify(attributes, root=parent_id is None, name=name),
             remote_parent=parent_id is not None and parent_is_remote(_flags(raw)),
         )
     )

@@ -114,7 +114,7 @@ def _span(raw: Span, service: str | None, where: str, problems: list[str]) -> Sp
             events=tuple(_events(raw, where, problems)),
             links=tuple(_links(raw, where, problems)),
             service_name=service,
-            role=classify(attributes, root=parent_id is None),
+            role=classify(attributes, root=parent_id is None, name=raw.name),
             remote_parent=parent_id is not None and parent_is_remote(raw.flags),
         )
     )

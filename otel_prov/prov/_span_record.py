@@ -181,7 +181,7 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
                 (link.context.trace_id, link.context.span_id) for link in span.links if link.context
             ),
             service_name=service if isinstance(service, str) else None,
-            role=classify(attributes, root=parent is None),
+            role=classify(attributes, root=parent is None, name=span.name),
             truncated=_at_limit(attributes, limit),
             remote_parent=parent is not None and parent.is_remote,
         )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from otel_prov.processing._blobs import BlobError, read_blob
+from otel_prov.prov._iris import STEP
 from otel_prov.prov._queries import (
     TOKEN_PROPERTIES,
     RunFilter,
@@ -474,11 +475,24 @@ class _Assembly:
             name = _PROPERTIES[(row["p"] or "").removeprefix(OPROV)]
             self.properties.setdefault(row["a"] or "", {}).setdefault(name, row["o"] or "")
         self.content: dict[tuple[str, str, str], set[str]] = {}
+        arguments_by: dict[str, str] = {}
+        self.decided_by: dict[str, str] = {}
+        """Tool call -> the activity that generated the arguments it used."""
         for row in backend.query(content_links_query(graph, session)).rows:
+            activity, link, entity = row["a"] or "", row["link"] or "", row["e"] or ""
             kind = (row["kind"] or "").removeprefix(OPROV)
-            text = texts.get(row["e"] or "")
+            if kind == "Arguments" and link == "generated":
+                arguments_by[entity] = activity
+            elif kind == "Arguments":
+                self.decided_by[activity] = entity
+            text = texts.get(entity)
             if text is not None:
-                self.content.setdefault((row["a"] or "", row["link"] or "", kind), set()).add(text)
+                self.content.setdefault((activity, link, kind), set()).add(text)
+        self.decided_by = {
+            call: arguments_by[entity]
+            for call, entity in self.decided_by.items()
+            if entity in arguments_by
+        }
         self.heads: dict[str, SessionView] = {}
         if "AgentSession" in self.kinds.values():
             self.heads = _sub_sessions(backend, graph, session, texts)
@@ -500,9 +514,9 @@ class _Assembly:
             self.placed.setdefault(home or self._run, []).append(activity)
         holders = {*iterations, *sessions}
         for activity, kind in self.kinds.items():
-            parent = self.parents[activity]
-            if kind in ("ToolCall", "ModelCall") and self.kinds.get(parent) == "Iteration":
-                self.placed.setdefault(parent, []).append(activity)
+            step = self._step(activity, kind)
+            if step is not None:
+                self.placed.setdefault(step, []).append(activity)
                 if kind == "ToolCall":
                     holders.add(activity)
         for activity in self.kinds:
@@ -510,6 +524,17 @@ class _Assembly:
                 holder = _nearest(activity, self.parents, holders)
                 self.placed.setdefault(holder or self._run, []).append(activity)
         return self._session(run, {run.id})
+
+    def _step(self, activity: str, kind: str) -> str | None:
+        """The iteration a model or tool call is shown under: the iteration span around it,
+        else, in a step the mapper inferred (third-party spans), the step the model call
+        opened or the step that generated the arguments the tool call used."""
+        if kind not in ("ModelCall", "ToolCall"):
+            return None
+        found: str | None = self.parents[activity]
+        if self.kinds.get(found or "") != "Iteration":
+            found = f"{activity}:{STEP}" if kind == "ModelCall" else self.decided_by.get(activity)
+        return found if self.kinds.get(found or "") == "Iteration" else None
 
     def _under(self, holder: str, kind: str) -> list[str]:
         return [a for a in self.placed.get(holder, []) if self.kinds.get(a) == kind]

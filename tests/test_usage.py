@@ -212,6 +212,7 @@ def test_totals_are_summed_per_kind_and_currency_sub_sessions_included(tmp_path:
     view = open_store(store).session(run.id)
     (helper,) = list(view.nested_sessions())
     assert dict(helper.usage.tokens) == {"input": 10, "output": 1}
+    assert "; it cost 0.25263 USD." in open_store(store).summary(run.id).text()
 
 
 def test_costs_in_different_currencies_are_not_added(tmp_path: Path) -> None:
@@ -232,3 +233,5 @@ def test_costs_in_different_currencies_are_not_added(tmp_path: Path) -> None:
     assert row["cost"] is None and len(row["costs"]) == 2
     shown = run_cli("show", run.id, "--store", str(store)).stdout
     assert "0.00303 EUR + 0.25 USD (mixed currencies, not added)" in shown
+    told = open_store(store).summary(run.id).text()
+    assert "; it cost 0.00303 EUR and 0.25 USD (different currencies, not added)." in told

@@ -198,6 +198,14 @@ def _cost(view: SessionView, refs: _Refs) -> Sentence:
             f"; its {len(models)} model call{plural} used {used_in} input and "
             f"{used_out} output tokens"
         )
+    if view.usage.costs:
+        # Sub-agent sessions included, as in the listing; currencies are never added.
+        each = [
+            f"{format(c.amount.normalize(), 'f')} {c.currency or '(no currency)'}"
+            for c in view.usage.costs
+        ]
+        mixed = " (different currencies, not added)" if len(each) > 1 else ""
+        parts.append(f"; it cost {_and(each)}{mixed}")
     return Sentence("".join(parts) + ".", refs(view.id))
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import otel_prov
 from otel_prov.cli._render import _fixed_width_time, _shortened
-from otel_prov.cli._sparql import QUERY_FORMS, query_form, undeclared_prefixes, with_prefixes
 from otel_prov.cli._terminal import printable
+from otel_prov.read._user_query import QUERY_FORMS, query_form, undeclared_prefixes, with_prefixes
 from tests.cli import run_cli
 
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")

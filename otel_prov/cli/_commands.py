@@ -25,7 +25,6 @@ from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_view
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
-from otel_prov.cli._sparql import query_form, undeclared_prefixes, with_prefixes
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
@@ -44,6 +43,7 @@ from otel_prov.read._backend import (
 )
 from otel_prov.read._delivery import delivery_status, render_status
 from otel_prov.read._reader import ProvenanceReader
+from otel_prov.read._user_query import run_user_query
 from otel_prov.setup._destination import (
     Destination,
     destination_from_settings,
@@ -353,17 +353,10 @@ def _query(args: argparse.Namespace) -> ExitCode:
     graph = _graph(args)
     backend = _backend(args)
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
-    if query_form(text) is None:
-        raise UsageError(
-            "query runs SELECT, ASK, CONSTRUCT or DESCRIBE only, and this is none of them "
-            "(an update is never sent)"
-        )
     try:
-        result = backend.query(with_prefixes(text), default_graph=graph[1:-1])
+        result = run_user_query(backend, text, graph=graph[1:-1])
     except ValueError as exc:
-        unknown = undeclared_prefixes(text)
-        named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
-        raise UsageError(str(exc).splitlines()[0] + named) from exc
+        raise UsageError(str(exc)) from exc
     sys.stdout.write(render_query_result(result, args.format))
     empty = (result.kind == "select" and not result.rows) or (
         result.kind == "graph" and not result.triples

@@ -8,9 +8,9 @@ import io
 import json
 
 from otel_prov.cli._exit import UsageError
-from otel_prov.cli._render_rdf import render_jsonld, render_turtle
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.read._backend import QueryResult
+from otel_prov.read._rdf_documents import render_jsonld, render_turtle
 
 __all__ = ["QUERY_FORMATS", "render_query_result"]
 

@@ -1,5 +1,5 @@
 """``otel-prov``: run the demo, list sessions, show one, query provenance with SPARQL,
-import OTLP JSON trace files, receive OTLP.
+import OTLP JSON trace files, receive OTLP, serve the web view.
 
 This module parses the command line, calls the pipeline and writes what the renderers
 (``_render*``) make of the answer.  Each command is a handler in :data:`COMMANDS`; the exit
@@ -53,6 +53,8 @@ from otel_prov.setup._destination import (
     spool_dir_from_settings,
     store_path,
 )
+from otel_prov.view import create_app
+from otel_prov.view._server import is_loopback, serve
 
 __all__ = ["COMMANDS", "main"]
 
@@ -94,6 +96,22 @@ def _at_least_one(value: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {value!r}")
     return number
+
+
+def _port(value: str) -> int:
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, not {value!r}")
+    return int(value)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {value!r}")
+    return seconds
 
 
 def _formats(**described: str) -> str:
@@ -236,6 +254,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     _writes(receive)
     add_receive_arguments(receive)
+    serve = command(
+        "serve",
+        "a read-only web view: sessions (filtered, paged), each session with its timeline "
+        "and RDF downloads, two side by side, and a SPARQL box; prints its URL",
+        "otel-prov serve --port 8080",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (127.0.0.1: this machine only; any other is warned about)",
+    )
+    serve.add_argument(
+        "--port", type=_port, default=8080, metavar="N", help="port (8080; 0 picks a free one)"
+    )
+    serve.add_argument(
+        "--query-timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="stop a query of the SPARQL page after this long (10)",
+    )
     verify = command(
         "verify",
         "check that stored sessions are unchanged since export",
@@ -508,6 +547,34 @@ def _receive(args: argparse.Namespace) -> ExitCode:
         raise UsageError(str(exc)) from exc
 
 
+def _serve(args: argparse.Namespace) -> ExitCode:
+    """Open the store (or endpoint) first, so that one that cannot be read fails at once."""
+    graph = _graph(args)[1:-1]
+    _backend(args)  # --store and --endpoint together are refused before anything opens
+    app = create_app(
+        lambda: _backend(args),
+        graph=graph,
+        trace_links=_trace_links(),
+        query_timeout_s=args.query_timeout,
+    )
+    if not is_loopback(args.host):
+        _say(
+            f"warning: listening on {args.host}, not this machine only: anyone who can reach "
+            "it reads all the provenance in the store (there is no login)"
+        )
+
+    def announce(url: str) -> None:
+        print(f"otel-prov serve: {url}", flush=True)
+
+    try:
+        serve(app, args.host, args.port, announce=announce)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from exc
+    return ExitCode.OK
+
+
 def _verify(args: argparse.Namespace) -> ExitCode:
     if args.id is not None and args.all:
         raise UsageError("give an ID or --all, not both")
@@ -579,6 +646,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "query": _query,
     "import": _import,
     "receive": _receive,
+    "serve": _serve,
     "verify": _verify,
     "status": _status,
     "flush": _flush,

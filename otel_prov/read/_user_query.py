@@ -21,6 +21,7 @@ from otel_prov.read._backend import QueryBackend, QueryResult
 __all__ = [
     "QUERY_FORMS",
     "UpdateRefusedError",
+    "check_user_query",
     "query_form",
     "run_user_query",
     "undeclared_prefixes",
@@ -97,6 +98,16 @@ class UpdateRefusedError(ValueError):
     """The text is not a SELECT, ASK, CONSTRUCT or DESCRIBE query; it was not sent."""
 
 
+def check_user_query(text: str) -> None:
+    """Raises :class:`UpdateRefusedError` unless ``text`` is a query :func:`run_user_query`
+    runs: a check that needs no store."""
+    if query_form(text) is None:
+        raise UpdateRefusedError(
+            "only SELECT, ASK, CONSTRUCT or DESCRIBE queries run, and this is none of them "
+            "(an update is never sent)"
+        )
+
+
 def run_user_query(backend: QueryBackend, text: str, *, graph: str) -> QueryResult:
     """Run ``text`` on ``backend`` with the provenance graph ``graph`` (an IRI) as its
     default graph and the project's prefixes predeclared.
@@ -104,11 +115,7 @@ def run_user_query(backend: QueryBackend, text: str, *, graph: str) -> QueryResu
     Raises :class:`UpdateRefusedError` for anything but a query (nothing is sent), and
     ``ValueError`` for a query the store cannot parse, naming undeclared prefixes.
     """
-    if query_form(text) is None:
-        raise UpdateRefusedError(
-            "only SELECT, ASK, CONSTRUCT or DESCRIBE queries run, and this is none of them "
-            "(an update is never sent)"
-        )
+    check_user_query(text)
     try:
         return backend.query(with_prefixes(text), default_graph=graph)
     except ValueError as exc:

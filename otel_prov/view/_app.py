@@ -232,6 +232,10 @@ def create_app(
     def script(request: Request) -> Response:
         return Response(SCRIPT, media_type="text/javascript")
 
+    def no_icon(request: Request) -> Response:
+        # Browsers ask for one on every site; a 404 would be an error in their console.
+        return Response(status_code=204)
+
     app = Starlette(
         routes=[
             Route("/", sessions),
@@ -241,6 +245,7 @@ def create_app(
             Route("/diff", diff),
             Route("/sparql", sparql, methods=["GET", "POST"]),
             Route("/static/app.js", script),
+            Route("/favicon.ico", no_icon),
         ],
         exception_handlers={StoreUnavailableError: _store_unavailable},
     )

@@ -7,6 +7,7 @@ store, or over a store of generated runs for paging.
 from __future__ import annotations
 
 import re
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,3 +202,18 @@ def test_a_missing_store_or_a_bad_port_is_exit_2() -> None:
     assert missing.returncode == 2 and "no provenance store" in missing.stderr
     bad = run_cli("serve", "--port", "70000")
     assert bad.returncode == 2 and "port" in bad.stderr
+
+
+def test_runs_an_agent_writes_while_it_serves_show_up(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    assert run_cli("demo", "--store", str(store)).returncode == 0
+    with serving("--store", str(store)) as server:
+        assert len(_session_links(requests.get(server.url + "/", timeout=30).text)) == 1
+        assert run_cli("demo", "--store", str(store)).returncode == 0  # writes beside the reader
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            runs = _session_links(requests.get(server.url + "/", timeout=30).text)
+            if len(runs) == 2:
+                break
+            time.sleep(0.5)
+        assert len(runs) == 2

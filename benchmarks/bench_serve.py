@@ -78,7 +78,12 @@ def main() -> None:
             "one agent": median_seconds(lambda: _get(base + "/?agent=bench"), 5),
             "500-activity session": median_seconds(lambda: _get(session), 5),
         }
-        search = median_seconds(lambda: _get(base + "/?q=question+number+99999"), 1)
+        try:
+            search = (
+                f"{median_seconds(lambda: _get(base + '/?q=question+number+1'), 1) * 1000:.0f} ms"
+            )
+        except TimeoutError:
+            search = "over 120 s"
         reopen = median_seconds(lambda: EmbeddedBackend(root / "store"), 3)
         server.should_exit = True
         thread.join(10)
@@ -93,7 +98,7 @@ def main() -> None:
         f"serve over {SESSIONS:,} runs (built in {built:.0f} s): sessions list, 50 rows: "
         f"{ms['newest page']:.0f} ms ({listing} target {LIST_TARGET_MS} ms), next page "
         f"{ms['next page by cursor']:.0f} ms, one agent {ms['one agent']:.0f} ms, "
-        f"text search {search * 1000:.0f} ms (a scan); session page of {activities} activities "
+        f"text search {search} (a scan); session page of {activities} activities "
         f"{ms['500-activity session']:.0f} ms ({long_page} target {SESSION_TARGET_MS} ms); "
         f"opening the store again (every refresh_s) {reopen * 1000:.0f} ms"
     )

@@ -36,6 +36,7 @@ servers:
 	bash scripts/install-virtuoso.sh
 	bash scripts/install-chromium.sh
 	bash scripts/phoenix-venv.sh
+	bash scripts/adk-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

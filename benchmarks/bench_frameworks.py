@@ -12,7 +12,10 @@ up once, and nothing one variant patched or left behind can tax another.  The pa
 workers in alternating rounds (one batch of runs each, the order reversed every round,
 only one worker running at a time) and compares the medians of all timed runs.  The
 agent (with a fresh scripted model) is built outside the timed part; each worker flushes
-its processors after its batch, untimed, so no background work spills into another's.
+its processors after its batch, timed apart, so no background work spills into another's:
+OpenInference's exporter works synchronously inside the run, ours in the background, and the
+agent pays for both, so a second comparison counts each variant's flushes in, and the CPU
+of every thread.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from benchmarks.workload import report
 WARMUP = 30
 ROUNDS = 60
 RUNS_PER_BATCH = 15
-TARGET = 0.5  # ours may add at most half of what OpenInference adds
+TARGET = 0.25  # ours may add at most a quarter of what OpenInference adds to a run
+TARGET_FLUSHED = 0.5  # and half with our flush counted: the agent pays for it somewhere
 PREFIX = "@@ "
 
 LANGCHAIN = ("lc-bare", "lc-openinference", "lc-ours")
@@ -169,19 +173,25 @@ def _worker(variant: str) -> None:
 
     spans = 0
 
-    def batch(runs: int) -> list[float]:
+    def batch(runs: int) -> dict[str, Any]:
+        """The runs' times, then the flush's (timed apart: no background work spills into
+        the next batch) and the CPU of the runs and the flush (every thread's)."""
         nonlocal spans
-        times = []
+        times, cpu = [], 0.0
         for _ in range(runs):
             run = prepare()
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.process_time()
             run()
             times.append(time.perf_counter() - start)
-        provider.force_flush()  # untimed: no background work spills into the next batch
+            cpu += time.process_time() - cpu_start
+        start, cpu_start = time.perf_counter(), time.process_time()
+        provider.force_flush()
+        flush = time.perf_counter() - start
+        cpu += time.process_time() - cpu_start
         if memory is not None:
             spans += len(memory.get_finished_spans())
             memory.clear()
-        return times
+        return {"times": times, "flush": flush, "cpu": cpu}
 
     def send(payload: object) -> None:
         print(PREFIX + json.dumps(payload), flush=True)
@@ -209,6 +219,9 @@ class Worker:
     def __init__(self, variant: str) -> None:
         self.variant = variant
         self.times: list[float] = []
+        self.flush = 0.0
+        self.cpu = 0.0
+        """Seconds of flushing, and of CPU (runs and flushes), over all timed batches."""
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.bench_frameworks", "--worker", variant],
             stdin=subprocess.PIPE,
@@ -231,8 +244,10 @@ class Worker:
 
     def batch(self, runs: int) -> None:
         self.send(str(runs))
-        times: list[float] = self.receive()
-        self.times += times
+        answer: dict[str, Any] = self.receive()
+        self.times += answer["times"]
+        self.flush += answer["flush"]
+        self.cpu += answer["cpu"]
 
     def finish(self) -> dict[str, int]:
         self.send("quit")
@@ -243,6 +258,16 @@ class Worker:
     @property
     def median_ms(self) -> float:
         return statistics.median(self.times) * 1000
+
+    @property
+    def flushed_ms(self) -> float:
+        """Mean time of a run with its share of the flushes."""
+        return (sum(self.times) + self.flush) / len(self.times) * 1000
+
+    @property
+    def cpu_ms(self) -> float:
+        """Mean CPU of a run with its share of the flushes (background threads too)."""
+        return self.cpu / len(self.times) * 1000
 
 
 def _measure(variants: Sequence[str]) -> tuple[dict[str, Worker], dict[str, dict[str, int]]]:
@@ -303,6 +328,20 @@ def main() -> None:
         f"{lc_stats['lc-ours']['sessions']} sessions stored of {total} runs, "
         f"{lc_stats['lc-ours']['dropped']} dropped); "
         + _halves(lambda ms: (ms(ours) - ms(bare)) / (ms(oi) - ms(bare))),
+    )
+
+    flushed = (ours.flushed_ms - bare.flushed_ms) / (oi.flushed_ms - bare.flushed_ms)
+    cpu = (ours.cpu_ms - bare.cpu_ms) / (oi.cpu_ms - bare.cpu_ms)
+    report(
+        "langchain added time with the flush, ours vs OpenInference",
+        flushed,
+        f"<= {TARGET_FLUSHED}x",
+        flushed <= TARGET_FLUSHED,
+        f"means per run incl. its share of the flushes: bare {bare.flushed_ms:.2f} ms, "
+        f"OpenInference {oi.flushed_ms:.2f} ms, ours {ours.flushed_ms:.2f} ms; added CPU "
+        f"per run (every thread, flushes included): OpenInference "
+        f"+{oi.cpu_ms - bare.cpu_ms:.2f} ms, ours +{ours.cpu_ms - bare.cpu_ms:.2f} ms "
+        f"({cpu:.2f}x)",
     )
 
     oa, oa_stats = _measure(AGENTS)

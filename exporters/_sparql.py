@@ -28,6 +28,11 @@ How it behaves:
 * A batch refused for good (other 4xx) goes to ``<spool_dir>/dead-letter`` with the
   server's reason, and is not retried; so does a spooled file that cannot be read as a
   batch, so that one bad file never holds up those behind it.
+* Bundle chains continue across restarts and outages: a new process links each agent's
+  next bundle to the newer of the head the store holds and the one remembered beside the
+  spool (``chain-heads.json``, the newest of what this spool took), so a run that
+  started with the store down, or before an earlier run's spool was replayed, still
+  takes its place after the bundle before it.
 * Replays never duplicate anything: the mapper's IRIs are deterministic, so inserting a
   batch twice leaves the store as inserting it once.
 
@@ -57,6 +62,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_val
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.util.re import parse_env_headers
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._heads import RememberedHeads
 from otel_prov.exporters._sparql_client import (
     Answer,
     Outcome,
@@ -77,7 +83,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SPOOL_DIR,
 )
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query
+from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query, newest_heads
 
 __all__ = ["DEFAULT_SPOOL_DIR", "SparqlUpdateExporter", "sparql_headers"]
 
@@ -164,6 +170,7 @@ class SparqlUpdateExporter(ProvExporter):
         spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
         self.spool = Spool(spool_path, max_bytes=max_spool_bytes)
         self._fsync = fsync if fsync is not None else fsync_always()
+        self._heads = RememberedHeads(self.spool.directory, self.spool.root, fsync=self._fsync)
         self.batch_size = max_batch_triples
         self._retry_initial = retry_initial_delay
         self._retry_max = retry_max_delay
@@ -207,6 +214,7 @@ class SparqlUpdateExporter(ProvExporter):
         counters of its own, and a sender that delivers only what the child exports."""
         self.spool.close()  # our copy of the lock's descriptor; the parent keeps its lock
         self.spool = Spool(self.spool.root, max_bytes=self.spool.max_bytes)
+        self._heads = RememberedHeads(self.spool.directory, self.spool.root, fsync=self._fsync)
         self._client = self._new_client()
         self.counts = dict.fromkeys(_OUTCOMES, 0)
         self._triples = 0
@@ -240,6 +248,7 @@ class SparqlUpdateExporter(ProvExporter):
             return ExportResult.FAILURE
         finally:
             self._wake.set()
+        self._heads.take(records)
         self._count("spooled")
         return ExportResult.SUCCESS
 
@@ -386,7 +395,9 @@ class SparqlUpdateExporter(ProvExporter):
 
     # --- lifecycle -------------------------------------------------------------------------
     def chain_heads(self) -> dict[str, dict[str, str]]:
-        """Read from the query endpoint; unreachable, the chains start afresh (logged)."""
+        """Read from the query endpoint, each agent's newer than the head remembered beside
+        the spool (``_heads``); the store unreachable, the remembered heads (logged)."""
+        remembered = self._heads.read()
         try:
             response = requests.post(
                 self.query_endpoint,
@@ -399,12 +410,15 @@ class SparqlUpdateExporter(ProvExporter):
             rows = [{name: cell["value"] for name, cell in row.items()} for row in bindings]
         except (requests.RequestException, ValueError, KeyError, TypeError) as exc:
             _logger.warning(
-                "cannot read the bundle chains from %s (%s); they start afresh",
+                "cannot read the bundle chains from %s (%s); %s",
                 redact_url(self.query_endpoint),
                 type(exc).__name__,
+                "they continue from the bundles spooled last"
+                if remembered
+                else "they start afresh",
             )
-            return {}
-        return chain_heads_from_rows(rows)
+            return remembered
+        return newest_heads(chain_heads_from_rows(rows), remembered)
 
     def describe(self) -> str:
         return f"the SPARQL store at {redact_url(self.update_endpoint)}"

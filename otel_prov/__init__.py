@@ -9,11 +9,16 @@ span ids.
 
 from otel_prov._version import __version__
 from otel_prov.capture import (
+    Plan,
+    PlanStep,
     RedactingSpanExporter,
     Retrieval,
     agent_session,
     iteration,
     model_call,
+    plan,
+    postcondition,
+    record_evaluation,
     retrieval,
     set_action,
     set_answer,
@@ -31,6 +36,8 @@ from otel_prov.prov._span_record import SpanRecord, record_from_span
 from otel_prov.setup import ProvHandle, ProvSpanExporter, configure
 
 __all__ = [
+    "Plan",
+    "PlanStep",
     "ProcessorStatistics",
     "ProvHandle",
     "ProvRecord",
@@ -45,6 +52,9 @@ __all__ = [
     "iteration",
     "map_spans",
     "model_call",
+    "plan",
+    "postcondition",
+    "record_evaluation",
     "record_from_span",
     "retrieval",
     "set_action",

@@ -104,7 +104,9 @@ OTEL_PROV_WAL_DIR = "OTEL_PROV_WAL_DIR"
 """
 .. envvar:: OTEL_PROV_WAL_DIR
 
-Write-ahead log of tool calls at dispatch.  ``configure()`` defaults it to
+Write-ahead log of tool calls at dispatch, and of the session and iteration around each
+(a run killed inside a tool is stored ``incomplete`` by the next process started on the
+same directory).  ``configure()`` defaults it to
 ``.otel-prov/wal``; a bare ``ProvSpanProcessor`` keeps none unless this is set.
 """
 
@@ -196,4 +198,13 @@ OTEL_PROV_RECEIVER_FSYNC = "OTEL_PROV_RECEIVER_FSYNC"
 
 ``true`` (default): the receiver fsyncs each request to its journal before acknowledging
 it (survives a machine crash); ``false``: survives the receiver being killed only.
+"""
+
+OTEL_PROV_PRICES = "OTEL_PROV_PRICES"
+"""
+.. envvar:: OTEL_PROV_PRICES
+
+A TOML or JSON file of prices per million tokens, keyed by model name (see
+``otel_prov/prov/_prices.py``): model calls that report tokens and no cost are priced
+from it (``oprov:costSource "local"``).  Unset: only reported costs are recorded.
 """

@@ -18,9 +18,15 @@ __all__ = [
     "GEN_AI_CONTENT_TWINS",
     "GEN_AI_CONVERSATION_ID",
     "GEN_AI_DATA_SOURCE_ID",
+    "GEN_AI_EVALUATION_EXPLANATION",
+    "GEN_AI_EVALUATION_NAME",
+    "GEN_AI_EVALUATION_RESULT",
+    "GEN_AI_EVALUATION_SCORE_LABEL",
+    "GEN_AI_EVALUATION_SCORE_VALUE",
     "GEN_AI_OPERATION_NAME",
     "GEN_AI_PROVIDER_NAME",
     "GEN_AI_REQUEST_MODEL",
+    "GEN_AI_RESPONSE_ID",
     "GEN_AI_RESPONSE_MODEL",
     "GEN_AI_RETRIEVAL_DOCUMENTS",
     "GEN_AI_RETRIEVAL_QUERY_TEXT",
@@ -29,8 +35,18 @@ __all__ = [
     "GEN_AI_TOOL_CALL_RESULT",
     "GEN_AI_TOOL_NAME",
     "GEN_AI_TOOL_TYPE",
+    "GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS",
+    "GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS",
+    "GEN_AI_USAGE_COST_AMOUNT",
+    "GEN_AI_USAGE_COST_CURRENCY",
+    "GEN_AI_USAGE_COST_SOURCE",
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
+    "GEN_AI_USAGE_REASONING_OUTPUT_TOKENS",
+    "MCP_METHOD_NAME",
+    "MCP_PROTOCOL_VERSION",
+    "MCP_SESSION_ID",
+    "NOT_YET_UPSTREAM",
     "ONTOLOGY_PATH",
     "OTEL_PROV_ACTION",
     "OTEL_PROV_AGENT_TOOLS",
@@ -48,8 +64,16 @@ __all__ = [
     "OTEL_PROV_CONTENT_QUESTION_SIZE",
     "OTEL_PROV_CONTENT_THOUGHT_SHA256",
     "OTEL_PROV_CONTENT_THOUGHT_SIZE",
+    "OTEL_PROV_EVALUATION_EVALUATOR",
     "OTEL_PROV_ITERATION_NUMBER",
     "OTEL_PROV_OBSERVATION",
+    "OTEL_PROV_PLAN_ID",
+    "OTEL_PROV_PLAN_STEP",
+    "OTEL_PROV_PLAN_STEPS",
+    "OTEL_PROV_PLAN_STEP_OUTCOME",
+    "OTEL_PROV_POSTCONDITION_DETAIL",
+    "OTEL_PROV_POSTCONDITION_NAME",
+    "OTEL_PROV_POSTCONDITION_OK",
     "OTEL_PROV_QUESTION",
     "OTEL_PROV_RETRIEVAL_DOCUMENT_CONTENT",
     "OTEL_PROV_RETRIEVAL_DOCUMENT_ID",
@@ -60,9 +84,13 @@ __all__ = [
     "OTEL_PROV_RETRIEVAL_DOCUMENT_SOURCE",
     "OTEL_PROV_RETRIEVAL_QUERY",
     "OTEL_PROV_THOUGHT",
+    "PLAN_OPERATION",
+    "POSTCONDITION_EVENT",
     "REGISTRY_DIR",
     "SERVICE_NAME",
     "SHAPES_PATH",
+    "STEP_OUTCOMES",
+    "STEP_OUTCOME_EVENT",
     "content_digest_keys",
     "document_key",
 ]
@@ -122,6 +150,28 @@ OTEL_PROV_RETRIEVAL_DOCUMENT_METADATA = "otel_prov.retrieval.document.metadata"
 OTEL_PROV_RETRIEVAL_DOCUMENT_SIZE = "otel_prov.retrieval.document.size"
 OTEL_PROV_RETRIEVAL_DOCUMENT_SHA256 = "otel_prov.retrieval.document.sha256"
 """Template: size and hash of its whole text, when the text was left off or cut."""
+OTEL_PROV_EVALUATION_EVALUATOR = "otel_prov.evaluation.evaluator"
+"""Who made an evaluation, on a ``gen_ai.evaluation.result`` event."""
+OTEL_PROV_PLAN_STEPS = "otel_prov.plan.steps"
+"""The ordered steps of a plan, on the span that made it (``gen_ai.operation.name`` plan)."""
+OTEL_PROV_PLAN_ID = "otel_prov.plan.id"
+"""The span id (16 hex digits) of the plan a step belongs to, on the activity run for
+that step and on a step outcome event."""
+OTEL_PROV_PLAN_STEP = "otel_prov.plan.step"
+"""The 1-based number of the plan's step (with ``otel_prov.plan.id``)."""
+OTEL_PROV_PLAN_STEP_OUTCOME = "otel_prov.plan.step.outcome"
+"""``executed``, ``failed``, ``skipped`` or ``rolled_back``, on a step outcome event."""
+OTEL_PROV_POSTCONDITION_NAME = "otel_prov.postcondition.name"
+OTEL_PROV_POSTCONDITION_OK = "otel_prov.postcondition.ok"
+OTEL_PROV_POSTCONDITION_DETAIL = "otel_prov.postcondition.detail"
+"""A postcondition checked: its name, whether it held and what was found."""
+PLAN_OPERATION = "plan"
+"""The GenAI ``gen_ai.operation.name`` of an agent making a plan."""
+STEP_OUTCOME_EVENT = "otel_prov.plan.step_outcome"
+"""Event: a step of a plan was executed, failed, skipped or rolled back."""
+POSTCONDITION_EVENT = "otel_prov.postcondition"
+"""Event: a postcondition was checked, on the span current then."""
+STEP_OUTCOMES = ("executed", "failed", "skipped", "rolled_back")
 CONTENT_DIGEST_KEYS = {
     OTEL_PROV_QUESTION: (OTEL_PROV_CONTENT_QUESTION_SIZE, OTEL_PROV_CONTENT_QUESTION_SHA256),
     OTEL_PROV_ANSWER: (OTEL_PROV_CONTENT_ANSWER_SIZE, OTEL_PROV_CONTENT_ANSWER_SHA256),
@@ -171,16 +221,48 @@ GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
+GEN_AI_RESPONSE_ID = "gen_ai.response.id"
+GEN_AI_EVALUATION_NAME = "gen_ai.evaluation.name"
+GEN_AI_EVALUATION_SCORE_VALUE = "gen_ai.evaluation.score.value"
+GEN_AI_EVALUATION_SCORE_LABEL = "gen_ai.evaluation.score.label"
+GEN_AI_EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
 GEN_AI_PROVIDER_NAME = "gen_ai.provider.name"
 GEN_AI_USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
 GEN_AI_USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_USAGE_REASONING_OUTPUT_TOKENS = "gen_ai.usage.reasoning.output_tokens"
+GEN_AI_USAGE_COST_AMOUNT = "gen_ai.usage.cost.amount"
+"""What a model call cost, a number in ``gen_ai.usage.cost.currency`` (ISO 4217 code)."""
+GEN_AI_USAGE_COST_CURRENCY = "gen_ai.usage.cost.currency"
+GEN_AI_USAGE_COST_SOURCE = "gen_ai.usage.cost.source"
+"""Who priced the call: ``provider`` (the API reported it), or ``local`` (a price table)."""
+GEN_AI_EVALUATION_RESULT = "gen_ai.evaluation.result"
+"""The GenAI event of an evaluation, on the span evaluated (or naming its response id)."""
+NOT_YET_UPSTREAM = frozenset(
+    {
+        GEN_AI_USAGE_COST_AMOUNT,
+        GEN_AI_USAGE_COST_CURRENCY,
+        GEN_AI_USAGE_COST_SOURCE,
+        GEN_AI_EVALUATION_RESULT,
+    }
+)
+"""``gen_ai.*`` names not among the attributes of the semantic-conventions package we
+pin: attributes the product contract uses before the GenAI conventions define them, and
+the evaluation event's name (the package lists no events).  A test fails once one is
+there, so that the upstream definition gets checked."""
 ERROR_TYPE = "error.type"
 SERVICE_NAME = "service.name"
+MCP_METHOD_NAME = "mcp.method.name"
+MCP_SESSION_ID = "mcp.session.id"
+MCP_PROTOCOL_VERSION = "mcp.protocol.version"
 
 GEN_AI_CONTENT_TWINS = {
     OTEL_PROV_ARGUMENTS: GEN_AI_TOOL_CALL_ARGUMENTS,
     OTEL_PROV_OBSERVATION: GEN_AI_TOOL_CALL_RESULT,
+    OTEL_PROV_RETRIEVAL_QUERY: GEN_AI_RETRIEVAL_QUERY_TEXT,
 }
 """Content attribute -> the opt-in GenAI attribute that also gets it on a tool call span
-(when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows); both are described
-by the same size and hash attributes (``CONTENT_DIGEST_KEYS``)."""
+(arguments, result) or a retrieval span (query), when
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows; both are described by the
+same size and hash attributes (``CONTENT_DIGEST_KEYS``)."""

@@ -45,7 +45,7 @@ def make_span(
             events=events,
             links=links,
             service_name=service,
-            role=classify(attrs),
+            role=classify(attrs, name=name),
         )
     )
 

@@ -36,10 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-PHOENIX_VENV_SCRIPT = REPO_ROOT / "scripts" / "phoenix-venv.sh"
+from tests.side_venv import installed
+
 PHOENIX_VENV_ENV = "OTEL_PROV_PHOENIX_VENV"  # optional: the venv directory to use
-INSTALL_TIMEOUT = 900.0
 READY_TIMEOUT = 90.0
 START_ATTEMPTS = 3  # a port picked as free can be taken before Phoenix binds it
 PAGE_LIMIT = 1000  # the REST API's maximum `limit`; more gives 422
@@ -210,29 +209,7 @@ class Phoenix:
 @functools.cache
 def phoenix_executable() -> Path:
     """The ``phoenix`` executable, installing its venv first when needed (~2 min, 850 MB)."""
-    command = ["bash", str(PHOENIX_VENV_SCRIPT)]
-    if venv := os.environ.get(PHOENIX_VENV_ENV):
-        command.append(venv)
-    try:
-        result = subprocess.run(
-            command,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise RuntimeError(f"{PHOENIX_VENV_SCRIPT} took over {INSTALL_TIMEOUT:g}s") from exc
-    lines = result.stdout.strip().splitlines()
-    executable = Path(lines[-1]) if lines else None
-    if result.returncode != 0 or executable is None or not os.access(executable, os.X_OK):
-        output = "\n".join((result.stdout + result.stderr).strip().splitlines()[-30:])
-        raise RuntimeError(
-            f"{' '.join(command)} failed (exit {result.returncode}, "
-            f"executable {executable}):\n{output}"
-        )
-    return executable
+    return installed("phoenix-venv.sh", PHOENIX_VENV_ENV)
 
 
 def _launch(executable: Path, working_dir: Path, log_path: Path) -> Phoenix | None:

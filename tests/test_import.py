@@ -24,10 +24,14 @@ import pytest
 from google.protobuf.json_format import MessageToDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from opentelemetry import context as otel_context
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common._internal.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
+import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify
@@ -83,6 +87,10 @@ def _span_json(record: SpanRecord, choose: Choose) -> dict[str, Any]:
     }
     if record.parent_id is not None:
         span["parentSpanId"] = f"{record.parent_id:016x}"
+        # A parent known to be local, or nothing said about it, reads the same.
+        remote = 0x300 if record.remote_parent else choose([None, 0x100, "256"])
+        if remote is not None:
+            span["flags"] = choose([remote, str(remote)])
     elif choose([False, True]):
         span["parentSpanId"] = ""
     if record.name or choose([False, True]):
@@ -189,6 +197,7 @@ def span_records(draw: st.DrawFn) -> SpanRecord:
         links=tuple(draw(st.lists(st.tuples(_IDS_128, _IDS_64), max_size=2))),
         service_name=draw(st.none() | st.text(max_size=8)),
         role=classify(attributes, root=parent is None),
+        remote_parent=parent is not None and draw(st.booleans()),
     )
 
 
@@ -390,6 +399,39 @@ def test_an_sdk_trace_file_imports_to_exactly_what_configure_records_live(
     recorded = _quads(live)
     assert _import(trace_file, "--store", live).returncode == 0
     assert _quads(live) == recorded
+
+
+def test_a_servers_tool_call_for_a_remote_caller_imports_as_recorded_live(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server's trace file holds no session: its tool call, whose parent is remote
+    (OTLP ``flags``), is provenance all the same; a plain span under a remote parent is not."""
+    monkeypatch.chdir(tmp_path)
+    live, trace_file = tmp_path / "live", tmp_path / "traces.jsonl"
+    handle = configure(store=live, set_global=False, otlp=False, service_name="tools")
+    provider = handle.tracer_provider
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(trace_file)))
+    tracer = provider.get_tracer("t")
+    for trace_id, plain in ((0xABC, False), (0xDEF, True)):
+        caller = SpanContext(trace_id, 0x123, True, TraceFlags(1))
+        token = otel_context.attach(trace.set_span_in_context(NonRecordingSpan(caller)))
+        try:
+            if plain:
+                tracer.start_span("GET /health").end()
+            else:
+                with otel_prov.tool_call("lookup", arguments="{}", tracer_provider=provider):
+                    otel_prov.set_observation("found")
+        finally:
+            otel_context.detach(token)
+    handle.shutdown()
+    imported = tmp_path / "imported"
+    result = _import(trace_file, "--store", imported)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("imported 1 spans from 1 traces: 0 sessions")
+    assert _quads(imported) == _quads(live)
+    parent = f"<urn:otel-prov:{0xABC:032x}:{0x123:016x}>"
+    assert any("remoteParent" in quad and "true" in quad for quad in _quads(live))
+    assert any(f"partOf> {parent}" in quad for quad in _quads(live))
 
 
 def test_importing_again_adds_nothing_and_forks_no_chain(

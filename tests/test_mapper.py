@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -12,7 +13,7 @@ import pytest
 
 from otel_prov.prov._bundle import content_hash, session_content
 from otel_prov.prov._mapper import map_spans
-from otel_prov.prov._rdf import parse_literal, to_ntriples
+from otel_prov.prov._rdf import boolean, parse_literal, to_ntriples
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import SpanEvent
 from otel_prov.prov._vocab import RDF_TYPE, O, P
@@ -79,23 +80,34 @@ def test_failed_tool_call_has_error_and_no_observation() -> None:
     assert not any(s == _act(0x24) and p == P.used for s, p, _ in triples)
 
 
-def test_a_session_with_a_swallowed_failure_is_not_ok() -> None:
-    def session(tool_status: str) -> set[tuple[str, str, str]]:
-        return set(
-            map_spans(
-                [
-                    make_span(1, None, gen_ai__operation__name="invoke_agent", end_ms=10),
-                    make_span(2, 1, gen_ai__operation__name="execute_tool", status=tool_status),
-                ]
-            ).triples
-        )
+def test_a_sessions_status_is_its_own_and_its_failed_calls_a_separate_count() -> None:
+    def session(
+        tool_status: str, *, tool_ended: bool = True, status: str = "unset"
+    ) -> set[tuple[str, str, str]]:
+        spans = [
+            make_span(1, None, gen_ai__operation__name="invoke_agent", end_ms=10, status=status),
+            make_span(
+                2,
+                1,
+                gen_ai__operation__name="execute_tool",
+                status=tool_status,
+                end_ms=1 if tool_ended else None,
+            ),
+        ]
+        return set(map_spans(spans).triples)
 
-    clean, failed = session("ok"), session("error")
-    assert (_act(1), O.status, '"ok"') in clean
-    assert (_act(1), O.failedCalls, '"0"^^<http://www.w3.org/2001/XMLSchema#integer>') in clean
-    assert (_act(1), O.status, '"error"') in failed
-    assert (_act(1), O.failedCalls, '"1"^^<http://www.w3.org/2001/XMLSchema#integer>') in failed
-    assert not any(s == _act(1) and p == O.errorType for s, p, _ in failed)
+    def failed_calls(n: int) -> tuple[str, str, str]:
+        return (_act(1), O.failedCalls, f'"{n}"^^<http://www.w3.org/2001/XMLSchema#integer>')
+
+    clean, swallowed = session("ok"), session("error")
+    assert {(_act(1), O.status, '"ok"'), failed_calls(0)} <= clean
+    # The agent carried on past the failure: the session is ok, and counts what failed.
+    assert {(_act(1), O.status, '"ok"'), failed_calls(1)} <= swallowed
+    assert not any(s == _act(1) and p == O.errorType for s, p, _ in swallowed)
+    raised = session("error", status="error")
+    assert {(_act(1), O.status, '"error"'), failed_calls(1)} <= raised
+    # A call still running is not a failure (it may yet end well).
+    assert failed_calls(0) in session("unset", tool_ended=False)
 
 
 def test_declared_tools_come_from_our_attribute_or_the_genai_definitions() -> None:
@@ -275,6 +287,26 @@ def test_missing_parent_keeps_the_span_and_its_link() -> None:
     triples = set(map_spans(spans).triples)
     assert (_act(3), O.partOf, _act(2)) in triples
     assert (_act(3), RDF_TYPE, O.ToolCall) in triples
+
+
+def test_a_tool_call_recorded_apart_from_its_remote_parent_is_outside_the_callers_seal() -> None:
+    """An MCP server's tool call: ``partOf`` the client's by its IRI, marked as recorded
+    apart when mapped alone; mapped with the client's spans (one receiver), it is not."""
+    tool = dict(gen_ai__operation__name="execute_tool", gen_ai__tool__name="t")
+    client = [
+        make_span(1, None, gen_ai__operation__name="invoke_agent"),
+        make_span(2, 1, **tool),
+    ]
+    server = [dataclasses.replace(make_span(3, 2, service="tools", **tool), remote_parent=True)]
+    alone = set(map_spans(server).triples)
+    assert (_act(3), O.partOf, _act(2)) in alone
+    assert (_act(3), O.remoteParent, boolean(True)) in alone
+    together = list(map_spans(client + server).triples)
+    assert (_act(3), O.partOf, _act(2)) in together
+    assert not any(p == O.remoteParent for _, p, _ in together)
+    assert any(t[0] == _act(3) for t in session_content(together, _act(1)))
+    apart = list(map_spans(client).triples) + list(alone)
+    assert not any(t[0].startswith(_act(3)[:-1]) for t in session_content(apart, _act(1)))
 
 
 def test_ten_megabyte_attribute_survives_whole() -> None:

@@ -59,6 +59,7 @@ def _span(record: SpanRecord) -> Span:
         trace_id=record.trace_id.to_bytes(16, "big"),
         span_id=record.span_id.to_bytes(8, "big"),
         parent_span_id=b"" if record.parent_id is None else record.parent_id.to_bytes(8, "big"),
+        flags=0x300 if record.remote_parent else 0x100,
         name=record.name,
         kind=Span.SPAN_KIND_INTERNAL,
         start_time_unix_nano=record.start_ns,

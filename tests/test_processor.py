@@ -8,10 +8,12 @@ import threading
 import time
 
 import pytest
-from opentelemetry import trace
+from opentelemetry import context, trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import TraceFlags
 
 import otel_prov
 from otel_prov import ProvSpanProcessor
@@ -263,3 +265,34 @@ def test_spans_around_the_session_come_along_and_later_ones_follow() -> None:
 def test_constructor_rejects_a_span_exporter() -> None:
     with pytest.raises(TypeError, match="ProvExporter"):
         ProvSpanProcessor(InMemorySpanExporter())  # type: ignore[arg-type]
+
+
+def test_a_tool_call_for_a_caller_in_another_process_is_kept_without_a_session() -> None:
+    """A server process (MCP, a tool service) runs no session: its tool call, whose parent
+    is remote, is stored, partOf the caller's activity; a plain span under a remote
+    parent (a health check) is not provenance."""
+    exporter = RecordingExporter()
+    provider, processor = _provider(exporter, schedule_delay=0.05)
+    tracer = provider.get_tracer("t")
+
+    def remote(trace_id: int) -> Context:
+        caller = trace.SpanContext(trace_id, 0x123, is_remote=True, trace_flags=TraceFlags(1))
+        return trace.set_span_in_context(trace.NonRecordingSpan(caller))
+
+    with tracer.start_as_current_span("GET /health", context=remote(0xDEF)):
+        pass
+    token = context.attach(remote(0xABC))
+    try:
+        with otel_prov.tool_call("lookup", arguments="{}", tracer_provider=provider):
+            tracer.start_span("db").end()
+    finally:
+        context.detach(token)
+    (record,) = exporter.wait_for(1)
+    (tool,) = [s for s, p, o in record.triples if p == RDF_TYPE and o == O.ToolCall]
+    assert (tool, O.partOf, f"<urn:otel-prov:{0xABC:032x}:{0x123:016x}>") in record.triples
+    assert _types(record, O.Span) == 1  # "db", inside the tool call
+    deadline = time.monotonic() + 5
+    while processor.statistics().spans_discarded < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert processor.statistics().spans_discarded == 1
+    provider.shutdown()

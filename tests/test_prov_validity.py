@@ -17,7 +17,9 @@ from prov.model import ProvDocument
 import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._rdf import PREFIXES, SPARQL_PREFIXES, datetime_from_ns
+from otel_prov.read import open_store
 from otel_prov.read._verify import constraint_violations
+from tests.cli import run_cli
 from tests.retrieval_agent import rag_agent
 from tests.session_tree import known_session
 
@@ -184,13 +186,58 @@ def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
     with otel_prov.agent_session("quiet", question="secret", tracer_provider=provider):
         pass
     handle.shutdown()
+    graph = _assert_valid_prov(store)
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    assert len(set(graph.subjects(rdflib.RDF.type, prov.Start))) == 1
+
+
+def test_usage_cost_evaluations_and_plans_stay_valid_prov(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.toml"
+    prices.write_text('["m"]\ninput = 1\noutput = 2\n', encoding="utf-8")
+    handle = otel_prov.configure(store=tmp_path / "store", set_global=False, prices=prices)
+    provider = handle.tracer_provider
+    with otel_prov.agent_session("a", question="Q?", tracer_provider=provider):
+        with otel_prov.model_call("m", tracer_provider=provider):
+            otel_prov.set_usage(
+                input_tokens=9,
+                output_tokens=4,
+                cache_read_tokens=3,
+                cache_write_tokens=2,
+                reasoning_tokens=1,
+            )
+        with otel_prov.model_call("n", tracer_provider=provider):
+            otel_prov.set_usage(input_tokens=1, cost=0.125, currency="EUR")
+        otel_prov.record_evaluation("relevance", score=0.5, label="ok", explanation="fine")
+        plan = otel_prov.plan(steps=["look", "answer"], tracer_provider=provider)
+        with plan.steps[0], otel_prov.tool_call("look", tracer_provider=provider):
+            otel_prov.postcondition("found", True, detail="it")
+        with otel_prov.iteration(1, step=plan.steps[1], tracer_provider=provider):
+            pass
+    handle.shutdown()
+    (run,) = open_store(tmp_path / "store").sessions().sessions
+    annotated = run_cli("annotate", run.id, "--store", str(tmp_path / "store"), "--name", "n")
+    assert annotated.returncode == 0, annotated.stderr
+    graph = _assert_valid_prov(tmp_path / "store")
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Evaluation))) == 2
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Annotation))) == 1
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    assert len(set(graph.subjects(rdflib.RDF.type, prov.Association))) == 2
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Postcondition))) == 1
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    assert {o.toPython() for o in graph.objects(None, oprov.costSource)} == {"local", "provider"}
+    assert len(set(graph.objects(None, oprov.costAmount))) == 2
+
+
+def _assert_valid_prov(store: Path) -> rdflib.Graph:
+    """The store's graph loads whole in the prov package, passes the SHACL shapes and the
+    PROV constraint queries; returned for further checks."""
     triples = _triples(store)
     turtle = (
         pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES) or b""
     ).decode()
     graph = _graph(turtle)
     prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
-    assert len(set(graph.subjects(rdflib.RDF.type, prov.Start))) == 1
     document = ProvDocument.deserialize(content=turtle, format="rdf", rdf_format="turtle")
     loaded = {r.identifier.uri for r in document.get_records() if r.is_element()}
     expected = {
@@ -203,6 +250,7 @@ def test_sub_sessions_blobs_and_withheld_content_stay_valid_prov(
         memory = pyoxigraph.Store()
         memory.load(turtle.encode(), pyoxigraph.RdfFormat.TURTLE)
         assert not list(memory.query(PREFIX_LINES + CONSTRAINTS[name])), name
+    return graph
 
 
 @pytest.fixture(scope="module")

@@ -32,8 +32,10 @@ def test_contract_names_exist() -> None:
         "iteration",
         "tool_call",
         "model_call",
+        "retrieval",
     ):
         assert callable(getattr(otel_prov, name))
+    assert callable(otel_prov.Retrieval.add_document)
     for name in ("OxigraphStoreExporter", "FileExporter", "ProvExporter"):
         assert isinstance(getattr(otel_prov.exporters, name), type)
 

@@ -26,8 +26,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_prov
 from otel_prov.capture import _content
+from otel_prov.processing._blobs import BlobStore, externalize, read_blob
 from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, double, parse_literal
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.read import open_store
 from tests.builders import CountingIds, make_span
 from tests.retrieval_agent import HOURS, PRICES, rag_agent
 
@@ -122,6 +124,8 @@ def test_bad_scores_and_metadata_are_refused_with_the_problem_named() -> None:
             with pytest.raises(TypeError, match="metadata must be a mapping"):
                 found.add_document("a", metadata=["not", "a", "mapping"])  # type: ignore[arg-type]
             found.add_document("b", score=1)
+        with pytest.raises(RuntimeError, match="has ended: add its documents inside"):
+            found.add_document("late")
 
     [span] = _spans(run)
     assert span.attributes["otel_prov.retrieval.document.id.0"] == "b"
@@ -315,6 +319,9 @@ def test_the_store_holds_the_retrieval(tmp_path: Path) -> None:
             query, use_default_graph_as_union=True
         )
     ]
+    reader = open_store(store)
+    [run] = reader.sessions().sessions
+    assert all(check.ok for check in reader.verify(run.id)), reader.verify(run.id)
     assert rows == [
         ("faq#3", "0.91", "https://www.louvre.fr/en/visit/hours"),
         ("faq#7", "0.42", "https://www.louvre.fr/en/tickets"),
@@ -365,3 +372,188 @@ def test_the_readme_example_runs_and_its_query_answers(
     assert json.loads(answered.stdout) == [
         {"id": "faq#3", "score": "0.91", "source": "https://www.louvre.fr/en/visit/hours"}
     ]
+
+
+def test_a_retrieval_in_a_step_informs_its_observation_and_the_thought_decided_after_it() -> None:
+    """No tool call: the chunks are the step's own evidence.  The step's thought, decided
+    when it ends, and its observation derive from them; the first step's thought, decided
+    before the retrieval ran, does not."""
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.agent_session("guide", question="Open on Tuesday?", tracer_provider=tp):
+            with otel_prov.iteration(1, thought="Plan: look it up.", tracer_provider=tp):
+                otel_prov.set_action("search")
+            with otel_prov.iteration(2, tracer_provider=tp):
+                with otel_prov.retrieval("louvre tuesday", tracer_provider=tp) as found:
+                    found.add_document("faq#3", content=HOURS)
+                otel_prov.set_thought("The FAQ says it is closed.")
+                otel_prov.set_observation(HOURS)
+            otel_prov.set_answer("No, closed on Tuesdays.")
+
+    triples = list(otel_prov.map_spans(_spans(run)).triples)
+    [chunk] = _subjects(triples, O.Document)
+    derived = {s for s, p, o in triples if p == P.wasDerivedFrom and o == chunk}
+    kinds = {o for s, p, o in triples if s in derived and p == RDF_TYPE and o != P.Entity}
+    assert kinds == {O.Thought, O.Observation, O.Answer}
+    [first_thought] = [s for s, p, o in triples if p == P.value and o == '"Plan: look it up."']
+    assert first_thought not in derived
+
+
+def test_a_big_document_goes_to_the_blob_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As every content entity's: a preview in the graph, the whole value in the blob."""
+    big = "b" * 70_000
+    monkeypatch.setenv("OTEL_PROV_BLOB_DIR", str(tmp_path / "blobs"))
+    store = tmp_path / "store"
+    handle = otel_prov.configure(store=store, set_global=False, service_name="guide")
+    with (
+        otel_prov.agent_session("guide", tracer_provider=handle.tracer_provider),
+        otel_prov.retrieval("q", tracer_provider=handle.tracer_provider) as found,
+    ):
+        found.add_document("big", content=big)
+    handle.shutdown()
+    query = f"""{SPARQL_PREFIXES}
+    SELECT ?size ?hash ?location (STRLEN(?value) AS ?kept) WHERE {{
+      ?chunk a oprov:Document ; oprov:byteSize ?size ; oprov:contentHash ?hash ;
+             prov:value ?value ; oprov:contentLocation ?location .
+    }}"""
+    [row] = pyoxigraph.Store.read_only(str(store)).query(query, use_default_graph_as_union=True)
+    assert (int(row["size"].value), int(row["kept"].value)) == (70_000, 1024)
+    assert row["hash"].value == _sha256(big)
+    assert read_blob(row["location"].value, row["hash"].value, directory=tmp_path / "blobs") == big
+
+
+def test_a_document_cut_by_the_attribute_length_limit_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    whole = "The Louvre is open from 9:00 to 18:00." * 3
+    monkeypatch.setenv("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT", "80")
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.retrieval("q", tracer_provider=tp) as found:
+            found.add_document("faq", content=whole)
+
+    triples = list(otel_prov.map_spans(_spans(run)).triples)
+    [chunk] = _subjects(triples, O.Document)
+    assert _objects(triples, chunk, O.truncated) == [
+        '"true"^^<http://www.w3.org/2001/XMLSchema#boolean>'
+    ]
+    assert _objects(triples, chunk, O.contentHash) == [f'"{_sha256(whole)}"']
+    assert int(parse_literal(_objects(triples, chunk, O.byteSize)[0])) == len(whole)
+    assert parse_literal(_objects(triples, chunk, P.value)[0]) == whole[:80]
+
+
+def test_metadata_too_big_for_the_graph_is_reported_and_kept_in_its_blob(
+    tmp_path: Path,
+) -> None:
+    store = BlobStore(tmp_path / "blobs")
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.retrieval("q", tracer_provider=tp) as found:
+            found.add_document("a", content="short", metadata={"summary": "s" * 70_000})
+
+    [span] = [externalize(record, store, 65_536) for record in _spans(run)]
+    record = otel_prov.map_spans([span])
+    [chunk] = _subjects(list(record.triples), O.Document)
+    assert _objects(list(record.triples), chunk, O.documentMetadata) == []
+    [problem] = record.problems
+    assert "metadata is 70015 bytes" in problem and "file:" in problem
+
+
+def test_metadata_nested_too_deep_to_parse_is_kept_as_text() -> None:
+    deep = "[" * 100_000
+    spans = [
+        make_span(
+            2,
+            name="retriever",
+            openinference__span__kind="RETRIEVER",
+            **{
+                "retrieval.documents.0.document.id".replace(".", "__"): "a",
+                "retrieval.documents.0.document.metadata".replace(".", "__"): deep,
+            },
+        ),
+        make_span(
+            3,
+            name="retrieval",
+            gen_ai__operation__name="retrieval",
+            gen_ai__retrieval__documents=deep,
+        ),
+    ]
+    record = otel_prov.map_spans(spans)
+    triples = list(record.triples)
+    assert len(_subjects(triples, O.Retrieval)) == 2
+    [chunk] = _subjects(triples, O.Document)
+    assert _objects(triples, chunk, O.documentMetadata) == [f'"{deep}"']
+    assert _objects(triples, chunk, P.hadPrimarySource) == []
+    assert not any("could not be converted" in problem for problem in record.problems)
+
+
+@pytest.mark.parametrize("ours", [True, False])
+def test_the_query_has_its_genai_twin_when_the_genai_opt_in_allows(
+    ours: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
+    monkeypatch.setenv("OTEL_PROV_CAPTURE_CONTENT", str(ours).lower())
+
+    def run(tp: TracerProvider) -> None:
+        with otel_prov.retrieval("louvre hours", tracer_provider=tp):
+            pass
+
+    [span] = _spans(run)
+    assert span.attributes["gen_ai.retrieval.query.text"] == "louvre hours"
+    assert ("otel_prov.retrieval.query" in span.attributes) is ours
+    triples = list(otel_prov.map_spans([span]).triples)
+    [retrieval] = _subjects(triples, O.Retrieval)
+    [query] = _objects(triples, retrieval, P.used)
+    assert _objects(triples, query, P.value) == ['"louvre hours"']
+    assert _objects(triples, query, O.contentHash) == [f'"{_sha256("louvre hours")}"']
+
+
+def test_openllmetry_retriever_spans_are_retrievals_with_their_json_payloads() -> None:
+    """As OpenLLMetry's LangChain instrumentation records a retriever run (its attributes
+    copied from a real run): a ``vector_db_retrieve`` task with JSON input and output."""
+    output = {
+        "documents": [
+            {"page_content": HOURS, "metadata": {"source": "https://www.louvre.fr/en/visit/hours"}},
+            {"page_content": PRICES, "metadata": {"source": "faq/tickets.md", "lang": "en"}},
+        ],
+        "count": 2,
+    }
+    spans = [
+        make_span(
+            1,
+            name="execute_tool search_faq",
+            end_ms=10,
+            traceloop__span__kind="tool",
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="search_faq",
+        ),
+        make_span(
+            2,
+            1,
+            name="vector_db_retrieve KeywordRetriever",
+            start_ms=1,
+            end_ms=2,
+            traceloop__span__kind="task",
+            gen_ai__operation__name="vector_db_retrieve",
+            traceloop__entity__name="KeywordRetriever",
+            traceloop__entity__input=json.dumps({"query": "louvre hours", "tags": []}),
+            traceloop__entity__output=json.dumps(output),
+        ),
+    ]
+    record = otel_prov.map_spans(spans)
+    triples = list(record.triples)
+    [retrieval] = _subjects(triples, O.Retrieval)
+    [query] = _objects(triples, retrieval, P.used)
+    assert _objects(triples, query, P.value) == ['"louvre hours"']
+    chunks = _subjects(triples, O.Document)
+    assert sorted(o for c in chunks for o in _objects(triples, c, P.value)) == sorted(
+        [f'"{PRICES}"', f'"{HOURS}"']
+    )
+    assert {o for c in chunks for o in _objects(triples, c, P.hadPrimarySource)} == {
+        "<https://www.louvre.fr/en/visit/hours>",
+        "<urn:otel-prov:source:faq%2Ftickets.md>",
+    }
+    [observation] = _subjects(triples, O.Observation)
+    assert set(chunks) <= set(_objects(triples, observation, P.wasDerivedFrom))

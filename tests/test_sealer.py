@@ -15,10 +15,17 @@ from otel_prov.exporters import OxigraphStoreExporter
 import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._mapper import map_spans
-from otel_prov.prov._sealer import Sealer, chain_heads_from_rows
+from otel_prov.prov._rdf import to_nquads
+from otel_prov.prov._sealer import (
+    Sealer,
+    chain_heads_from_rows,
+    chain_heads_query,
+    heads_in,
+    newest_heads,
+)
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._vocab import O, P
-from tests.builders import make_span
+from tests.builders import T0, make_span
 from tests.cli import run_cli
 
 PREFIXES = """PREFIX prov: <http://www.w3.org/ns/prov#>
@@ -189,4 +196,33 @@ def test_the_chain_head_is_the_latest_instant_not_the_greatest_text() -> None:
         for name, time in times.items()
     ]
     heads = chain_heads_from_rows(rows)
-    assert heads == {"<urn:a>": {"bundle": "<urn:b:late>", "hash": "sha256:late"}}
+    assert heads == {
+        "<urn:a>": {"bundle": "<urn:b:late>", "hash": "sha256:late", "time": times["late"]}
+    }
+
+
+def test_the_heads_records_hold_are_those_the_store_gives_once_they_are_stored() -> None:
+    """What an exporter remembers of what it took (``heads_in``) and what it reads back
+    from the store later (``chain_heads_query``) must agree, revisions left out of both."""
+    sealer = Sealer()
+    records = [
+        sealer.seal(map_spans([make_span(1, trace_id=trace, end_ms=trace * 1000, **attrs)]), 0)
+        for trace, attrs in (
+            (1, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}),
+            (3, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}),
+            (2, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "b"}),
+            (4, {"gen_ai.operation.name": "invoke_agent"}),  # no agent, no chain
+        )
+    ]
+    late = make_span(2, 1, trace_id=3, end_ms=5000)
+    records.append(sealer.seal(map_spans([late]), T0 + 9 * 10**9))  # revises trace 3
+    triples = [t for record in records for t in record.triples]
+    assert any(p == P.wasRevisionOf for _, p, _ in triples)
+    store = pyoxigraph.Store()
+    store.load(to_nquads(triples, "<urn:g>").encode(), pyoxigraph.RdfFormat.N_QUADS)
+    answer = cast(pyoxigraph.QuerySolutions, store.query(chain_heads_query("<urn:g>")))
+    names = [v.value for v in answer.variables]
+    rows = [{n: t.value if (t := row[n]) is not None else None for n in names} for row in answer]
+    assert heads_in(triples) == chain_heads_from_rows(rows)
+    assert sorted(heads_in(triples)) == ["<urn:otel-prov:agent:a>", "<urn:otel-prov:agent:b>"]
+    assert heads_in(triples) == newest_heads(*(heads_in(r.triples) for r in records))

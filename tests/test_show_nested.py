@@ -284,7 +284,7 @@ def test_sessions_count_the_whole_run_and_list_only_runs(store: Path) -> None:
     assert (runs["solo"]["iterations"], runs["solo"]["tool_calls"]) == (1, 0)
     table = run_cli("sessions", "--store", str(store)).stdout.splitlines()
     (row,) = [line for line in table if "triage" in line]
-    assert row.split()[-4:-1] == ["4", "2", "ok"]
+    assert row.split()[-5:-1] == ["4", "2", "0", "ok"]
     helped = run_cli("sessions", "--help").stdout
     assert "sub-agent sessions included" in " ".join(helped.split())
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from otel_prov import map_spans
 from otel_prov import semconv as sc
 from otel_prov.prov._conventions import (
     ARGUMENT_KEYS,
@@ -17,13 +18,20 @@ from otel_prov.prov._conventions import (
     WRAPPED_KEYS,
     Convention,
     agent_name,
+    first_user_message,
     is_agent_run,
+    is_run_record,
     model_output_text,
+    retrieved_documents,
     starts_as_tool_call,
     tool_name_from_span_name,
     unwrapped,
 )
+from otel_prov.prov._iris import activity_iri
+from otel_prov.prov._rdf import literal
 from otel_prov.prov._span_record import Role, classify
+from otel_prov.prov._vocab import RDF_TYPE, O
+from tests.builders import TRACE, make_span
 
 _ROLES = st.sampled_from(["user", "human", "assistant", "ai", "system", "tool"])
 _MESSAGES = st.lists(
@@ -38,7 +46,7 @@ _MESSAGES = st.lists(
 
 @given(st.text())
 def test_unwrapping_any_text_never_raises(text: str) -> None:
-    for pick in ("question", "answer", "result"):
+    for pick in ("question", "answer", "result", "query"):
         found = unwrapped(text, pick)
         assert found is None or isinstance(found, str)
 
@@ -132,3 +140,136 @@ def test_a_tool_call_is_known_at_its_start_by_its_attributes_or_its_genai_name()
     assert not starts_as_tool_call("chat gpt-x", {"gen_ai.operation.name": "chat"})
     assert tool_name_from_span_name("execute_tool search") == "search"
     assert tool_name_from_span_name("lookup") == "lookup"  # no prefix: the whole name
+
+
+_DOCUMENT_KEYS = st.sampled_from(
+    [
+        "retrieval.documents.{}.document.id",
+        "retrieval.documents.{}.document.content",
+        "retrieval.documents.{}.document.score",
+        "retrieval.documents.{}.document.metadata",
+        "otel_prov.retrieval.document.id.{}",
+        "otel_prov.retrieval.document.sha256.{}",
+        "gen_ai.retrieval.documents",
+    ]
+)
+_ANY_VALUE = st.one_of(st.text(), st.integers(), st.floats(), st.booleans(), st.none())
+
+
+@given(
+    st.dictionaries(
+        st.tuples(
+            _DOCUMENT_KEYS, st.integers(0, 12).map(str) | st.just("9" * 5000) | st.just("-1")
+        ).map(lambda k: k[0].format(k[1])),
+        _ANY_VALUE,
+    )
+)
+def test_reading_documents_from_any_attributes_never_raises(attributes: dict[str, object]) -> None:
+    documents = retrieved_documents(attributes)
+    assert [d.index for d in documents] == sorted({d.index for d in documents})
+    for document in documents:
+        assert document.source is None or isinstance(document.source, str)
+
+
+@given(st.lists(st.tuples(st.text(), st.text(), st.floats(allow_nan=False)), max_size=5))
+def test_openinference_documents_are_read_in_order_with_their_source(
+    documents: list[tuple[str, str, float]],
+) -> None:
+    attributes: dict[str, object] = {"openinference.span.kind": "RETRIEVER"}
+    for index, (identifier, source, score) in enumerate(documents):
+        prefix = f"retrieval.documents.{index}.document."
+        attributes[prefix + "id"] = identifier
+        attributes[prefix + "score"] = score
+        attributes[prefix + "metadata"] = json.dumps({"source": source})
+    found = retrieved_documents(attributes)
+    assert [(d.fields["id"], d.fields["score"], d.source) for d in found] == [
+        (identifier, score, source or None) for identifier, source, score in documents
+    ]
+    assert classify(attributes) is Role.RETRIEVAL
+
+
+def test_a_genai_message_history_gives_its_question_and_answer() -> None:
+    """Pydantic AI keeps a run's history as GenAI messages (``parts``), with no wrapper."""
+    history = [
+        {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+        {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "name": "get_weather"}]},
+        {"role": "assistant", "parts": [{"type": "text", "content": "18"}, {"type": "text"}]},
+    ]
+    assert unwrapped(json.dumps(history), "question") == "Weather in Paris?"
+    # The last assistant message with text: a message of tool calls only says nothing.
+    assert unwrapped(json.dumps(history[:3]), "answer") is None
+    assert unwrapped(json.dumps(history), "answer") == "18"
+    assert unwrapped(json.dumps(history), "result") is None  # a list is no tool message
+    assert "pydantic_ai.all_messages" in WRAPPED_KEYS
+
+
+def test_llamaindex_run_records_hold_no_question_or_answer() -> None:
+    """Its run span records the workflow's arguments and a repr of its result object."""
+    arguments = json.dumps({"init_state": {}, "start_event": "AgentWorkflowStartEvent()"})
+    assert is_run_record(arguments, "question")
+    assert not is_run_record(json.dumps({"messages": []}), "question")
+    assert not is_run_record("{not json", "question")
+    assert is_run_record("StopEvent(result=AgentOutput(...", "answer")
+    assert not is_run_record("StopEvent(", "result")  # only a question or an answer
+    assert not is_run_record("18 °C", "answer")
+
+
+def test_the_first_user_message_a_model_was_sent() -> None:
+    flattened = {
+        "llm.input_messages.0.message.role": "system",
+        "llm.input_messages.0.message.content": "Be brief.",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.contents.0.message_content.type": "text",
+        "llm.input_messages.1.message.contents.0.message_content.text": "Weather",
+        "llm.input_messages.1.message.contents.1.message_content.type": "image",
+        "llm.input_messages.1.message.contents.2.message_content.type": "text",
+        "llm.input_messages.1.message.contents.2.message_content.text": "in Paris?",
+    }
+    assert first_user_message(flattened) == "Weather\nin Paris?"
+    genai = [{"role": "user", "parts": [{"type": "text", "content": "Hi"}]}]
+    assert first_user_message({"gen_ai.input.messages": json.dumps(genai)}) == "Hi"
+    assert first_user_message({}) is None
+    prefix = "llm.input_messages.1.message.contents."
+    contents = {
+        "llm.output_messages.0.message.contents." + key.removeprefix(prefix): value
+        for key, value in flattened.items()
+        if key.startswith(prefix)
+    }
+    assert model_output_text(contents) == "Weather\nin Paris?"
+
+
+def test_a_llamaindex_tool_output_gives_what_the_tool_returned() -> None:
+    output = {"blocks": [{"text": "18"}], "tool_name": "t", "raw_output": "18", "is_error": False}
+    assert unwrapped(json.dumps(output), "result") == "18"
+    output["raw_output"] = {"celsius": 18}
+    assert json.loads(unwrapped(json.dumps(output), "result") or "") == {"celsius": 18}
+
+
+def test_a_helper_span_is_no_call_whatever_kind_it_claims() -> None:
+    llm = {"openinference.span.kind": "LLM"}
+    assert classify(llm, name="MockLLM._prepare_chat_with_tools") is Role.SPAN
+    assert classify(llm, name="MockLLM.achat") is Role.MODEL_CALL
+
+
+def test_a_placeholder_call_id_gives_way_to_the_one_the_model_chose() -> None:
+    """Google ADK writes ``<not specified>`` as the id of a failed tool call; its workflow
+    span around the agent's, of the same name, is one run recorded twice."""
+    requested = [{"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"q": "x"}}
+    ]}]  # fmt: skip
+    spans = [
+        make_span(1, name="invoke_workflow w", gen_ai__operation__name="invoke_workflow",
+                  gen_ai__workflow__name="w"),
+        make_span(2, 1, name="invoke_agent w", gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="w"),
+        make_span(3, 2, name="chat", start_ms=0.1, end_ms=0.2, gen_ai__operation__name="chat",
+                  gen_ai__output__messages=json.dumps(requested)),
+        make_span(4, 2, name="execute_tool lookup", start_ms=0.3, end_ms=0.4, status="error",
+                  gen_ai__operation__name="execute_tool", gen_ai__tool__name="lookup",
+                  gen_ai__tool__call__id="<not specified>"),
+    ]  # fmt: skip
+    triples = set(map_spans(spans).triples)
+    sessions = {s for s, p, o in triples if p == RDF_TYPE and o == O.AgentSession}
+    assert sessions == {activity_iri(TRACE, 2)}
+    assert (activity_iri(TRACE, 4), O.toolCallId, literal("c1")) in triples

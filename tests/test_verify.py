@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pyoxigraph
 import pytest
+from opentelemetry import context, trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NonRecordingSpan, SpanContext
+from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
 from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._bundle import bundle_iri, bundle_triples, content_hash, session_content
 from otel_prov.prov._rdf import to_nquads
+from otel_prov.prov._span_record import record_from_span
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import open_store
 from tests.cli import run_cli
@@ -50,7 +59,8 @@ def _update(path: Path, sparql: str) -> None:
     store.update(
         "PREFIX prov: <http://www.w3.org/ns/prov#> "
         "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
-        "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> " + sparql
+        "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#> "
+        "PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#> " + sparql
     )
     del store
 
@@ -254,3 +264,91 @@ def test_a_forged_revision_over_edited_content_is_caught(store: Path) -> None:
     assert any("written once" in p and f"({edited})" in p for p in problems), problems
     assert any("not linked into its agent's chain" in p for p in problems), problems
     assert check["revised"] == [f"changed: {edited}"]
+
+
+def test_a_forged_agent_label_is_caught(store: Path) -> None:
+    """The agent's name ``sessions`` and ``show`` print is sealed with each session."""
+    shown = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert {row["agent"] for row in shown} == {"weather-assistant"}
+    # The shared agent description is no session's content: renaming it changes no listing.
+    _update(
+        store,
+        """DELETE { GRAPH ?g { ?a rdfs:label ?l } } INSERT { GRAPH ?g { ?a rdfs:label "evil" } }
+        WHERE { GRAPH ?g { ?a a oprov:AIAgent ; rdfs:label ?l } }""",
+    )
+    shown = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert {row["agent"] for row in shown} == {"weather-assistant"}
+    assert run_cli("verify", "--all", "--store", str(store)).returncode == 0
+    target = shown[0]
+    _update(
+        store,
+        f"""DELETE {{ GRAPH ?g {{ <{target["id"]}> oprov:agentLabel ?l }} }}
+        INSERT {{ GRAPH ?g {{ <{target["id"]}> oprov:agentLabel "evil" }} }}
+        WHERE {{ GRAPH ?g {{ <{target["id"]}> oprov:agentLabel ?l }} }}""",
+    )
+    shown = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert shown[0]["agent"] == "evil"
+    result = run_cli("verify", "--all", "--store", str(store), "--format", "json")
+    assert result.returncode == 1
+    (failed,) = [c for c in json.loads(result.stdout) if not c["ok"]]
+    assert failed["session"] == target["id"]
+    assert any("content changed since export" in p for p in failed["problems"])
+
+
+def test_a_label_sealed_by_an_older_otel_prov_is_reported_not_covered(tmp_path: Path) -> None:
+    """Sessions sealed before ``oprov:agentLabel`` show the shared agent's label."""
+    record = map_spans(known_session())
+    bundle = bundle_iri(record.root)
+    older = [t for t in record.triples if t[1] != O.agentLabel and t[0] != bundle]
+    older += bundle_triples(record.root, 0, session_content(older, record.root))
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    assert exporter.export([dataclasses.replace(record, triples=tuple(older))])
+    exporter.shutdown()
+    reader = open_store(tmp_path / "store")
+    assert reader.sessions().sessions[0].agent is not None
+    (check,) = reader.verify()
+    (problem,) = check.problems
+    assert problem.startswith(f"the agent label shown for {record.root[1:-1]} is not sealed")
+
+
+def test_a_tool_call_its_server_recorded_leaves_the_callers_seal_intact(tmp_path: Path) -> None:
+    """An MCP server stores its own tool call, ``oprov:partOf`` the client's (its parent is
+    remote).  The client's bundle never held it, so verify, reading the store, leaves the
+    server's part out of the client's run, on both of its paths (all runs, one run)."""
+    client, server = InMemorySpanExporter(), InMemorySpanExporter()
+    providers = []
+    for exporter, service in ((client, "agent"), (server, "tools")):
+        provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        providers.append(provider)
+    with (
+        otel_prov.agent_session("a", question="Q?", tracer_provider=providers[0]) as session,
+        otel_prov.tool_call("lookup", arguments="{}", tracer_provider=providers[0]) as call,
+    ):
+        caller = call.get_span_context()
+        remote = SpanContext(caller.trace_id, caller.span_id, True, caller.trace_flags)
+        token = context.attach(trace.set_span_in_context(NonRecordingSpan(remote)))
+        try:
+            with otel_prov.tool_call("lookup", arguments="{}", tracer_provider=providers[1]):
+                otel_prov.set_observation("found")
+        finally:
+            context.detach(token)
+        otel_prov.set_observation("found")
+    path = tmp_path / "store"
+    exporter = OxigraphStoreExporter(path)
+    exporter.export(
+        [
+            map_spans(record_from_span(s) for s in spans.get_finished_spans())
+            for spans in (client, server)
+        ]
+    )
+    exporter.shutdown()
+    parts = pyoxigraph.Store.read_only(str(path)).query(
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> SELECT ?s WHERE { GRAPH ?g {"
+        f" ?s oprov:partOf <urn:otel-prov:{caller.trace_id:032x}:{caller.span_id:016x}> }} }}"
+    )
+    assert isinstance(parts, pyoxigraph.QuerySolutions) and len(list(parts)) == 1
+    trace_id = f"{session.get_span_context().trace_id:032x}"
+    for command in (["verify", "--all"], ["verify", trace_id]):
+        result = run_cli(*command, "--store", str(path))
+        assert result.returncode == 0, result.stdout + result.stderr

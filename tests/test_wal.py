@@ -3,53 +3,75 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
 from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
+from otel_prov.exporters import ExportResult, FileExporter
 
 import otel_prov
+from otel_prov import ProvSpanProcessor
 from otel_prov.demo import run_demo_agent
 from otel_prov.processing._wal import IntentLog, recover_intents
+from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._vocab import O
+from tests.cli import run_cli
+from tests.recording_exporter import RecordingExporter
 from tests.test_sparql_parts import LINE_BREAKERS, TEXT_WITH_LINE_BREAKERS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_a_tool_killed_by_sigkill_is_stored_incomplete_with_its_arguments(tmp_path: Path) -> None:
-    store, wal = tmp_path / "store", tmp_path / "wal"
-    script = textwrap.dedent(f"""
-        import os, signal
-        import otel_prov
-        handle = otel_prov.configure(store={str(store)!r}, wal_dir={str(wal)!r},
-                                     set_global=False, service_name="doomed")
-        tp = handle.tracer_provider
-        with otel_prov.agent_session("doomed", question="q", tracer_provider=tp):
-            with otel_prov.iteration(1, tracer_provider=tp):
-                with otel_prov.tool_call("rm_rf", arguments='{{"path": "/"}}', call_id="call-9",
-                                         tracer_provider=tp):
-                    os.kill(os.getpid(), signal.SIGKILL)
-    """)
+_KILLED_INSIDE_A_TOOL = """
+import os, signal, sys
+import otel_prov
+store, wal, first = sys.argv[1], sys.argv[2], sys.argv[3] == "first"
+handle = otel_prov.configure(store=store, wal_dir=wal, set_global=False, service_name="doomed")
+tp = handle.tracer_provider
+if first:  # a run that ends, so the crashed one has a bundle before it in the chain
+    with otel_prov.agent_session("doomed", question="Ready?", tracer_provider=tp) as s:
+        otel_prov.set_answer("yes", span=s)
+    handle.force_flush()
+with otel_prov.agent_session("doomed", question="Clean up the disk?", tracer_provider=tp):
+    with otel_prov.iteration(1, thought="Delete it all.", tracer_provider=tp):
+        with otel_prov.tool_call("rm_rf", arguments='{"path": "/"}', call_id="call-9",
+                                 tracer_provider=tp):
+            os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _killed_inside_a_tool(store: Path, wal: Path, *, first: bool = False) -> None:
+    """An agent process (a run ended first, if ``first``) killed inside a tool call."""
     child = subprocess.run(
-        [sys.executable, "-c", script],
+        [
+            sys.executable,
+            "-c",
+            _KILLED_INSIDE_A_TOOL,
+            str(store),
+            str(wal),
+            "first" if first else "only",
+        ],
         cwd=ROOT,
         capture_output=True,
         timeout=60,
         check=False,
-        env={**os.environ},
     )
-    assert child.returncode == -signal.SIGKILL
+    assert child.returncode == -signal.SIGKILL, child.stderr
+
+
+def test_a_tool_killed_by_sigkill_is_stored_incomplete_with_its_arguments(tmp_path: Path) -> None:
+    store, wal = tmp_path / "store", tmp_path / "wal"
+    _killed_inside_a_tool(store, wal)
     (log,) = wal.glob("wal-*.jsonl")
-    assert json.loads(log.read_text().splitlines()[0])["attributes"]["gen_ai.tool.name"] == "rm_rf"
+    assert json.loads(log.read_text().splitlines()[-1])["attributes"]["gen_ai.tool.name"] == "rm_rf"
 
     handle = otel_prov.configure(store=store, wal_dir=wal, set_global=False)  # the restart
     handle.shutdown()
@@ -69,6 +91,101 @@ def test_a_tool_killed_by_sigkill_is_stored_incomplete_with_its_arguments(tmp_pa
         (r["status"].value, r["args"].value, r["id"].value, r["service"].value) for r in rows
     ] == [("incomplete", '{"path": "/"}', "call-9", "doomed")]
     assert list(wal.glob("wal-*.jsonl")) == []  # recovered logs are gone; our own was empty
+
+
+def test_a_run_killed_inside_a_tool_call_is_listed_shown_and_verified(tmp_path: Path) -> None:
+    store, wal = tmp_path / "store", tmp_path / "wal"
+    _killed_inside_a_tool(store, wal, first=True)
+    (log,) = wal.glob("wal-*.jsonl")
+    logged = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [entry["name"] for entry in logged] == [
+        "invoke_agent doomed",
+        "iteration 1",
+        "execute_tool rm_rf",
+    ]  # the ended first run was settled (the log emptied); the crashed run is all there
+
+    recovery = subprocess.run(  # the next process on the same directories
+        [sys.executable, "-c", _RESTART, str(store), str(wal)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert recovery.returncode == 0, recovery.stderr
+    assert "recorded 1 run(s) left unfinished by a process that died" in recovery.stderr
+
+    listed = run_cli("sessions", "--store", str(store), "--format", "json")
+    runs = {run["question"]: run for run in json.loads(listed.stdout)}
+    crashed = runs["Clean up the disk?"]
+    assert (crashed["agent"], crashed["status"], crashed["tool_calls"]) == (
+        "doomed",
+        "incomplete",
+        1,
+    )
+    assert runs["Ready?"]["status"] == "ok"
+
+    shown = run_cli("show", crashed["id"], "--store", str(store))
+    assert shown.returncode == 0, shown.stderr
+    assert "question     Clean up the disk?" in shown.stdout
+    assert "thought      Delete it all." in shown.stdout
+    assert "rm_rf [call-9] incomplete" in shown.stdout
+    assert '{"path": "/"}' in shown.stdout
+    (view,) = json.loads(
+        run_cli("show", crashed["id"], "--store", str(store), "--format", "json").stdout
+    )
+    (call,) = view["iterations"][0]["tool_calls"]
+    assert (call["name"], call["status"], call["arguments"]) == (
+        "rm_rf",
+        "incomplete",
+        '{"path": "/"}',
+    )
+
+    verified = run_cli("verify", "--store", str(store))
+    assert verified.returncode == 0, verified.stdout
+    assert verified.stdout.endswith("2 verified, 0 failed\n")
+    # Sealed in its agent's chain: its bundle follows the run before it.
+    assert _previous_bundle(store, crashed["id"]) == f"{runs['Ready?']['id']}:bundle"
+
+
+_RESTART = """
+import sys, otel_prov
+otel_prov.configure(store=sys.argv[1], wal_dir=sys.argv[2], set_global=False).shutdown()
+"""
+
+
+def _previous_bundle(store: Path, session: str) -> str:
+    (row,) = pyoxigraph.Store.read_only(str(store)).query(
+        f"""PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+        SELECT ?previous WHERE {{ <{session}:bundle> oprov:previousBundle ?previous }}""",
+        use_default_graph_as_union=True,
+    )
+    return str(row["previous"].value)
+
+
+def test_a_tool_call_logs_the_run_around_it_once(tmp_path: Path) -> None:
+    """Session and step are logged at the first tool call under them, not again."""
+    provider = TracerProvider()
+    processor = ProvSpanProcessor(FileExporter(tmp_path / "out.nq"), wal_dir=tmp_path / "wal")
+    provider.add_span_processor(processor)
+    with otel_prov.agent_session("a", question="q", tracer_provider=provider):
+        for number, tools in ((1, ["t1", "t2"]), (2, []), (3, ["t3"])):
+            with otel_prov.iteration(number, tracer_provider=provider):
+                for tool in tools:
+                    with otel_prov.tool_call(tool, arguments="{}", tracer_provider=provider):
+                        pass
+        (log,) = (tmp_path / "wal").glob("wal-*.jsonl")
+        logged = [json.loads(line)["name"] for line in log.read_text().splitlines()]
+    assert logged == [
+        "invoke_agent a",
+        "iteration 1",
+        "execute_tool t1",
+        "execute_tool t2",
+        "iteration 3",
+        "execute_tool t3",
+    ]
+    provider.shutdown()
+    assert not log.exists()  # all settled once the run was stored
 
 
 def test_finished_tool_calls_leave_nothing_to_recover(tmp_path: Path) -> None:
@@ -113,3 +230,43 @@ def test_every_line_breaking_code_point_survives_the_log(tmp_path: Path) -> None
 def test_any_arguments_survive_the_log(values: list[str]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         assert _recovered_arguments(Path(directory), values) == values
+
+
+class _RefusesFirst(RecordingExporter):
+    """A store that is down for the first export and up afterwards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.attempts = 0
+
+    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        self.attempts += 1
+        if self.attempts == 1:
+            raise ConnectionError("store unreachable")
+        return super().export(records)
+
+
+def test_a_recovered_run_the_store_refused_is_sent_again_sealed_once(tmp_path: Path) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(
+        ProvSpanProcessor(FileExporter(tmp_path / "out.nq"), wal_dir=tmp_path / "live")
+    )
+    with (
+        otel_prov.agent_session("a", question="q", tracer_provider=provider),
+        otel_prov.iteration(1, tracer_provider=provider),
+        otel_prov.tool_call("t", arguments="{}", tracer_provider=provider),
+    ):
+        (log,) = (tmp_path / "live").glob("wal-*.jsonl")
+        (tmp_path / "dead").mkdir()
+        shutil.copy(log, tmp_path / "dead")  # as a killed process leaves it (lock free)
+    provider.shutdown()
+
+    exporter = _RefusesFirst()
+    processor = ProvSpanProcessor(exporter, wal_dir=tmp_path / "dead", schedule_delay=0.05)
+    (record,) = exporter.wait_for(1)
+    processor.shutdown()
+    assert exporter.attempts == 2
+    sealed = [(s, o) for s, p, o in record.triples if p == O.bundleOf]
+    assert [o for _, o in sealed] == [record.root]  # the retry still carries the seal
+    assert (record.root, O.status, '"incomplete"') in record.triples
+    assert list((tmp_path / "dead").glob("wal-*.jsonl")) == []

@@ -10,6 +10,7 @@ from otel_prov.capture._api import (
     agent_session,
     iteration,
     model_call,
+    record_evaluation,
     set_action,
     set_answer,
     set_arguments,
@@ -19,6 +20,7 @@ from otel_prov.capture._api import (
     set_usage,
     tool_call,
 )
+from otel_prov.capture._plan import Plan, PlanStep, plan, postcondition
 from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.capture._retrieval import Retrieval, retrieval
 from otel_prov.capture._shapes import (
@@ -31,6 +33,7 @@ from otel_prov.capture._shapes import (
     model_call_shape,
     put_content,
     put_document,
+    put_evaluation,
     put_usage,
     record_error,
     record_failure,
@@ -42,6 +45,8 @@ from otel_prov.prov._conventions import tool_schema_name
 
 __all__ = [
     "FINAL_ANSWER",
+    "Plan",
+    "PlanStep",
     "RedactingSpanExporter",
     "Retrieval",
     "SpanShape",
@@ -53,10 +58,14 @@ __all__ = [
     "iteration_shape",
     "model_call",
     "model_call_shape",
+    "plan",
+    "postcondition",
     "put_content",
     "put_document",
+    "put_evaluation",
     "put_usage",
     "record_error",
+    "record_evaluation",
     "record_failure",
     "retrieval",
     "retrieval_shape",

@@ -33,12 +33,14 @@ from opentelemetry.trace import Link, Span, SpanContext, TracerProvider
 
 from otel_prov import semconv as sc
 from otel_prov._version import __version__
+from otel_prov.capture._plan import PlanStep, active_step
 from otel_prov.capture._shapes import (
     SpanShape,
     describe_iteration,
     iteration_shape,
     model_call_shape,
     put_content,
+    put_evaluation,
     put_usage,
     record_error,
     session_shape,
@@ -49,6 +51,7 @@ __all__ = [
     "agent_session",
     "iteration",
     "model_call",
+    "record_evaluation",
     "set_action",
     "set_answer",
     "set_arguments",
@@ -74,8 +77,11 @@ class _SpanScope:
         tracer_provider: TracerProvider | None = None,
         capture_call: bool = False,
         links: Sequence[Link] = (),
+        step: PlanStep | None = None,
     ) -> None:
         self._shape = shape
+        self._step = step
+        self._step_token: Token[PlanStep | None] | None = None
         self._links = tuple(links)
         self._provider = tracer_provider
         self._capture_call = capture_call
@@ -88,6 +94,7 @@ class _SpanScope:
             tracer_provider=self._provider,
             capture_call=self._capture_call,
             links=self._links,
+            step=self._step,
         )
 
     # --- context manager ---------------------------------------------------------
@@ -101,7 +108,12 @@ class _SpanScope:
             if self._provider is None
             else trace.get_tracer("otel_prov", __version__, tracer_provider=self._provider)
         )
-        span = self._shape.start(tracer, links=self._links)
+        shape, step = self._shape, self._step or active_step().get()
+        if step is not None:
+            shape = shape.with_attributes(step.attributes)
+            # The spans inside belong to this one, not to the step themselves.
+            self._step_token = active_step().set(None)
+        span = shape.start(tracer, links=self._links)
         self._span = span
         self._token = otel_context.attach(trace.set_span_in_context(span))
         return span
@@ -114,6 +126,9 @@ class _SpanScope:
     ) -> None:
         span, token = self._span, self._token
         self._span = self._token = None
+        if self._step_token is not None:
+            active_step().reset(self._step_token)
+            self._step_token = None
         if span is None or token is None:
             return
         try:
@@ -228,13 +243,16 @@ def iteration(
     action: str | None = None,
     arguments: Any = None,
     tracer_provider: TracerProvider | None = None,
+    step: PlanStep | None = None,
 ) -> _SpanScope:
-    """One reason-act step of a session, numbered from 1."""
+    """One reason-act step of a session, numbered from 1; ``step``: the plan step it runs
+    (see :func:`otel_prov.plan`)."""
     if isinstance(number, bool) or not isinstance(number, int) or number < 1:
         raise ValueError(f"iteration number must be an int >= 1, not {number!r}")
     return _SpanScope(
         iteration_shape(number, action=action, thought=thought, arguments=arguments),
         tracer_provider=tracer_provider,
+        step=step,
     )
 
 
@@ -245,17 +263,20 @@ def tool_call(
     call_id: str | None = None,
     tool_type: str = "function",
     tracer_provider: TracerProvider | None = None,
+    step: PlanStep | None = None,
 ) -> _SpanScope:
     """A tool execution (``execute_tool {name}``).
 
     As a decorator it records the call's arguments (bound to the signature, as JSON)
     and its return value as the observation; as a context manager pass ``arguments=``
-    and call :func:`set_observation`.
+    and call :func:`set_observation`.  ``step``: the plan step it runs (see
+    :func:`otel_prov.plan`); its outcome follows the call's unless the step is marked.
     """
     return _SpanScope(
         tool_call_shape(name, call_id=call_id, tool_type=tool_type, arguments=arguments),
         tracer_provider=tracer_provider,
         capture_call=True,
+        step=step,
     )
 
 
@@ -303,8 +324,53 @@ def set_answer(text: str, *, span: Span | None = None) -> None:
     put_content(_current(span), sc.OTEL_PROV_ANSWER, text)
 
 
-def set_usage(
-    *, input_tokens: int | None = None, output_tokens: int | None = None, span: Span | None = None
+def record_evaluation(
+    name: str,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    *,
+    span: Span | None = None,
+    evaluator: str | None = None,
+    response_id: str | None = None,
 ) -> None:
-    """Token usage of a model call."""
-    put_usage(_current(span), input_tokens=input_tokens, output_tokens=output_tokens)
+    """An evaluation of the current span (or ``span``): a session's answer, a tool call's
+    result, a model call's response (or the one ``response_id`` names).  Recorded as the
+    GenAI ``gen_ai.evaluation.result`` event, so any OTLP backend sees it too, and stored
+    as an ``oprov:Evaluation`` sealed with the run.  ``evaluator`` names who judged
+    (default: the evaluation's name).  After the run, use ``otel-prov annotate``."""
+    put_evaluation(
+        _current(span),
+        name,
+        score=score,
+        label=label,
+        explanation=explanation,
+        evaluator=evaluator,
+        response_id=response_id,
+    )
+
+
+def set_usage(
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cache_read_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+    cost: float | None = None,
+    currency: str | None = None,
+    span: Span | None = None,
+) -> None:
+    """Token usage of a model call, and its cost when the provider reported one (``cost``
+    in ``currency``, an ISO 4217 code).  Without a cost, ``OTEL_PROV_PRICES`` may price it."""
+    put_usage(
+        _current(span),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
+        reasoning_tokens=reasoning_tokens,
+        cost=cost,
+        currency=currency,
+        cost_source=None if cost is None else "provider",
+    )

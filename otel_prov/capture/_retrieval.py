@@ -38,6 +38,7 @@ class Retrieval:
         self.query = query
         """The query, as given to :func:`retrieval`."""
         self._count = 0
+        self._ended = False
         self._lock = threading.Lock()
 
     def add_document(
@@ -54,9 +55,14 @@ class Retrieval:
         ``score``: the retriever's relevance score, on its own scale.  ``source``: the IRI
         (or name) of the document it was taken from.  ``metadata``: any mapping; kept as
         a JSON object.  A score that is no number or metadata that is no mapping raises
-        ``TypeError`` and adds nothing.
+        ``TypeError`` and adds nothing; so does a document added once the retrieval ended
+        (``RuntimeError``), which its span could no longer record.
         """
         with self._lock:
+            if self._ended:
+                raise RuntimeError(
+                    f"retrieval {self.query!r} has ended: add its documents inside its with block"
+                )
             index = self._count
             put_document(
                 self.span,
@@ -69,6 +75,11 @@ class Retrieval:
             )
             self._count += 1
 
+    def _end(self) -> None:
+        """Its span is about to end: nothing can be added from now on."""
+        with self._lock:
+            self._ended = True
+
 
 class _RetrievalScope:
     """The retrieval's span scope, handing out a :class:`Retrieval` instead of the span."""
@@ -76,9 +87,11 @@ class _RetrievalScope:
     def __init__(self, scope: _SpanScope, query: Any) -> None:
         self._scope = scope
         self._query = query
+        self._handle: Retrieval | None = None
 
     def __enter__(self) -> Retrieval:
-        return Retrieval(self._scope.__enter__(), self._query)
+        self._handle = Retrieval(self._scope.__enter__(), self._query)
+        return self._handle
 
     def __exit__(
         self,
@@ -86,6 +99,8 @@ class _RetrievalScope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._handle is not None:
+            self._handle._end()
         self._scope.__exit__(exc_type, exc, tb)
 
     async def __aenter__(self) -> Retrieval:

@@ -44,8 +44,12 @@ __all__ = [
     "describe_iteration",
     "iteration_shape",
     "model_call_shape",
+    "plan_shape",
     "put_content",
     "put_document",
+    "put_evaluation",
+    "put_postcondition",
+    "put_step_outcome",
     "put_usage",
     "record_error",
     "record_failure",
@@ -161,9 +165,18 @@ def iteration_shape(
 
 
 def tool_call_shape(
-    name: str, *, call_id: str | None = None, tool_type: str = "function", arguments: Any = None
+    name: str,
+    *,
+    call_id: str | None = None,
+    tool_type: str = "function",
+    arguments: Any = None,
+    kind: SpanKind = SpanKind.INTERNAL,
 ) -> SpanShape:
-    """A tool execution, ``execute_tool {name}``.  ``call_id``: the id the model gave the call."""
+    """A tool execution, ``execute_tool {name}``.  ``call_id``: the id the model gave the call.
+
+    ``kind``: CLIENT or SERVER when the tool runs in another process (an MCP server), so
+    the two halves of the call read as a remote call in any trace viewer.
+    """
     return SpanShape(
         f"{EXECUTE_TOOL} {name}",
         {
@@ -173,6 +186,7 @@ def tool_call_shape(
             sc.GEN_AI_TOOL_TYPE: tool_type,
         },
         {sc.OTEL_PROV_ARGUMENTS: arguments},
+        kind=kind,
     )
 
 
@@ -264,17 +278,27 @@ def content_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _is_tool_call(target: Mapping[str, Any] | Span) -> bool:
+_TWIN_OPERATIONS = {
+    sc.OTEL_PROV_ARGUMENTS: EXECUTE_TOOL,
+    sc.OTEL_PROV_OBSERVATION: EXECUTE_TOOL,
+    sc.OTEL_PROV_RETRIEVAL_QUERY: RETRIEVAL,
+}
+"""Content attribute -> the operation of the spans on which it has its GenAI twin."""
+
+
+def _has_twin(target: Mapping[str, Any] | Span, key: str) -> bool:
     attributes = target if isinstance(target, Mapping) else getattr(target, "attributes", None)
-    return (attributes or {}).get(sc.GEN_AI_OPERATION_NAME) == EXECUTE_TOOL
+    operation = (attributes or {}).get(sc.GEN_AI_OPERATION_NAME)
+    return operation is not None and operation == _TWIN_OPERATIONS.get(key)
 
 
 def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
     """Set a content attribute on a span (or start attributes) as the capture switches allow.
 
-    On a tool call, arguments and result also go to their opt-in ``gen_ai.*`` twins when
-    the GenAI variable allows.  When the content is left off, its size and hash are
-    recorded instead, so provenance keeps a fingerprint of what it may not show.  When an
+    On a tool call, arguments and result (on a retrieval, its query) also go to their
+    opt-in ``gen_ai.*`` twins when the GenAI variable allows.  When the content is left
+    off, its size and hash are recorded instead, so provenance keeps a fingerprint of what
+    it may not show.  When an
     attribute length limit is about to cut the value (the SDK does so silently), they are
     recorded beside it, so the graph can say the value is truncated and what the whole of
     it was.
@@ -285,7 +309,7 @@ def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
     if keep:
         setter(key, text)
     twin = sc.GEN_AI_CONTENT_TWINS.get(key)
-    if twin is not None and _is_tool_call(target) and capture_genai_content():
+    if twin is not None and _has_twin(target, key) and capture_genai_content():
         setter(twin, text)
         keep = True
     limit = _length_limit(target)
@@ -339,13 +363,100 @@ def declare_tools(span: Span, names: Sequence[str]) -> None:
 
 
 def put_usage(
-    span: Span, *, input_tokens: int | None = None, output_tokens: int | None = None
+    span: Span,
+    *,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+    cache_read_tokens: int | None = None,
+    cache_write_tokens: int | None = None,
+    reasoning_tokens: int | None = None,
+    cost: float | None = None,
+    currency: str | None = None,
+    cost_source: str | None = None,
 ) -> None:
-    """A model call's token usage; a count that is not known is left off, not zero."""
-    if input_tokens is not None:
-        span.set_attribute(sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens)
-    if output_tokens is not None:
-        span.set_attribute(sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens)
+    """A model call's token usage and cost; a count that is not known is left off, not zero.
+
+    Input tokens include those read from or written to a cache, output tokens the
+    reasoning ones, as the GenAI conventions count them.
+    """
+    for key, value in (
+        (sc.GEN_AI_USAGE_INPUT_TOKENS, input_tokens),
+        (sc.GEN_AI_USAGE_OUTPUT_TOKENS, output_tokens),
+        (sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS, cache_read_tokens),
+        (sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS, cache_write_tokens),
+        (sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS, reasoning_tokens),
+        (sc.GEN_AI_USAGE_COST_AMOUNT, cost),
+        (sc.GEN_AI_USAGE_COST_CURRENCY, currency),
+        (sc.GEN_AI_USAGE_COST_SOURCE, cost_source),
+    ):
+        if value is not None:
+            span.set_attribute(key, value)
+
+
+def plan_shape(steps: Sequence[str], *, name: str = "plan") -> SpanShape:
+    """The making of a plan (GenAI operation ``plan``), carrying its ordered steps."""
+    return SpanShape(
+        name,
+        {sc.GEN_AI_OPERATION_NAME: sc.PLAN_OPERATION, sc.OTEL_PROV_PLAN_STEPS: list(steps)},
+    )
+
+
+def put_step_outcome(span: Span, plan_id: str, number: int, outcome: str) -> None:
+    """What became of step ``number`` of the plan ``plan_id`` (an event: the latest wins)."""
+    span.add_event(
+        sc.STEP_OUTCOME_EVENT,
+        {
+            sc.OTEL_PROV_PLAN_ID: plan_id,
+            sc.OTEL_PROV_PLAN_STEP: number,
+            sc.OTEL_PROV_PLAN_STEP_OUTCOME: outcome,
+        },
+    )
+
+
+def put_postcondition(
+    span: Span,
+    name: str,
+    *,
+    ok: bool,
+    detail: str | None = None,
+    step: Mapping[str, str | int] | None = None,
+) -> None:
+    """A postcondition checked (an event), with the plan step it was checked for."""
+    attributes: dict[str, str | int | bool] = {
+        sc.OTEL_PROV_POSTCONDITION_NAME: name,
+        sc.OTEL_PROV_POSTCONDITION_OK: ok,
+        **(step or {}),
+    }
+    if detail is not None:
+        attributes[sc.OTEL_PROV_POSTCONDITION_DETAIL] = detail
+    span.add_event(sc.POSTCONDITION_EVENT, attributes)
+
+
+def put_evaluation(
+    span: Span,
+    name: str,
+    *,
+    score: float | None = None,
+    label: str | None = None,
+    explanation: str | None = None,
+    evaluator: str | None = None,
+    response_id: str | None = None,
+) -> None:
+    """A ``gen_ai.evaluation.result`` event on the span evaluated (or, with
+    ``response_id``, naming the model response judged)."""
+    if not name:
+        raise ValueError('an evaluation needs a name (e.g. "relevance")')
+    attributes: dict[str, str | float] = {sc.GEN_AI_EVALUATION_NAME: name}
+    for key, value in (
+        (sc.GEN_AI_EVALUATION_SCORE_VALUE, None if score is None else float(score)),
+        (sc.GEN_AI_EVALUATION_SCORE_LABEL, label),
+        (sc.GEN_AI_EVALUATION_EXPLANATION, explanation),
+        (sc.OTEL_PROV_EVALUATION_EVALUATOR, evaluator),
+        (sc.GEN_AI_RESPONSE_ID, response_id),
+    ):
+        if value is not None:
+            attributes[key] = value
+    span.add_event(sc.GEN_AI_EVALUATION_RESULT, attributes)
 
 
 def _error_type(error: BaseException) -> str:

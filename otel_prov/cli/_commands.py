@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -22,20 +23,26 @@ from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._receive import add_receive_arguments, receive
 from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_views
+from otel_prov.cli._render_diff import DIFF_FORMATS, render_diff
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
+from otel_prov.cli._render_why import WHY_FORMATS, render_why
+from otel_prov.cli._terminal import printable
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_TEMPO_URL,
 )
-from otel_prov.exporters._base import DEFAULT_GRAPH, graph_term
+from otel_prov.exporters._base import DEFAULT_GRAPH, ExportResult, graph_term
 from otel_prov.ingest._import import import_spans
+from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
+from otel_prov.prov._annotation import annotation_record
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.prov._rdf import SPARQL_PREFIXES
+from otel_prov.prov._sealer import Sealer
 from otel_prov.read._backend import (
     EmbeddedBackend,
     QueryBackend,
@@ -95,6 +102,16 @@ def _at_least_one(value: str) -> int:
         number = 0
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, not {value!r}")
+    return number
+
+
+def _finite(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise argparse.ArgumentTypeError(f"expected a number, not {value!r}")
     return number
 
 
@@ -199,7 +216,7 @@ def _parser() -> argparse.ArgumentParser:
         help=_formats(
             text="for people",
             json="the session as a JSON object (a list, one per match)",
-            mermaid="a flowchart",
+            mermaid="a flowchart (several matches: Markdown, one diagram per session)",
             html="one self-contained page to share",
             turtle="its PROV-O triples",
             jsonld="its triples as expanded JSON-LD",
@@ -230,6 +247,66 @@ def _parser() -> argparse.ArgumentParser:
             table="aligned columns (Turtle for CONSTRUCT and DESCRIBE)",
             json="one object per row (JSON-LD for CONSTRUCT and DESCRIBE)",
             csv="a header and one line per row (rows only)",
+        ),
+    )
+    why = command(
+        "why",
+        "the derivation graph behind a run's answer, or behind any activity or entity: "
+        "observations, the tool calls behind them (name, call id, arguments, status), the "
+        "steps that chose them, retrieved chunks and their sources, the question and the "
+        "conversation's earlier turns; failed attempts with their error",
+        "otel-prov why demo-conversation --format mermaid",
+    )
+    why.add_argument(
+        "id",
+        metavar="ID",
+        help="session IRI, trace id or conversation id (its newest run), or any activity "
+        "or entity IRI",
+    )
+    why.add_argument(
+        "--format",
+        choices=WHY_FORMATS,
+        default="text",
+        help=_formats(
+            text="a block per node and the nodes it rests on",
+            json='{"root", "nodes", "edges"}',
+            mermaid="a flowchart",
+            dot="a Graphviz digraph (dot -Tsvg)",
+        ),
+    )
+    diff = command(
+        "diff",
+        "compare two runs step by step (action, tool, arguments, status, observation, "
+        "answer): the first divergence, tool calls added or missing, changed arguments, "
+        "statuses and answers; exit 1 when they differ",
+        "otel-prov diff RUN_BEFORE RUN_AFTER --format json",
+    )
+    diff.add_argument("a", metavar="A", help="the first run: session IRI, trace or conversation id")
+    diff.add_argument("b", metavar="B", help="the run to compare it with")
+    diff.add_argument(
+        "--format",
+        choices=DIFF_FORMATS,
+        default="text",
+        help=_formats(
+            text="the first divergence and every change",
+            json='{"first_divergence": {"iteration", "field", "a", "b"} or null, ...}',
+        ),
+    )
+    summary = command(
+        "summary",
+        "a run in plain language, from its provenance alone (no model): what was asked, "
+        "each step's action and outcome, failures included, what the answer rests on, "
+        "time and tokens",
+        "otel-prov summary demo-conversation",
+    )
+    summary.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
+    summary.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(
+            text="one sentence a line",
+            json='{"session", "sentences": [{"text", "refs": [the why nodes it names]}]}',
         ),
     )
     imports = command(
@@ -289,6 +366,33 @@ def _parser() -> argparse.ArgumentParser:
         choices=("text", "json"),
         default="text",
         help=_formats(text="a line per session and the totals", json="one object per session"),
+    )
+    annotate = command(
+        "annotate",
+        "add an evaluation to a stored run, sealed in a bundle of its own (the run's seal "
+        "is untouched; verify checks both)",
+        "otel-prov annotate demo-conversation --name correctness --score 1 --label pass",
+    )
+    annotate.add_argument(
+        "id", metavar="ID", help="the run (session IRI, trace or conversation id)"
+    )
+    annotate.add_argument("--name", required=True, help="what is judged (e.g. relevance)")
+    annotate.add_argument("--score", type=_finite, metavar="X", help="a number")
+    annotate.add_argument("--label", metavar="L", help="the verdict in words (e.g. pass)")
+    annotate.add_argument("--explanation", metavar="T", help="why")
+    annotate.add_argument(
+        "--evaluator",
+        default="otel-prov annotate",
+        metavar="NAME",
+        help="who judged; each evaluator's annotations form one chain (default: otel-prov "
+        "annotate)",
+    )
+    _writes(annotate)
+    annotate.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=_formats(text="one line", json="the run, the annotation and its evaluation"),
     )
     command(
         "flush",
@@ -380,11 +484,48 @@ def _show(args: argparse.Namespace) -> ExitCode:
     if not matches:
         _say(_no_session(args.id))
         return ExitCode.NOTHING_FOUND
+    if len(matches) > 1:
+        # On stderr, so that the output stays one document of the chosen format.
+        _say(f"{len(matches)} sessions match {args.id!r}; showing each, oldest first")
     if args.format in GRAPH_FORMATS:
         sys.stdout.write(render_graphs([reader.triples(m) for m in matches], args.format))
     else:
         views = [reader.session(m, full=args.full) for m in matches]
-        sys.stdout.write(render_views(views, args.format, trace_links=_trace_links()))
+        why = {m: reader.why(m).as_json() for m in matches} if args.format == "html" else None
+        sys.stdout.write(render_views(views, args.format, trace_links=_trace_links(), why=why))
+    return ExitCode.OK
+
+
+def _why(args: argparse.Namespace) -> ExitCode:
+    try:
+        graph = _reader(args).why(args.id)
+    except LookupError:
+        _say(f"no session, activity or entity {args.id!r}")
+        return ExitCode.NOTHING_FOUND
+    sys.stdout.write(render_why(graph, args.format))
+    return ExitCode.OK
+
+
+def _diff(args: argparse.Namespace) -> ExitCode:
+    try:
+        compared = _reader(args).diff(args.a, args.b)
+    except LookupError as exc:
+        _say(str(exc))
+        return ExitCode.NOTHING_FOUND
+    sys.stdout.write(render_diff(compared, args.format))
+    return ExitCode.OK if compared.same else ExitCode.CHECK_FAILED
+
+
+def _summary(args: argparse.Namespace) -> ExitCode:
+    try:
+        told = _reader(args).summary(args.id)
+    except LookupError as exc:
+        _say(str(exc))
+        return ExitCode.NOTHING_FOUND
+    if args.format == "json":
+        print(json.dumps(told.as_json(), ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(printable(told.text()))
     return ExitCode.OK
 
 
@@ -483,6 +624,7 @@ def _import(args: argparse.Namespace) -> ExitCode:
             backend=destination.reader,
             graph=graph,
             prepare=RecordPreparer.from_settings(),
+            prices=prices_from_settings(),
             now_ns=time.time_ns(),
         )
         delivered = exporter.force_flush()
@@ -615,6 +757,53 @@ def _status(args: argparse.Namespace) -> ExitCode:
     return ExitCode.CHECK_FAILED if waiting else ExitCode.OK
 
 
+def _annotate(args: argparse.Namespace) -> ExitCode:
+    """One evaluation of one run, written where ``configure()`` would write and chained
+    after the evaluator's previous annotation."""
+    if not args.name.strip():
+        raise UsageError("--name must name what is judged (e.g. relevance)")
+    destination = _destination(args)
+    exporter = destination.exporter
+    try:
+        reader = ProvenanceReader(destination.reader, graph=_graph(args)[1:-1])
+        matches = reader.find(args.id)
+        if not matches:
+            _say(_no_session(args.id))
+            return ExitCode.NOTHING_FOUND
+        if len(matches) > 1:
+            raise UsageError(
+                f"{args.id!r} names {len(matches)} runs; give one session IRI: "
+                + ", ".join(matches)
+            )
+        view = reader.session(matches[0])
+        answered = view.answered_by or view.id
+        record = annotation_record(
+            f"<{view.id}>",
+            name=args.name,
+            score=args.score,
+            label=args.label,
+            explanation=args.explanation,
+            evaluator=args.evaluator,
+            answer=f"<{answered}:answer>" if view.answer is not None else None,
+            now_ns=time.time_ns(),
+        )
+        sealer = Sealer()
+        sealer.continue_chains(exporter.chain_heads())
+        sealed = sealer.seal(record, time.time_ns())
+        stored = exporter.export([sealed]) is ExportResult.SUCCESS and exporter.force_flush()
+    finally:
+        exporter.shutdown()
+    if not stored:
+        _say("the annotation was not stored (see the log above)")
+        return ExitCode.STORE_ERROR
+    annotation = record.root[1:-1]
+    if args.format == "json":
+        print(json.dumps({"session": view.id, "annotation": annotation, "name": args.name}))
+    else:
+        print(f"annotated {view.id} with {args.name} ({annotation})")
+    return ExitCode.OK
+
+
 def _flush(args: argparse.Namespace) -> ExitCode:
     """Have the exporter ``configure()`` would build store what waits on disk."""
     try:
@@ -644,10 +833,14 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "sessions": _sessions,
     "show": _show,
     "query": _query,
+    "why": _why,
+    "diff": _diff,
+    "summary": _summary,
     "import": _import,
     "receive": _receive,
     "serve": _serve,
     "verify": _verify,
+    "annotate": _annotate,
     "status": _status,
     "flush": _flush,
 }

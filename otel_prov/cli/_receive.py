@@ -24,6 +24,7 @@ from otel_prov.ingest.receiver import (
     parse_address,
     serve,
 )
+from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
@@ -102,6 +103,7 @@ def receive(
             reader=_reader(opened.reader),
             graph=graph,
             prepare=RecordPreparer.from_settings(),
+            prices=prices_from_settings(),
             spool_bytes=None
             if opened.spool is None
             else functools.partial(_directory_bytes, opened.spool),
@@ -127,10 +129,11 @@ def _token(path: Path | None) -> BearerToken | None:
 
 def _reader(backend: QueryBackend) -> Callable[[], QueryBackend]:
     """A reader of what is stored now: the embedded store's read-only view is a snapshot
-    taken when it opens, so each call opens a new one."""
+    taken when it opens, so each call opens a new one (unless it reads through this
+    process's writer, which sees everything)."""
     if isinstance(backend, EmbeddedBackend):
-        path = backend.path
-        return lambda: EmbeddedBackend(path)
+        path, writer = backend.path, backend.writer
+        return lambda: EmbeddedBackend(path, writer=writer)
     return lambda: backend
 
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
-from otel_prov.read._session_view import SessionSummary, SessionView
+from otel_prov.read._session_view import SessionSummary, SessionView, Usage
 from otel_prov.view._labels import (
     answerer_label,
+    cost_total_label,
+    evaluation_label,
     failure_label,
+    outcome_fields,
     shortened,
-    status_label,
+    token_totals_label,
     tokens_label,
 )
 from otel_prov.view._pages import session_page
@@ -63,11 +67,16 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
     lines = [
         f"{indent}{heading} {session.id}",
         _line("agent", session.agent, head),
-        _line("status", status_label(session), head),
+        *(_line(label, value, head) for label, value in outcome_fields(session)),
         _line("started", session.start, head),
         _line("ended", session.end or "(never)", head),
         _line("question", session.question, head),
     ]
+    if session.usage.tokens:
+        lines.append(_line("tokens", token_totals_label(session.usage), head))
+    if session.usage.costs:
+        lines.append(_line("cost", cost_total_label(session.usage), head))
+    lines.extend(_line("evaluation", evaluation_label(e), head) for e in session.evaluations)
     for step in session.iterations:
         lines.append(f"{indent}Iteration {step.number if step.number is not None else '?'}")
         for model in step.model_calls:
@@ -82,6 +91,9 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
             failed = call.status == "error"
             outcome = f"FAILED {failure_label(call)}".rstrip() if failed else call.status
             lines.append(_line("tool call", f"{call.name}{ident} {outcome}", fields))
+            if call.arguments is not None and call.arguments != step.arguments:
+                # Not on the action line: parallel calls each have their own.
+                lines.append(_line("arguments", call.arguments, fields))
             if call.observation is not None:
                 lines.append(_line("observation", call.observation, fields))
             lines.extend(_sub_session_lines(call.sub_sessions, fields + "  "))
@@ -98,14 +110,33 @@ def _sub_session_lines(sessions: Sequence[SessionView], indent: str) -> list[str
 
 
 def _plain(value: Any) -> Any:
+    """JSON-ready data; a :class:`Usage` field becomes ``tokens``, ``cost`` (the total, or
+    null when nothing was priced or currencies are mixed) and ``costs`` (per currency)."""
+    if isinstance(value, Usage):
+        return {
+            "tokens": dict(value.tokens),
+            "cost": _plain(value.cost),
+            "costs": [_plain(cost) for cost in value.costs],
+        }
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        plain: dict[str, Any] = {}
+        for item in dataclasses.fields(value):
+            field_value = getattr(value, item.name)
+            if isinstance(field_value, Usage):
+                plain.update(_plain(field_value))
+            else:
+                plain[item.name] = _plain(field_value)
+        return plain
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, Decimal):
+        return float(value)
     return value
 
 
 def render_json(value: Any) -> str:
-    if isinstance(value, list):
-        return json.dumps([_plain(item) for item in value], ensure_ascii=False, indent=2)
     return json.dumps(_plain(value), ensure_ascii=False, indent=2)
 
 
@@ -177,6 +208,14 @@ def _mermaid_sub_sessions(
         lines.append(f"{indent}{starter} --> {question}")
 
 
+def _mermaid_document(views: Sequence[SessionView]) -> str:
+    """Several sessions' diagrams as Markdown, one fenced ``mermaid`` block each: one
+    Mermaid text is one diagram, and GitHub, GitLab and ``mmdc`` draw every block."""
+    return "\n".join(
+        f"## Session {view.id}\n\n```mermaid\n{render_mermaid(view)}\n```\n" for view in views
+    )
+
+
 def _fixed_width_time(stamp: str) -> str:
     """A UTC dateTime with its fraction padded to microseconds, so that a column of them
     lines up (the canonical form drops the fraction's trailing zeros)."""
@@ -186,7 +225,7 @@ def _fixed_width_time(stamp: str) -> str:
 
 def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:
     """The ``sessions`` table, a line per session under a header, each ending in a newline."""
-    header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "STATUS", "TRACE")
+    header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "FAILED", "STATUS", "TRACE")
     rows = [
         (
             s.id,
@@ -195,7 +234,8 @@ def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:
             shortened((s.question or "").replace("\n", " "), 48),
             str(s.iterations),
             str(s.tool_calls),
-            f"{s.status} ({s.failed_calls} failed)" if s.failed_calls else s.status,
+            str(s.failed_calls),
+            s.status,
             s.trace_id,
         )
         for s in sessions
@@ -209,14 +249,22 @@ def render_session_list(sessions: list[SessionSummary], fmt: str) -> str:
 
 
 def render_views(
-    views: Sequence[SessionView], fmt: str, *, trace_links: Mapping[str, str] | None = None
+    views: Sequence[SessionView],
+    fmt: str,
+    *,
+    trace_links: Mapping[str, str] | None = None,
+    why: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """``show`` output for one of :data:`VIEW_FORMATS`: one JSON list or HTML page of all
-    ``views``, or one text or diagram per session, a blank line between them."""
+    """``show`` output for one of :data:`VIEW_FORMATS`: one JSON list, HTML page or
+    Markdown document of diagrams of all ``views`` (one view: its bare diagram), or one
+    text per session, a blank line between them.  ``why`` maps a run to its why-graph
+    (``WhyGraph.as_json()``), drawn on the HTML page."""
     if fmt == "json":
         return render_json(list(views)) + "\n"
     if fmt == "html":
-        return session_page(views, links=trace_links, standalone=True)
+        return session_page(views, links=trace_links, why=why, standalone=True)
+    if fmt == "mermaid" and len(views) > 1:
+        return _mermaid_document(views)
     links = dict(trace_links or {})
     draw: Callable[[SessionView], str] = (
         render_mermaid if fmt == "mermaid" else lambda view: render_text(view, trace_links=links)

@@ -4,7 +4,8 @@ The spans (from :mod:`otel_prov.prov._otlp_json`) are prepared as the span proce
 them (:class:`~otel_prov.processing._processor.RecordPreparer`: redaction, then big values to the
 blob store), grouped by trace, and each trace is mapped once with ``map_spans``: every
 outermost session in it gets its bundle, sub-sessions nest as they do live.  A span
-without an end time is mapped ``incomplete``.  A trace without an agent session is not
+without an end time is mapped ``incomplete``.  A trace without an agent session, or a
+tool call whose parent is remote (OTLP ``flags``: an MCP server's trace file), is not
 provenance and is left out, as the processor leaves it out, unless the destination
 already holds a session of that trace: then its spans join that session, as spans that
 end after their session do live.  Sessions are sealed in the order their traces
@@ -29,11 +30,12 @@ from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.prov._bundle import bundles_in
 from otel_prov.prov._iris import trace_hex
 from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._queries import stored_sessions_query
 from otel_prov.prov._rdf import iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
-from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
 from otel_prov.prov._vocab import P
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._verify import stored_content
@@ -76,6 +78,7 @@ def import_spans(
     now_ns: int,
     sealer: Sealer | None = None,
     export_batch: int = _EXPORT_BATCH,
+    prices: PriceTable | None = None,
 ) -> ImportSummary:
     """Map, seal and export ``spans``; ``backend`` reads the destination ``exporter`` writes.
 
@@ -86,7 +89,7 @@ def import_spans(
     continue from the exporter's ``chain_heads()``: reading them costs a scan of every
     bundle stored, once instead of per call.  ``export_batch`` records go to each
     ``export`` call: the embedded store ingests one large batch several times faster than
-    many small ones.
+    many small ones.  ``prices`` prices model calls that report no cost (see ``map_spans``).
     """
     traces: dict[int, dict[int, SpanRecord]] = {}
     for span in spans:
@@ -104,11 +107,13 @@ def import_spans(
         traces.items(), key=lambda item: (min(s.start_ns for s in item[1].values()), item[0])
     ):
         known_sessions = stored.get(trace_hex(trace_id), [])
-        if not known_sessions and not any(s.role is Role.SESSION for s in group.values()):
+        if not known_sessions and not any(
+            s.role is Role.SESSION or is_remote_root(s) for s in group.values()
+        ):
             summary.left_out_traces += 1
             summary.left_out_spans += len(group)
             continue
-        record = map_spans([prepare(span) for span in group.values()])
+        record = map_spans([prepare(span) for span in group.values()], prices=prices)
         for session, bundle, revision in known_sessions:
             content = stored_content(backend, graph, session, bundle)
             sealer.continue_session(iri(session), iri(bundle), revision, content)

@@ -1,6 +1,6 @@
 """Auto-instrumentation of agent frameworks: OTel ``BaseInstrumentor`` subclasses.
 
 Each framework has its own subpackage (``langchain``, ``openai_agents``,
-``smolagents``), imported lazily so that otel-prov never needs a framework installed
+``smolagents``, ``mcp``), imported lazily so that otel-prov never needs a framework installed
 that the application does not use.
 """

@@ -18,6 +18,12 @@ The rules:
   snapshotted with no end (the mapper marks it ``incomplete``).
 * A trace with no session, nothing open and nothing new for ``idle_timeout_ns`` is not
   provenance: its spans are discarded (and counted).
+
+A *root* is what a group is released for: an outermost session, or, in a process that
+serves another one (an MCP server, a tool service), an agent span whose parent is
+remote (:func:`is_remote_root`).  Such a process has no session of its own, yet its tool
+call belongs in the provenance of the caller's: it is released like a session, and the
+mapper links it to its parent by that parent's deterministic IRI.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
 
 __all__ = ["SessionAssembler"]
 
@@ -112,14 +118,14 @@ class SessionAssembler:
 
         memo: dict[int, SpanRecord | None] = {}
 
-        def outermost_session(span: SpanRecord) -> SpanRecord | None:
+        def outermost_root(span: SpanRecord) -> SpanRecord | None:
             if span.span_id in memo:
                 return memo[span.span_id]
             found = None
             seen: set[int] = set()
             current: SpanRecord | None = span
             while current is not None and current.span_id not in seen:
-                if current.role is Role.SESSION:
+                if current.role is Role.SESSION or is_remote_root(current):
                     found = current
                 seen.add(current.span_id)
                 current = known.get(current.parent_id) if current.parent_id is not None else None
@@ -128,15 +134,14 @@ class SessionAssembler:
 
         def open_below(root: SpanRecord) -> bool:
             return any(
-                span.span_id != root.span_id and outermost_session(span) is root
-                for span in open_spans
+                span.span_id != root.span_id and outermost_root(span) is root for span in open_spans
             )
 
         blocked: set[int] = set()
         released_roots = False
         timed_out: list[SpanRecord] = []
         for span in known.values():
-            if span.role is not Role.SESSION or outermost_session(span) is not span:
+            if outermost_root(span) is not span:
                 continue
             if span.span_id in open_ids:
                 if final or now_ns - span.start_ns >= self._session_timeout_ns:
@@ -153,13 +158,13 @@ class SessionAssembler:
                 blocked.add(span.span_id)
 
         def in_blocked(span: SpanRecord) -> bool:
-            root = outermost_session(span)
+            root = outermost_root(span)
             return root is not None and root.span_id in blocked
 
         if not (released_roots or trace.exported):
             idle = now_ns - trace.last_seen_ns >= self._idle_ns
-            no_session = not any(outermost_session(s) for s in trace.spans.values())
-            if (final or (not open_spans and idle)) and not blocked and no_session:
+            no_root = not any(outermost_root(s) for s in trace.spans.values())
+            if (final or (not open_spans and idle)) and not blocked and no_root:
                 self.discarded += len(trace.spans)
                 self.pending -= len(trace.spans)
                 trace.spans.clear()
@@ -177,7 +182,7 @@ class SessionAssembler:
             group.extend(
                 span
                 for span in open_spans
-                if (root := outermost_session(span)) is not None and root.span_id in timed_out_ids
+                if (root := outermost_root(span)) is not None and root.span_id in timed_out_ids
             )
         if group:
             trace.exported = True

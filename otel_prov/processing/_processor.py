@@ -54,9 +54,11 @@ from otel_prov.environment_variables import (
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
 from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, blob_directory, externalize
+from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._conventions import starts_as_tool_call
 from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov.semconv import SERVICE_NAME
@@ -139,13 +141,16 @@ class ProvSpanProcessor(SpanProcessor):
     without ``on_start`` (the ``prov`` span exporter): sessions then wait
     ``late_span_grace`` after their end for children arriving in later batches.
     ``wal_dir`` (``OTEL_PROV_WAL_DIR``): record each tool call at dispatch in a
-    write-ahead log there (see ``_wal``); a tool call whose process died is stored as
-    ``incomplete`` by the next processor started on the same directory.  ``wal_fsync``
+    write-ahead log there, with the run around it (see ``_wal``); a run whose process
+    died inside a tool is stored as ``incomplete`` by the next processor started on the
+    same directory.  ``wal_fsync``
     (``OTEL_PROV_WAL_FSYNC``, ``always`` or ``never``, default never): fsync each intent,
     so that it survives a machine crash too, not only the process's.
     ``blob_dir`` (``OTEL_PROV_BLOB_DIR``, default ``.otel-prov/blobs``) and
     ``blob_threshold`` (bytes, ``OTEL_PROV_BLOB_THRESHOLD``, default 64 KiB): larger values
     are written there once, by hash, and the graph keeps a preview and a pointer.
+    ``prices`` (``OTEL_PROV_PRICES``): a price file that prices model calls reporting
+    tokens and no cost.
     """
 
     def __init__(
@@ -162,6 +167,7 @@ class ProvSpanProcessor(SpanProcessor):
         wal_fsync: bool | None = None,
         blob_dir: str | os.PathLike[str] | None = None,
         blob_threshold: int | None = None,
+        prices: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -190,17 +196,20 @@ class ProvSpanProcessor(SpanProcessor):
         self._fresh_state()
         self._shutdown = False
         self._wal: IntentLog | None = None
-        self._recovered: tuple[list[SpanRecord], list[Path]] = ([], [])
+        self._recovered_spans: list[SpanRecord] = []
+        self._recovered_records: list[ProvRecord] = []
+        self._recovered_logs: list[Path] = []
         wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
-            self._recovered = recover_intents(Path(wal_path))
+            self._recovered_spans, self._recovered_logs = recover_intents(Path(wal_path))
             self._wal = IntentLog(
                 Path(wal_path), fsync=wal_fsync if wal_fsync is not None else fsync_always()
             )
         self._prepare = RecordPreparer.from_settings(
             blob_dir=blob_dir, blob_threshold=blob_threshold
         )
+        self._prices = prices_from_settings(prices)
         self._start_worker()
         if hasattr(os, "register_at_fork"):
             before = weakref.WeakMethod(self._before_fork)
@@ -238,9 +247,21 @@ class ProvSpanProcessor(SpanProcessor):
         if self._wal is not None and starts_as_tool_call(span.name, span.attributes or {}):
             try:
                 service = span.resource.attributes.get(SERVICE_NAME)
-                self._wal.intent(span, service if isinstance(service, str) else None)
+                self._wal.intent(
+                    span, service if isinstance(service, str) else None, self._open_above(span)
+                )
             except (OSError, ValueError):  # a full disk must not stop the agent
                 _logger.exception("cannot record a tool call in the write-ahead log")
+
+    def _open_above(self, span: Span) -> list[Span]:
+        """The open spans above ``span`` in this process, nearest first: the run the
+        write-ahead log needs to rebuild around a tool call that crashes."""
+        found = []
+        parent = span.parent
+        while parent is not None and (above := self._open.get(parent.span_id)) is not None:
+            found.append(above)
+            parent = above.parent
+        return found
 
     def on_end(self, span: ReadableSpan) -> None:
         # Nothing else here but the bound: every check costs the agent, so the worker does them.
@@ -279,7 +300,7 @@ class ProvSpanProcessor(SpanProcessor):
         A ``multiprocessing`` child leaves through ``os._exit`` (no ``atexit``), so its
         sessions are exported by a multiprocessing finalizer instead."""
         self._fresh_state()
-        self._recovered = ([], [])
+        self._recovered_spans, self._recovered_records, self._recovered_logs = [], [], []
         if self._wal is not None:
             self._wal = self._wal.in_child()
         if self._shutdown:
@@ -309,7 +330,8 @@ class ProvSpanProcessor(SpanProcessor):
                 name=span.name,
                 start_ns=span.start_time or 0,
                 end_ns=None,
-                role=classify(span.attributes or {}, root=span.parent is None),
+                role=classify(span.attributes or {}, root=span.parent is None, name=span.name),
+                remote_parent=span.parent is not None and span.parent.is_remote,
             )
             for span in list(self._open.values())
         ]
@@ -345,35 +367,37 @@ class ProvSpanProcessor(SpanProcessor):
         """The record the mapper gets (see :class:`RecordPreparer`)."""
         return self._prepare(record_from_span(span, ended=ended))
 
-    def _export_recovered(self) -> None:
-        """Tool calls a dead process dispatched but never finished: stored as incomplete."""
-        spans, logs = self._recovered
-        by_trace: dict[int, list[SpanRecord]] = {}
-        for span in spans:
-            by_trace.setdefault(span.trace_id, []).append(span)
-        records = [map_spans(group) for group in by_trace.values()]
-        if records and self._exporter.export(records) is not ExportResult.SUCCESS:
-            return  # the logs stay; the next start tries again
+    def _export_recovered(self, now: int) -> None:
+        """Runs a dead process left unfinished: sealed once, stored as incomplete."""
+        if self._recovered_spans:
+            by_trace: dict[int, list[SpanRecord]] = {}
+            for span in self._recovered_spans:
+                by_trace.setdefault(span.trace_id, []).append(self._prepare(span))
+            # Sealed once: a failed export retries the same records (sealing again
+            # would take them for revisions of themselves).
+            self._recovered_records = self._seal(list(by_trace.values()), now)
+            self._recovered_spans = []
+        records, logs = self._recovered_records, self._recovered_logs
+        if records and self._export(records) is not ExportResult.SUCCESS:
+            return  # the logs stay; the next cycle, or the next start, tries again
         if records:
             _logger.warning(
-                "recorded %d tool call(s) left unfinished by a process that died", len(spans)
+                "recorded %d run(s) left unfinished by a process that died", len(records)
             )
         for log in logs:
             log.unlink(missing_ok=True)
-        self._recovered = ([], [])
+        self._recovered_records, self._recovered_logs = [], []
 
-    def _collect_and_export(self, *, flush: bool, final: bool) -> None:
-        now = time.time_ns()
-        if self._recovered[1]:
-            self._export_recovered()
-        self._collect(now)
-        check_timeouts = now - self._timeouts_checked_ns >= _TIMEOUT_CHECK_INTERVAL_NS
-        if not (self._assembler.pending or check_timeouts or flush):
-            return
-        self._timeouts_checked_ns = now if check_timeouts else self._timeouts_checked_ns
-        groups = self._assembler.poll(now, self._open_snapshots(), flush=flush, final=final)
-        if not groups:
-            return
+    def _export(self, records: list[ProvRecord]) -> ExportResult:
+        """The exporter's answer; one that raises (against its contract) has failed."""
+        try:
+            return self._exporter.export(records)
+        except Exception:
+            _logger.exception("provenance exporter raised")
+            return ExportResult.FAILURE
+
+    def _seal(self, groups: list[list[SpanRecord]], now: int) -> list[ProvRecord]:
+        """Map and seal each group, chaining each bundle to its agent's previous one."""
         if not self._chains_read:
             # Once, before the first seal: chains continue from what the store holds.
             self._chains_read = True
@@ -381,17 +405,9 @@ class ProvSpanProcessor(SpanProcessor):
                 self._sealer.continue_chains(self._exporter.chain_heads())
             except Exception:
                 _logger.exception("cannot read the bundle chains from the store; starting new ones")
-        live = {span.context.span_id: span for span in list(self._open.values())}
-        records, tool_calls = [], []
+        records = []
         for group in groups:
-            tool_calls.append([s.span_id for s in group if s.role is Role.TOOL_CALL])
-            complete = [
-                self._snapshot(live[s.span_id], ended=False)
-                if s.end_ns is None and s.span_id in live
-                else s
-                for s in group
-            ]
-            record = self._sealer.seal(map_spans(complete), now)
+            record = self._sealer.seal(map_spans(group, prices=self._prices), now)
             if record.problems:
                 self._counts["problems"] += len(record.problems)
                 _logger.warning(
@@ -401,17 +417,40 @@ class ProvSpanProcessor(SpanProcessor):
                     "; ".join(record.problems[:5]),
                 )
             records.append(record)
+        return records
+
+    def _collect_and_export(self, *, flush: bool, final: bool) -> None:
+        now = time.time_ns()
+        if self._recovered_logs:
+            self._export_recovered(now)
+        self._collect(now)
+        check_timeouts = now - self._timeouts_checked_ns >= _TIMEOUT_CHECK_INTERVAL_NS
+        if not (self._assembler.pending or check_timeouts or flush):
+            return
+        self._timeouts_checked_ns = now if check_timeouts else self._timeouts_checked_ns
+        groups = self._assembler.poll(now, self._open_snapshots(), flush=flush, final=final)
+        if not groups:
+            return
+        live = {span.context.span_id: span for span in list(self._open.values())}
+        complete = [
+            [
+                self._snapshot(live[s.span_id], ended=False)
+                if s.end_ns is None and s.span_id in live
+                else s
+                for s in group
+            ]
+            for group in groups
+        ]
+        records = self._seal(complete, now)
         for start in range(0, len(records), self._batch_size):
             batch = records[start : start + self._batch_size]
-            try:
-                result = self._exporter.export(batch)
-            except Exception:
-                _logger.exception("provenance exporter raised")
-                result = ExportResult.FAILURE
+            result = self._export(batch)
             key = "exported" if result is ExportResult.SUCCESS else "failed"
             self._counts[key] += len(batch)
             if self._wal is not None and result is ExportResult.SUCCESS:
-                self._wal.done(i for ids in tool_calls[start : start + len(batch)] for i in ids)
+                # Every span of the stored runs: tool calls and the runs logged around them.
+                stored = groups[start : start + len(batch)]
+                self._wal.done(span.span_id for group in stored for span in group)
 
     def _report_drops(self, *, force: bool = False) -> None:
         dropped = self._counts["dropped"] + self._evicted

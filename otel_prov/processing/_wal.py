@@ -1,11 +1,20 @@
-"""A write-ahead log of tool calls at dispatch: a call that crashed the process still shows.
+"""A write-ahead log of tool calls at dispatch: a run that crashed the process still shows.
 
 When a tool-call span starts, one JSON line (tool, call id, arguments, ids, start time)
-is appended to ``wal-<pid>.jsonl`` before the tool runs.  When the worker has exported a
-tool call, it appends a ``done`` line; when nothing is pending the file is emptied.  A
-log whose process is gone (its ``flock`` is free) is recovered by the next processor that
-starts on the same directory: every intent without ``done`` becomes a tool-call activity
-with ``oprov:status "incomplete"``, its arguments, and no observation.
+is appended to ``wal-<pid>.jsonl`` before the tool runs, after a line for each open span
+above it (its iteration, its session, the request around them) not yet in the log.
+Those are what make a crashed run findable: a tool call alone has a parent that no
+store holds, so no session would list it.  Each ancestor is written once while it is
+pending, with all its attributes as they stand at the call (the question, the agent,
+the step's thought), at the first tool call under it: a run that calls no tool costs
+the log nothing, and one that calls many writes its session once.
+
+When the worker has exported a session, it appends a ``done`` line for each of its
+spans in the log; when nothing is pending the file is emptied.  A log whose process is
+gone (its ``flock`` is free) is recovered by the next processor that starts on the same
+directory: every intent without ``done`` becomes an activity with ``oprov:status
+"incomplete"`` (the tool call with its arguments and no observation, inside its
+iteration and session), which that processor seals and stores like any run.
 
 ``fsync`` (``OTEL_PROV_WAL_FSYNC``): ``always`` syncs every intent before the tool runs
 (survives a machine crash, costs a disk flush per tool call); ``never`` (default) leaves
@@ -20,12 +29,12 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from otel_prov.capture._redaction import redact_attributes
-from otel_prov.prov._conventions import TOOL_CALL_KEYS
+from otel_prov.prov._conventions import TOOL_CALL_KEYS, starts_as_tool_call
 from otel_prov.prov._span_record import Role, SpanRecord, classify, clean_attributes
 
 __all__ = ["IntentLog", "recover_intents"]
@@ -45,35 +54,39 @@ class IntentLog:
         self._lock = threading.Lock()
         self._pending: set[int] = set()
 
-    def _write(self, entry: dict[str, Any]) -> None:
-        """Append one line; the caller holds the lock."""
-        self._file.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+    def _write(self, entries: Iterable[dict[str, Any]]) -> None:
+        """Append one line per entry, flushed together; the caller holds the lock."""
+        self._file.write(
+            "".join(
+                json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
+                for entry in entries
+            )
+        )
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
 
-    def intent(self, span: Any, service: str | None) -> None:
-        """Record a tool call as it is dispatched (``span`` is the live SDK span)."""
-        context = span.context
+    def intent(self, span: Any, service: str | None, ancestors: Sequence[Any] = ()) -> None:
+        """Record a tool call as it is dispatched (``span`` is the live SDK span), after
+        the open spans above it (``ancestors``, nearest first) that the log does not hold."""
         attributes = span.attributes or {}
-        entry = {
-            "trace": f"{context.trace_id:032x}",
-            "span": f"{context.span_id:016x}",
-            "parent": f"{span.parent.span_id:016x}" if span.parent is not None else None,
-            "name": span.name,
-            "start": span.start_time,
-            "service": service,
-            # Third-party instrumentations set their arguments unredacted: clean them here.
-            "attributes": redact_attributes(
-                clean_attributes({k: attributes[k] for k in TOOL_CALL_KEYS if k in attributes})
-            ),
-        }
+        # Built outside the lock: two calls racing may both write an ancestor, which
+        # recovery reads as one.
+        entries = [
+            _entry(above, service, above.attributes or {})
+            for above in reversed(ancestors)
+            if above.context.span_id not in self._pending
+        ]
+        entries.append(
+            _entry(span, service, {k: attributes[k] for k in TOOL_CALL_KEYS if k in attributes})
+        )
         with self._lock:
-            self._pending.add(context.span_id)
-            self._write(entry)
+            self._pending.update(s.context.span_id for s in (*ancestors, span))
+            self._write(entries)
 
     def done(self, span_ids: Iterable[int]) -> None:
-        """The worker exported these tool calls: their intents are settled."""
+        """The worker exported the sessions these spans belong to: their intents are
+        settled (ids the log does not hold are ignored)."""
         with self._lock:
             settled = [span_id for span_id in span_ids if span_id in self._pending]
             if not settled:
@@ -83,8 +96,7 @@ class IntentLog:
                 self._file.truncate(0)  # nothing pending: start the log afresh
                 self._file.seek(0)
                 return
-            for span_id in settled:
-                self._write({"done": f"{span_id:016x}"})
+            self._write({"done": f"{span_id:016x}"} for span_id in settled)
 
     def hold(self) -> None:
         """Block writers until :meth:`release` (or :meth:`in_child`): taken before a fork."""
@@ -108,6 +120,21 @@ class IntentLog:
                 self.path.unlink(missing_ok=True)
 
 
+def _entry(span: Any, service: str | None, attributes: Any) -> dict[str, Any]:
+    """One span's line: its ids, name, start and ``attributes`` (made encodable and
+    redacted here: third-party instrumentations set theirs unredacted)."""
+    context = span.context
+    return {
+        "trace": f"{context.trace_id:032x}",
+        "span": f"{context.span_id:016x}",
+        "parent": f"{span.parent.span_id:016x}" if span.parent is not None else None,
+        "name": span.name,
+        "start": span.start_time,
+        "service": service,
+        "attributes": redact_attributes(clean_attributes(attributes)),
+    }
+
+
 def _orphaned(directory: Path) -> list[Path]:
     logs = []
     for path in sorted(directory.glob("wal-*.jsonl")):
@@ -122,7 +149,8 @@ def _orphaned(directory: Path) -> list[Path]:
 
 
 def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
-    """Unfinished tool calls left by dead processes, as incomplete span records."""
+    """Spans left unfinished by dead processes (tool calls in flight and the runs around
+    them), as incomplete span records."""
     if not directory.is_dir():
         return [], []
     records: list[SpanRecord] = []
@@ -144,18 +172,24 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
             else:
                 intents[entry["span"]] = entry
         for entry in intents.values():
-            attributes = entry.get("attributes", {})
+            attributes = clean_attributes(entry.get("attributes", {}))
+            name = entry.get("name", "execute_tool")
+            parent = entry.get("parent")
             records.append(
                 SpanRecord(
                     trace_id=int(entry["trace"], 16),
                     span_id=int(entry["span"], 16),
-                    parent_id=int(entry["parent"], 16) if entry.get("parent") else None,
-                    name=entry.get("name", "execute_tool"),
+                    parent_id=int(parent, 16) if parent else None,
+                    name=name,
                     start_ns=int(entry["start"]),
                     end_ns=None,
                     attributes=attributes,
                     service_name=entry.get("service"),
-                    role=classify(attributes) if attributes else Role.TOOL_CALL,
+                    # A tool call may be known by its name alone (logged before its
+                    # instrumentation set attributes); the spans above it by theirs.
+                    role=Role.TOOL_CALL
+                    if starts_as_tool_call(name, attributes)
+                    else classify(attributes, root=not parent),
                 )
             )
     return records, logs

@@ -1,13 +1,14 @@
 """Which attribute says what, in every convention the mapper reads.
 
-Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference and OpenLLMetry
-record the same facts under other keys and in other shapes: the span's kind, the
-question and answer, a tool call's name, arguments and result, the model and its
-usage; tool calls a model asked for inside its output messages, tool definitions as
-JSON, the agent's name in LangChain run metadata, and text wrapped in the framework's
-serialised messages.  This module is the only one that knows those keys and shapes:
-the span record's role (``_span_record``), the mapper (``_mapper``) and the write-ahead
-log (``otel_prov/processing/_wal.py``) ask it.  Pure functions of attributes.
+Our own ``otel_prov.*``, the official GenAI ``gen_ai.*``, OpenInference, OpenLLMetry and
+the frameworks that trace themselves (Pydantic AI, LlamaIndex, Google ADK) record the
+same facts under other keys and in other shapes: the span's kind, the question and
+answer, a tool call's name, arguments and result, the model and its usage; tool calls a
+model asked for inside its output messages, tool definitions as JSON, the agent's name
+in LangChain run metadata, and text wrapped in the framework's serialised messages.
+This module is the only one that knows those keys and shapes: the span record's role
+(``_span_record``), the mapper (``_mapper``) and the write-ahead log
+(``otel_prov/processing/_wal.py``) ask it.  Pure functions of attributes.
 
 Adding a convention (spans some other instrumentation emits):
 
@@ -39,19 +40,30 @@ __all__ = [
     "AGENT_NAME_KEYS",
     "ANSWER_KEYS",
     "ARGUMENT_KEYS",
+    "CACHE_READ_TOKEN_KEYS",
+    "CACHE_WRITE_TOKEN_KEYS",
     "CONVENTIONS",
+    "COST_AMOUNT_KEYS",
+    "COST_CURRENCY_KEYS",
+    "COST_SOURCE_KEYS",
     "DATA_SOURCE_KEYS",
     "EXECUTE_TOOL",
+    "HELPER_NAMES",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
+    "PLACEHOLDERS",
+    "PRICED_MODEL_KEYS",
     "PROVIDER_KEYS",
     "QUERY_KEYS",
     "QUESTION_KEYS",
+    "REASONING_TOKEN_KEYS",
     "RESULT_KEYS",
     "RETRIEVAL",
+    "RUN_ARGUMENTS",
     "RUN_NAME_KEYS",
+    "RUN_RESULTS",
     "SESSION_ID_KEYS",
     "TOOL_CALL_ID_KEYS",
     "TOOL_CALL_KEYS",
@@ -63,7 +75,9 @@ __all__ = [
     "agent_name",
     "classify",
     "defined_tools",
+    "first_user_message",
     "is_agent_run",
+    "is_run_record",
     "model_output_text",
     "requested_calls",
     "retrieved_documents",
@@ -113,8 +127,16 @@ class Convention:
     tool_call_id: tuple[str, ...] = ()
     model: tuple[str, ...] = ()
     provider: tuple[str, ...] = ()
+    priced_model: tuple[str, ...] = ()
+    """The model a call is priced as: the one that answered, else the one asked for."""
     input_tokens: tuple[str, ...] = ()
     output_tokens: tuple[str, ...] = ()
+    cache_read_tokens: tuple[str, ...] = ()
+    cache_write_tokens: tuple[str, ...] = ()
+    reasoning_tokens: tuple[str, ...] = ()
+    cost_amount: tuple[str, ...] = ()
+    cost_currency: tuple[str, ...] = ()
+    cost_source: tuple[str, ...] = ()
     session_id: tuple[str, ...] = ()
     agent_name: tuple[str, ...] = ()
     """The name of the agent a session runs."""
@@ -133,6 +155,18 @@ class Convention:
     ``source``, ``metadata``, ``size`` or ``sha256``)."""
     document_lists: tuple[str, ...] = ()
     """Retrieved documents as one attribute: a JSON list of objects with those fields."""
+    helpers: tuple[str, ...] = ()
+    """Span-name endings of spans of a call's kind that only prepare the call and ask no
+    model or tool: plain spans."""
+    run_arguments: tuple[str, ...] = ()
+    """Keys of a JSON object under the question key that is a run's arguments, not its
+    question: the question is then the first user message of the session's first model call."""
+    run_results: tuple[str, ...] = ()
+    """How text under the answer key starts when it is a run's result object, not its
+    answer: the answer is then the text of the session's last model call that called no
+    tool."""
+    placeholders: frozenset[str] = frozenset()
+    """Values written where there is none (read as absent)."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -146,7 +180,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         documents=(
             re.compile(
                 r"otel_prov\.retrieval\.document\."
-                r"(?P<field>id|content|score|source|metadata|size|sha256)\.(?P<index>[0-9]+)"
+                r"(?P<field>id|content|score|source|metadata|size|sha256)\.(?P<index>[0-9]{1,9})"
             ),
         ),
     ),
@@ -168,11 +202,19 @@ CONVENTIONS: tuple[Convention, ...] = (
         tool_call_id=(sc.GEN_AI_TOOL_CALL_ID,),
         model=(sc.GEN_AI_REQUEST_MODEL, sc.GEN_AI_RESPONSE_MODEL),
         provider=(sc.GEN_AI_PROVIDER_NAME,),
+        priced_model=(sc.GEN_AI_RESPONSE_MODEL, sc.GEN_AI_REQUEST_MODEL),
         input_tokens=(sc.GEN_AI_USAGE_INPUT_TOKENS,),
         output_tokens=(sc.GEN_AI_USAGE_OUTPUT_TOKENS,),
+        cache_read_tokens=(sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,),
+        cache_write_tokens=(sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,),
+        reasoning_tokens=(sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,),
+        cost_amount=(sc.GEN_AI_USAGE_COST_AMOUNT,),
+        cost_currency=(sc.GEN_AI_USAGE_COST_CURRENCY,),
+        cost_source=(sc.GEN_AI_USAGE_COST_SOURCE,),
         session_id=(sc.GEN_AI_CONVERSATION_ID,),
         agent_name=(sc.GEN_AI_AGENT_NAME,),
-        run_name=(sc.GEN_AI_AGENT_NAME,),
+        # A workflow run of one agent (Google ADK's ``invoke_workflow``) has its name.
+        run_name=(sc.GEN_AI_AGENT_NAME, "gen_ai.workflow.name"),
         query=(sc.GEN_AI_RETRIEVAL_QUERY_TEXT,),
         data_source=(sc.GEN_AI_DATA_SOURCE_ID,),
         document_lists=(sc.GEN_AI_RETRIEVAL_DOCUMENTS,),
@@ -195,14 +237,18 @@ CONVENTIONS: tuple[Convention, ...] = (
         tool_name=("tool.name",),
         model=("llm.model_name",),
         provider=("llm.provider",),
+        priced_model=("llm.model_name",),
         input_tokens=("llm.token_count.prompt",),
         output_tokens=("llm.token_count.completion",),
+        cache_read_tokens=("llm.token_count.prompt_details.cache_read",),
+        cache_write_tokens=("llm.token_count.prompt_details.cache_write",),
+        reasoning_tokens=("llm.token_count.completion_details.reasoning",),
         session_id=("session.id",),
         wrapped=frozenset({"input.value", "output.value"}),
         query=("input.value",),
         documents=(
             re.compile(
-                r"retrieval\.documents\.(?P<index>[0-9]+)\.document\."
+                r"retrieval\.documents\.(?P<index>[0-9]{1,9})\.document\."
                 r"(?P<field>id|content|score|metadata)"
             ),
         ),
@@ -216,9 +262,45 @@ CONVENTIONS: tuple[Convention, ...] = (
         arguments=("traceloop.entity.input",),
         result=("traceloop.entity.output",),
         tool_name=("traceloop.entity.name",),
+        # Its usage keys from before the GenAI conventions named cached and reasoning tokens.
+        cache_read_tokens=("gen_ai.usage.cache_read_input_tokens",),
+        cache_write_tokens=("gen_ai.usage.cache_creation_input_tokens",),
+        reasoning_tokens=("gen_ai.usage.reasoning_tokens",),
         run_name=("traceloop.entity.name",),
         wrapped=frozenset({"traceloop.entity.input", "traceloop.entity.output"}),
     ),
+    # OpenLLMetry names a LangChain retriever run by its operation, not by its span kind
+    # (a "task"), and records the query and the documents as JSON payloads.
+    Convention(
+        "OpenLLMetry retrievers",
+        kind_key=sc.GEN_AI_OPERATION_NAME,
+        roles={"vector_db_retrieve": Role.RETRIEVAL},
+        query=("traceloop.entity.input",),
+        document_lists=("traceloop.entity.output",),
+    ),
+    # Pydantic AI's own GenAI instrumentation (``Instrumentation()``, ``Agent.instrument_all()``):
+    # its spans are GenAI ones, but its ``invoke_agent`` span keeps the question only in the
+    # run's message history and the answer under a key of its own.
+    Convention(
+        "Pydantic AI",
+        question=("pydantic_ai.all_messages",),
+        answer=("final_result",),
+        wrapped=frozenset({"pydantic_ai.all_messages"}),
+    ),
+    # LlamaIndex agents through OpenInference's instrumentor: the run (``FunctionAgent.run``,
+    # a root CHAIN) records the workflow's arguments and a truncated repr of its result,
+    # the model is asked in an LLM span inside another (``achat`` -> ``chat``), a third LLM
+    # span only prepares the request, and a tool's output is a serialised ``ToolOutput``.
+    Convention(
+        "LlamaIndex (OpenInference)",
+        helpers=("._prepare_chat_with_tools",),
+        run_arguments=("start_event",),
+        run_results=("StopEvent(",),
+    ),
+    # Google ADK's built-in tracing: GenAI spans (content only with the GenAI opt-ins), an
+    # ``invoke_workflow`` span around the agent's ``invoke_agent`` one, and a tool call id
+    # it did not have written as a placeholder.
+    Convention("Google ADK", placeholders=frozenset({"<not specified>"})),
     # Last: whole message lists (JSON), taken as a session's question and answer only when
     # no convention above has the text itself.
     Convention(
@@ -246,14 +328,25 @@ TOOL_NAME_KEYS = _keys("tool_name")
 TOOL_CALL_ID_KEYS = _keys("tool_call_id")
 MODEL_KEYS = _keys("model")
 PROVIDER_KEYS = _keys("provider")
+PRICED_MODEL_KEYS = _keys("priced_model")
 INPUT_TOKEN_KEYS = _keys("input_tokens")
 OUTPUT_TOKEN_KEYS = _keys("output_tokens")
+CACHE_READ_TOKEN_KEYS = _keys("cache_read_tokens")
+CACHE_WRITE_TOKEN_KEYS = _keys("cache_write_tokens")
+REASONING_TOKEN_KEYS = _keys("reasoning_tokens")
+COST_AMOUNT_KEYS = _keys("cost_amount")
+COST_CURRENCY_KEYS = _keys("cost_currency")
+COST_SOURCE_KEYS = _keys("cost_source")
 SESSION_ID_KEYS = _keys("session_id")
 AGENT_NAME_KEYS = _keys("agent_name")
 RUN_NAME_KEYS = _keys("run_name")
 QUERY_KEYS = _keys("query")
 DATA_SOURCE_KEYS = _keys("data_source")
 WRAPPED_KEYS = frozenset().union(*(convention.wrapped for convention in CONVENTIONS))
+HELPER_NAMES = _keys("helpers")
+RUN_ARGUMENTS = _keys("run_arguments")
+RUN_RESULTS = _keys("run_results")
+PLACEHOLDERS = frozenset().union(*(convention.placeholders for convention in CONVENTIONS))
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
     dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)
@@ -262,16 +355,20 @@ TOOL_CALL_KEYS = tuple(
 convention: all the write-ahead log keeps of a call it may have to recover."""
 
 
-def classify(attributes: Mapping[str, Any], *, root: bool = False) -> Role:
+def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "") -> Role:
     """The role of a span, from our own, the official GenAI or third-party conventions.
 
-    ``root`` says the span has no parent.  OpenInference marks a LangGraph agent run
-    (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``, or one whose run
-    metadata names an agent and no graph node (an agent run inside an HTTP request, say),
-    is the whole run, so it is classified as the session; graph nodes stay plain spans.
+    ``root`` says the span has no parent, ``name`` is its name (a helper span that only
+    prepares a call is a plain span, whatever kind it claims).  OpenInference marks a
+    LangGraph agent run (``create_agent``) as a ``CHAIN``, not ``AGENT``: a root ``CHAIN``,
+    or one whose run metadata names an agent and no graph node (an agent run inside an
+    HTTP request, say), is the whole run, so it is classified as the session; graph nodes
+    stay plain spans.
     """
     if sc.OTEL_PROV_ITERATION_NUMBER in attributes:
         return Role.ITERATION
+    if name.endswith(HELPER_NAMES):
+        return Role.SPAN
     for convention in CONVENTIONS:
         if convention.kind_key is None:
             continue
@@ -324,13 +421,59 @@ def agent_name(attributes: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
+def is_run_record(text: str, pick: str) -> bool:
+    """Is ``text``, under a ``question`` or ``answer`` key, a framework's record of the whole
+    run (its arguments, its result object) that holds no question or answer to read?"""
+    if pick == "answer":
+        return text.lstrip().startswith(RUN_RESULTS)
+    if pick != "question" or not RUN_ARGUMENTS or not text.lstrip().startswith("{"):
+        return False
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and any(key in parsed for key in RUN_ARGUMENTS)
+
+
+def _flattened_text(attributes: Mapping[str, Any], prefix: str) -> str | None:
+    """The text of an OpenInference message flattened under ``prefix``
+    (``llm.output_messages.0.message.``): its ``content``, else its text ``contents``."""
+    content = attributes.get(f"{prefix}content")
+    if isinstance(content, str) and content:
+        return content
+    texts = []
+    for index in range(len(attributes)):
+        part = f"{prefix}contents.{index}.message_content."
+        if f"{part}type" not in attributes:
+            break
+        text = attributes.get(f"{part}text")
+        if isinstance(text, str):
+            texts.append(text)
+    return "\n".join(texts) or None
+
+
+def first_user_message(attributes: Mapping[str, Any]) -> str | None:
+    """The first user message a model call was sent: the question, for a session that
+    records none of its own.  OpenInference's flattened input messages, or GenAI's."""
+    for index in range(len(attributes)):
+        role = attributes.get(f"llm.input_messages.{index}.message.role")
+        if role is None:
+            break
+        if role in _USER:
+            return _flattened_text(attributes, f"llm.input_messages.{index}.message.")
+    messages = attributes.get("gen_ai.input.messages")
+    return unwrapped(messages, "question") if isinstance(messages, str) else None
+
+
 def model_output_text(attributes: Mapping[str, Any]) -> str | None:
     """The text a model call answered with (its reasoning when it also called tools):
     OpenInference, OpenLLMetry's legacy completion, or the GenAI output messages."""
-    for key in ("llm.output_messages.0.message.content", "gen_ai.completion.0.content"):
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
+    text = _flattened_text(attributes, "llm.output_messages.0.message.")
+    if text is not None:
+        return text
+    value = attributes.get("gen_ai.completion.0.content")
+    if isinstance(value, str) and value:
+        return value
     messages = attributes.get("gen_ai.output.messages")
     if not isinstance(messages, str):
         return None
@@ -338,15 +481,12 @@ def model_output_text(attributes: Mapping[str, Any]) -> str | None:
         parsed = json.loads(messages)
     except ValueError:
         return None
-    texts = []
-    for message in parsed if isinstance(parsed, list) else []:
-        parts = message.get("parts") if isinstance(message, dict) else None
-        for part in parts if isinstance(parts, list) else []:
-            if isinstance(part, dict) and part.get("type") == "text":
-                content = part.get("content")
-                if isinstance(content, str):
-                    texts.append(content)
-    return "\n".join(texts) or None
+    texts = [
+        _message_content(message)
+        for message in (parsed if isinstance(parsed, list) else [])
+        if isinstance(message, dict) and isinstance(message.get("parts"), list)
+    ]
+    return "\n".join(text for text in texts if text is not None) or None
 
 
 _USER = frozenset({"user", "human"})
@@ -356,34 +496,61 @@ _ASSISTANT = frozenset({"assistant", "ai"})
 def unwrapped(text: str, pick: str) -> str | None:
     """The plain text inside a serialised framework payload, or None if it is not one.
 
-    ``pick``: ``question`` (the first user message of ``{"messages": [...]}``),
-    ``answer`` (the last assistant message) or ``result`` (a serialised tool message,
-    ``{"type": "tool", "data": {"content": ...}}``).  Messages come as
-    ``{"role", "content"}`` or as LangChain's ``{"type", "data": {"content"}}``.
+    ``pick``: ``question`` (the first user message of ``{"messages": [...]}`` or of a bare
+    message list), ``answer`` (the last assistant message), ``result`` (a serialised tool
+    message, ``{"type": "tool", "data": {"content": ...}}``) or ``query`` (a retriever's input,
+    ``{"query": ...}``).  Messages come as
+    ``{"role", "content"}``, as LangChain's ``{"type", "data": {"content"}}`` or as GenAI
+    ``{"role", "parts": [{"type": "text", "content"}]}`` (Pydantic AI's run history).
     """
-    if not text.lstrip().startswith("{"):
+    if not text.lstrip().startswith(("{", "[")):
         return None
     try:
         parsed = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(parsed, dict):
-        return None
     if pick == "result":
-        return _message_content(parsed) if parsed.get("type") == "tool" else None
-    messages = parsed.get("messages")
+        return _tool_output(parsed)
+    if pick == "query":
+        query = parsed.get("query") if isinstance(parsed, dict) else None
+        return query if isinstance(query, str) else None
+    messages = parsed.get("messages") if isinstance(parsed, dict) else parsed
     if not isinstance(messages, list):
         return None
     roles = _USER if pick == "question" else _ASSISTANT
     ordered = messages if pick == "question" else list(reversed(messages))
     for message in ordered:
-        if isinstance(message, dict) and (message.get("role") or message.get("type")) in roles:
-            return _message_content(message)
+        role = (message.get("role") or message.get("type")) if isinstance(message, dict) else None
+        content = _message_content(message) if role in roles else None
+        if content is not None:
+            return content
+    return None
+
+
+def _tool_output(parsed: Any) -> str | None:
+    """What a tool returned, in LangChain's serialised tool message or LlamaIndex's
+    ``ToolOutput`` (``raw_output``: the tool's own return value, before it became blocks)."""
+    if not isinstance(parsed, dict):
+        return None
+    if parsed.get("type") == "tool":
+        return _message_content(parsed)
+    if "raw_output" in parsed and "tool_name" in parsed:
+        return _json_text(parsed["raw_output"])
     return None
 
 
 def _message_content(message: Mapping[str, Any]) -> str | None:
     data = message.get("data")
+    parts = message.get("parts")
+    if isinstance(parts, list):
+        texts = [
+            part["content"]
+            for part in parts
+            if isinstance(part, dict)
+            and part.get("type") == "text"
+            and isinstance(part.get("content"), str)
+        ]
+        return "\n".join(texts) if texts else None
     content = data.get("content") if isinstance(data, dict) else message.get("content")
     return content if isinstance(content, str) else None
 
@@ -463,6 +630,8 @@ class RetrievedDocument:
     """Its 0-based position in the result."""
     fields: Mapping[str, Any]
     """``id``, ``score``, ``source``, ``metadata`` (JSON text), ``content`` as recorded."""
+    keys: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Field -> the attribute it was read from (none for a document of a JSON list)."""
     content_key: str | None = None
     """The attribute holding its text, or that would have held it when only its size and
     hash were kept (None: the text, if any, is in ``fields``), so that the mapper reads it
@@ -478,7 +647,7 @@ class RetrievedDocument:
         metadata = self.fields.get("metadata")
         try:
             parsed = json.loads(metadata) if isinstance(metadata, str) else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
             return None
         for key in ("source", "url"):
             value = parsed.get(key) if isinstance(parsed, dict) else None
@@ -492,6 +661,7 @@ def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument
     convention that records any: flattened per-field attributes, else a JSON list."""
     for convention in CONVENTIONS:
         found: dict[int, dict[str, Any]] = {}
+        keys: dict[int, dict[str, str]] = {}
         content_keys: dict[int, str] = {}
         for key, value in attributes.items():
             for pattern in convention.documents:
@@ -500,13 +670,14 @@ def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument
                     continue
                 index, field = int(match["index"]), match["field"]
                 found.setdefault(index, {})[field] = value
+                keys.setdefault(index, {})[field] = key
                 if field in ("content", "size", "sha256"):
                     # The content's own key, also when only its size and hash were kept.
                     start, end = match.span("field")
                     content_keys[index] = f"{key[:start]}content{key[end:]}"
         if found:
             return [
-                RetrievedDocument(index, found[index], content_keys.get(index))
+                RetrievedDocument(index, found[index], keys[index], content_keys.get(index))
                 for index in sorted(found)
             ]
         for key in convention.document_lists:
@@ -517,16 +688,21 @@ def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument
 
 
 def _document_list(value: Any) -> list[RetrievedDocument]:
-    """GenAI's ``gen_ai.retrieval.documents``: a JSON list of ``{"id", "score", ...}``."""
+    """GenAI's ``gen_ai.retrieval.documents``, a JSON list of ``{"id", "score", ...}``, or
+    OpenLLMetry's ``{"documents": [{"page_content", "metadata"}, ...]}``."""
     try:
         parsed = json.loads(value) if isinstance(value, str) else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return []
+    if isinstance(parsed, dict):
+        parsed = parsed.get("documents")
     documents = []
     for index, item in enumerate(parsed if isinstance(parsed, list) else []):
         if not isinstance(item, dict):
             continue
         fields = {k: item[k] for k in ("id", "score", "source", "content") if k in item}
+        if "content" not in fields and "page_content" in item:
+            fields["content"] = item["page_content"]
         metadata = item.get("metadata")
         if isinstance(metadata, dict):
             fields["metadata"] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)

@@ -8,14 +8,17 @@ encoded) names, so every IRI written here is valid without further checks.
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import quote
 
 from otel_prov.prov._rdf import InvalidIRIError, iri
 
 __all__ = [
+    "STEP",
     "activity_iri",
     "agent_iri",
     "entity_iri",
+    "evaluator_iri",
     "model_iri",
     "service_iri",
     "source_iri",
@@ -25,6 +28,9 @@ __all__ = [
 ]
 
 _BASE = "urn:otel-prov:"
+STEP = "step"
+"""The entity kind naming an iteration inferred from a model call: ``<model call IRI>:step``
+(the mapper makes it, readers place the model call and its tool calls under it)."""
 
 
 def trace_hex(trace_id: int) -> str:
@@ -62,10 +68,15 @@ def model_iri(name: str) -> str:
     return _named("model", name)
 
 
+def evaluator_iri(name: str) -> str:
+    return _named("evaluator", name)
+
+
 def service_iri(name: str) -> str:
     return _named("service", name)
 
 
+@functools.lru_cache(maxsize=4096)  # a corpus's sources recur in every retrieval from it
 def source_iri(source: str) -> str:
     """The IRI of the document a retrieved chunk was taken from, as a retriever named it.
 

@@ -36,8 +36,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from otel_prov import semconv as sc
@@ -46,13 +48,21 @@ from otel_prov.prov._conventions import (
     AGENT_NAME_KEYS,
     ANSWER_KEYS,
     ARGUMENT_KEYS,
+    CACHE_READ_TOKEN_KEYS,
+    CACHE_WRITE_TOKEN_KEYS,
+    COST_AMOUNT_KEYS,
+    COST_CURRENCY_KEYS,
+    COST_SOURCE_KEYS,
     DATA_SOURCE_KEYS,
     INPUT_TOKEN_KEYS,
     MODEL_KEYS,
     OUTPUT_TOKEN_KEYS,
+    PLACEHOLDERS,
+    PRICED_MODEL_KEYS,
     PROVIDER_KEYS,
     QUERY_KEYS,
     QUESTION_KEYS,
+    REASONING_TOKEN_KEYS,
     RESULT_KEYS,
     RUN_NAME_KEYS,
     SESSION_ID_KEYS,
@@ -62,6 +72,8 @@ from otel_prov.prov._conventions import (
     RetrievedDocument,
     agent_name,
     defined_tools,
+    first_user_message,
+    is_run_record,
     model_output_text,
     requested_calls,
     retrieved_documents,
@@ -69,9 +81,11 @@ from otel_prov.prov._conventions import (
     unwrapped,
 )
 from otel_prov.prov._iris import (
+    STEP,
     activity_iri,
     agent_iri,
     entity_iri,
+    evaluator_iri,
     model_iri,
     service_iri,
     source_iri,
@@ -79,10 +93,12 @@ from otel_prov.prov._iris import (
     tool_iri,
     trace_hex,
 )
+from otel_prov.prov._prices import PriceTable, Usage
 from otel_prov.prov._rdf import (
     Triple,
     boolean,
     datetime_from_ns,
+    decimal,
     double,
     integer,
     iri,
@@ -90,9 +106,9 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import BlobRef, Role, SpanRecord
-from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 
-__all__ = ["map_spans"]
+__all__ = ["evaluation_triples", "map_spans"]
 
 _ACTIVITY_CLASS = {
     Role.SESSION: O.AgentSession,
@@ -137,15 +153,19 @@ class _Content:
         return cls(text, "sha256:" + hashlib.sha256(data).hexdigest(), len(data))
 
 
-def map_spans(spans: Iterable[SpanRecord]) -> ProvRecord:
-    """The PROV-O triples of a set of spans of one trace (usually one agent session)."""
+def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) -> ProvRecord:
+    """The PROV-O triples of a set of spans of one trace (usually one agent session).
+
+    ``prices`` prices the model calls that report tokens and no cost (``oprov:costSource
+    "local"``); a call that reports its cost keeps it.
+    """
     tree = _Tree(spans)
     triples: list[Triple] = []
     problems: list[str] = []
     for span in tree.spans:
         out = _Out(span, problems)
         try:
-            _map_span(span, tree, out)
+            _map_span(span, tree, out, prices)
         except Exception as exc:  # noqa: BLE001 - one bad span must not lose the session
             problems.append(
                 f"span {span_hex(span.span_id)} ({span.name!r}) could not be converted "
@@ -182,7 +202,7 @@ class _Step:
 
     @property
     def iri(self) -> str:
-        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), "step")
+        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), STEP)
 
     @property
     def end_ns(self) -> int | None:
@@ -214,6 +234,12 @@ class _Tree:
         for span in self.spans:
             if span.role is Role.RETRIEVAL:
                 self._index_retrieval(span)
+        self.by_response_id = {
+            span.attributes[sc.GEN_AI_RESPONSE_ID]: span
+            for span in self.spans
+            if isinstance(span.attributes.get(sc.GEN_AI_RESPONSE_ID), str)
+        }
+        """Spans by the GenAI response id they produced: an evaluation may name one."""
         self._steps: dict[int, list[_Step]] = {}
         self._step_of: dict[int, _Step] = {}
         self._requested: dict[int, tuple[str | None, str | None]] = {}
@@ -282,14 +308,18 @@ class _Tree:
     def _infer_steps(self, session: SpanRecord) -> None:
         """Iterations of a session that has no iteration spans: each model call opens a step
         that takes the tool calls after it, up to the next model call.  Calls made inside a
-        tool call (a tool that asks a model) belong to that tool, not to the loop."""
+        tool call (a tool that asks a model) belong to that tool, not to the loop, and a
+        model call inside a model call (LlamaIndex's ``achat`` -> ``chat``) is the same call."""
         steps: list[_Step] = []
         for span in self.spans:
             if span.role not in (Role.MODEL_CALL, Role.TOOL_CALL):
                 continue
             if self.enclosing(span, Role.SESSION) is not session:
                 continue
-            if self.enclosing(span, Role.TOOL_CALL) is not None:
+            if (
+                self.enclosing(span, Role.TOOL_CALL) is not None
+                or self.enclosing(span, Role.MODEL_CALL) is not None
+            ):
                 continue
             if span.role is Role.MODEL_CALL:
                 steps.append(_Step(span, len(steps) + 1))
@@ -310,6 +340,47 @@ class _Tree:
 
     def steps(self, session: SpanRecord) -> list[_Step]:
         return self._steps.get(session.span_id, [])
+
+    def plan(self, attributes: Mapping[str, Any]) -> str | None:
+        """The IRI of the plan that an activity run for a step (or an event) names, if it
+        is in this trace."""
+        plan_id = attributes.get(sc.OTEL_PROV_PLAN_ID)
+        try:
+            planner = self.by_id.get(int(str(plan_id), 16))
+        except ValueError:
+            return None
+        if planner is None or not _is_plan(planner):
+            return None
+        return entity_iri(activity_iri(planner.trace_id, planner.span_id), "plan")
+
+    def step_outcomes(self, planner: SpanRecord) -> dict[int, str]:
+        """Step number -> what became of it: the latest outcome event, else ``failed`` when
+        an activity run for it failed, ``executed`` when all succeeded."""
+        plan_id = span_hex(planner.span_id)
+        run: dict[int, list[bool]] = {}
+        marked: dict[int, tuple[int, str]] = {}
+        for span in self.spans:
+            if span.attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id:
+                number = span.attributes.get(sc.OTEL_PROV_PLAN_STEP)
+                if isinstance(number, int):
+                    run.setdefault(number, []).append(_succeeded(span))
+            for event in span.events:
+                attributes = event.attributes
+                if (
+                    event.name == sc.STEP_OUTCOME_EVENT
+                    and attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id
+                    and isinstance(number := attributes.get(sc.OTEL_PROV_PLAN_STEP), int)
+                    and attributes.get(sc.OTEL_PROV_PLAN_STEP_OUTCOME) in sc.STEP_OUTCOMES
+                    and (number not in marked or marked[number][0] <= event.time_ns)
+                ):
+                    outcome = str(attributes[sc.OTEL_PROV_PLAN_STEP_OUTCOME])
+                    marked[number] = (event.time_ns, outcome)
+        derived = {n: "executed" if all(ok) else "failed" for n, ok in run.items()}
+        return {**derived, **{n: outcome for n, (_, outcome) in marked.items()}}
+
+    def opens_step(self, model: SpanRecord) -> bool:
+        """Whether ``model`` is the model call that opened an inferred step."""
+        return any(step.model is model for steps in self._steps.values() for step in steps)
 
     def step_of(self, tool: SpanRecord) -> _Step | None:
         return self._step_of.get(tool.span_id)
@@ -378,12 +449,14 @@ class _Tree:
         ]
 
     def failed_calls(self, session: SpanRecord) -> int:
-        """Tool and model calls of the session that failed or never ended."""
+        """Tool and model calls of the session that failed.  One that has not ended is
+        not counted: it may yet succeed (a late span), or its process died with it, which
+        its own ``incomplete`` status and the session's say."""
         return sum(
             1
             for span in self.spans
             if span.role in (Role.TOOL_CALL, Role.MODEL_CALL)
-            and not _succeeded(span)
+            and span.status == "error"
             and self.enclosing(span, Role.SESSION) is session
         )
 
@@ -424,7 +497,7 @@ class _Out:
         """The first of ``keys`` present, as text (other types are converted and reported)."""
         for key in keys:
             value = self.span.attributes.get(key)
-            if value is None:
+            if value is None or (isinstance(value, str) and value in PLACEHOLDERS):
                 continue
             if isinstance(value, str):
                 return value
@@ -443,6 +516,8 @@ class _Out:
                 continue
             text = self.text(key)
             assert text is not None
+            if pick is not None and is_run_record(text, pick):
+                continue  # the session's steps say it instead (see _session)
             blob = self.span.blobs.get(key)
             if blob is not None:
                 return _Content(text, blob.sha256, blob.size, blob=blob)
@@ -553,8 +628,14 @@ def _within(at_ns: int, span: SpanRecord) -> int:
     return min(at_ns, span.end_ns) if span.end_ns is not None else at_ns
 
 
-def _map_span(span: SpanRecord, tree: _Tree, out: _Out) -> None:
+def _map_span(span: SpanRecord, tree: _Tree, out: _Out, prices: PriceTable | None) -> None:
     activity = _activity(span, _ACTIVITY_CLASS[span.role], tree, out)
+    _evaluations(span, activity, tree, out)
+    if _is_plan(span):
+        _plan(span, activity, tree, out)
+    if sc.OTEL_PROV_PLAN_ID in span.attributes:
+        _plan_association(span, activity, tree, out)
+    _postconditions(span, activity, tree, out)
     if span.role is Role.SESSION:
         _session(span, activity, tree, out)
     elif span.role is Role.ITERATION:
@@ -562,7 +643,7 @@ def _map_span(span: SpanRecord, tree: _Tree, out: _Out) -> None:
     elif span.role is Role.TOOL_CALL:
         _tool_call(span, activity, tree, out)
     elif span.role is Role.MODEL_CALL:
-        _model_call(activity, out)
+        _model_call(activity, out, prices)
     elif span.role is Role.RETRIEVAL:
         _retrieval(span, activity, tree, out)
 
@@ -586,9 +667,11 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     if span.parent_id is not None:
         add((activity, O.parentSpanId, literal(span_hex(span.parent_id))))
         add((activity, O.partOf, activity_iri(span.trace_id, span.parent_id)))
-    failed = tree.failed_calls(span) if span.role is Role.SESSION else 0
+        if span.remote_parent and tree.parent(span) is None:
+            # Recorded apart from its parent (the server of an MCP call): outside its seal.
+            add((activity, O.remoteParent, boolean(True)))
     if span.role is Role.SESSION:
-        add((activity, O.failedCalls, integer(failed)))
+        add((activity, O.failedCalls, integer(tree.failed_calls(span))))
     if span.status == "error":
         add((activity, O.status, literal("error")))
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type")
@@ -600,8 +683,9 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     elif span.end_ns is None:
         add((activity, O.status, literal("incomplete")))
     else:
-        # A session whose calls failed is not "ok", even if the agent carried on.
-        add((activity, O.status, literal("error" if failed else "ok")))
+        # The span's own outcome: a session that carried on past failed calls is "ok"
+        # (its oprov:failedCalls says what failed on the way).
+        add((activity, O.status, literal("ok")))
     if span.service_name:
         service = service_iri(span.service_name)
         add((activity, O.serviceName, literal(span.service_name)))
@@ -612,6 +696,205 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     for link_trace, link_span in span.links:
         add((activity, P.wasInformedBy, activity_iri(link_trace, link_span)))
     return activity
+
+
+def _is_plan(span: SpanRecord) -> bool:
+    return (
+        span.attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.PLAN_OPERATION
+        or sc.OTEL_PROV_PLAN_STEPS in span.attributes
+    )
+
+
+def _plan(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+    """A ``prov:Plan`` generated when it was made, with its ordered P-Plan steps and what
+    became of each (``oprov:stepOutcome``; none: the step was neither run nor marked)."""
+    add = out.add
+    plan = entity_iri(activity, "plan")
+    out.entity(plan, P.Plan, None)
+    add((plan, RDFS_LABEL, literal(span.name)))
+    out.generated(plan, activity, span.end_ns if span.end_ns is not None else span.start_ns)
+    steps = span.attributes.get(sc.OTEL_PROV_PLAN_STEPS, ())
+    if isinstance(steps, str):
+        steps = (steps,)
+    outcomes = tree.step_outcomes(span)
+    previous = None
+    for number, text in enumerate(steps, start=1):
+        step = entity_iri(plan, f"step-{number}")
+        add((step, RDF_TYPE, PP.Step))
+        add((step, RDFS_LABEL, literal(str(text))))
+        add((step, PP.isStepOfPlan, plan))
+        add((step, O.stepNumber, integer(number)))
+        if previous is not None:
+            add((step, PP.isPrecededBy, previous))
+        if number in outcomes:
+            add((step, O.stepOutcome, literal(outcomes[number])))
+        previous = step
+
+
+def _plan_step(attributes: Mapping[str, Any], plan: str, out: _Out) -> str | None:
+    number = attributes.get(sc.OTEL_PROV_PLAN_STEP)
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        out.report(f"{sc.OTEL_PROV_PLAN_STEP} is {number!r}, not a step number; left out")
+        return None
+    return entity_iri(plan, f"step-{number}")
+
+
+def _plan_association(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+    """An activity run for a plan step: its association ``prov:hadPlan`` the plan and
+    names the step.  The agent is the tool for a tool call, else the session's agent."""
+    plan = tree.plan(span.attributes)
+    if plan is None:
+        out.report(f"{sc.OTEL_PROV_PLAN_ID} names no plan of this trace; left out")
+        return
+    step = _plan_step(span.attributes, plan, out)
+    if step is None:
+        return
+    association = entity_iri(activity, "association")
+    add = out.add
+    add((activity, P.qualifiedAssociation, association))
+    add((association, RDF_TYPE, P.Association))
+    add((association, P.hadPlan, plan))
+    add((association, O.planStep, step))
+    session = span if span.role is Role.SESSION else tree.enclosing(span, Role.SESSION)
+    if span.role is Role.TOOL_CALL:
+        name = _first_text(span.attributes, TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
+        add((association, P.agent, tool_iri(name)))
+    elif session is not None and (key := _agent_key(session)) is not None:
+        add((association, P.agent, agent_iri(key)))
+
+
+def _agent_key(session: SpanRecord) -> str | None:
+    """What names a session's AI agent (its IRI): the GenAI agent id, else its name."""
+    attributes = session.attributes
+    name = _first_text(attributes, AGENT_NAME_KEYS) or agent_name(attributes)
+    return _first_text(attributes, (sc.GEN_AI_AGENT_ID,)) or name
+
+
+def _postconditions(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+    """Each postcondition checked while the span was current: an ``oprov:Postcondition``
+    the span's activity generated, naming the plan step it was checked for."""
+    events = [e for e in span.events if e.name == sc.POSTCONDITION_EVENT]
+    add = out.add
+    for index, event in enumerate(events, start=1):
+        attributes = event.attributes
+        name = attributes.get(sc.OTEL_PROV_POSTCONDITION_NAME)
+        ok = attributes.get(sc.OTEL_PROV_POSTCONDITION_OK)
+        if not isinstance(name, str) or not name or not isinstance(ok, bool):
+            out.report(f"postcondition {index} has no name or no boolean ok; left out")
+            continue
+        entity = entity_iri(activity, f"postcondition-{index}")
+        out.entity(entity, O.Postcondition, None)
+        add((entity, RDFS_LABEL, literal(name)))
+        add((entity, O.satisfied, boolean(ok)))
+        detail = attributes.get(sc.OTEL_PROV_POSTCONDITION_DETAIL)
+        if isinstance(detail, str):
+            add((entity, O.detail, literal(detail)))
+        out.generated(entity, activity, _within(event.time_ns, span))
+        # Checked for the step running then, else for the step the span itself runs.
+        named = attributes if sc.OTEL_PROV_PLAN_ID in attributes else span.attributes
+        plan = tree.plan(named)
+        if plan is not None and (step := _plan_step(named, plan, out)) is not None:
+            add((entity, O.planStep, step))
+
+
+def _evaluations(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+    """Each ``gen_ai.evaluation.result`` event of the span: an ``oprov:Evaluation`` of
+    the span's activity, or of the span whose ``gen_ai.response.id`` it names.
+
+    Generated by no activity of the trace: that is how the seal tells an evaluation made
+    in the run (part of its content) from one added afterwards (``otel-prov annotate``,
+    sealed on its own)."""
+    events = [e for e in span.events if e.name == sc.GEN_AI_EVALUATION_RESULT]
+    for index, event in enumerate(events, start=1):
+        attributes = event.attributes
+        name = attributes.get(sc.GEN_AI_EVALUATION_NAME)
+        if not isinstance(name, str) or not name:
+            out.report(f"evaluation event {index} has no {sc.GEN_AI_EVALUATION_NAME}; left out")
+            continue
+        target = tree.by_response_id.get(attributes.get(sc.GEN_AI_RESPONSE_ID), span)
+        evaluated = activity_iri(target.trace_id, target.span_id)
+        score = attributes.get(sc.GEN_AI_EVALUATION_SCORE_VALUE)
+        if score is not None and not _finite_number(score):
+            out.report(f"evaluation {name!r}: score {score!r} is not a number; left out")
+            score = None
+        evaluator = attributes.get(sc.OTEL_PROV_EVALUATION_EVALUATOR)
+        out.triples.extend(
+            evaluation_triples(
+                entity_iri(activity, f"evaluation-{index}"),
+                evaluated,
+                name=name,
+                score=None if score is None else float(score),
+                label=_text_or_none(attributes.get(sc.GEN_AI_EVALUATION_SCORE_LABEL)),
+                explanation=_text_or_none(attributes.get(sc.GEN_AI_EVALUATION_EXPLANATION)),
+                evaluator=evaluator if isinstance(evaluator, str) and evaluator else name,
+                derived_from=_evaluated_output(target, tree),
+                at_ns=event.time_ns,
+            )
+        )
+
+
+def evaluation_triples(
+    entity: str,
+    evaluated: str,
+    *,
+    name: str,
+    score: float | None,
+    label: str | None,
+    explanation: str | None,
+    evaluator: str,
+    derived_from: str | None,
+    at_ns: int,
+) -> list[Triple]:
+    """An ``oprov:Evaluation`` of the activity ``evaluated``, attributed to ``evaluator``
+    (an ``oprov:Evaluator`` agent by that name) and derived from the output it judged."""
+    agent = evaluator_iri(evaluator)
+    triples = [
+        (entity, RDF_TYPE, O.Evaluation),
+        (entity, RDF_TYPE, P.Entity),
+        (entity, O.evaluationName, literal(name)),
+        (entity, O.evaluates, evaluated),
+        (entity, P.wasAttributedTo, agent),
+        (entity, P.generatedAtTime, datetime_from_ns(at_ns)),
+        (agent, RDF_TYPE, O.Evaluator),
+        (agent, RDF_TYPE, P.Agent),
+        (agent, RDFS_LABEL, literal(evaluator)),
+    ]
+    if score is not None:
+        triples.append((entity, O.score, double(score)))
+    if label is not None:
+        triples.append((entity, O.scoreLabel, literal(label)))
+    if explanation is not None:
+        triples.append((entity, O.explanation, literal(explanation)))
+    if derived_from is not None:
+        triples.append((entity, P.wasDerivedFrom, derived_from))
+    return triples
+
+
+def _finite_number(value: Any) -> bool:
+    try:
+        return not isinstance(value, bool) and math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _evaluated_output(span: SpanRecord, tree: _Tree) -> str | None:
+    """The entity an evaluation of ``span`` judged: a session's answer, a successful tool
+    call's observation, an inferred step's thought for its model call."""
+    activity = activity_iri(span.trace_id, span.span_id)
+    answered = _recorded(span.attributes, sc.OTEL_PROV_ANSWER) or any(
+        span.attributes.get(key) is not None for key in ANSWER_KEYS
+    )
+    if span.role is Role.SESSION and answered:
+        return entity_iri(activity, "answer")
+    if span.role is Role.TOOL_CALL and _succeeded(span):
+        return entity_iri(activity, "observation")
+    if tree.opens_step(span) and model_output_text(span.attributes) is not None:
+        return entity_iri(entity_iri(activity, "step"), "thought")
+    return None
 
 
 def _exception_field(span: SpanRecord, key: str) -> str | None:
@@ -635,6 +918,8 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         if name:
             add((agent, O.agentName, literal(name)))
         add((activity, P.wasAssociatedWith, agent))
+        # Readers show this label, not the shared agent's: it is sealed with the session.
+        add((activity, O.agentLabel, literal(name or agent_key)))
     for name in tree.declared_tools(span):
         tool = tool_iri(name)
         out.agent(tool, O.Tool, name)
@@ -651,7 +936,12 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((start, P.hadActivity, starter))
         add((start, P.atTime, datetime_from_ns(span.start_ns)))
         add((activity, P.wasInformedBy, starter))
+    steps = tree.steps(span)
     question = out.content(*QUESTION_KEYS, pick="question")
+    if question is None and steps:
+        # No question of its own: the one its first model call was asked.
+        text = first_user_message(steps[0].model.attributes)
+        question = _Content.of(text) if text is not None else None
     if question is not None:
         entity = entity_iri(activity, "question")
         out.entity(entity, O.Question, question)
@@ -661,7 +951,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     thoughts: list[tuple[int, str]] = []  # (when decided, thought), for what followed a retrieval
     previous: str | None = None
     previous_observations: list[str] = []
-    for step in tree.steps(span):
+    for step in steps:
         current = step.iri
         thought = _inferred_step(step, current, activity, out)
         if thought is not None:
@@ -696,6 +986,10 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             sources.append(chunk)
 
     answer = out.content(*ANSWER_KEYS, pick="answer")
+    if answer is None and steps and not steps[-1].tools:
+        # No answer of its own: what its last model call said, having called no tool.
+        text = model_output_text(steps[-1].model.attributes)
+        answer = _Content.of(text) if text is not None else None
     if answer is not None:
         entity = entity_iri(activity, "answer")
         out.entity(entity, O.Answer, answer)
@@ -837,7 +1131,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((observation, P.wasDerivedFrom, chunk))
 
 
-def _model_call(activity: str, out: _Out) -> None:
+def _model_call(activity: str, out: _Out, prices: PriceTable | None) -> None:
     add = out.add
     model = out.text(*MODEL_KEYS)
     provider = out.text(*PROVIDER_KEYS)
@@ -848,13 +1142,50 @@ def _model_call(activity: str, out: _Out) -> None:
         agent = model_iri(f"{provider}/{model}" if provider else model)
         out.agent(agent, O.AIModel, model)
         add((activity, P.wasAssociatedWith, agent))
-    for keys, predicate in (
-        (INPUT_TOKEN_KEYS, O.inputTokens),
-        (OUTPUT_TOKEN_KEYS, O.outputTokens),
+    usage = Usage(
+        input=out.integer(*INPUT_TOKEN_KEYS),
+        output=out.integer(*OUTPUT_TOKEN_KEYS),
+        cache_read=out.integer(*CACHE_READ_TOKEN_KEYS),
+        cache_write=out.integer(*CACHE_WRITE_TOKEN_KEYS),
+        reasoning=out.integer(*REASONING_TOKEN_KEYS),
+    )
+    for predicate, tokens in (
+        (O.inputTokens, usage.input),
+        (O.outputTokens, usage.output),
+        (O.cacheReadTokens, usage.cache_read),
+        (O.cacheWriteTokens, usage.cache_write),
+        (O.reasoningTokens, usage.reasoning),
     ):
-        tokens = out.integer(*keys)
         if tokens is not None:
             add((activity, predicate, integer(tokens)))
+    amount, currency, source = _reported_cost(out)
+    if amount is None:
+        price = prices.price(out.text(*PRICED_MODEL_KEYS)) if prices is not None else None
+        amount = price.cost(usage) if price is not None else None
+        if price is None or amount is None:
+            return
+        currency, source = price.currency, "local"
+    add((activity, O.costAmount, decimal(amount)))
+    if currency:
+        add((activity, O.costCurrency, literal(currency)))
+    if source:
+        add((activity, O.costSource, literal(source)))
+
+
+def _reported_cost(out: _Out) -> tuple[Decimal | None, str | None, str | None]:
+    """(amount, currency, source) of the cost a model call's span reports."""
+    key = next((k for k in COST_AMOUNT_KEYS if out.span.attributes.get(k) is not None), None)
+    if key is None:
+        return None, None, None
+    value = out.span.attributes[key]
+    try:
+        amount = None if isinstance(value, bool) else Decimal(str(value).strip())
+    except InvalidOperation:
+        amount = None
+    if amount is None or not amount.is_finite():
+        out.report(f"{key} is {value!r}, not a number; left out")
+        return None, None, None
+    return amount, out.text(*COST_CURRENCY_KEYS), out.text(*COST_SOURCE_KEYS)
 
 
 def _retrieval(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
@@ -862,7 +1193,7 @@ def _retrieval(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     data_source = out.text(*DATA_SOURCE_KEYS)
     if data_source:
         add((activity, O.dataSourceId, literal(data_source)))
-    query = out.content(*QUERY_KEYS)
+    query = out.content(*QUERY_KEYS, pick="query")
     if query is not None:
         entity = entity_iri(activity, "query")
         out.entity(entity, O.Query, query)
@@ -898,11 +1229,17 @@ def _document(chunk: str, rank: int, document: RetrievedDocument, out: _Out) -> 
         except (TypeError, ValueError, OverflowError):
             out.report(f"document {rank} score {score!r} is not a number; left out")
     metadata = fields.get("metadata")
-    if metadata is not None:
+    blob = out.span.blobs.get(document.keys.get("metadata", ""))
+    if blob is not None:
+        out.report(
+            f"document {rank} metadata is {blob.size} bytes, over the blob threshold: "
+            f"left out of the graph, kept in {blob.location}"
+        )
+    elif metadata is not None:
         text = _as_text(metadata)
         try:
             parsed = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             parsed = None
         if not isinstance(parsed, dict):
             out.report(f"document {rank} metadata is not a JSON object; stored as text")

@@ -35,7 +35,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_prov.prov._iris import span_hex
-from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify, clean_record
+from otel_prov.prov._span_record import (
+    SpanEvent,
+    SpanRecord,
+    classify,
+    clean_record,
+    parent_is_remote,
+)
 from otel_prov.semconv import SERVICE_NAME
 
 __all__ = ["ParsedSpans", "parse_otlp_json", "parse_otlp_request"]
@@ -221,9 +227,19 @@ def _span(raw: Any, service: str | None, where: str, problems: list[str]) -> Spa
             events=tuple(_events(raw, where, problems)),
             links=tuple(_links(raw, where, problems)),
             service_name=service,
-            role=classify(attributes, root=parent_id is None),
+            role=classify(attributes, root=parent_id is None, name=name),
+            remote_parent=parent_id is not None and parent_is_remote(_flags(raw)),
         )
     )
+
+
+def _flags(raw: dict[str, Any]) -> int:
+    """``flags`` (a fixed32: a JSON number, or a decimal string from some writers); 0 when
+    absent or unreadable, which says nothing about the parent."""
+    value = raw.get("flags", 0)
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _given(raw: dict[str, Any], key: str) -> bool:

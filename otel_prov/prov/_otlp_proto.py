@@ -28,7 +28,13 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_prov.prov._iris import span_hex
 from otel_prov.prov._otlp_json import ParsedSpans
-from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify, clean_record
+from otel_prov.prov._span_record import (
+    SpanEvent,
+    SpanRecord,
+    classify,
+    clean_record,
+    parent_is_remote,
+)
 from otel_prov.semconv import SERVICE_NAME
 
 __all__ = ["InvalidRequestError", "parse_otlp_proto"]
@@ -108,7 +114,8 @@ def _span(raw: Span, service: str | None, where: str, problems: list[str]) -> Sp
             events=tuple(_events(raw, where, problems)),
             links=tuple(_links(raw, where, problems)),
             service_name=service,
-            role=classify(attributes, root=parent_id is None),
+            role=classify(attributes, root=parent_id is None, name=raw.name),
+            remote_parent=parent_id is not None and parent_is_remote(raw.flags),
         )
     )
 

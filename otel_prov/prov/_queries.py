@@ -12,6 +12,9 @@ Runs (outermost sessions) are found two ways.  Sessions sealed by this version c
 ``oprov:runStartedAt``: one property, so "newest first" is a scan of it and a sort.
 Stores written before it only tell a run by a path query over every session
 (:func:`_outermost`); :func:`run_page_query` takes that way when asked to.
+
+``why`` reads a derivation graph with property paths (:func:`why_query`): a fixed number
+of queries whatever the size of the run, on every store.
 """
 
 from __future__ import annotations
@@ -24,11 +27,16 @@ from otel_prov.prov._rdf import SPARQL_PREFIXES, InvalidIRIError, iri, literal
 
 __all__ = [
     "STATUSES",
+    "TOKEN_PROPERTIES",
+    "WHY_PROPERTIES",
+    "WHY_RELATIONS",
     "RunFilter",
     "activities_query",
+    "annotation_rows_query",
     "bundle_hashes_query",
     "content_links_query",
     "content_query",
+    "evaluations_query",
     "find_query",
     "properties_query",
     "run_counts_query",
@@ -41,7 +49,10 @@ __all__ = [
     "stored_sessions_query",
     "sub_sessions_query",
     "unmarked_runs_query",
+    "usage_totals_query",
     "verify_rows_query",
+    "why_query",
+    "why_starts_query",
 ]
 
 
@@ -81,13 +92,23 @@ class RunFilter:
     after: tuple[str, str] | None = None
 
 
+def _agent_label(subject: str, label: str) -> str:
+    """A pattern binding (or matching) ``label`` to the agent label shown for session
+    ``subject``: the one sealed with the session (``oprov:agentLabel``).  A session sealed
+    before it was written shows its AI agent's ``rdfs:label``, which no bundle covers
+    (``verify`` says so): the agent's description is shared by all its sessions."""
+    return (
+        f"{{ {subject} oprov:agentLabel {label} }} UNION {{\n"
+        f"    {subject} prov:wasAssociatedWith ?labelled . "
+        f"?labelled a oprov:AIAgent ; rdfs:label {label} .\n"
+        f"    FILTER NOT EXISTS {{ {subject} oprov:agentLabel ?sealedLabel }} }}"
+    )
+
+
 def _filter_patterns(where: RunFilter) -> list[str]:
     patterns = []
     if where.agent is not None:
-        patterns.append(
-            f"?s prov:wasAssociatedWith ?byAgent . ?byAgent a oprov:AIAgent ; "
-            f"rdfs:label {where.agent} ."
-        )
+        patterns.append(_agent_label("?s", where.agent))
     if where.service is not None:
         patterns.append(f"?s oprov:serviceName {where.service} .")
     if where.status is not None:
@@ -135,7 +156,7 @@ def unmarked_runs_query(graph: str) -> str:
     return f"""{SPARQL_PREFIXES}
 SELECT ?sealed ?marked WHERE {{
   {{ SELECT (COUNT(DISTINCT ?session) AS ?sealed) WHERE {{ GRAPH {graph} {{
-    ?bundle oprov:bundleOf ?session }} }} }}
+    ?bundle oprov:bundleOf ?session FILTER NOT EXISTS {{ ?session a oprov:Annotation }} }} }} }}
   {{ SELECT (COUNT(DISTINCT ?run) AS ?marked) WHERE {{ GRAPH {graph} {{
     ?run oprov:runStartedAt ?start }} }} }}
 }}"""
@@ -152,14 +173,16 @@ def run_details_query(graph: str, runs: Sequence[str]) -> str:
 SELECT ?s ?trace ?status ?agent ?question ?failed WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {_values(runs)} }}
   ?s oprov:traceId ?trace ; oprov:status ?status .
-  OPTIONAL {{ ?s prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
+  OPTIONAL {{ {_agent_label("?s", "?agent")} }}
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?question }}
   OPTIONAL {{ ?s oprov:failedCalls ?failed }}
 }} }} ORDER BY ?s ?status ?agent ?question"""
 
 
 def run_counts_query(graph: str, runs: Sequence[str]) -> str:
-    """SELECT ``?s ?kind ?n``: iterations and tool calls of each run, at any depth.
+    """SELECT ``?s ?kind ?n``: iterations and tool calls of each run, at any depth, but
+    one another process recorded under it (``oprov:remoteParent``: an MCP server's half
+    of a call the run made; a path test for what lies below it Virtuoso gets wrong).
 
     A query of its own: in the listing itself, Virtuoso (7.2) miscounts a transitive
     ``OPTIONAL`` beside the transitive outermost filter.
@@ -169,7 +192,61 @@ SELECT ?s ?kind (COUNT(DISTINCT ?x) AS ?n) WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {_values(runs)} }}
   ?x oprov:partOf+ ?s ; a ?kind .
   FILTER(?kind IN (oprov:Iteration, oprov:ToolCall))
+  FILTER NOT EXISTS {{ ?x oprov:remoteParent true }}
 }} }} GROUP BY ?s ?kind ORDER BY ?s ?kind"""
+
+
+TOKEN_PROPERTIES = {
+    "input": "inputTokens",
+    "output": "outputTokens",
+    "cache_read": "cacheReadTokens",
+    "cache_write": "cacheWriteTokens",
+    "reasoning": "reasoningTokens",
+}
+"""Token kind (as the read API and ``sessions --format json`` name it) -> its property."""
+
+
+def usage_totals_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT ``?s ?p ?currency ?total``: each session's tokens of each kind and its cost
+    in each currency, summed over the model calls below it at any depth (sub-agent
+    sessions included, as the listing's counts are).  Costs in different currencies come
+    as separate rows: they are never added (``?currency`` is ``""`` where none was said).
+
+    The calls are found in a subquery: summed beside the transitive path itself,
+    Virtuoso (7.2) counts one call and one kind only.
+    """
+    kinds = ", ".join(f"oprov:{name}" for name in TOKEN_PROPERTIES.values())
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?p ?currency (SUM(?n) AS ?total) WHERE {{
+  {{ SELECT DISTINCT ?s ?call WHERE {{ GRAPH {graph} {{
+    VALUES ?s {{ {_values(sessions)} }}
+    ?call oprov:partOf+ ?s ; a oprov:ModelCall .
+  }} }} }}
+  GRAPH {graph} {{
+    {{ ?call ?p ?n . FILTER(?p IN ({kinds})) }}
+    UNION {{ ?call oprov:costAmount ?n . BIND(oprov:costAmount AS ?p)
+             OPTIONAL {{ ?call oprov:costCurrency ?c }} }}
+    BIND(COALESCE(?c, "") AS ?currency)
+  }}
+}} GROUP BY ?s ?p ?currency ORDER BY ?s ?p ?currency"""
+
+
+def evaluations_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT each evaluation of each session or of an activity in it (``?a``), with its
+    evaluator's name and, for one added after the run, the annotation that made it."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?e ?a ?name ?score ?label ?explanation ?evaluator ?annotation ?at
+WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {_values(sessions)} }}
+  ?e oprov:evaluates ?a ; oprov:evaluationName ?name .
+  ?a oprov:partOf* ?s .
+  OPTIONAL {{ ?e oprov:score ?score }}
+  OPTIONAL {{ ?e oprov:scoreLabel ?label }}
+  OPTIONAL {{ ?e oprov:explanation ?explanation }}
+  OPTIONAL {{ ?e prov:wasAttributedTo ?by . ?by rdfs:label ?evaluator }}
+  OPTIONAL {{ ?e prov:wasGeneratedBy ?annotation }}
+  OPTIONAL {{ ?e prov:generatedAtTime ?at }}
+}} }} ORDER BY ?s ?at ?e"""
 
 
 def find_query(graph: str, ident: str) -> str:
@@ -195,15 +272,18 @@ def _head_pattern(subject: str) -> str:
       prov:startedAtTime ?start .
   OPTIONAL {{ {subject} prov:endedAtTime ?end }}
   OPTIONAL {{ {subject} oprov:sessionId ?conversation }}
-  OPTIONAL {{ {subject} prov:wasAssociatedWith ?a . ?a a oprov:AIAgent ; rdfs:label ?agent }}
+  OPTIONAL {{ {_agent_label(subject, "?agent")} }}
   OPTIONAL {{ {subject} prov:used ?qe . ?qe a oprov:Question }}
   OPTIONAL {{ ?ae prov:wasGeneratedBy {subject} ; a oprov:Answer }}
-  OPTIONAL {{ {subject} oprov:failedCalls ?failed }}"""
+  OPTIONAL {{ {subject} oprov:failedCalls ?failed }}
+  OPTIONAL {{ {subject} oprov:errorType ?errorType }}
+  OPTIONAL {{ {subject} oprov:errorMessage ?errorMessage }}"""
 
 
 def session_head_query(graph: str, session: str) -> str:
     return f"""{SPARQL_PREFIXES}
-SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed
+SELECT ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed ?errorType
+  ?errorMessage
 WHERE {{ GRAPH {graph} {{
   {_head_pattern(iri(session))}
 }} }} ORDER BY ?status LIMIT 16"""
@@ -212,7 +292,8 @@ WHERE {{ GRAPH {graph} {{
 def sub_sessions_query(graph: str, session: str) -> str:
     """The head of every session nested in ``session``, by ``?sub``."""
     return f"""{SPARQL_PREFIXES}
-SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed
+SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed ?errorType
+  ?errorMessage
 WHERE {{ GRAPH {graph} {{
   ?sub oprov:partOf+ {iri(session)} ; a oprov:AgentSession .
   {_head_pattern("?sub")}
@@ -269,34 +350,52 @@ SELECT ?a ?link ?kind ?e WHERE {{ GRAPH {graph} {{
 
 def session_members(s: str, *, agents: bool = False) -> str:
     """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
-    session, its activities, the entities they generated or used and the qualified
-    starts of its sub-sessions, as ``_bundle.session_content`` defines a session's
-    content; ``agents`` adds the agents they were associated with."""
+    session, its activities, the entities they generated or used, the qualified starts
+    of its sub-sessions, the associations and steps of its plans and the evaluations made
+    in the run, as
+    ``_bundle.session_content`` defines a session's content; ``agents`` adds the agents
+    they were associated with and the evaluators."""
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
-    links += ["?act prov:wasAssociatedWith ?x"] if agents else []
-    links += ["?act prov:qualifiedStart ?x"]
+    links += (
+        ["?act prov:wasAssociatedWith ?x", "?e oprov:evaluates ?act ; prov:wasAttributedTo ?x"]
+        if agents
+        else []
+    )
+    links += [
+        "?act prov:qualifiedStart ?x",
+        "?act prov:qualifiedAssociation ?x",
+        "?plan prov:wasGeneratedBy ?act . ?x p-plan:isStepOfPlan ?plan",
+        "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
+    ]
     branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
     branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
     return "\n  UNION ".join(branches)
 
 
 def session_construct_query(graph: str, session: str) -> str:
-    """CONSTRUCT every triple about the session, its activities, entities and agents."""
+    """CONSTRUCT every triple about the session, its activities, entities and agents.
+
+    The members are found in a subquery (here and in :func:`stored_content_query`):
+    joined with ``?x ?p ?o`` beside the union itself, Virtuoso (7.2) drops most rows
+    once the union has more than a few branches."""
     return f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(iri(session), agents=True)}
-  ?x ?p ?o .
-}} }}"""
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
+    {session_members(iri(session), agents=True)}
+  }} }} }}
+  GRAPH {graph} {{ ?x ?p ?o }}
+}}"""
 
 
 def stored_content_query(graph: str, session: str, bundle: str) -> str:
     """CONSTRUCT the session's content as its bundle hashed it (the bundle left out)."""
     return f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{ GRAPH {graph} {{
-  {session_members(iri(session))}
-  ?x ?p ?o .
-  FILTER(?x != {iri(bundle)})
-}} }}"""
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
+    {session_members(iri(session))}
+  }} }} }}
+  GRAPH {graph} {{ ?x ?p ?o . FILTER(?x != {iri(bundle)}) }}
+}}"""
 
 
 def verify_rows_query(graph: str, *, marked: bool = True) -> str:
@@ -335,6 +434,21 @@ WHERE {{ GRAPH {graph} {{
 }} }} ORDER BY ?session"""
 
 
+def annotation_rows_query(graph: str) -> str:
+    """SELECT each annotation (``?session``, as :func:`verify_rows_query` names what a
+    bundle seals), the run its evaluation judges, its bundle and chain link."""
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?session ?run ?bundle ?hash ?manifest ?previous ?previousHash
+WHERE {{ GRAPH {graph} {{
+  ?session a oprov:Annotation .
+  OPTIONAL {{ ?evaluation prov:wasGeneratedBy ?session ; oprov:evaluates ?run }}
+  OPTIONAL {{
+    ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
+    OPTIONAL {{ ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }}
+  }}
+}} }} ORDER BY ?session"""
+
+
 def bundle_hashes_query(graph: str) -> str:
     """SELECT ``?b ?h``: every bundle stored, with its content hash."""
     return f"""{SPARQL_PREFIXES}
@@ -354,3 +468,123 @@ SELECT ?trace ?session ?bundle (COUNT(DISTINCT ?any) AS ?bundles) WHERE {{ GRAPH
   FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
   ?any oprov:bundleOf ?session .
 }} }} GROUP BY ?trace ?session ?bundle ORDER BY ?session ?bundle"""
+
+
+WHY_RELATIONS = (
+    "wasDerivedFrom",
+    "used",
+    "wasGeneratedBy",
+    "hadPrimarySource",
+    "wasQuotedFrom",
+    "wasInformedBy",
+)
+"""The PROV relations a derivation is followed along, from what was made to what it was
+made from: they hold for any kind of node (retrieved chunks and their sources, earlier
+turns linked by span links), not only the ones the mapper writes today."""
+
+_WHY_PATH = (
+    "(" + "|".join([*(f"prov:{name}" for name in WHY_RELATIONS), "^prov:wasGeneratedBy"]) + ")*"
+)
+"""Everything behind a node.  ``^prov:wasGeneratedBy`` adds what an activity reached
+produced (a step's thought, a session's answer): the reasoning that chose a call is
+behind what the call returned."""
+
+WHY_PROPERTIES = (
+    "rdf:type",
+    "rdfs:label",
+    "prov:value",
+    "prov:startedAtTime",
+    "prov:generatedAtTime",
+    "oprov:contentHash",
+    "oprov:byteSize",
+    "oprov:contentLocation",
+    "oprov:truncated",
+    "oprov:toolName",
+    "oprov:toolCallId",
+    "oprov:status",
+    "oprov:errorType",
+    "oprov:errorMessage",
+    "oprov:iterationNumber",
+    "oprov:partOf",
+    *(f"prov:{name}" for name in WHY_RELATIONS),
+)
+"""What :func:`why_query` reads of each node: how to show it, and its links."""
+
+
+def why_starts_query(graph: str, ident: str) -> str:
+    """SELECT ``?s ?start ?answer ?answerBy ?kind``: what ``why`` starts from.
+
+    ``?s`` are the sessions ``ident`` names (as :func:`find_query` finds them) with the
+    earlier turns of their conversations (same ``oprov:sessionId``, started before), or
+    the node ``ident`` is an IRI of (``?kind`` its types); ``?answer`` each answer given
+    in a session, sub-sessions included (``?answerBy`` the session that gave it).
+    """
+    branches = [
+        f"{{ ?run oprov:traceId {literal(ident)} }}",
+        f"{{ ?run oprov:sessionId {literal(ident)} }}",
+    ]
+    node = ""
+    with contextlib.suppress(InvalidIRIError):
+        branches.append(f"{{ BIND({iri(ident)} AS ?run) }}")
+        node = f"""UNION {{
+    BIND({iri(ident)} AS ?s)
+    {{ ?s ?p ?o }} UNION {{ ?o ?p ?s }}
+    OPTIONAL {{ ?s a ?kind }}
+    OPTIONAL {{ ?answer prov:wasGeneratedBy ?answerBy ; a oprov:Answer .
+               ?answerBy oprov:partOf* ?s ; a oprov:AgentSession }}
+  }}"""
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?s ?start ?answer ?answerBy ?kind WHERE {{ GRAPH {graph} {{
+  {{
+    ?run a oprov:AgentSession ; prov:startedAtTime ?runStart .
+    {" UNION ".join(branches)}
+    {_outermost("?run")}
+    {{ ?run a oprov:AgentSession . BIND(?run AS ?s) }} UNION {{
+      ?run oprov:sessionId ?conversation ; prov:startedAtTime ?runStart .
+      ?s oprov:sessionId ?conversation ; a oprov:AgentSession ; prov:startedAtTime ?earlier .
+      FILTER(?earlier < ?runStart)
+      {_outermost("?s")}
+    }}
+    ?s prov:startedAtTime ?start .
+    BIND(oprov:AgentSession AS ?kind)
+    OPTIONAL {{ ?answer prov:wasGeneratedBy ?answerBy ; a oprov:Answer .
+               ?answerBy oprov:partOf* ?s ; a oprov:AgentSession }}
+  }} {node}
+}} }} ORDER BY ?start ?s ?answerBy ?answer ?kind"""
+
+
+def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str:
+    """SELECT ``?n ?attempt ?p ?o``: every node behind ``starts`` (IRIs) with what
+    :data:`WHY_PROPERTIES` says of it, in one query.
+
+    ``?attempt`` is true for a failed activity (``oprov:status "error"``) inside a
+    session or step reached: a failed tool call produced nothing, so no derivation leads
+    to it, yet it is part of why the agent did what it did.  What is part of
+    ``sessions`` (IRIs: sessions that gave no answer: their steps) is started from too.
+    """
+
+    def reached(node: str) -> str:
+        # One branch per start, its IRI written in: Virtuoso runs a transitive path only
+        # from an end bound that way (not by VALUES).
+        branches = [f"{{ {iri(start)} {_WHY_PATH} {node} }}" for start in starts]
+        branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} {node} }}" for s in sessions]
+        return "\n    UNION ".join(branches)
+
+    # The nodes first, then their properties.  No ORDER BY: on a 200-step run, sorting the
+    # 8,000 rows took Oxigraph longer than finding them, and the reader orders the graph.
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?n ?attempt ?p ?o WHERE {{ GRAPH {graph} {{
+  {{ SELECT DISTINCT ?n ?attempt WHERE {{
+    {{
+      {reached("?n")}
+      BIND(false AS ?attempt)
+    }} UNION {{
+      {{ SELECT DISTINCT ?holder WHERE {{ {reached("?holder")} }} }}
+      ?holder a ?holderKind .
+      FILTER(?holderKind IN (oprov:Iteration, oprov:AgentSession))
+      ?n oprov:partOf ?holder ; oprov:status "error" .
+      BIND(true AS ?attempt)
+    }}
+  }} }}
+  OPTIONAL {{ VALUES ?p {{ {" ".join(WHY_PROPERTIES)} }} ?n ?p ?o }}
+}} }}"""

@@ -17,11 +17,13 @@ import functools
 import re
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from decimal import Decimal
 
 from pyoxigraph import NamedNode
 
 __all__ = [
     "OPROV",
+    "PPLAN",
     "PREFIXES",
     "PROV",
     "RDFS",
@@ -33,6 +35,7 @@ __all__ = [
     "boolean",
     "canonical_datetime",
     "datetime_from_ns",
+    "decimal",
     "double",
     "instant_order",
     "integer",
@@ -49,6 +52,7 @@ OPROV = "https://w3id.org/otel-prov/ns#"
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+PPLAN = "http://purl.org/net/p-plan#"
 
 #: Prefixes bound in every serialization we write (PROV-MODEL: bind one per namespace).
 PREFIXES: dict[str, str] = {
@@ -57,6 +61,7 @@ PREFIXES: dict[str, str] = {
     "rdf": RDF,
     "rdfs": RDFS,
     "xsd": XSD,
+    "p-plan": PPLAN,
 }
 
 SPARQL_PREFIXES = "".join(f"PREFIX {name}: <{ns}>\n" for name, ns in PREFIXES.items())
@@ -72,6 +77,7 @@ _XSD_BOOLEAN = f"^^<{XSD}boolean>"
 _XSD_DOUBLE = f"^^<{XSD}double>"
 _SPECIAL_DOUBLES = {"nan": "NaN", "inf": "INF", "-inf": "-INF"}
 _XSD_DATETIME = f"^^<{XSD}dateTime>"
+_XSD_DECIMAL = f"^^<{XSD}decimal>"
 
 # Characters that need escaping in a quoted literal: controls, quote, backslash, DEL,
 # and lone surrogates.
@@ -115,11 +121,29 @@ def boolean(value: bool) -> str:
     return f'"{"true" if value else "false"}"{_XSD_BOOLEAN}'
 
 
+def _plain(value: Decimal) -> str:
+    """``value`` without exponent or trailing zeros, as Oxigraph prints numbers."""
+    text = format(value.normalize(), "f")
+    return "0" if text in ("-0", "0") else text
+
+
+def decimal(value: Decimal) -> str:
+    """An ``xsd:decimal`` literal in the form stores print it (``2.5``, ``2``): a bundle
+    hashes the text the store will give back."""
+    if not value.is_finite():
+        raise ValueError(f"{value} is not a decimal number")
+    return f'"{_plain(value)}"{_XSD_DECIMAL}'
+
+
 def double(value: float) -> str:
-    """An ``xsd:double`` literal: Python's shortest round-tripping form, which is a valid
-    XSD lexical form, with XSD's spelling of the special values."""
+    """An ``xsd:double`` literal in the form stores print it (a bundle hashes the text
+    the store gives back): the shortest digits that round-trip, with no exponent and no
+    trailing ``.0`` (``4``, ``0.25``, ``0.0000001``), and XSD's spelling of the special
+    values."""
     text = repr(float(value))
-    return f'"{_SPECIAL_DOUBLES.get(text, text)}"{_XSD_DOUBLE}'
+    if text in _SPECIAL_DOUBLES:
+        return f'"{_SPECIAL_DOUBLES[text]}"{_XSD_DOUBLE}'
+    return f'"{_plain(Decimal(text))}"{_XSD_DOUBLE}'
 
 
 @functools.lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from otel_prov.prov._bundle import (
@@ -33,11 +33,11 @@ from otel_prov.prov._bundle import (
     session_content,
 )
 from otel_prov.prov._iris import entity_iri
-from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, instant_order
+from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, instant_order, parse_literal
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._vocab import O, P
 
-__all__ = ["Sealer", "chain_heads_from_rows", "chain_heads_query"]
+__all__ = ["Sealer", "chain_heads_from_rows", "chain_heads_query", "heads_in", "newest_heads"]
 
 
 @dataclass
@@ -135,25 +135,54 @@ def _renamed(triples: Iterable[Triple], session: str, bundle: str) -> list[Tripl
 
 
 def chain_heads_query(graph: str) -> str:
-    """SELECT the first bundle of every stored session with its agent, hash and time."""
+    """SELECT the first bundle of every stored session (and annotation) with its agent
+    (or evaluator), hash and time."""
     return f"""{SPARQL_PREFIXES}
 SELECT ?agent ?bundle ?hash ?time WHERE {{ GRAPH {graph} {{
   ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; prov:generatedAtTime ?time .
   FILTER NOT EXISTS {{ ?bundle prov:wasRevisionOf ?earlier }}
-  ?session prov:wasAssociatedWith ?agent . ?agent a oprov:AIAgent .
+  ?session prov:wasAssociatedWith ?agent . ?agent a ?kind .
+  FILTER(?kind IN (oprov:AIAgent, oprov:Evaluator))
 }} }} ORDER BY DESC(?time)"""
 
 
 def chain_heads_from_rows(rows: Iterable[Mapping[str, str | None]]) -> dict[str, dict[str, str]]:
-    """Agent IRI term -> its newest bundle (``{"bundle", "hash"}``), from the query's rows."""
-    newest: dict[str, tuple[tuple[str, str], str, str]] = {}
-    for row in rows:
-        agent, bundle, digest, time = (row.get(k) for k in ("agent", "bundle", "hash", "time"))
-        if not (agent and bundle and digest and time):
-            continue
-        if agent not in newest or (instant_order(time), bundle) > newest[agent][:2]:
-            newest[agent] = (instant_order(time), bundle, digest)
-    return {
-        f"<{agent}>": {"bundle": f"<{bundle}>", "hash": digest}
-        for agent, (_, bundle, digest) in newest.items()
-    }
+    """Agent IRI term -> its newest bundle (``{"bundle", "hash", "time"}``), from the
+    query's rows."""
+    return newest_heads(
+        *(
+            {f"<{agent}>": {"bundle": f"<{bundle}>", "hash": digest, "time": time}}
+            for agent, bundle, digest, time in (
+                (row.get(k) for k in ("agent", "bundle", "hash", "time")) for row in rows
+            )
+            if agent and bundle and digest and time
+        )
+    )
+
+
+def heads_in(triples: Sequence[Triple]) -> dict[str, dict[str, str]]:
+    """The chain heads ``triples`` (sealed records) hold, as :func:`chain_heads_query`
+    finds them once they are stored: each agent's newest first bundle."""
+    revisions = {s for s, p, _ in triples if p == P.wasRevisionOf}
+    times = {s: parse_literal(o) for s, p, o in triples if p == P.generatedAtTime}
+    return newest_heads(
+        *(
+            {agent: {"bundle": bundle, "hash": digest, "time": times[bundle]}}
+            for bundle, session, digest in bundles_in(triples)
+            if bundle not in revisions and bundle in times and (agent := agent_of(triples, session))
+        )
+    )
+
+
+def newest_heads(*found: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """Per agent, the newest of the heads ``found`` (by ``time``, then bundle IRI)."""
+    newest: dict[str, dict[str, str]] = {}
+    for heads in found:
+        for agent, head in heads.items():
+            if agent not in newest or _order(head) > _order(newest[agent]):
+                newest[agent] = dict(head)
+    return newest
+
+
+def _order(head: Mapping[str, str]) -> tuple[tuple[str, str], str]:
+    return instant_order(head["time"]), head["bundle"]

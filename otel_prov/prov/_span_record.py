@@ -31,6 +31,8 @@ __all__ = [
     "clean_attributes",
     "clean_record",
     "clean_text",
+    "is_remote_root",
+    "parent_is_remote",
     "record_from_span",
 ]
 
@@ -79,6 +81,25 @@ class SpanRecord:
     truncated: frozenset[str] = frozenset()
     """Attribute keys whose string value is exactly as long as the SDK's attribute length
     limit: most likely cut by it (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)."""
+    remote_parent: bool = False
+    """The parent's context came from another process (W3C trace context in a request, an
+    MCP ``_meta``): that process records the parent, this one never sees it end."""
+
+
+def is_remote_root(span: SpanRecord) -> bool:
+    """An agent span (not a plain one) whose parent runs in another process: the server's
+    half of a tool call.  Its process runs no session, yet the span is provenance, and is
+    stored like a session is."""
+    return span.remote_parent and span.role is not Role.SPAN
+
+
+_HAS_IS_REMOTE, _IS_REMOTE = 0x100, 0x200
+"""OTLP ``Span.flags`` bits: the exporter knew whether the parent is remote, and it is."""
+
+
+def parent_is_remote(flags: int) -> bool:
+    """Does an OTLP span's ``flags`` say its parent came from another process?"""
+    return flags & (_HAS_IS_REMOTE | _IS_REMOTE) == _HAS_IS_REMOTE | _IS_REMOTE
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -160,8 +181,9 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
                 (link.context.trace_id, link.context.span_id) for link in span.links if link.context
             ),
             service_name=service if isinstance(service, str) else None,
-            role=classify(attributes, root=parent is None),
+            role=classify(attributes, root=parent is None, name=span.name),
             truncated=_at_limit(attributes, limit),
+            remote_parent=parent is not None and parent.is_remote,
         )
     )
 

@@ -5,9 +5,9 @@ Every ``oprov`` term here is declared in ``semconv/ontology.ttl``; a test checks
 
 from __future__ import annotations
 
-from otel_prov.prov._rdf import OPROV, PROV, RDF_TYPE, RDFS
+from otel_prov.prov._rdf import OPROV, PPLAN, PROV, RDF_TYPE, RDFS
 
-__all__ = ["ALL_OPROV_TERMS", "RDFS_LABEL", "RDF_TYPE", "O", "P"]
+__all__ = ["ALL_OPROV_TERMS", "PP", "RDFS_LABEL", "RDF_TYPE", "O", "P"]
 
 RDFS_LABEL = f"<{RDFS}label>"
 
@@ -35,7 +35,20 @@ class P:
     Start = f"<{PROV}Start>"
     hadActivity = f"<{PROV}hadActivity>"
     atTime = f"<{PROV}atTime>"
+    Plan = f"<{PROV}Plan>"
+    Association = f"<{PROV}Association>"
+    qualifiedAssociation = f"<{PROV}qualifiedAssociation>"
+    agent = f"<{PROV}agent>"
+    hadPlan = f"<{PROV}hadPlan>"
     hadPrimarySource = f"<{PROV}hadPrimarySource>"
+
+
+class PP:
+    """P-Plan terms (http://purl.org/net/p-plan#): a plan's steps and their order."""
+
+    Step = f"<{PPLAN}Step>"
+    isStepOfPlan = f"<{PPLAN}isStepOfPlan>"
+    isPrecededBy = f"<{PPLAN}isPrecededBy>"
 
 
 class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
@@ -58,10 +71,25 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     Tool = f"<{OPROV}Tool>"
     AIModel = f"<{OPROV}AIModel>"
     Service = f"<{OPROV}Service>"
+    Evaluation = f"<{OPROV}Evaluation>"
+    Evaluator = f"<{OPROV}Evaluator>"
+    Annotation = f"<{OPROV}Annotation>"
+    evaluationName = f"<{OPROV}evaluationName>"
+    score = f"<{OPROV}score>"
+    scoreLabel = f"<{OPROV}scoreLabel>"
+    explanation = f"<{OPROV}explanation>"
+    evaluates = f"<{OPROV}evaluates>"
+    Postcondition = f"<{OPROV}Postcondition>"
+    stepNumber = f"<{OPROV}stepNumber>"
+    stepOutcome = f"<{OPROV}stepOutcome>"
+    planStep = f"<{OPROV}planStep>"
+    satisfied = f"<{OPROV}satisfied>"
+    detail = f"<{OPROV}detail>"
     traceId = f"<{OPROV}traceId>"
     spanId = f"<{OPROV}spanId>"
     parentSpanId = f"<{OPROV}parentSpanId>"
     partOf = f"<{OPROV}partOf>"
+    remoteParent = f"<{OPROV}remoteParent>"
     serviceName = f"<{OPROV}serviceName>"
     status = f"<{OPROV}status>"
     errorType = f"<{OPROV}errorType>"
@@ -72,10 +100,17 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     toolCallId = f"<{OPROV}toolCallId>"
     sessionId = f"<{OPROV}sessionId>"
     agentName = f"<{OPROV}agentName>"
+    agentLabel = f"<{OPROV}agentLabel>"
     modelName = f"<{OPROV}modelName>"
     providerName = f"<{OPROV}providerName>"
     inputTokens = f"<{OPROV}inputTokens>"
     outputTokens = f"<{OPROV}outputTokens>"
+    cacheReadTokens = f"<{OPROV}cacheReadTokens>"
+    cacheWriteTokens = f"<{OPROV}cacheWriteTokens>"
+    reasoningTokens = f"<{OPROV}reasoningTokens>"
+    costAmount = f"<{OPROV}costAmount>"
+    costCurrency = f"<{OPROV}costCurrency>"
+    costSource = f"<{OPROV}costSource>"
     bundleOf = f"<{OPROV}bundleOf>"
     contentHash = f"<{OPROV}contentHash>"
     canonicalization = f"<{OPROV}canonicalization>"

@@ -20,6 +20,9 @@ or a SPARQL 1.1 query endpoint, and get typed, frozen objects back::
 
     failed = [check for check in reader.verify() if not check.ok]
 
+    why = reader.why("demo-conversation")          # the derivation graph behind the answer
+    print(why.as_json())                           # {"root", "nodes", "edges"}
+
 ``sessions`` filters by agent name, ``service.name``, settled status (``ok``, ``error``,
 ``incomplete``) and start time (``since`` inclusive, ``until`` exclusive), newest
 first, and pages in the store: a cursor names where a page ended, so the next page is
@@ -30,32 +33,63 @@ conversation id into the IRIs of the runs it names.  ``session`` raises
 another reader-writer, unreachable, credentials refused).  Endpoint headers are never
 logged.
 
-``otel-prov sessions``, ``show`` and ``verify`` are this API with output formats.
+``why`` follows PROV relations back from a run's answer (or any activity or entity):
+observations, the tool calls behind them and their arguments, the steps that chose
+them, retrieved chunks and their sources, the question and the conversation's earlier
+turns; failed attempts come with their error, marked ``supports_answer=False``.
+
+``diff(a, b)`` aligns two runs step by step (action, tools, arguments, status,
+observation, answer) and names the first divergence: the same question before and
+after a prompt or model change.
+
+``summary(id)`` tells a run in plain sentences from the graph alone (no model), each
+sentence naming the ``why`` nodes it speaks of.
+
+``otel-prov sessions``, ``show``, ``verify``, ``why``, ``diff`` and ``summary`` are this
+API with output formats.
 """
 
 from __future__ import annotations
 
 from otel_prov.read._backend import StoreUnavailableError
+from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
 from otel_prov.read._session_view import (
+    Cost,
+    EvaluationView,
     IterationView,
     ModelCallView,
     SessionSummary,
     SessionView,
     ToolCallView,
+    Usage,
 )
+from otel_prov.read._summary import RunSummary, Sentence
 from otel_prov.read._verify import SessionCheck
+from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode
 
 __all__ = [
+    "CallChange",
+    "CallRef",
+    "Cost",
+    "Divergence",
+    "EvaluationView",
     "IterationView",
     "ModelCallView",
     "ProvenanceReader",
+    "RunSummary",
+    "Sentence",
     "SessionCheck",
+    "SessionDiff",
     "SessionPage",
     "SessionSummary",
     "SessionView",
     "StoreUnavailableError",
     "ToolCallView",
+    "Usage",
+    "WhyEdge",
+    "WhyGraph",
+    "WhyNode",
     "open_endpoint",
     "open_store",
 ]

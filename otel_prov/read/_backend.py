@@ -14,7 +14,7 @@ import re
 import sys
 import time
 import urllib.error
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -79,16 +79,39 @@ def _back_off(attempt: int) -> None:
 
 
 class EmbeddedBackend:
-    """Reads an on-disk pyoxigraph store, read-only (the default graph is the union of all)."""
+    """Reads an on-disk pyoxigraph store, read-only (the default graph is the union of all).
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    ``writer`` gives the handle of a process's own writer of the store (``None`` while it
+    holds none): reading through it sees every batch loaded so far, where a read-only open
+    is a snapshot, and one opened beside an active writer fails while it compacts.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        writer: Callable[[], pyoxigraph.Store | None] | None = None,
+    ) -> None:
         self.path = Path(path)
         if not self.path.is_dir():
             raise StoreUnavailableError(
                 f"no provenance store at {self.path} (run an instrumented agent or "
                 "'otel-prov demo' first, or pass --store)"
             )
-        self._store = self._open()
+        self.writer = writer
+        self._read_only = None if self._held() is not None else self._open()
+
+    def _held(self) -> pyoxigraph.Store | None:
+        return self.writer() if self.writer is not None else None
+
+    @property
+    def _store(self) -> pyoxigraph.Store:
+        held = self._held()
+        if held is not None:
+            return held
+        if self._read_only is None:
+            self._read_only = self._open()
+        return self._read_only
 
     def _open(self) -> pyoxigraph.Store:
         """Open read-only.  A process writing the store may compact it meanwhile, deleting
@@ -124,7 +147,7 @@ class EmbeddedBackend:
                         f"cannot read the store at {self.path}: {exc}"
                     ) from exc
             _back_off(attempt)
-            self._store = self._open()
+            self._read_only = self._open()
             attempt += 1
 
     def _query(self, sparql: str, default_graph: str | None) -> QueryResult:

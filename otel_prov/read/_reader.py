@@ -17,6 +17,7 @@ from otel_prov.exporters._base import graph_term
 from otel_prov.prov._queries import STATUSES, RunFilter, session_construct_query
 from otel_prov.prov._rdf import PREFIXES, XSD, iri, literal
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
+from otel_prov.read._diff import SessionDiff, diff_sessions
 from otel_prov.read._session_view import (
     SessionSummary,
     SessionView,
@@ -24,7 +25,9 @@ from otel_prov.read._session_view import (
     list_runs,
     load_session,
 )
+from otel_prov.read._summary import RunSummary, summarize
 from otel_prov.read._verify import SessionCheck, verify_sessions
+from otel_prov.read._why import WhyGraph, load_why
 
 __all__ = [
     "ProvenanceReader",
@@ -122,6 +125,33 @@ class ProvenanceReader:
         """The triples of :meth:`graph` as pyoxigraph reads them (what ``otel-prov show``
         serializes as Turtle, JSON-LD or PROV)."""
         return self._backend.query(session_construct_query(self._graph, session)).triples
+
+    def why(self, ident: str) -> WhyGraph:
+        """The derivation graph behind a run's answer (``ident`` a session IRI, trace id
+        or conversation id: the newest run it names, with the conversation's earlier
+        turns) or behind any activity or entity (``ident`` its IRI), from two queries
+        whatever the run's size.  Raises ``LookupError`` when nothing has that name."""
+        return load_why(self._backend, self._graph, ident)
+
+    def diff(self, a: str, b: str) -> SessionDiff:
+        """Run ``a`` and run ``b`` (each a session IRI, trace id or conversation id: the
+        newest run it names) compared step by step: the first divergence, calls added
+        and missing, changed arguments, statuses and answers.  ``LookupError`` names the
+        one that is not there."""
+        return diff_sessions(self.session(self._newest(a)), self.session(self._newest(b)))
+
+    def summary(self, ident: str) -> RunSummary:
+        """A run (session IRI, trace id or conversation id: the newest run it names) told
+        in plain sentences from its provenance alone, each naming the nodes of
+        :meth:`why` it speaks of.  ``LookupError`` when there is no such run."""
+        run = self._newest(ident)
+        return summarize(self.session(run), self.why(run))
+
+    def _newest(self, ident: str) -> str:
+        runs = self.find(ident)
+        if not runs:
+            raise LookupError(f"no session with id, trace id or conversation id {ident!r}")
+        return runs[-1]
 
     def verify(self, ident: str | None = None) -> list[SessionCheck]:
         """Check every run (or those ``ident`` names, see :meth:`find`) against its bundle."""

@@ -10,14 +10,18 @@ run's.  Views are frozen: what a reader returns cannot be changed behind its bac
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 from otel_prov.processing._blobs import BlobError, read_blob
+from otel_prov.prov._iris import STEP
 from otel_prov.prov._queries import (
+    TOKEN_PROPERTIES,
     RunFilter,
     activities_query,
     content_links_query,
     content_query,
+    evaluations_query,
     find_query,
     properties_query,
     run_counts_query,
@@ -26,23 +30,68 @@ from otel_prov.prov._queries import (
     session_head_query,
     sub_sessions_query,
     unmarked_runs_query,
+    usage_totals_query,
 )
 from otel_prov.prov._rdf import OPROV, PROV, instant_order
 from otel_prov.read._backend import QueryBackend
 
 __all__ = [
+    "CONTENT_DESCRIPTORS",
+    "Cost",
+    "EvaluationView",
     "IterationView",
     "ModelCallView",
     "SessionSummary",
     "SessionView",
     "ToolCallView",
+    "Usage",
     "content_text",
+    "evaluations_of",
     "find_sessions",
     "has_unmarked_runs",
     "list_runs",
     "load_session",
     "settled_status",
+    "usage_totals",
 ]
+
+
+@dataclass(frozen=True)
+class Cost:
+    amount: Decimal
+    currency: str | None
+    """ISO 4217 code; None where the calls priced did not say."""
+
+
+@dataclass(frozen=True)
+class EvaluationView:
+    """One evaluation of a session or of an activity in it."""
+
+    name: str
+    score: float | None
+    label: str | None
+    explanation: str | None
+    evaluator: str | None
+    evaluates: str
+    """The IRI of the session or activity judged."""
+    annotation: str | None = None
+    """The ``otel-prov annotate`` that added it after the run (None: made in the run)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and cost of a session's model calls, sub-agent sessions included."""
+
+    tokens: Mapping[str, int] = field(default_factory=dict)
+    """Token kind (``input``, ``output``, ``cache_read``, ``cache_write``, ``reasoning``)
+    -> total, for the kinds some model call reported."""
+    costs: tuple[Cost, ...] = ()
+    """One total per currency: amounts in different currencies are not added."""
+
+    @property
+    def cost(self) -> Cost | None:
+        """The total cost, or None when nothing was priced or the currencies are mixed."""
+        return self.costs[0] if len(self.costs) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -60,6 +109,9 @@ class SessionSummary:
     """``ok``, ``error`` or ``incomplete`` (exported before its span ended)."""
     trace_id: str
     failed_calls: int = 0
+    usage: Usage = Usage()
+    evaluations: tuple[EvaluationView, ...] = ()
+    """Of the run, any activity in it and its sub-sessions, made in it or added later."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +138,9 @@ class ModelCallView:
     input_tokens: int | None
     output_tokens: int | None
     status: str
+    tokens: Mapping[str, int] = field(default_factory=dict)
+    """Every token count reported, by kind (as :attr:`Usage.tokens`)."""
+    cost: Cost | None = None
     start: str | None = None
     end: str | None = None
 
@@ -122,6 +177,8 @@ class SessionView:
     agent: str | None
     conversation_id: str | None
     status: str
+    """The session's own outcome: ``ok`` (it answered, even past failed calls),
+    ``error`` (it raised: see ``error_type``) or ``incomplete`` (it never ended)."""
     start: str
     end: str | None
     question: str | None
@@ -129,10 +186,18 @@ class SessionView:
     answered_by: str | None = None
     """The sub-session whose answer ``answer`` is, when the run's own session gave none."""
     failed_calls: int = 0
-    """Tool and model calls of the session that failed (``oprov:failedCalls``)."""
+    """Tool and model calls of the session that failed (``oprov:failedCalls``): a fact
+    apart from ``status``, which is the session's own."""
+    error_type: str | None = None
+    """Why the session failed, when its ``status`` is ``error``."""
+    error_message: str | None = None
     iterations: tuple[IterationView, ...] = ()
     sub_sessions: tuple[SessionView, ...] = ()
     """Sessions started by the session itself, outside any iteration shown."""
+    usage: Usage = Usage()
+    """Tokens and cost of this session's model calls, its sub-sessions' included."""
+    evaluations: tuple[EvaluationView, ...] = ()
+    """Of this session or an activity in it (its sub-sessions' included), oldest first."""
 
     def nested_sessions(self) -> Iterator[SessionView]:
         """Every session below this one, wherever it started, depth first in run order."""
@@ -172,7 +237,60 @@ def list_runs(
         (row["s"] or "", (row["kind"] or "").removeprefix(OPROV)): int(row["n"] or 0)
         for row in backend.query(run_counts_query(graph, runs)).rows
     }
-    return [_summary(run, starts[run], details.get(run, []), counts) for run in runs]
+    usage = usage_totals(backend, graph, runs)
+    evaluations = evaluations_of(backend, graph, runs)
+    return [
+        replace(
+            _summary(run, starts[run], details.get(run, []), counts),
+            usage=usage[run],
+            evaluations=evaluations[run],
+        )
+        for run in runs
+    ]
+
+
+def evaluations_of(
+    backend: QueryBackend, graph: str, sessions: Sequence[str]
+) -> dict[str, tuple[EvaluationView, ...]]:
+    """Each session's evaluations (one query for all of them)."""
+    found: dict[str, dict[str, EvaluationView]] = {session: {} for session in sessions}
+    for row in backend.query(evaluations_query(graph, sessions)).rows:
+        score = row["score"]
+        found[row["s"] or ""].setdefault(
+            row["e"] or "",
+            EvaluationView(
+                name=row["name"] or "",
+                score=None if score is None else float(score),
+                label=row["label"],
+                explanation=row["explanation"],
+                evaluator=row["evaluator"],
+                evaluates=row["a"] or "",
+                annotation=row["annotation"],
+            ),
+        )
+    return {session: tuple(views.values()) for session, views in found.items()}
+
+
+_TOKEN_KINDS = {f"{OPROV}{name}": kind for kind, name in TOKEN_PROPERTIES.items()}
+
+
+def usage_totals(backend: QueryBackend, graph: str, sessions: Sequence[str]) -> dict[str, Usage]:
+    """Each session's :class:`Usage`, summed by the store (one query for all of them)."""
+    tokens: dict[str, dict[str, int]] = {session: {} for session in sessions}
+    costs: dict[str, list[Cost]] = {session: [] for session in sessions}
+    for row in backend.query(usage_totals_query(graph, sessions)).rows:
+        session, prop, total = row["s"] or "", row["p"] or "", row["total"] or "0"
+        if prop in _TOKEN_KINDS:
+            tokens[session][_TOKEN_KINDS[prop]] = int(Decimal(total))
+        else:
+            costs[session].append(Cost(Decimal(total), row["currency"] or None))
+    return {
+        session: Usage(
+            {kind: tokens[session][kind] for kind in TOKEN_PROPERTIES if kind in tokens[session]},
+            tuple(costs[session]),
+        )
+        for session in sessions
+    }
 
 
 def has_unmarked_runs(backend: QueryBackend, graph: str) -> bool:
@@ -262,6 +380,8 @@ def _session_view(
         question=texts.get(row["qe"] or ""),
         answer=texts.get(row["ae"] or ""),
         failed_calls=int(row["failed"] or 0),
+        error_type=row["errorType"],
+        error_message=row["errorMessage"],
     )
 
 
@@ -274,20 +394,23 @@ def _settled_row(rows: Sequence[Mapping[str, str | None]]) -> Mapping[str, str |
     return {**chosen, "failed": str(failed)}
 
 
-_DESCRIPTORS = {
+CONTENT_DESCRIPTORS = {
     f"{PROV}value": "value",
     f"{OPROV}contentHash": "hash",
     f"{OPROV}byteSize": "size",
     f"{OPROV}contentLocation": "location",
     f"{OPROV}truncated": "truncated",
 }
+"""How a content entity was recorded, by property IRI: the fields :func:`content_text` reads."""
 
 
 def _content_texts(backend: QueryBackend, graph: str, session: str, full: bool) -> dict[str, str]:
     """Entity IRI -> the text to show for each content entity of the session."""
     described: dict[str, dict[str, str]] = {}
     for row in backend.query(content_query(graph, session)).rows:
-        described.setdefault(row["e"] or "", {})[_DESCRIPTORS[row["p"] or ""]] = row["o"] or ""
+        described.setdefault(row["e"] or "", {})[CONTENT_DESCRIPTORS[row["p"] or ""]] = (
+            row["o"] or ""
+        )
     return {
         entity: text
         for entity, fields in described.items()
@@ -316,6 +439,9 @@ def content_text(fields: dict[str, str], *, full: bool) -> str | None:
 
 
 _PROPERTIES = {
+    **{name: kind for kind, name in TOKEN_PROPERTIES.items()},
+    "costAmount": "cost",
+    "costCurrency": "currency",
     "iterationNumber": "number",
     "action": "action",
     "toolName": "tool",
@@ -323,8 +449,6 @@ _PROPERTIES = {
     "errorType": "error_type",
     "errorMessage": "error_message",
     "modelName": "model",
-    "inputTokens": "input_tokens",
-    "outputTokens": "output_tokens",
 }
 
 
@@ -360,14 +484,29 @@ class _Assembly:
             name = _PROPERTIES[(row["p"] or "").removeprefix(OPROV)]
             self.properties.setdefault(row["a"] or "", {}).setdefault(name, row["o"] or "")
         self.content: dict[tuple[str, str, str], set[str]] = {}
+        arguments_by: dict[str, str] = {}
+        self.decided_by: dict[str, str] = {}
+        """Tool call -> the activity that generated the arguments it used."""
         for row in backend.query(content_links_query(graph, session)).rows:
+            activity, link, entity = row["a"] or "", row["link"] or "", row["e"] or ""
             kind = (row["kind"] or "").removeprefix(OPROV)
-            text = texts.get(row["e"] or "")
+            if kind == "Arguments" and link == "generated":
+                arguments_by[entity] = activity
+            elif kind == "Arguments":
+                self.decided_by[activity] = entity
+            text = texts.get(entity)
             if text is not None:
-                self.content.setdefault((row["a"] or "", row["link"] or "", kind), set()).add(text)
+                self.content.setdefault((activity, link, kind), set()).add(text)
+        self.decided_by = {
+            call: arguments_by[entity]
+            for call, entity in self.decided_by.items()
+            if entity in arguments_by
+        }
         self.heads: dict[str, SessionView] = {}
         if "AgentSession" in self.kinds.values():
             self.heads = _sub_sessions(backend, graph, session, texts)
+        self.usage = usage_totals(backend, graph, [session, *self.heads])
+        self.evaluations = evaluations_of(backend, graph, [session, *self.heads])
         self.placed: dict[str, list[str]] = {}
         """Holder (session, iteration or tool call) -> what is shown under it, in run order."""
 
@@ -384,9 +523,9 @@ class _Assembly:
             self.placed.setdefault(home or self._run, []).append(activity)
         holders = {*iterations, *sessions}
         for activity, kind in self.kinds.items():
-            parent = self.parents[activity]
-            if kind in ("ToolCall", "ModelCall") and self.kinds.get(parent) == "Iteration":
-                self.placed.setdefault(parent, []).append(activity)
+            step = self._step(activity, kind)
+            if step is not None:
+                self.placed.setdefault(step, []).append(activity)
                 if kind == "ToolCall":
                     holders.add(activity)
         for activity in self.kinds:
@@ -394,6 +533,17 @@ class _Assembly:
                 holder = _nearest(activity, self.parents, holders)
                 self.placed.setdefault(holder or self._run, []).append(activity)
         return self._session(run, {run.id})
+
+    def _step(self, activity: str, kind: str) -> str | None:
+        """The iteration a model or tool call is shown under: the iteration span around it,
+        else, in a step the mapper inferred (third-party spans), the step the model call
+        opened or the step that generated the arguments the tool call used."""
+        if kind not in ("ModelCall", "ToolCall"):
+            return None
+        found: str | None = self.parents[activity]
+        if self.kinds.get(found or "") != "Iteration":
+            found = f"{activity}:{STEP}" if kind == "ModelCall" else self.decided_by.get(activity)
+        return found if self.kinds.get(found or "") == "Iteration" else None
 
     def _under(self, holder: str, kind: str) -> list[str]:
         return [a for a in self.placed.get(holder, []) if self.kinds.get(a) == kind]
@@ -409,7 +559,13 @@ class _Assembly:
     def _session(self, head: SessionView, seen: set[str]) -> SessionView:
         steps = [self._iteration(step, seen) for step in self._under(head.id, "Iteration")]
         steps.sort(key=lambda it: it.number if it.number is not None else 1 << 62)
-        return replace(head, iterations=tuple(steps), sub_sessions=self._subs(head.id, seen))
+        return replace(
+            head,
+            iterations=tuple(steps),
+            sub_sessions=self._subs(head.id, seen),
+            usage=self.usage[head.id],
+            evaluations=self.evaluations[head.id],
+        )
 
     def _iteration(self, activity: str, seen: set[str]) -> IterationView:
         props = self.properties.get(activity, {})
@@ -446,12 +602,16 @@ class _Assembly:
 
     def _model_call(self, activity: str) -> ModelCallView:
         props = self.properties.get(activity, {})
+        tokens = {kind: int(props[kind]) for kind in TOKEN_PROPERTIES if kind in props}
+        amount = props.get("cost")
         return ModelCallView(
             id=activity,
             model=props.get("model"),
-            input_tokens=_int(props.get("input_tokens")),
-            output_tokens=_int(props.get("output_tokens")),
+            input_tokens=tokens.get("input"),
+            output_tokens=tokens.get("output"),
             status=self.statuses[activity],
+            tokens=tokens,
+            cost=None if amount is None else Cost(Decimal(amount), props.get("currency")),
             start=self.times[activity][0],
             end=self.times[activity][1],
         )

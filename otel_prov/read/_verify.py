@@ -7,13 +7,21 @@ the same agent exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <=
 34 (generation within its activity), 37 (generation before use) and 55 (nothing both
 Entity and Activity) hold on it, and every value kept in the blob store is still there,
 unchanged.  A failure names what changed: the subjects whose
-triples differ, are missing, or were added.
+triples differ, are missing, or were added.  The agent label readers show is the one
+sealed with the session; a session sealed before that fails as not covering it.
+
+An evaluation added after the run (``otel-prov annotate``) has a bundle of its own,
+chained per evaluator; it is checked the same way, with the run it judges, and never
+changes the run's check.
 
 Gates are checks of what the record says, not of whether it was altered.
 ``tool_use_verified``: a session whose agent was given tools (``oprov:declaredTool``)
 must have at least one tool call that succeeded; an answer given without any tool
 result either rests on data never fetched or comes from an agent whose tool
-declaration is stale, and an auditor should look at it.
+declaration is stale, and an auditor should look at it.  ``plan_followed``: every
+step of a plan the run made (``otel_prov.plan``) was executed or explicitly skipped;
+otherwise the agent departed from its plan, or the plan changed without the record
+saying so.
 """
 
 from __future__ import annotations
@@ -27,7 +35,12 @@ import pyoxigraph
 
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._bundle import agent_of, content_hash, manifest, session_content
-from otel_prov.prov._queries import bundle_hashes_query, stored_content_query, verify_rows_query
+from otel_prov.prov._queries import (
+    annotation_rows_query,
+    bundle_hashes_query,
+    stored_content_query,
+    verify_rows_query,
+)
 from otel_prov.prov._rdf import (
     Triple,
     canonical_datetime,
@@ -36,7 +49,7 @@ from otel_prov.prov._rdf import (
     literal,
     parse_literal,
 )
-from otel_prov.prov._vocab import RDF_TYPE, O, P
+from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.read._session_view import find_sessions, has_unmarked_runs
 
@@ -56,7 +69,7 @@ CONSTRAINTS = (
     "55 entity and activity disjoint",
 )
 """The PROV-CONSTRAINTS checked on each session's content, by name."""
-GATES = ("tool_use_verified",)
+GATES = ("tool_use_verified", "plan_followed")
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _IN_A_TRACE = "<urn:otel-prov:"
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
@@ -111,13 +124,21 @@ def _term(term: object) -> str:
 
 
 def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
-    """The session's content (``_bundle``) as the store holds it, in the mapper's syntax."""
-    return [
+    """The session's content (``_bundle``) as the store holds it, in the mapper's syntax.
+
+    The query finds every candidate by its ``partOf`` path; ``session_content`` then
+    decides, as it did when sealing, what of it the session's process recorded (it
+    leaves out what another process recorded below, ``oprov:remoteParent``).
+    """
+    candidates = [
         (_term(t.subject), _term(t.predicate), _term(t.object))
         for t in backend.query(stored_content_query(graph, session, bundle)).triples
     ]
+    return session_content(candidates, iri(session))
 
 
+_REVISION_COLUMNS = ("revised", "revisedManifest", "revisionPrevious", "revisionPreviousHash")
+"""Columns of a run's row that an annotation, never revised, leaves empty."""
 _TIMED = (P.startedAtTime, P.endedAtTime, P.generatedAtTime)
 _LINKS = (P.wasGeneratedBy, P.used, RDF_TYPE)
 
@@ -191,6 +212,46 @@ def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None
     )
 
 
+def _plan_followed(content: list[Triple]) -> tuple[bool | None, str]:
+    """The ``plan_followed`` gate: passed (None: the run made no plan) and why not.
+
+    Every step of every plan must have been executed or explicitly skipped; a step that
+    failed, was rolled back or has no outcome leaves the plan unfollowed.
+    """
+    steps = {s for s, p, o in content if p == PP.isStepOfPlan}
+    if not steps:
+        return None, ""
+    labels = {s: parse_literal(o) for s, p, o in content if s in steps and p == RDFS_LABEL}
+    numbers = {s: int(parse_literal(o)) for s, p, o in content if s in steps and p == O.stepNumber}
+    outcomes = {s: parse_literal(o) for s, p, o in content if s in steps and p == O.stepOutcome}
+    unfollowed = sorted(
+        (numbers.get(step, 0), labels.get(step, ""), outcomes.get(step, "no outcome"))
+        for step in steps
+        if outcomes.get(step) not in ("executed", "skipped")
+    )
+    if not unfollowed:
+        return True, ""
+    listed = "; ".join(f"step {n} {label!r}: {outcome}" for n, label, outcome in unfollowed)
+    return False, (
+        f"gate plan_followed failed: {listed}; either the agent departed from its plan "
+        "(the answer rests on steps not carried out) or the plan changed and the record "
+        "says so nowhere (mark such steps skipped)"
+    )
+
+
+def _unsealed_agent_labels(content: list[Triple]) -> list[str]:
+    """Sessions sealed before their agent's label was (``oprov:agentLabel``): readers show
+    the shared agent's ``rdfs:label`` for them, which anyone could have changed."""
+    sessions = {s for s, p, o in content if p == RDF_TYPE and o == O.AgentSession}
+    labelled = {s for s, p, o in content if p == O.agentLabel}
+    return [
+        f"the agent label shown for {session[1:-1]} is not sealed (the session was sealed "
+        "before labels were): it is the shared agent's, which no bundle covers"
+        for session in sorted(sessions - labelled)
+        if agent_of(content, session)
+    ]
+
+
 def _blob_problems(content: list[Triple]) -> list[str]:
     """Values kept in the blob store must still be there and match their recorded hash."""
     hashes = {s: parse_literal(o) for s, p, o in content if p == O.contentHash}
@@ -226,7 +287,15 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
     """
     wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
     marked = not has_unmarked_runs(backend, graph)
-    rows = backend.query(verify_rows_query(graph, marked=marked)).rows
+    rows = list(backend.query(verify_rows_query(graph, marked=marked)).rows)
+    runs = {row["session"] for row in rows}
+    for row in backend.query(annotation_rows_query(graph)).rows:
+        # An annotation is checked with the run it judges (and left out of --all if that
+        # run is gone: the run's own check says so).
+        if row["run"] in (wanted if wanted is not None else runs):
+            rows.append(
+                {**row, **dict.fromkeys(_REVISION_COLUMNS)},
+            )
     stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
     by_trace: dict[str, list[Triple]] | None = None
     others: list[Triple] = []
@@ -243,7 +312,9 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
-        if (wanted is not None and session not in wanted) or session in checks:
+        if (wanted is not None and session not in wanted and row.get("run") not in wanted) or (
+            session in checks
+        ):
             continue
         if row["bundle"] is None:
             problem = "no bundle: the session's record was removed or never sealed"
@@ -298,16 +369,19 @@ def _check(
             f"revision {row['bundle']} changed content recorded before, which is written "
             f"once ({', '.join(rewritten)}): late spans add to a session, they never edit it"
         )
+    problems.extend(_unsealed_agent_labels(content))
     problems.extend(constraint_violations(content))
     problems.extend(_blob_problems(content))
-    passed, why = _tool_use_verified(content, iri(session))
-    if passed is False:
-        problems.append(why)
+    gates = {
+        "tool_use_verified": _tool_use_verified(content, iri(session)),
+        "plan_followed": _plan_followed(content),
+    }
+    problems.extend(why for passed, why in gates.values() if passed is False)
     return SessionCheck(
         session,
         row["bundle"],
         tuple(problems),
-        {"tool_use_verified": passed},
+        {name: passed for name, (passed, _) in gates.items()},
         tuple(revised) if row["revised"] else (),
     )
 

@@ -88,6 +88,7 @@ def configure(
     wal_fsync: bool | None = None,
     blob_dir: str | os.PathLike[str] | None = None,
     blob_threshold: int | None = None,
+    prices: str | os.PathLike[str] | None = None,
     provenance: bool | None = None,
     redact: Callable[[str], str] | None = None,
     redact_patterns: Sequence[str] = (),
@@ -110,7 +111,7 @@ def configure(
     value where it is set on a span, and every string attribute, event attribute and status
     message of every span (third-party instrumentations' included) on its way to the OTLP
     exporter and to the provenance, so neither ever holds the original.
-    ``wal_dir``, ``wal_fsync``, ``blob_dir`` and ``blob_threshold`` (and their
+    ``wal_dir``, ``wal_fsync``, ``blob_dir``, ``blob_threshold`` and ``prices`` (and their
     ``OTEL_PROV_*`` variables) are the :class:`~otel_prov.ProvSpanProcessor`'s.
     ``provenance=False`` (``OTEL_PROV_PROVENANCE=false``) records no provenance here, only
     OTLP: for agents behind a Collector whose ``otel-prov receive`` maps their traces.
@@ -144,6 +145,7 @@ def configure(
             wal_fsync=wal_fsync,
             blob_dir=blob_dir,
             blob_threshold=blob_threshold,
+            prices=prices,
         )
         provider.add_span_processor(processor)
     else:

@@ -114,7 +114,7 @@ def destination_from_settings(
     if isinstance(exporter, SparqlUpdateExporter):
         reader = RemoteBackend(exporter.query_endpoint, headers=exporter.headers)
         return Destination(exporter, reader, exporter.spool.root)
-    return Destination(exporter, EmbeddedBackend(exporter.path), None)
+    return Destination(exporter, EmbeddedBackend(exporter.path, writer=exporter.held_store), None)
 
 
 def reader_from_settings(

@@ -171,7 +171,8 @@ def create_app(
         except LookupError as exc:
             return html(error_page("Not found", str(exc)), 404)
         views = [found.session(run) for run in runs]
-        return html(session_page(views, links=links))
+        why = {run: found.why(run).as_json() for run in runs}
+        return html(session_page(views, links=links, why=why))
 
     def download(render: Callable[[Any], str], media: str, suffix: str) -> Callable[..., Response]:
         def answer(request: Request) -> Response:

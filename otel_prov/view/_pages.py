@@ -29,9 +29,12 @@ from otel_prov.read._reader import SessionPage
 from otel_prov.read._session_view import SessionView
 from otel_prov.view._labels import (
     answerer_label,
+    cost_total_label,
+    evaluation_label,
     failure_label,
+    outcome_fields,
     shortened,
-    status_label,
+    token_totals_label,
     tokens_label,
 )
 from otel_prov.view._timeline_svg import timeline_svg
@@ -74,7 +77,10 @@ _ENV = jinja2.Environment(
 )
 _ENV.globals.update(
     css=Markup(STYLE),
-    status_label=status_label,
+    outcome_fields=outcome_fields,
+    token_totals_label=token_totals_label,
+    cost_total_label=cost_total_label,
+    evaluation_label=evaluation_label,
     tokens_label=tokens_label,
     failure_label=failure_label,
     answerer_label=answerer_label,

@@ -229,7 +229,10 @@ def test_retriever_documents_are_read_from_openinference_as_from_ours(
     memory_provider: tuple[TracerProvider, InMemorySpanExporter], make: Callable[[], Any]
 ) -> None:
     """OpenInference's RETRIEVER span (``retrieval.documents.N.document.*``) gives the
-    documents, sources and derivations our own instrumentor gives."""
+    documents, sources and derivations our own instrumentor gives.  (OpenLLMetry's
+    retriever spans are read too, see ``tests/test_retrieval.py``: its instrumentor keeps
+    sending a LangGraph run's spans to the provider it was first instrumented with, so a
+    second OpenLLMetry run in this process would record nothing here.)"""
     provider, memory = memory_provider
     instrumentor = make()
     instrumentor.instrument(tracer_provider=provider)

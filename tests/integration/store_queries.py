@@ -53,3 +53,14 @@ def store_both(
     assert remote.force_flush(30_000)
     remote.shutdown()
     return ("--store", str(tmp_path / "store")), ("--endpoint", server.query_endpoint)
+
+
+def update(server: SparqlServer, sparql: str) -> None:
+    """Run a SPARQL Update on ``server`` (an edit made behind the exporter's back)."""
+    request = urllib.request.Request(
+        server.update_endpoint,
+        data=sparql.encode(),
+        headers={"Content-Type": "application/sparql-update; charset=utf-8"},
+    )
+    with urllib.request.urlopen(request, timeout=30):
+        pass

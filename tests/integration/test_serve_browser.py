@@ -9,6 +9,7 @@ there).  Screenshots go to ``build/test-artifacts/``.
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -65,8 +66,12 @@ def _hostile_run() -> list:  # type: ignore[type-arg]
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    store = tmp_path_factory.mktemp("browser") / "store"
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("browser") / "store"
+
+
+@pytest.fixture(scope="module")
+def served(store: Path) -> Iterator[Served]:
     assert run_cli("demo", "--store", str(store)).returncode == 0
     exporter = OxigraphStoreExporter(store)
     exporter.export([map_spans(_hostile_run())])
@@ -117,10 +122,13 @@ def test_a_user_clicks_from_the_list_into_the_demo_run_and_sees_the_failed_call(
     rows = browser.find_elements(By.CSS_SELECTOR, "table.sessions tbody tr")
     assert len(rows) == 2
     demo = next(row for row in rows if "Paris right now" in row.text)
+    # The demo carried on past its timed-out call: ok, with one failed call beside it.
     assert (
-        demo.find_element(By.CSS_SELECTOR, ".status-error").value_of_css_property("color")
-        == "rgba(198, 40, 40, 1)"
+        demo.find_element(By.CSS_SELECTOR, ".status-ok").value_of_css_property("color")
+        == "rgba(46, 125, 50, 1)"
     )
+    assert [c.text for c in demo.find_elements(By.CSS_SELECTOR, "td.number")][2] == "1"
+
     demo.find_element(By.TAG_NAME, "a").click()
     assert browser.current_url.startswith(served.url + "/session?id=")
     failed = browser.find_element(By.CSS_SELECTOR, ".tool-call.failed")
@@ -131,8 +139,38 @@ def test_a_user_clicks_from_the_list_into_the_demo_run_and_sees_the_failed_call(
     calls = browser.find_elements(By.CSS_SELECTOR, ".call")
     steps = browser.find_elements(By.CSS_SELECTOR, "section.iteration")
     assert len(bars) == 1 + len(steps) + len(calls) == 12
-    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.timeline g.bar.failed")) == 2
+    # The timed-out call only: the run itself carried on.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.timeline g.bar.failed")) == 1
     _shot(browser, "demo-session")
+    assert _errors(browser) == []
+
+
+def test_the_why_graph_draws_a_node_per_activity_and_entity_of_why_and_focuses_on_click(
+    served: Served, browser: webdriver.Chrome, store: Path
+) -> None:
+    """The SVG is the graph ``otel-prov why`` gives: one node for each of its nodes, the
+    failed weather call marked, and a click on a node focuses it."""
+    answer = run_cli("why", "demo-conversation", "--store", str(store), "--format", "json")
+    assert answer.returncode == 0, answer.stderr
+    graph = json.loads(answer.stdout)
+    kinds = ("AgentSession", "Iteration", "ToolCall", "ModelCall", "Retrieval", "Activity")
+    activities = [n for n in graph["nodes"] if n["type"] in kinds]
+    browser.get(served.url + "/")
+    row = next(
+        r
+        for r in browser.find_elements(By.CSS_SELECTOR, "table.sessions tbody tr")
+        if "Paris right now" in r.text
+    )
+    row.find_element(By.TAG_NAME, "a").click()
+    nodes = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node")
+    assert len(nodes) == len(graph["nodes"])
+    drawn = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node.activity")
+    assert len(activities) >= 3 and len(drawn) == len(activities)
+    failed = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node.failed")
+    assert len(failed) == len([n for n in graph["nodes"] if n.get("status") == "error"]) >= 1
+    failed[0].click()
+    assert "focus" in (failed[0].get_attribute("class") or "").split()
+    _shot(browser, "demo-why-graph")
     assert _errors(browser) == []
 
 

@@ -19,9 +19,10 @@ from otel_prov.exporters import SparqlUpdateExporter
 
 import otel_prov
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans, record_from_span
+from tests.cli import run_cli
 from tests.fault_proxy import FaultProxy
 from tests.forking import run_forking_agent
-from tests.integration.store_queries import count, select, triple_count
+from tests.integration.store_queries import count, select, triple_count, update
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
 from tests.test_rdf import HOSTILE
@@ -421,3 +422,57 @@ def test_forked_children_deliver_through_spools_of_their_own(
         + [f"answer of child-{i}" for i in range(3)]
     )
     assert not list(spool.rglob("*.nq"))  # nothing left waiting in any spool
+
+
+def test_a_run_during_an_outage_keeps_its_place_in_its_agents_chain(
+    server: SparqlServer, spool: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Run 2 starts with the store down and spools its session; run 3 seals its own before
+    run 2's lands.  Each links to the bundle before it, so deleting run 2's session
+    breaks the chain, which ``verify`` reports."""
+    first = _pipeline(server, spool)
+    for index in range(2):
+        first.session(index)
+    first.close()
+    base, update_path = server.update_endpoint.rsplit("/", 1)
+    query_path = server.query_endpoint.rsplit("/", 1)[1]
+    with FaultProxy(base) as updates, FaultProxy(base) as queries:
+        updates.refuse(True)
+        queries.refuse(True)
+        endpoints = (f"{updates.url}/{update_path}", f"{queries.url}/{query_path}")
+        second = Pipeline(
+            SparqlUpdateExporter(*endpoints, spool_dir=spool, **FAST_RETRY)  # type: ignore[arg-type]
+        )
+        with caplog.at_level(logging.WARNING):
+            second.session(2)
+            second.processor.force_flush(timeout_millis=100)
+        assert "cannot read the bundle chains" in caplog.text
+        second.close()
+        assert list(spool.glob("*.nq"))  # the session waits in the spool
+        queries.refuse(False)  # the store is back; run 3 reads it before the replay lands
+        third = Pipeline(
+            SparqlUpdateExporter(*endpoints, spool_dir=spool, **FAST_RETRY)  # type: ignore[arg-type]
+        )
+        third.session(3)
+        third.processor.force_flush(timeout_millis=100)
+        updates.refuse(False)
+        assert third.exporter.force_flush(30_000)
+        third.close()
+    where = ("--endpoint", server.query_endpoint)
+    verified = run_cli("verify", "--all", *where)
+    assert verified.stdout.endswith("4 verified, 0 failed\n"), verified.stdout
+    (spooled,) = select(
+        server,
+        PREFIXES
+        + """ SELECT ?trace WHERE { GRAPH <urn:otel-prov:graph> {
+          ?s oprov:sessionId "c2" ; oprov:traceId ?trace } }""",
+    )
+    update(
+        server,
+        f"""DELETE {{ GRAPH <urn:otel-prov:graph> {{ ?x ?p ?o }} }}
+        WHERE {{ GRAPH <urn:otel-prov:graph> {{ ?x ?p ?o .
+          FILTER(STRSTARTS(STR(?x), "urn:otel-prov:{spooled["trace"]}:")) }} }}""",
+    )
+    verified = run_cli("verify", "--all", *where)
+    assert verified.returncode == 1, verified.stdout
+    assert "chain broken" in verified.stdout and verified.stdout.endswith("2 verified, 1 failed\n")

@@ -51,6 +51,7 @@ from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
 from otel_prov.prov._otlp_json import ParsedSpans, parse_otlp_request
 from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
+from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
@@ -179,7 +180,8 @@ class Receiver:
     """See the module documentation.  ``reader`` gives a reader of what ``exporter`` has
     stored *now* (the embedded store's read-only view is a snapshot: open a new one);
     ``prepare`` is the :class:`~otel_prov.processing._processor.RecordPreparer`;
-    ``spool_bytes`` tells how much the exporter holds on disk, for the metrics."""
+    ``spool_bytes`` tells how much the exporter holds on disk, for the metrics;
+    ``prices`` prices model calls that report no cost."""
 
     def __init__(
         self,
@@ -191,8 +193,10 @@ class Receiver:
         prepare: Callable[[SpanRecord], SpanRecord],
         spool_bytes: Callable[[], int] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        prices: PriceTable | None = None,
     ) -> None:
         self.settings = settings
+        self._prices = prices
         self._exporter = exporter
         self._reader = reader
         self._graph = graph
@@ -415,6 +419,7 @@ class Receiver:
             now_ns=time.time_ns(),
             sealer=self._sealer,
             export_batch=len(due),
+            prices=self._prices,
         )
         return collected.records, summary
 

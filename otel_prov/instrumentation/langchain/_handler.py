@@ -611,10 +611,15 @@ class ProvCallbackHandler(BaseCallbackHandler):
         message = generation.message if isinstance(generation, ChatGeneration) else None
         usage = getattr(message, "usage_metadata", None) if message is not None else None
         if usage:
+            inputs = usage.get("input_token_details") or {}
+            outputs = usage.get("output_token_details") or {}
             put_usage(
                 span,
                 input_tokens=int(usage.get("input_tokens", 0)),
                 output_tokens=int(usage.get("output_tokens", 0)),
+                cache_read_tokens=_count(inputs.get("cache_read")),
+                cache_write_tokens=_count(inputs.get("cache_creation")),
+                reasoning_tokens=_count(outputs.get("reasoning")),
             )
         if message is not None:
             metadata = message.response_metadata or {}
@@ -834,3 +839,8 @@ def uninstall() -> None:
 def active_handler() -> ProvCallbackHandler | None:
     with _INSTALL_LOCK:
         return _HANDLER if _HANDLER is not None and _HANDLER._enabled else None
+
+
+def _count(value: Any) -> int | None:
+    """A token count LangChain's usage details may hold (absent: not reported)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

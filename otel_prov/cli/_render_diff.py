@@ -1,0 +1,76 @@
+"""``otel-prov diff`` output: a report for people, or the comparison as JSON."""
+
+from __future__ import annotations
+
+import json
+
+from otel_prov.cli._terminal import printable
+from otel_prov.read._diff import CallRef, Divergence, SessionDiff
+
+__all__ = ["DIFF_FORMATS", "render_diff"]
+
+DIFF_FORMATS = ("text", "json")
+
+
+def _value(text: str | None) -> str:
+    return "(none)" if text is None else json.dumps(text, ensure_ascii=False)
+
+
+def _where(change: Divergence) -> str:
+    return "answer" if change.iteration is None else f"iteration {change.iteration} {change.field}"
+
+
+def _call(call: CallRef) -> str:
+    ident = f" [{call.call_id}]" if call.call_id else ""
+    return f"iteration {call.iteration}: {call.tool}{ident} {call.status} {_value(call.arguments)}"
+
+
+def _text(diff: SessionDiff) -> str:
+    lines = [
+        f"a  {diff.a}  ({diff.steps[0]} iterations)",
+        f"b  {diff.b}  ({diff.steps[1]} iterations)",
+    ]
+    first = diff.first_divergence
+    if first is None:
+        lines.append(
+            "no divergence: same actions, tools, arguments, statuses, observations and answer"
+        )
+        return "\n".join(lines)
+    lines.append(f"first divergence: {_where(first)}")
+    lines.append(f"  a: {_value(first.a)}")
+    lines.append(f"  b: {_value(first.b)}")
+    if len(diff.differences) > 1:
+        lines.append("differences:")
+        lines.extend(
+            f"  {_where(change)}: {_value(change.a)} -> {_value(change.b)}"
+            for change in diff.differences
+        )
+    for title, calls in (
+        ("tool calls added in b", diff.calls_added),
+        ("tool calls missing in b", diff.calls_missing),
+    ):
+        if calls:
+            lines.append(f"{title}:")
+            lines.extend(f"  {_call(call)}" for call in calls)
+    for title, changes in (
+        ("arguments changed", diff.arguments_changed),
+        ("status changed", diff.status_changed),
+    ):
+        if changes:
+            lines.append(f"{title}:")
+            lines.extend(
+                f"  {'run' if c.iteration is None else f'iteration {c.iteration}: {c.tool}'}: "
+                f"{_value(c.a)} -> {_value(c.b)}"
+                for c in changes
+            )
+    if diff.answer is not None:
+        lines.append(f"answer changed: {_value(diff.answer[0])} -> {_value(diff.answer[1])}")
+    return "\n".join(lines)
+
+
+def render_diff(diff: SessionDiff, fmt: str) -> str:
+    """``diff`` output in one of :data:`DIFF_FORMATS`; text values are quoted as JSON
+    strings, so that a newline or a trailing space in them shows."""
+    if fmt == "json":
+        return json.dumps(diff.as_json(), ensure_ascii=False, indent=2) + "\n"
+    return printable(_text(diff)) + "\n"

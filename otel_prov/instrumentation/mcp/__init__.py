@@ -1,0 +1,72 @@
+"""Instrumentation of the official MCP SDK (PyPI ``mcp``, 2.x): tool calls across processes.
+
+::
+
+    from otel_prov.instrumentation.mcp import MCPInstrumentor
+
+    MCPInstrumentor().instrument(tracer_provider=provider)   # in the client and in the server
+
+* Client: ``ClientSession.call_tool`` (and ``Client.call_tool``, which drives it) ->
+  ``execute_tool {name}``, a CLIENT span with ``gen_ai.tool.name``,
+  ``gen_ai.operation.name``, ``mcp.method.name`` (``tools/call``), ``mcp.session.id``
+  (streamable HTTP) and the arguments and result as content.  Its trace context
+  (``traceparent``, ``tracestate``) goes into the request's ``params._meta``.
+* Server: each ``tools/call`` request -> ``execute_tool {name}``, a SERVER span whose
+  parent is the context in ``_meta``: the server's work joins the client's trace, below
+  its tool call, whichever transport carried it.  The span is current while the tool
+  runs, so what the tool does (HTTP calls, model calls) nests inside it.
+* A result with ``isError`` (``MCPServer`` turns a tool's exception into one) is a
+  failed call: status ERROR, ``error.type`` ``tool_error``; an exception raised through
+  the SDK (an unknown tool, a timeout) is recorded as such.
+
+Arguments and results follow the content policy: ``otel_prov.arguments`` /
+``otel_prov.observation`` unless ``OTEL_PROV_CAPTURE_CONTENT=false``, and
+``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result`` when
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` opts in.
+
+A server process needs no agent session of its own: its tool call, whose parent is
+remote, is stored like a session is (``oprov:partOf`` the client's tool call, by its
+deterministic IRI).  Everything is restored by :meth:`uninstrument`; ``mcp`` is imported
+only when :meth:`instrument` is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from opentelemetry import trace
+
+# The upstream module starts with ``# type: ignore``, so mypy sees BaseInstrumentor as Any.
+from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
+    BaseInstrumentor,
+)
+
+from otel_prov._version import __version__
+from otel_prov.instrumentation.mcp.package import _instruments
+
+__all__ = ["MCPInstrumentor"]
+
+_TRACER_NAME = "otel_prov.instrumentation.mcp"
+
+
+class MCPInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+    """Records MCP tool calls, client and server side, joined in one trace."""
+
+    def instrumentation_dependencies(self) -> Collection[str]:
+        return _instruments
+
+    def _instrument(self, **kwargs: Any) -> None:
+        from otel_prov.instrumentation.mcp import _patches
+
+        tracer = trace.get_tracer(
+            _TRACER_NAME,
+            __version__,
+            tracer_provider=kwargs.get("tracer_provider"),
+        )
+        _patches.install(tracer)
+
+    def _uninstrument(self, **kwargs: Any) -> None:
+        from otel_prov.instrumentation.mcp import _patches
+
+        _patches.uninstall()

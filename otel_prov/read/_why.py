@@ -1,0 +1,331 @@
+"""Why an agent answered what it did: the derivation graph behind an answer, or any node.
+
+From the answer back: the observations and thoughts it derives from, the tool calls that
+returned those observations and the arguments they were called with, the steps that
+chose them and the earlier observations those steps used, retrieved chunks and their
+source documents, the question, and the earlier turns of the conversation.  The graph is
+followed along PROV relations generically (see :data:`~otel_prov.prov._queries.WHY_RELATIONS`),
+so kinds of nodes the mapper gains later come along without a change here.
+
+A failed call returned nothing, so no derivation reaches it; it is still part of why
+the agent did what it did (it retried, it gave up), so the failed activities of every
+step reached are added, with their error, marked as not supporting the answer.
+
+Two queries read it all, whatever the size of the run: one finds where to start, one
+follows property paths from there (:func:`~otel_prov.prov._queries.why_query`).  The rows
+become a :class:`WhyGraph` in pure functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from otel_prov.prov._queries import WHY_RELATIONS, why_query, why_starts_query
+from otel_prov.prov._rdf import OPROV, PROV, RDF, RDFS, instant_order
+from otel_prov.read._backend import QueryBackend
+from otel_prov.read._session_view import CONTENT_DESCRIPTORS, content_text, settled_status
+
+__all__ = [
+    "FOLLOWS_TURN",
+    "WhyEdge",
+    "WhyGraph",
+    "WhyNode",
+    "WhyStart",
+    "assemble_why",
+    "load_why",
+    "plan_why",
+]
+
+FOLLOWS_TURN = "followsTurn"
+"""The relation from a session to the turn before it in the same conversation (same
+``oprov:sessionId``): not a stored triple but what the conversation id says."""
+
+PART_OF = "partOf"
+"""The relation from a failed attempt to the step (or session) it was made in."""
+
+_KINDS = (
+    "AgentSession",
+    "Iteration",
+    "ToolCall",
+    "ModelCall",
+    "Retrieval",
+    "Span",
+    "Question",
+    "Thought",
+    "Arguments",
+    "Observation",
+    "Answer",
+    "Document",
+)
+"""The ``oprov`` classes, most telling first, that name a node's type."""
+
+_ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity"}
+
+_TRUE = ("true", "1")
+"""An ``xsd:boolean`` true as stores write it (Virtuoso answers ``1``)."""
+
+
+@dataclass(frozen=True)
+class WhyNode:
+    """One activity or entity of the graph.
+
+    ``type`` is its ``oprov`` class (``Answer``, ``ToolCall``, ``Document``...), else
+    ``Entity`` or ``Activity``; ``label`` its text (a value as recorded, a tool call's
+    name and call id, a step's number).  ``supports_answer`` is false for a failed
+    attempt: a call that returned nothing the answer could rest on.
+    """
+
+    id: str
+    type: str
+    label: str
+    call_id: str | None = None
+    tool: str | None = None
+    status: str | None = None
+    error: str | None = None
+    supports_answer: bool = True
+    time: str | None = None
+    """When it started (an activity) or was generated (an entity), canonical UTC."""
+    number: int | None = None
+    """A step's iteration number."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The node as ``why --format json`` writes it: ``id``, ``type``, ``label``, and
+        ``call_id``, ``tool``, ``status``, ``error`` where they apply;
+        ``supports_answer: false`` on failed attempts."""
+        out: dict[str, Any] = {"id": self.id, "type": self.type, "label": self.label}
+        for name in ("call_id", "tool", "status", "error"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if not self.supports_answer:
+            out["supports_answer"] = False
+        return out
+
+
+@dataclass(frozen=True)
+class WhyEdge:
+    """``source`` stands in ``relation`` to ``target``: a PROV relation's local name
+    (``wasDerivedFrom``, ``used``, ``wasGeneratedBy``, ``hadPrimarySource``,
+    ``wasQuotedFrom``, ``wasInformedBy``), ``partOf`` from a failed attempt to its step,
+    or ``followsTurn`` from a session to the conversation's turn before it."""
+
+    source: str
+    target: str
+    relation: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"from": self.source, "to": self.target, "relation": self.relation}
+
+
+@dataclass(frozen=True)
+class WhyGraph:
+    """The derivation graph behind ``root``: the root first, the other nodes in time
+    order; every edge's ends are among the nodes."""
+
+    root: str
+    nodes: tuple[WhyNode, ...]
+    edges: tuple[WhyEdge, ...]
+    _by_id: dict[str, WhyNode] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._by_id.update((node.id, node) for node in self.nodes)
+
+    def node(self, ident: str) -> WhyNode:
+        """The node with IRI ``ident``; ``KeyError`` when the graph has none."""
+        return self._by_id[ident]
+
+    def outgoing(self, ident: str) -> tuple[WhyEdge, ...]:
+        """The edges from node ``ident``, in the graph's order."""
+        return tuple(edge for edge in self.edges if edge.source == ident)
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"root", "nodes": [{"id", "type", "label", ...}], "edges": [{"from", "to",
+        "relation"}]}``, as ``otel-prov why --format json`` writes it."""
+        return {
+            "root": self.root,
+            "nodes": [node.as_json() for node in self.nodes],
+            "edges": [edge.as_json() for edge in self.edges],
+        }
+
+
+@dataclass(frozen=True)
+class WhyStart:
+    """Where to follow derivations from: what the first query found, decided."""
+
+    root: str
+    starts: tuple[str, ...]
+    unanswered: tuple[str, ...] = ()
+    """Sessions without an answer: their steps are started from too."""
+    turns: tuple[str, ...] = ()
+    """The conversation's sessions, oldest first, the root's last."""
+
+
+def load_why(backend: QueryBackend, graph: str, ident: str) -> WhyGraph:
+    """The graph behind ``ident``: a session (IRI, trace id or conversation id: the
+    newest run it names, with the conversation's earlier turns) or any activity or
+    entity IRI.  Raises ``LookupError`` when the store has nothing by that name."""
+    start = plan_why(backend.query(why_starts_query(graph, ident)).rows)
+    if start is None:
+        raise LookupError(f"no session, activity or entity {ident!r}")
+    rows = backend.query(why_query(graph, start.starts, start.unanswered)).rows
+    return assemble_why(start, rows)
+
+
+def plan_why(rows: Sequence[Mapping[str, str | None]]) -> WhyStart | None:
+    """Rows of :func:`~otel_prov.prov._queries.why_starts_query` -> where to start.
+
+    A session starts from its answer (one of its own, else the last of a sub-session's:
+    a handoff's specialist answers) and from itself (its question); a session that gave
+    none, from its steps too.  ``None`` when the rows name nothing.
+    """
+    if not rows:
+        return None
+    starts: dict[str, str] = {}
+    answers: dict[str, set[tuple[str, str]]] = {}
+    kinds: dict[str, set[str]] = {}
+    for row in rows:
+        node = row["s"] or ""
+        kinds.setdefault(node, set()).add(row["kind"] or "")
+        if row["start"] is not None:
+            starts[node] = row["start"]
+        if row["answer"] is not None:
+            answers.setdefault(node, set()).add((row["answerBy"] or "", row["answer"]))
+    sessions = sorted(starts, key=lambda s: (instant_order(starts[s]), s))
+    if not sessions:
+        (node,) = kinds  # the node branch binds the one IRI asked about
+        if f"{OPROV}AgentSession" not in kinds[node]:
+            return WhyStart(root=node, starts=(node,))
+        sessions = [node]
+    given = {session: _answer_of(session, answers.get(session, set())) for session in sessions}
+    unanswered = tuple(session for session in sessions if given[session] is None)
+    begin = [start for s in sessions for start in (given[s], s) if start is not None]
+    return WhyStart(
+        root=given[sessions[-1]] or sessions[-1],
+        starts=tuple(dict.fromkeys(begin)),
+        unanswered=unanswered,
+        turns=tuple(sessions),
+    )
+
+
+def _answer_of(session: str, answers: Iterable[tuple[str, str]]) -> str | None:
+    found = sorted(answers)
+    own = [answer for by, answer in found if by == session]
+    return own[0] if own else (found[-1][1] if found else None)
+
+
+def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> WhyGraph:
+    """Rows of :func:`~otel_prov.prov._queries.why_query` -> the graph (pure)."""
+    props: dict[str, dict[str, list[str]]] = {}
+    reached: set[str] = set()
+    for row in rows:
+        node = row["n"] or ""
+        described = props.setdefault(node, {})
+        if row["attempt"] not in _TRUE:
+            reached.add(node)
+        if row["p"] is not None and row["o"] is not None:
+            values = described.setdefault(row["p"], [])
+            if row["o"] not in values:
+                values.append(row["o"])
+    for node in start.starts:
+        props.setdefault(node, {})
+        reached.add(node)
+    edges = _edges(start, props, reached)
+    acting = {e.target for e in edges if e.relation in ("wasGeneratedBy", "wasInformedBy")}
+    acting |= {e.source for e in edges if e.relation in ("used", "wasInformedBy")}
+    nodes = [
+        _node(node, described, node in reached, node in acting) for node, described in props.items()
+    ]
+    order = {node.id: index for index, node in enumerate(_ordered(nodes, start.root))}
+    return WhyGraph(
+        root=start.root,
+        nodes=tuple(sorted(nodes, key=lambda node: order[node.id])),
+        edges=tuple(
+            sorted(edges, key=lambda edge: (order[edge.source], order[edge.target], edge.relation))
+        ),
+    )
+
+
+def _edges(
+    start: WhyStart, props: Mapping[str, Mapping[str, list[str]]], reached: set[str]
+) -> list[WhyEdge]:
+    edges = [
+        WhyEdge(node, target, relation)
+        for node, described in props.items()
+        for relation in WHY_RELATIONS
+        for target in described.get(f"{PROV}{relation}", [])
+        if target in props
+    ]
+    unanswered = set(start.unanswered)
+    for node, described in props.items():
+        for holder in described.get(f"{OPROV}partOf", []):
+            if holder in props and (node not in reached or holder in unanswered):
+                edges.append(WhyEdge(node, holder, PART_OF))
+    edges.extend(
+        WhyEdge(later, earlier, FOLLOWS_TURN)
+        for earlier, later in zip(start.turns, start.turns[1:], strict=False)
+        if earlier in props and later in props
+    )
+    return edges
+
+
+def _ordered(nodes: Sequence[WhyNode], root: str) -> list[WhyNode]:
+    """The root, then the rest in time order (undated last), IRIs breaking ties."""
+
+    def key(node: WhyNode) -> tuple[bool, bool, tuple[str, str], str]:
+        return (node.id != root, node.time is None, instant_order(node.time or ""), node.id)
+
+    return sorted(nodes, key=key)
+
+
+def _node(node: str, described: Mapping[str, list[str]], reached: bool, acting: bool) -> WhyNode:
+    def first(prefix: str, name: str) -> str | None:
+        values = described.get(f"{prefix}{name}")
+        return min(values) if values else None
+
+    kind = _kind(described.get(f"{RDF}type", []), acting)
+    tool, call_id = first(OPROV, "toolName"), first(OPROV, "toolCallId")
+    number = first(OPROV, "iterationNumber")
+    statuses = described.get(f"{OPROV}status", [])
+    status = settled_status(statuses) if statuses else None
+    error_type, message = first(OPROV, "errorType"), first(OPROV, "errorMessage")
+    error = None
+    if status == "error" and (error_type or message):
+        error = ": ".join(part for part in (error_type, message) if part)
+    fields = {
+        name: values[0]
+        for predicate, name in CONTENT_DESCRIPTORS.items()
+        if (values := described.get(predicate))
+    }
+    text = content_text(fields, full=False) if fields else None
+    if text is None and tool is not None:
+        text = f"{tool} [{call_id}]" if call_id else tool
+    if text is None and number is not None and kind == "Iteration":
+        text = f"iteration {number}"
+    label = text or first(RDFS, "label") or node
+    return WhyNode(
+        id=node,
+        type=kind,
+        label=label,
+        call_id=call_id,
+        tool=tool,
+        status=status if kind in _ACTIVITY_KINDS else None,
+        error=error,
+        supports_answer=reached,
+        time=first(PROV, "startedAtTime") or first(PROV, "generatedAtTime"),
+        number=int(number) if number is not None else None,
+    )
+
+
+def _kind(types: Sequence[str], acting: bool) -> str:
+    """The most telling class of ``types``.  A node stored without one (a source document
+    known only by its IRI, the span a link points to in another store) is told by its
+    place: ``acting`` (it generated, used or informed) means an ``Activity``."""
+    local = {t.removeprefix(OPROV) for t in types if t.startswith(OPROV)}
+    for kind in _KINDS:
+        if kind in local:
+            return kind
+    if local:
+        return min(local)
+    return "Activity" if acting or f"{PROV}Activity" in types else "Entity"

@@ -1,0 +1,87 @@
+"""``summary``: a run in plain language, golden-tested on a known session.
+
+The known session (``tests/session_tree.py``) has fixed ids and times, so its summary is
+fixed too: ``tests/golden/known_session_summary.txt``.  Set ``OTEL_PROV_UPDATE_GOLDEN=1``
+to rewrite the golden file after an intended change, and read the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from otel_prov.exporters import OxigraphStoreExporter
+
+from otel_prov.demo import run_demo_agent
+from otel_prov.prov._mapper import map_spans
+from otel_prov.read import open_store
+from otel_prov.setup._configure import configure
+from tests.cli import run_cli
+from tests.session_tree import known_session
+
+GOLDEN = Path(__file__).parent / "golden" / "known_session_summary.txt"
+
+
+@pytest.fixture(scope="module")
+def known_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("summary") / "store"
+    exporter = OxigraphStoreExporter(path)
+    exporter.export([map_spans(known_session())])
+    exporter.shutdown()
+    yield path
+
+
+def test_the_known_session_reads_as_its_golden_summary(known_store: Path) -> None:
+    told = open_store(known_store).summary("conv-1").text()
+    if os.environ.get("OTEL_PROV_UPDATE_GOLDEN") == "1":
+        GOLDEN.write_text(told, encoding="utf-8")
+    assert told == GOLDEN.read_text(encoding="utf-8")
+
+
+def test_the_summary_is_the_same_every_time(known_store: Path) -> None:
+    reader = open_store(known_store)
+    assert reader.summary("conv-1") == reader.summary("conv-1")
+
+
+def test_every_sentence_refers_to_nodes_why_lists(known_store: Path) -> None:
+    reader = open_store(known_store)
+    told = reader.summary("conv-1")
+    listed = {node.id for node in reader.why("conv-1").nodes}
+    assert told.sentences
+    for sentence in told.sentences:
+        assert sentence.refs, sentence.text
+        assert set(sentence.refs) <= listed, sentence.text
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    path = tmp_path_factory.mktemp("summary-demo") / "store"
+    handle = configure(store=path, set_global=False, otlp=False, service_name="summary")
+    run_demo_agent(tracer_provider=handle.tracer_provider)
+    handle.shutdown()
+    yield path
+
+
+def test_the_demo_summary_names_the_failure_and_what_the_answer_rests_on(
+    demo_store: Path,
+) -> None:
+    done = run_cli("summary", "demo-conversation", "--store", str(demo_store))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        "weather-assistant was asked “What is the temperature in Paris right now, in Fahrenheit?”."
+    )
+    assert "get_weather [call_1]" in lines[1] and "which failed (TimeoutError" in lines[1]
+    assert "does not support the answer" in lines[1]
+    assert "The answer rests on get_weather [call_2] and calculator [call_3]." in lines
+    assert "4 model calls used 717 input and 111 output tokens" in lines[-1]
+    store = str(demo_store)
+    as_json = run_cli("summary", "demo-conversation", "--store", store, "--format", "json")
+    data = json.loads(as_json.stdout)
+    assert [s["text"] for s in data["sentences"]] == lines
+    missing = run_cli("summary", "nope", "--store", str(demo_store))
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr.count("\n") == 1

@@ -27,12 +27,14 @@ demo: $(RUNTIME)
 
 # The integration tests start Oxigraph's server (from PyPI, in .venv), Virtuoso (from
 # Debian's packages, installed here when missing) and Arize Phoenix as a real OTLP
-# receiver (in its own venv, cached in .cache/phoenix-venv) in temporary directories.
+# receiver (in its own venv, cached in .cache/phoenix-venv) in temporary directories; the
+# browser tests of `otel-prov serve` drive Debian's chromium through its chromedriver.
 test: lint typecheck servers
 	$(BIN)/python -m pytest
 
 servers:
 	bash scripts/install-virtuoso.sh
+	bash scripts/install-chromium.sh
 	bash scripts/phoenix-venv.sh
 	bash scripts/adk-venv.sh
 

@@ -11,9 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_prov
-from otel_prov.cli._render import _fixed_width_time, _shortened
-from otel_prov.cli._sparql import QUERY_FORMS, query_form, undeclared_prefixes, with_prefixes
+from otel_prov.cli._render import _fixed_width_time
 from otel_prov.cli._terminal import printable
+from otel_prov.read._user_query import QUERY_FORMS, query_form, undeclared_prefixes, with_prefixes
+from otel_prov.view._labels import shortened
 from tests.cli import run_cli
 
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -139,8 +140,8 @@ def test_an_update_is_refused_before_the_store_is_touched(store: Path) -> None:
 
 
 def test_the_sessions_table_marks_cut_questions_and_aligns_times() -> None:
-    assert _shortened("x" * 60, 48) == "x" * 47 + "…"
-    assert _shortened("short", 48) == "short"
+    assert shortened("x" * 60, 48) == "x" * 47 + "…"
+    assert shortened("short", 48) == "short"
     stamps = ["2026-11-30T18:46:01Z", "2026-11-30T18:46:01.5Z", "2026-11-30T18:46:01.049667Z"]
     assert [_fixed_width_time(s) for s in stamps] == [
         "2026-11-30T18:46:01.000000Z",

@@ -37,6 +37,7 @@ PACKAGES = (
     "instrumentation",
     "setup",
     "cli",
+    "view",
     "semconv",
     "demo",
 )

@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("otel_prov.ingest",),
     ("otel_prov.instrumentation",),
     ("otel_prov.setup",),
+    ("otel_prov.view",),
     ("otel_prov.cli", "otel_prov.demo"),
     ("otel_prov", "otel_prov.__main__"),
 )

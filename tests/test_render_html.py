@@ -1,4 +1,5 @@
-"""``otel-prov show --format html``: one self-contained page, every value escaped.
+"""``otel-prov show --format html`` (the session page of ``otel-prov serve``, standalone):
+one self-contained page, every value escaped.
 
 A page is read back with the standard library's ``HTMLParser``: its tags must balance
 and be only those the renderer writes, and the text a browser would show must hold every
@@ -8,27 +9,33 @@ value, exactly, whatever characters the agent put in it.
 from __future__ import annotations
 
 from collections import Counter
-from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from markupsafe import escape
 
-from otel_prov.cli._render import render_html
 from otel_prov.read._session_view import IterationView, ModelCallView, SessionView, ToolCallView
+from otel_prov.view import session_page
 from tests.cli import run_cli
 
 _TAGS = {
     "html", "head", "meta", "title", "style", "body", "article", "section",
     "h1", "h2", "h3", "dl", "dt", "dd", "div", "p", "span", "code", "a",
+    "svg", "g", "rect", "text",
 }  # fmt: skip
 _VOID = {"meta"}
+_SVG_ATTRIBUTES = {
+    "xmlns", "width", "height", "viewbox", "role", "aria-label", "x", "y", "rx", "d",
+}  # fmt: skip
 _CLASSES = {
     "run", "iteration", "sub-session", "call", "tool-call", "model-call", "failed", "badge",
-    "value", "status-error", "outcome", "outcome-ok",
+    "value", "outcome", "outcome-ok", "error",
+    "figure", "timeline", "bar", "session", "duration",
 }  # fmt: skip
+_STATUSES = {"status-ok", "status-error", "status-incomplete", "status-other"}
 
 
 class Page(HTMLParser):
@@ -78,9 +85,9 @@ def _checked(html: str) -> Page:
     assert page.doctype.lower() == "doctype html"
     assert set(page.tags) <= _TAGS
     for name, value in page.attributes:
-        assert name in {"lang", "charset", "class", "href"}, name
+        assert name in {"lang", "charset", "class", "href"} | _SVG_ATTRIBUTES, name
         if name == "class":
-            assert set((value or "").split()) <= _CLASSES, value
+            assert set((value or "").split()) <= _CLASSES | _STATUSES, value
         if name == "href":
             assert (value or "").startswith(("http://", "https://")), value
     return page
@@ -181,7 +188,7 @@ _LINKS = {"jaeger": "http://jaeger.local/trace/{trace_id}", "odd": "javascript:{
 def test_a_nested_run_is_one_well_formed_page_that_shows_every_value() -> None:
     texts = [f"value {n}\nsecond line" if n % 5 == 0 else f"value {n}" for n in range(_VALUES)]
     run, taken = _run(texts)
-    page = _checked(render_html([run], trace_links=_LINKS))
+    page = _checked(session_page([run], links=_LINKS, standalone=True))
     for text in taken:
         assert text in page.text
     assert page.tags["article"] == 1
@@ -216,19 +223,19 @@ _values = st.lists(st.one_of(_HOSTILE, st.text(max_size=8)), min_size=1, max_siz
 @given(st.lists(_values, min_size=_VALUES, max_size=_VALUES))
 def test_hostile_values_never_reach_the_page_unescaped(texts: list[str]) -> None:
     run, taken = _run(texts)
-    html = render_html([run], trace_links=_LINKS)
+    html = session_page([run], links=_LINKS, standalone=True)
     page = _checked(html)  # nothing a value held became a tag or an attribute
     assert page.tags["script"] == 0
-    for text in taken:  # ...and each is shown as it is
+    for text in taken:  # ...and each is shown as it is, escaped as Jinja2 escapes
         assert text in page.text
-        assert escape(text) in html
+        assert str(escape(text)) in html
 
 
 def test_a_value_is_written_escaped() -> None:
     texts = ["<script>alert('x') & \"y\"</script>"] * _VALUES
-    html = render_html([_run(texts)[0]])
+    html = session_page([_run(texts)[0]], standalone=True)
     assert "<script" not in html
-    assert "&lt;script&gt;alert(&#x27;x&#x27;) &amp; &quot;y&quot;&lt;/script&gt;" in html
+    assert "&lt;script&gt;alert(&#39;x&#39;) &amp; &#34;y&#34;&lt;/script&gt;" in html
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """``otel-prov``: run the demo, list sessions, show one, query provenance with SPARQL,
-import OTLP JSON trace files, receive OTLP.
+import OTLP JSON trace files, receive OTLP, serve the web view.
 
 This module parses the command line, calls the pipeline and writes what the renderers
 (``_render*``) make of the answer.  Each command is a handler in :data:`COMMANDS`; the exit
@@ -28,7 +28,6 @@ from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_report import render_checks, render_import
 from otel_prov.cli._render_why import WHY_FORMATS, render_why
-from otel_prov.cli._sparql import query_form, undeclared_prefixes, with_prefixes
 from otel_prov.cli._terminal import printable
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
@@ -51,6 +50,7 @@ from otel_prov.read._backend import (
 )
 from otel_prov.read._delivery import delivery_status, render_status
 from otel_prov.read._reader import ProvenanceReader
+from otel_prov.read._user_query import run_user_query
 from otel_prov.setup._destination import (
     Destination,
     destination_from_settings,
@@ -60,6 +60,8 @@ from otel_prov.setup._destination import (
     spool_dir_from_settings,
     store_path,
 )
+from otel_prov.view import create_app
+from otel_prov.view._server import is_loopback, serve
 
 __all__ = ["COMMANDS", "main"]
 
@@ -111,6 +113,22 @@ def _finite(value: str) -> float:
     if not math.isfinite(number):
         raise argparse.ArgumentTypeError(f"expected a number, not {value!r}")
     return number
+
+
+def _port(value: str) -> int:
+    if not value.isdigit() or int(value) > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, not {value!r}")
+    return int(value)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {value!r}")
+    return seconds
 
 
 def _formats(**described: str) -> str:
@@ -313,6 +331,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     _writes(receive)
     add_receive_arguments(receive)
+    serve = command(
+        "serve",
+        "a read-only web view: sessions (filtered, paged), each session with its timeline "
+        "and RDF downloads, two side by side, and a SPARQL box; prints its URL",
+        "otel-prov serve --port 8080",
+    )
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (127.0.0.1: this machine only; any other is warned about)",
+    )
+    serve.add_argument(
+        "--port", type=_port, default=8080, metavar="N", help="port (8080; 0 picks a free one)"
+    )
+    serve.add_argument(
+        "--query-timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="stop a query of the SPARQL page after this long (10)",
+    )
     verify = command(
         "verify",
         "check that stored sessions are unchanged since export",
@@ -452,7 +491,8 @@ def _show(args: argparse.Namespace) -> ExitCode:
         sys.stdout.write(render_graphs([reader.triples(m) for m in matches], args.format))
     else:
         views = [reader.session(m, full=args.full) for m in matches]
-        sys.stdout.write(render_views(views, args.format, trace_links=_trace_links()))
+        why = {m: reader.why(m).as_json() for m in matches} if args.format == "html" else None
+        sys.stdout.write(render_views(views, args.format, trace_links=_trace_links(), why=why))
     return ExitCode.OK
 
 
@@ -493,17 +533,10 @@ def _query(args: argparse.Namespace) -> ExitCode:
     graph = _graph(args)
     backend = _backend(args)
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
-    if query_form(text) is None:
-        raise UsageError(
-            "query runs SELECT, ASK, CONSTRUCT or DESCRIBE only, and this is none of them "
-            "(an update is never sent)"
-        )
     try:
-        result = backend.query(with_prefixes(text), default_graph=graph[1:-1])
+        result = run_user_query(backend, text, graph=graph[1:-1])
     except ValueError as exc:
-        unknown = undeclared_prefixes(text)
-        named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
-        raise UsageError(str(exc).splitlines()[0] + named) from exc
+        raise UsageError(str(exc)) from exc
     sys.stdout.write(render_query_result(result, args.format))
     empty = (result.kind == "select" and not result.rows) or (
         result.kind == "graph" and not result.triples
@@ -656,6 +689,34 @@ def _receive(args: argparse.Namespace) -> ExitCode:
         raise UsageError(str(exc)) from exc
 
 
+def _serve(args: argparse.Namespace) -> ExitCode:
+    """Open the store (or endpoint) first, so that one that cannot be read fails at once."""
+    graph = _graph(args)[1:-1]
+    _backend(args)  # --store and --endpoint together are refused before anything opens
+    app = create_app(
+        lambda: _backend(args),
+        graph=graph,
+        trace_links=_trace_links(),
+        query_timeout_s=args.query_timeout,
+    )
+    if not is_loopback(args.host):
+        _say(
+            f"warning: listening on {args.host}, not this machine only: anyone who can reach "
+            "it reads all the provenance in the store (there is no login)"
+        )
+
+    def announce(url: str) -> None:
+        print(f"otel-prov serve: {url}", flush=True)
+
+    try:
+        serve(app, args.host, args.port, announce=announce)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from exc
+    return ExitCode.OK
+
+
 def _verify(args: argparse.Namespace) -> ExitCode:
     if args.id is not None and args.all:
         raise UsageError("give an ID or --all, not both")
@@ -777,6 +838,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], ExitCode]] = {
     "summary": _summary,
     "import": _import,
     "receive": _receive,
+    "serve": _serve,
     "verify": _verify,
     "annotate": _annotate,
     "status": _status,

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from otel_prov.cli._exit import UsageError
-from otel_prov.cli._render_rdf import render_jsonld, render_turtle
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.read._backend import QueryResult
+from otel_prov.read._rdf_documents import (
+    render_jsonld,
+    render_rows_csv,
+    render_rows_json,
+    render_turtle,
+)
 
 __all__ = ["QUERY_FORMATS", "render_query_result"]
 
@@ -29,13 +32,9 @@ def render_query_result(result: QueryResult, fmt: str) -> str:
             )
         return render_jsonld(result.triples) if fmt == "json" else render_turtle(result.triples)
     if fmt == "json":
-        return json.dumps(result.rows, ensure_ascii=False, indent=2) + "\n"
+        return render_rows_json(result)
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(result.variables), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(result.rows)
-        return buffer.getvalue()
+        return render_rows_csv(result)
     header = list(result.variables)
     cells = [
         [printable(row[name] or "").replace("\n", "\\n") for name in header] for row in result.rows

@@ -1,8 +1,7 @@
 """Triples as RDF and PROV documents: what ``show --format turtle|jsonld|prov-json|provn``
 and a CONSTRUCT query print.
 
-Turtle and JSON-LD come from pyoxigraph and carry every value: a pyoxigraph term cannot
-hold a lone surrogate (it refuses one), and both formats escape control characters.
+Turtle and JSON-LD come from :mod:`otel_prov.read._rdf_documents`.
 PROV-JSON and PROV-N come from the W3C ``prov`` package (the ``prov`` extra), which reads
 the PROV-O triples into a PROV document.  A PROV document is checked before it is
 written: written back as RDF by ``prov`` it must give the same graph, so no triple is lost
@@ -15,7 +14,6 @@ is written.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -24,6 +22,7 @@ import pyoxigraph
 
 from otel_prov.cli._exit import UsageError
 from otel_prov.prov._rdf import PREFIXES
+from otel_prov.read._rdf_documents import render_jsonld, render_turtle
 
 if TYPE_CHECKING:
     import rdflib
@@ -33,8 +32,6 @@ __all__ = [
     "GRAPH_FORMATS",
     "prov_document",
     "render_graphs",
-    "render_jsonld",
-    "render_turtle",
     "unwritable_in_provn",
 ]
 
@@ -52,18 +49,6 @@ _NAMESPACES = {
 }
 
 _NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def render_turtle(triples: Sequence[pyoxigraph.Triple]) -> str:
-    """Turtle with the project's prefixes, so that it reads as the README's queries do."""
-    data = pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.TURTLE, prefixes=PREFIXES)
-    return (data or b"").decode()
-
-
-def render_jsonld(triples: Sequence[pyoxigraph.Triple]) -> str:
-    """Expanded JSON-LD (full IRIs, no ``@context`` to fetch), indented for people."""
-    data = pyoxigraph.serialize(triples, format=pyoxigraph.RdfFormat.JSON_LD)
-    return json.dumps(json.loads(data or b"[]"), ensure_ascii=False, indent=2) + "\n"
 
 
 def render_graphs(graphs: Sequence[Sequence[pyoxigraph.Triple]], fmt: str) -> str:

@@ -87,6 +87,8 @@ class RunFilter:
     status: str | None = None
     since: str | None = None
     until: str | None = None
+    text: str | None = None
+    """A string literal to find, case-insensitively, in the run's question or answer."""
     after: tuple[str, str] | None = None
 
 
@@ -115,6 +117,12 @@ def _filter_patterns(where: RunFilter) -> list[str]:
         patterns.append(f"FILTER(?start >= {where.since})")
     if where.until is not None:
         patterns.append(f"FILTER(?start < {where.until})")
+    if where.text is not None:
+        patterns.append(
+            "FILTER EXISTS { { ?s prov:used ?found . ?found a oprov:Question }\n"
+            "    UNION { ?found prov:wasGeneratedBy ?s ; a oprov:Answer }\n"
+            f"    ?found prov:value ?said . FILTER(CONTAINS(LCASE(?said), LCASE({where.text}))) }}"
+        )
     if where.after is not None:
         start, run = where.after
         patterns.append(f"FILTER(?start < {start} || (?start = {start} && STR(?s) > STR({run})))")
@@ -305,13 +313,14 @@ SELECT ?e ?p ?o WHERE {{ GRAPH {graph} {{
 
 
 def activities_query(graph: str, session: str) -> str:
-    """SELECT ``?a ?type ?parent ?start ?status`` of every activity in the session, in
-    run order.  Every kind is read: those between (``oprov:Span``, ``Retrieval``) link
+    """SELECT ``?a ?type ?parent ?start ?end ?status`` of every activity in the session,
+    in run order.  Every kind is read: those between (``oprov:Span``, ``Retrieval``) link
     a call to the iteration or session above it."""
     return f"""{SPARQL_PREFIXES}
-SELECT ?a ?type ?parent ?start ?status WHERE {{ GRAPH {graph} {{
+SELECT ?a ?type ?parent ?start ?end ?status WHERE {{ GRAPH {graph} {{
   ?a oprov:partOf+ {iri(session)} .
   ?a oprov:partOf ?parent ; a ?type ; prov:startedAtTime ?start ; oprov:status ?status .
+  OPTIONAL {{ ?a prov:endedAtTime ?end }}
   FILTER(?type IN (oprov:Iteration, oprov:ToolCall, oprov:ModelCall, oprov:AgentSession,
                    oprov:Retrieval, oprov:Span))
 }} }} ORDER BY ?start ?a"""

@@ -68,6 +68,7 @@ class ProvenanceReader:
         status: str | None = None,
         since: datetime | None = None,
         until: datetime | None = None,
+        text: str | None = None,
         limit: int = 20,
         cursor: str | None = None,
     ) -> SessionPage:
@@ -75,7 +76,8 @@ class ProvenanceReader:
 
         ``agent`` is the agent's name, ``service`` the ``service.name``, ``status`` one
         of ``ok``, ``error``, ``incomplete``; ``since`` (inclusive) and ``until``
-        (exclusive) bound the start time, a naive ``datetime`` being UTC.  Pass a
+        (exclusive) bound the start time, a naive ``datetime`` being UTC; ``text`` keeps
+        runs whose question or answer holds it, ignoring case.  Pass a
         page's ``next_cursor`` as ``cursor`` for the page after it: paging by cursor
         stays correct while agents add runs, which an offset would not.
         """
@@ -91,6 +93,7 @@ class ProvenanceReader:
             status=status,
             since=None if since is None else _datetime_term(since),
             until=None if until is None else _datetime_term(until),
+            text=None if not text else literal(text),
             after=None if cursor is None else _after(cursor),
         )
         found = list_runs(self._backend, self._graph, where, limit + 1)

@@ -126,6 +126,9 @@ class ToolCallView:
     observation: str | None
     sub_sessions: tuple[SessionView, ...] = ()
     """Sessions this call started: a handoff's specialist, an agent used as a tool."""
+    start: str | None = None
+    """``xsd:dateTime`` in UTC, as :attr:`SessionView.start`."""
+    end: str | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,8 @@ class ModelCallView:
     tokens: Mapping[str, int] = field(default_factory=dict)
     """Every token count reported, by kind (as :attr:`Usage.tokens`)."""
     cost: Cost | None = None
+    start: str | None = None
+    end: str | None = None
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,8 @@ class IterationView:
     model_calls: tuple[ModelCallView, ...] = ()
     sub_sessions: tuple[SessionView, ...] = ()
     """Sessions started in this iteration outside any tool call shown."""
+    start: str | None = None
+    end: str | None = None
 
 
 @dataclass(frozen=True)
@@ -464,12 +471,14 @@ class _Assembly:
         self.kinds: dict[str, str] = {}
         self.parents: dict[str, str] = {}
         self.statuses: dict[str, str] = {}
+        self.times: dict[str, tuple[str | None, str | None]] = {}
         for row in backend.query(activities_query(graph, session)).rows:
             activity = row["a"] or ""
             if activity not in self.kinds:
                 self.kinds[activity] = (row["type"] or "").removeprefix(OPROV)
                 self.parents[activity] = row["parent"] or ""
                 self.statuses[activity] = row["status"] or ""
+                self.times[activity] = (row["start"], row["end"])
         self.properties: dict[str, dict[str, str]] = {}
         for row in backend.query(properties_query(graph, session, list(_PROPERTIES))).rows:
             name = _PROPERTIES[(row["p"] or "").removeprefix(OPROV)]
@@ -571,6 +580,8 @@ class _Assembly:
             tool_calls=tuple(self._tool_call(c, seen) for c in self._under(activity, "ToolCall")),
             model_calls=tuple(self._model_call(c) for c in self._under(activity, "ModelCall")),
             sub_sessions=self._subs(activity, seen),
+            start=self.times[activity][0],
+            end=self.times[activity][1],
         )
 
     def _tool_call(self, activity: str, seen: set[str]) -> ToolCallView:
@@ -585,6 +596,8 @@ class _Assembly:
             arguments=self._one(activity, "used", "Arguments"),
             observation=self._one(activity, "generated", "Observation"),
             sub_sessions=self._subs(activity, seen),
+            start=self.times[activity][0],
+            end=self.times[activity][1],
         )
 
     def _model_call(self, activity: str) -> ModelCallView:
@@ -599,6 +612,8 @@ class _Assembly:
             status=self.statuses[activity],
             tokens=tokens,
             cost=None if amount is None else Cost(Decimal(amount), props.get("currency")),
+            start=self.times[activity][0],
+            end=self.times[activity][1],
         )
 
 

@@ -1,12 +1,14 @@
-"""The text of ``otel-prov query``, checked before it is sent.
+"""A query someone typed (``otel-prov query``, the SPARQL page of ``otel-prov serve``),
+checked before it is sent.
 
-``query`` reads; it must never write.  SPARQLWrapper picks query or update from the text
+Both read; they must never write.  SPARQLWrapper picks query or update from the text
 by itself, so a ``DROP ALL`` given to ``--endpoint`` would be sent as an update to a store
 that grants them.  :func:`query_form` reads the prologue (``BASE``, ``PREFIX``, comments)
-as the SPARQL grammar has it and returns the keyword that follows, and the command runs
-only SELECT, ASK, CONSTRUCT and DESCRIBE.  The project's prefixes are predeclared, as
-Oxigraph and most stores do, so a query pasted without its PREFIX lines still runs; a
-prefix that is neither predeclared nor declared is named when the store refuses the query.
+as the SPARQL grammar has it and returns the keyword that follows, and
+:func:`run_user_query` runs only SELECT, ASK, CONSTRUCT and DESCRIBE.  The project's
+prefixes are predeclared, as Oxigraph and most stores do, so a query pasted without its
+PREFIX lines still runs; a prefix that is neither predeclared nor declared is named when
+the store refuses the query.
 """
 
 from __future__ import annotations
@@ -14,8 +16,17 @@ from __future__ import annotations
 import re
 
 from otel_prov.prov._rdf import PREFIXES
+from otel_prov.read._backend import QueryBackend, QueryResult
 
-__all__ = ["QUERY_FORMS", "query_form", "undeclared_prefixes", "with_prefixes"]
+__all__ = [
+    "QUERY_FORMS",
+    "UpdateRefusedError",
+    "check_user_query",
+    "query_form",
+    "run_user_query",
+    "undeclared_prefixes",
+    "with_prefixes",
+]
 
 QUERY_FORMS = ("SELECT", "ASK", "CONSTRUCT", "DESCRIBE")
 
@@ -81,3 +92,33 @@ def _undeclared(text: str) -> list[str]:
     body = _NOT_A_NAME.sub(" ", text[start:])
     used = dict.fromkeys(match.group(1) for match in _USED_PREFIX.finditer(body))
     return [prefix for prefix in used if prefix not in declared]
+
+
+class UpdateRefusedError(ValueError):
+    """The text is not a SELECT, ASK, CONSTRUCT or DESCRIBE query; it was not sent."""
+
+
+def check_user_query(text: str) -> None:
+    """Raises :class:`UpdateRefusedError` unless ``text`` is a query :func:`run_user_query`
+    runs: a check that needs no store."""
+    if query_form(text) is None:
+        raise UpdateRefusedError(
+            "only SELECT, ASK, CONSTRUCT or DESCRIBE queries run, and this is none of them "
+            "(an update is never sent)"
+        )
+
+
+def run_user_query(backend: QueryBackend, text: str, *, graph: str) -> QueryResult:
+    """Run ``text`` on ``backend`` with the provenance graph ``graph`` (an IRI) as its
+    default graph and the project's prefixes predeclared.
+
+    Raises :class:`UpdateRefusedError` for anything but a query (nothing is sent), and
+    ``ValueError`` for a query the store cannot parse, naming undeclared prefixes.
+    """
+    check_user_query(text)
+    try:
+        return backend.query(with_prefixes(text), default_graph=graph)
+    except ValueError as exc:
+        unknown = undeclared_prefixes(text)
+        named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
+        raise ValueError(str(exc).splitlines()[0] + named) from exc

@@ -1,0 +1,276 @@
+"""The Starlette app of ``otel-prov serve``: routes, and what each answers.
+
+Read-only by construction: the routes answer GET (the SPARQL box also POST, for long
+queries), and every read goes through the read API or the checked user query.  The
+embedded store is opened read-only and opened again when the last opening is more
+than ``refresh_s`` old, since a read-only opening sees the store as it was then while
+agents keep writing.  Every answer carries the security headers of :data:`HEADERS`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from otel_prov.prov._queries import STATUSES
+from otel_prov.read._backend import QueryBackend, QueryResult, StoreUnavailableError
+from otel_prov.read._rdf_documents import (
+    render_jsonld,
+    render_rows_csv,
+    render_rows_json,
+    render_turtle,
+)
+from otel_prov.read._reader import ProvenanceReader
+from otel_prov.read._user_query import UpdateRefusedError
+from otel_prov.view._pages import (
+    SCRIPT,
+    STYLE_HASH,
+    diff_page,
+    error_page,
+    session_page,
+    sessions_page,
+    sparql_page,
+)
+from otel_prov.view._timed_query import QueryTimeoutError, run_timed_query
+
+__all__ = ["HEADERS", "PAGE_SIZE", "create_app"]
+
+PAGE_SIZE = 50
+
+HEADERS = {
+    "content-security-policy": (
+        f"default-src 'none'; style-src '{STYLE_HASH}'; script-src 'self'; img-src 'self'; "
+        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+"""Only the page's own stylesheet (by hash) and script (``/static/app.js``) may run."""
+
+
+class _SecurityHeaders:
+    """Adds :data:`HEADERS` to every answer, Starlette's own 404 and 405 included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *((k.encode(), v.encode()) for k, v in HEADERS.items()),
+                ]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+class _Fresh:
+    """A backend opened again once it is older than ``refresh_s`` (see the module)."""
+
+    def __init__(self, open_backend: Callable[[], QueryBackend], refresh_s: float) -> None:
+        self._open = open_backend
+        self._refresh_s = refresh_s
+        self._lock = threading.Lock()
+        self._backend = open_backend()
+        self._opened = time.monotonic()
+
+    def get(self) -> QueryBackend:
+        with self._lock:
+            if time.monotonic() - self._opened > self._refresh_s:
+                self._backend = self._open()
+                self._opened = time.monotonic()
+            return self._backend
+
+
+class _BadRequest(ValueError):
+    """A parameter the page cannot use; the message names it."""
+
+
+def _moment(name: str, value: str) -> datetime | None:
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise _BadRequest(
+            f"{name}: {value!r} is not a date and time (write it as 2025-11-30T09:00, UTC)"
+        ) from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def create_app(
+    open_backend: Callable[[], QueryBackend],
+    *,
+    graph: str,
+    trace_links: Mapping[str, str] | None = None,
+    query_timeout_s: float = 10.0,
+    refresh_s: float = 2.0,
+) -> Starlette:
+    """The web app over the backend ``open_backend`` opens and the provenance graph
+    ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
+    template with ``{trace_id}``.  Opens the backend once now, so that a store that
+    cannot be read fails here (``StoreUnavailableError``)."""
+    fresh = _Fresh(open_backend, refresh_s)
+    links = dict(trace_links or {})
+
+    def reader() -> ProvenanceReader:
+        return ProvenanceReader(fresh.get(), graph=graph)
+
+    def html(text: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(text, status_code=status)
+
+    def sessions(request: Request) -> Response:
+        filters = {name: request.query_params.get(name, "").strip() for name in _LIST_PARAMS}
+        try:
+            if filters["status"] and filters["status"] not in STATUSES:
+                raise _BadRequest(f"status: {filters['status']!r} is none of {', '.join(STATUSES)}")
+            page = reader().sessions(
+                agent=filters["agent"] or None,
+                service=filters["service"] or None,
+                status=filters["status"] or None,
+                since=_moment("since", filters["since"]),
+                until=_moment("until", filters["until"]),
+                text=filters["q"] or None,
+                cursor=filters["cursor"] or None,
+                limit=PAGE_SIZE,
+            )
+        except ValueError as exc:
+            return html(error_page("Bad request", str(exc)), 400)
+        return html(sessions_page(page, filters, first=not filters["cursor"]))
+
+    def matches(request: Request) -> tuple[ProvenanceReader, list[str]]:
+        ident = request.query_params.get("id", "").strip()
+        if not ident:
+            raise _BadRequest("id: give a session IRI, trace id or conversation id")
+        found = reader()
+        runs = found.find(ident)
+        if not runs:
+            raise LookupError(f"no session with id, trace id or conversation id {ident!r}")
+        return found, runs
+
+    def session(request: Request) -> Response:
+        try:
+            found, runs = matches(request)
+        except _BadRequest as exc:
+            return html(error_page("Bad request", str(exc)), 400)
+        except LookupError as exc:
+            return html(error_page("Not found", str(exc)), 404)
+        views = [found.session(run) for run in runs]
+        why = {run: found.why(run).as_json() for run in runs}
+        return html(session_page(views, links=links, why=why))
+
+    def download(render: Callable[[Any], str], media: str, suffix: str) -> Callable[..., Response]:
+        def answer(request: Request) -> Response:
+            try:
+                found, runs = matches(request)
+            except _BadRequest as exc:
+                return html(error_page("Bad request", str(exc)), 400)
+            except LookupError as exc:
+                return html(error_page("Not found", str(exc)), 404)
+            triples = list(dict.fromkeys(t for run in runs for t in found.triples(run)))
+            name = runs[0].rpartition(":")[2] or "session"
+            return Response(
+                render(triples),
+                media_type=media,
+                headers={"content-disposition": f'attachment; filename="{name}.{suffix}"'},
+            )
+
+        return answer
+
+    def diff(request: Request) -> Response:
+        a = request.query_params.get("a", "").strip()
+        b = request.query_params.get("b", "").strip()
+        if not (a and b):
+            return html(diff_page(a, b, None, links=links))
+        found = reader()
+        sides = []
+        for ident in (a, b):
+            runs = found.find(ident)
+            if not runs:
+                message = f"no session with id, trace id or conversation id {ident!r}"
+                return html(diff_page(a, b, None, error=message), 404)
+            sides.append(found.session(runs[0]))
+        return html(diff_page(a, b, (sides[0], sides[1]), links=links))
+
+    async def sparql(request: Request) -> Response:
+        values = dict(request.query_params)
+        if request.method == "POST":
+            body = (await request.body()).decode("utf-8", errors="replace")
+            values.update(urllib.parse.parse_qsl(body, keep_blank_values=True))
+        text, fmt = values.get("query", ""), values.get("format", "html")
+        if not text.strip():
+            return html(sparql_page("", None, timeout_s=query_timeout_s))
+        try:
+            result = await run_in_threadpool(
+                run_timed_query, fresh.get(), text, graph=graph, timeout_s=query_timeout_s
+            )
+        except UpdateRefusedError as exc:
+            return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
+        except QueryTimeoutError as exc:
+            return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 504)
+        except ValueError as exc:
+            return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
+        if fmt in ("csv", "json"):
+            return _download_answer(result, fmt)
+        turtle = render_turtle(result.triples) if result.kind == "graph" else ""
+        return html(sparql_page(text, result, timeout_s=query_timeout_s, turtle=turtle))
+
+    def script(request: Request) -> Response:
+        return Response(SCRIPT, media_type="text/javascript")
+
+    def no_icon(request: Request) -> Response:
+        # Browsers ask for one on every site; a 404 would be an error in their console.
+        return Response(status_code=204)
+
+    app = Starlette(
+        routes=[
+            Route("/", sessions),
+            Route("/session", session),
+            Route("/session.ttl", download(render_turtle, "text/turtle", "ttl")),
+            Route("/session.jsonld", download(render_jsonld, "application/ld+json", "jsonld")),
+            Route("/diff", diff),
+            Route("/sparql", sparql, methods=["GET", "POST"]),
+            Route("/static/app.js", script),
+            Route("/favicon.ico", no_icon),
+        ],
+        exception_handlers={StoreUnavailableError: _store_unavailable},
+    )
+    app.add_middleware(_SecurityHeaders)
+    return app
+
+
+_LIST_PARAMS = ("agent", "service", "status", "since", "until", "q", "cursor")
+
+
+def _store_unavailable(request: Request, exc: Exception) -> Response:
+    return HTMLResponse(error_page("Store unavailable", str(exc)), status_code=503)
+
+
+def _download_answer(result: QueryResult, fmt: str) -> Response:
+    """A SELECT answer as CSV or JSON rows, an ASK as JSON, a graph as JSON-LD."""
+    if result.kind == "graph":
+        body, media, name = render_jsonld(result.triples), "application/ld+json", "answer.jsonld"
+    elif result.kind == "ask":
+        body, media, name = json.dumps(result.boolean), "application/json", "answer.json"
+    elif fmt == "json":
+        body, media, name = render_rows_json(result), "application/json", "answer.json"
+    else:
+        body, media, name = render_rows_csv(result), "text/csv", "answer.csv"
+    return Response(
+        body, media_type=media, headers={"content-disposition": f'attachment; filename="{name}"'}
+    )

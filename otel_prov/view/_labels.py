@@ -1,0 +1,100 @@
+"""Short phrases both the terminal (``otel-prov show``) and the web pages write about a
+session, so that the two say the same thing in the same words."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from otel_prov.read._session_view import (
+    Cost,
+    EvaluationView,
+    ModelCallView,
+    SessionView,
+    ToolCallView,
+    Usage,
+)
+
+__all__ = [
+    "answerer_label",
+    "cost_total_label",
+    "evaluation_label",
+    "failure_label",
+    "outcome_fields",
+    "shortened",
+    "token_totals_label",
+    "tokens_label",
+]
+
+
+def outcome_fields(session: SessionView) -> list[tuple[str, str]]:
+    """How the session went, as separate facts: its own status, why it failed (when it
+    raised), and the calls that failed on the way (an agent may carry on past them).
+    A run that recovered from a failed call reads ``ok`` with failed calls, one that
+    raised ``error`` with its error, one whose process died ``incomplete``."""
+    fields = [("status", session.status)]
+    if session.status == "error" and (session.error_type or session.error_message):
+        fields.append(("error", failure_label(session)))
+    if session.failed_calls:
+        fields.append(("failed calls", str(session.failed_calls)))
+    return fields
+
+
+def tokens_label(model: ModelCallView) -> str:
+    cost = f", {_money(model.cost)}" if model.cost is not None else ""
+    if model.input_tokens is None and model.output_tokens is None:
+        return f" ({_money(model.cost)})" if model.cost is not None else ""
+    return f" ({model.input_tokens or 0} in / {model.output_tokens or 0} out tokens{cost})"
+
+
+def evaluation_label(evaluation: EvaluationView) -> str:
+    """``name: score label (by evaluator, added later): explanation``."""
+    verdict = " ".join(
+        part
+        for part in (
+            None if evaluation.score is None else f"{evaluation.score:g}",
+            evaluation.label,
+        )
+        if part
+    )
+    by = f"by {evaluation.evaluator}" if evaluation.evaluator else ""
+    when = "added after the run" if evaluation.annotation else ""
+    note = ", ".join(part for part in (by, when) if part)
+    text = f"{evaluation.name}: {verdict or '(no score)'}" + (f" ({note})" if note else "")
+    return f"{text}\n{evaluation.explanation}" if evaluation.explanation else text
+
+
+def token_totals_label(usage: Usage) -> str:
+    return ", ".join(f"{n:,} {kind.replace('_', ' ')}" for kind, n in usage.tokens.items())
+
+
+def _money(cost: Cost) -> str:
+    return f"{_plain_number(cost.amount)} {cost.currency or '(no currency)'}"
+
+
+def _plain_number(amount: Decimal) -> str:
+    return format(amount.normalize(), "f")
+
+
+def cost_total_label(usage: Usage) -> str:
+    """The total, or each currency's when they are mixed: amounts in different
+    currencies are never added."""
+    if usage.cost is not None:
+        return _money(usage.cost)
+    each = " + ".join(_money(cost) for cost in usage.costs)
+    return f"{each} (mixed currencies, not added)"
+
+
+def failure_label(failed: ToolCallView | SessionView) -> str:
+    """A failed call's or session's error type and message."""
+    return f"{failed.error_type or 'error'}: {failed.error_message or ''}"
+
+
+def answerer_label(session: SessionView, answered_by: str) -> str:
+    """Who gave the run's answer: the sub-session's agent and IRI."""
+    agent = next((sub.agent for sub in session.nested_sessions() if sub.id == answered_by), None)
+    return f"{agent} (sub-session {answered_by})" if agent else f"sub-session {answered_by}"
+
+
+def shortened(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
+    return text if len(text) <= width else text[: width - 1] + "…"

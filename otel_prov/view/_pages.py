@@ -1,0 +1,202 @@
+"""Every page of the web view, rendered on the server from Jinja2 templates.
+
+One template set serves both ``otel-prov serve`` and ``otel-prov show --format html``:
+the session page is the same markup either way, the file just leaves out the navigation,
+the download links and the script.  Autoescaping is on for every template, so each value
+read from the store is escaped where it is written; the only markup passed through
+unescaped is the stylesheet (ours) and the SVG this package draws, which escapes every
+text itself.  The stylesheet is inlined, so a saved page needs nothing else, and its hash
+goes into the server's Content-Security-Policy (:data:`STYLE_HASH`), so that no other
+inline style or script can run.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import urllib.parse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from otel_prov.prov._queries import STATUSES
+from otel_prov.read._backend import QueryResult
+from otel_prov.read._reader import SessionPage
+from otel_prov.read._session_view import SessionView
+from otel_prov.view._labels import (
+    answerer_label,
+    cost_total_label,
+    evaluation_label,
+    failure_label,
+    outcome_fields,
+    shortened,
+    token_totals_label,
+    tokens_label,
+)
+from otel_prov.view._timeline_svg import timeline_svg
+from otel_prov.view._why_svg import why_svg
+
+__all__ = [
+    "SCRIPT",
+    "STYLE_HASH",
+    "diff_page",
+    "error_page",
+    "session_page",
+    "sessions_page",
+    "sparql_page",
+    "trace_links",
+]
+
+_STATIC = files("otel_prov.view") / "static"
+STYLE = _STATIC.joinpath("style.css").read_text(encoding="utf-8")
+SCRIPT = _STATIC.joinpath("app.js").read_text(encoding="utf-8")
+STYLE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
+"""The CSP source of the one inline ``<style>`` every page carries."""
+
+
+def _status_class(status: str) -> str:
+    """The class that colours a status; none for a status we do not know."""
+    return f"status-{status}" if status in STATUSES else "status-other"
+
+
+def _query_string(**values: str) -> str:
+    return urllib.parse.urlencode(values)
+
+
+_ENV = jinja2.Environment(
+    loader=jinja2.PackageLoader("otel_prov.view", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+_ENV.globals.update(
+    css=Markup(STYLE),
+    outcome_fields=outcome_fields,
+    token_totals_label=token_totals_label,
+    cost_total_label=cost_total_label,
+    evaluation_label=evaluation_label,
+    tokens_label=tokens_label,
+    failure_label=failure_label,
+    answerer_label=answerer_label,
+    shortened=shortened,
+    query_string=_query_string,
+    status_class=_status_class,
+)
+
+
+@dataclass(frozen=True)
+class _Run:
+    view: SessionView
+    links: list[tuple[str, str, bool]]
+    why: Markup | None
+    timeline: Markup
+
+
+def trace_links(trace_id: str, templates: Mapping[str, str]) -> list[tuple[str, str, bool]]:
+    """(backend, URL, whether it may be a link) for each URL template with ``{trace_id}``:
+    only ``http(s)`` URLs become links, so a template cannot smuggle in ``javascript:``."""
+    found = []
+    for name, template in templates.items():
+        url = template.replace("{trace_id}", urllib.parse.quote(trace_id, safe=""))
+        found.append((name, url, urllib.parse.urlsplit(url).scheme in ("http", "https")))
+    return found
+
+
+def _render(template: str, *, title: str, standalone: bool = False, **context: Any) -> str:
+    return _ENV.get_template(template).render(title=title, standalone=standalone, **context)
+
+
+def _run(view: SessionView, links: Mapping[str, str], why: Mapping[str, Any] | None = None) -> _Run:
+    return _Run(
+        view,
+        trace_links(view.trace_id, links),
+        None if why is None else Markup(why_svg(why)),
+        Markup(timeline_svg(view)),
+    )
+
+
+def session_page(
+    views: Sequence[SessionView],
+    *,
+    links: Mapping[str, str] | None = None,
+    why: Mapping[str, Mapping[str, Any]] | None = None,
+    standalone: bool = False,
+) -> str:
+    """The page of one or more runs (a conversation id can name several): each run with
+    its why-graph (``why`` maps a run's IRI to its ``WhyGraph.as_json()``), its timeline
+    and its trace ``links`` (backend -> URL template).  ``standalone``: the file ``show
+    --format html`` writes, with no navigation, downloads or script."""
+    if len(views) == 1:
+        title = f"otel-prov: {views[0].agent or 'session'} {views[0].id}"
+    else:
+        title = f"otel-prov: {len(views)} sessions"
+    runs = [_run(view, links or {}, (why or {}).get(view.id)) for view in views]
+    return _render("session.html", title=title, standalone=standalone, runs=runs)
+
+
+def sessions_page(
+    page: SessionPage, filters: Mapping[str, str], *, first: bool, error: str | None = None
+) -> str:
+    """The list of runs: ``filters`` are the form's values, kept in the paging links."""
+    kept = {name: value for name, value in filters.items() if value and name != "cursor"}
+    next_url = (
+        None if page.next_cursor is None else "/?" + _query_string(**kept, cursor=page.next_cursor)
+    )
+    return _render(
+        "sessions.html",
+        title="otel-prov: sessions",
+        rows=page.sessions,
+        filters={name: filters.get(name, "") for name in _FILTERS},
+        error=error,
+        next_url=next_url,
+        first_url=None if first else "/?" + _query_string(**kept),
+    )
+
+
+_FILTERS = ("agent", "service", "status", "since", "until", "q")
+
+
+def diff_page(
+    a: str,
+    b: str,
+    sides: tuple[SessionView, SessionView] | None,
+    *,
+    links: Mapping[str, str] | None = None,
+    error: str | None = None,
+) -> str:
+    """Two runs side by side (``sides``), asked for as ``a`` and ``b``."""
+    left, right = (None, None) if sides is None else (_run(s, links or {}) for s in sides)
+    return _render(
+        "diff.html", title="otel-prov: diff", a=a, b=b, left=left, right=right, error=error
+    )
+
+
+def sparql_page(
+    text: str,
+    result: QueryResult | None,
+    *,
+    timeout_s: float,
+    turtle: str = "",
+    error: str | None = None,
+) -> str:
+    """The query box with ``text``, and the answer: a table of rows, a boolean, or the
+    ``turtle`` of a CONSTRUCT or DESCRIBE."""
+    return _render(
+        "sparql.html",
+        title="otel-prov: SPARQL",
+        text=text,
+        result=result,
+        turtle=turtle,
+        timeout=f"{timeout_s:g}",
+        error=error,
+    )
+
+
+def error_page(heading: str, message: str) -> str:
+    return _render("error.html", title=f"otel-prov: {heading}", heading=heading, message=message)

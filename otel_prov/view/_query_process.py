@@ -1,0 +1,45 @@
+"""The child process :mod:`otel_prov.view._timed_query` runs one query in.
+
+It reads ``{"store", "graph", "query"}`` as JSON on stdin, opens the store read-only,
+runs the query as ``otel-prov query`` would, and writes the answer as JSON on stdout
+(rows, a boolean, or the triples as N-Triples), or ``{"error"}``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pyoxigraph
+
+from otel_prov.read._backend import EmbeddedBackend, StoreUnavailableError
+from otel_prov.read._user_query import run_user_query
+
+
+def main() -> None:
+    request = json.load(sys.stdin)
+    try:
+        result = run_user_query(
+            EmbeddedBackend(request["store"]), request["query"], graph=request["graph"]
+        )
+    except StoreUnavailableError as exc:
+        json.dump({"error": str(exc)}, sys.stdout)
+        return
+    except ValueError as exc:
+        json.dump({"error": str(exc), "invalid": True}, sys.stdout)
+        return
+    data = pyoxigraph.serialize(result.triples, format=pyoxigraph.RdfFormat.N_TRIPLES)
+    json.dump(
+        {
+            "kind": result.kind,
+            "variables": result.variables,
+            "rows": result.rows,
+            "boolean": result.boolean,
+            "ntriples": (data or b"").decode(),
+        },
+        sys.stdout,
+    )
+
+
+if __name__ == "__main__":
+    main()

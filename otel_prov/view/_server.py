@@ -1,0 +1,48 @@
+"""Running the web app: bind first, then say where, then serve.
+
+The socket is bound here rather than by uvicorn, so that port 0 (any free port) can be
+reported as the port it became, and the URL is announced only once it answers.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable
+
+import uvicorn
+from starlette.applications import Starlette
+
+__all__ = ["is_loopback", "serve"]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach ``host`` (``localhost``, 127.0.0.0/8, ::1)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(app: Starlette, host: str, port: int, *, announce: Callable[[str], None]) -> None:
+    """Serve ``app`` on ``host:port`` until interrupted (SIGINT, SIGTERM); ``announce``
+    gets the URL once the socket is bound.  Raises ``OSError`` when it cannot bind."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    announce(f"http://{shown}:{bound}/")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

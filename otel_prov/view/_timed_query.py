@@ -1,0 +1,92 @@
+"""A query from the SPARQL page, run with a time limit that really stops it.
+
+The embedded store cannot cancel a query, and a thread cannot be killed: a runaway
+query left in a thread would hold a core until it ended.  So against the embedded store
+the query runs in a child process (:mod:`otel_prov.view._query_process`) that opens the
+store read-only and is killed at the limit.  A SPARQL endpoint does the work itself:
+there the request is given up at the limit (SPARQLWrapper's own socket timeout ends the
+waiting thread soon after), and the server's own timeout, if set, stops the query.
+Updates are refused before anything starts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import pyoxigraph
+
+from otel_prov.read._backend import (
+    EmbeddedBackend,
+    QueryBackend,
+    QueryResult,
+    StoreUnavailableError,
+)
+from otel_prov.read._user_query import check_user_query, run_user_query
+
+__all__ = ["QueryTimeoutError", "run_timed_query"]
+
+_REMOTE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="otel-prov-query")
+
+
+class QueryTimeoutError(Exception):
+    """The query ran past its time and was stopped."""
+
+
+def run_timed_query(
+    backend: QueryBackend, text: str, *, graph: str, timeout_s: float
+) -> QueryResult:
+    """:func:`~otel_prov.read._user_query.run_user_query`, stopped after ``timeout_s``.
+
+    Raises ``UpdateRefusedError`` (nothing started), ``ValueError`` (the store cannot
+    parse it), :class:`QueryTimeoutError` or ``StoreUnavailableError``.
+    """
+    check_user_query(text)
+    if isinstance(backend, EmbeddedBackend):
+        return _in_child(backend, text, graph, timeout_s)
+    future = _REMOTE.submit(run_user_query, backend, text, graph=graph)
+    try:
+        return future.result(timeout=timeout_s)
+    except FutureTimeout as exc:
+        raise QueryTimeoutError(_stopped(timeout_s)) from exc
+
+
+def _stopped(timeout_s: float) -> str:
+    return f"the query ran past {timeout_s:g} s and was stopped"
+
+
+def _in_child(backend: EmbeddedBackend, text: str, graph: str, timeout_s: float) -> QueryResult:
+    request = json.dumps({"store": str(backend.path), "graph": graph, "query": text})
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "otel_prov.view._query_process"],
+            input=request,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:  # run() has killed the child
+        raise QueryTimeoutError(_stopped(timeout_s)) from exc
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError as exc:
+        last = (done.stderr.strip().splitlines() or ["no answer"])[-1]
+        raise StoreUnavailableError(f"the query process failed: {last}") from exc
+    if "error" in answer:
+        error = ValueError if answer.get("invalid") else StoreUnavailableError
+        raise error(answer["error"])
+    triples = [
+        quad.triple
+        for quad in pyoxigraph.parse(answer.get("ntriples", ""), pyoxigraph.RdfFormat.N_TRIPLES)
+    ]
+    return QueryResult(
+        answer["kind"],
+        variables=tuple(answer.get("variables", ())),
+        rows=answer.get("rows", []),
+        boolean=answer.get("boolean"),
+        triples=triples,
+    )

@@ -1,0 +1,123 @@
+"""A session's activities as a Gantt chart, drawn as SVG on the server.
+
+One row per activity in run order (the session, each iteration, its model and tool
+calls, and nested sessions below what started them), indented by depth, with a bar from
+its start to its end on one time axis and its duration written beside it.  Times are
+the ``xsd:dateTime`` strings the read API returns; an activity that never ended runs to
+the end of the chart and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from html import escape
+
+from otel_prov.prov._rdf import instant_order
+from otel_prov.read._session_view import SessionView
+
+__all__ = ["TimelineRow", "timeline_rows", "timeline_svg"]
+
+ROW_HEIGHT = 18
+LABEL_WIDTH = 300
+CHART_WIDTH = 560
+DURATION_WIDTH = 90
+_INDENT = 12
+
+
+@dataclass(frozen=True)
+class TimelineRow:
+    depth: int
+    kind: str
+    """``session``, ``iteration``, ``model-call`` or ``tool-call``."""
+    label: str
+    start: str | None
+    end: str | None
+    failed: bool
+
+
+def timeline_rows(session: SessionView, depth: int = 0) -> Iterator[TimelineRow]:
+    """The session's activities in the order the page shows them."""
+    yield TimelineRow(
+        depth, "session", f"session {session.agent or ''}".strip(), session.start, session.end,
+        session.status == "error",
+    )  # fmt: skip
+    for step in session.iterations:
+        number = step.number if step.number is not None else "?"
+        yield TimelineRow(
+            depth + 1, "iteration", f"iteration {number}", step.start, step.end,
+            step.status == "error",
+        )  # fmt: skip
+        for model in step.model_calls:
+            yield TimelineRow(
+                depth + 2, "model-call", f"model {model.model or '?'}", model.start, model.end,
+                model.status == "error",
+            )  # fmt: skip
+        for call in step.tool_calls:
+            yield TimelineRow(
+                depth + 2, "tool-call", f"tool {call.name}", call.start, call.end,
+                call.status == "error",
+            )  # fmt: skip
+            for sub in call.sub_sessions:
+                yield from timeline_rows(sub, depth + 3)
+        for sub in step.sub_sessions:
+            yield from timeline_rows(sub, depth + 2)
+    for sub in session.sub_sessions:
+        yield from timeline_rows(sub, depth + 1)
+
+
+def _seconds(stamp: str | None) -> float | None:
+    """Seconds since the epoch of a canonical UTC ``xsd:dateTime``; ``None`` if unreadable."""
+    if not stamp:
+        return None
+    whole, fraction = instant_order(stamp)
+    try:
+        moment = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return moment.timestamp() + float(f"0.{fraction or 0}")
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 0.01:
+        return f"{seconds * 1000:.3f} ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.1f} ms"
+    if seconds < 120:
+        return f"{seconds:.2f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+def timeline_svg(session: SessionView) -> str:
+    """The Gantt chart (an ``<svg>`` element) of ``session``; each bar's ``<title>`` holds
+    its start and end, and a failed call's bar has the ``failed`` class."""
+    rows = list(timeline_rows(session))
+    spans = [(_seconds(row.start), _seconds(row.end)) for row in rows]
+    known = [t for pair in spans for t in pair if t is not None]
+    first = min(known, default=0.0)
+    total = max(max(known, default=0.0) - first, 1e-9)
+    width = LABEL_WIDTH + CHART_WIDTH + DURATION_WIDTH
+    height = ROW_HEIGHT * len(rows) + 4
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" aria-label="timeline">'
+    ]
+    for number, (row, (start, end)) in enumerate(zip(rows, spans, strict=True)):
+        y = number * ROW_HEIGHT + 2
+        left = LABEL_WIDTH + ((start if start is not None else first) - first) / total * CHART_WIDTH
+        stop = end if end is not None else first + total
+        right = LABEL_WIDTH + (stop - first) / total * CHART_WIDTH
+        took = _duration(stop - start) if start is not None and end is not None else "never ended"
+        classes = f"bar {row.kind}" + (" failed" if row.failed else "")
+        tip = f"{row.label}: {row.start or '?'} to {row.end or '(never)'} ({took})"
+        parts.append(
+            f'<g class="{classes}"><title>{escape(tip)}</title>'
+            f'<text x="{4 + row.depth * _INDENT}" y="{y + 12}">{escape(row.label[:40])}</text>'
+            f'<rect x="{left:.1f}" y="{y + 2}" width="{max(right - left, 1.0):.1f}" '
+            f'height="{ROW_HEIGHT - 5}"></rect>'
+            f'<text x="{LABEL_WIDTH + CHART_WIDTH + 6}" y="{y + 12}" class="duration">'
+            f"{escape(took)}</text></g>"
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,199 @@
+"""``otel-prov serve`` in a real browser: Debian's Chromium, headless, driven by selenium
+through Debian's chromedriver (``make servers`` installs both).
+
+A user opens the list, clicks into the demo run and sees the failed call and its error;
+a run whose every field holds markup and script shows it as text, and no script of it
+runs; the console stays free of errors (a blocked inline script would be a CSP error
+there).  Screenshots go to ``build/test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from otel_prov.exporters import OxigraphStoreExporter
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+from otel_prov import map_spans
+from tests.builders import make_span
+from tests.cli import run_cli
+from tests.serving import Served, serving
+
+pytestmark = pytest.mark.integration
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+HOSTILE = [
+    "<script>window.pwned = 'script'</script>",
+    "<img src=x onerror=\"window.pwned='img'\">",
+    '"><svg onload="window.pwned=\'svg\'"></svg>',
+    "</style><script>window.pwned='style'</script>",
+    "javascript:window.pwned='link'",
+    "]]><!-- <b>bold</b> &amp; &lt;",
+]
+MARKER = "hostile-run"
+
+
+def _hostile_run() -> list:  # type: ignore[type-arg]
+    text = " ".join(HOSTILE)
+    return [
+        make_span(
+            1, None, name="invoke_agent x", start_ms=0, end_ms=50, trace_id=0xBAD,
+            gen_ai__operation__name="invoke_agent", gen_ai__agent__name=HOSTILE[0],
+            gen_ai__conversation__id=MARKER, otel_prov__question=text, otel_prov__answer=text,
+        ),
+        make_span(
+            2, 1, name="iteration 1", start_ms=1, end_ms=40, trace_id=0xBAD,
+            otel_prov__iteration__number=1, otel_prov__thought=HOSTILE[1],
+            otel_prov__action=HOSTILE[2], otel_prov__arguments=HOSTILE[3],
+        ),
+        make_span(
+            3, 2, name="execute_tool x", start_ms=2, end_ms=30, trace_id=0xBAD,
+            status="error", message=HOSTILE[4], gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name=HOSTILE[5], gen_ai__tool__call__id=HOSTILE[0],
+            error__type=HOSTILE[1],
+        ),
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("browser") / "store"
+
+
+@pytest.fixture(scope="module")
+def served(store: Path) -> Iterator[Served]:
+    assert run_cli("demo", "--store", str(store)).returncode == 0
+    exporter = OxigraphStoreExporter(store)
+    exporter.export([map_spans(_hostile_run())])
+    exporter.shutdown()
+    with serving("--store", str(store)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[webdriver.Chrome]:
+    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
+        pytest.fail("chromium and chromedriver are missing: run make servers")
+    profile = tempfile.mkdtemp(prefix="otel-prov-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in (
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000",
+    ):  # fmt: skip
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.set_page_load_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def _errors(driver: webdriver.Chrome) -> list[str]:
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _shot(driver: webdriver.Chrome, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    height = driver.execute_script("return document.documentElement.scrollHeight")
+    driver.set_window_size(1400, min(max(int(height), 600), 8000))
+    driver.save_screenshot(str(ARTIFACTS / f"serve-{name}.png"))
+
+
+def test_a_user_clicks_from_the_list_into_the_demo_run_and_sees_the_failed_call(
+    served: Served, browser: webdriver.Chrome
+) -> None:
+    browser.get(served.url + "/")
+    _shot(browser, "sessions")
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.sessions tbody tr")
+    assert len(rows) == 2
+    demo = next(row for row in rows if "Paris right now" in row.text)
+    # The demo carried on past its timed-out call: ok, with one failed call beside it.
+    assert (
+        demo.find_element(By.CSS_SELECTOR, ".status-ok").value_of_css_property("color")
+        == "rgba(46, 125, 50, 1)"
+    )
+    assert [c.text for c in demo.find_elements(By.CSS_SELECTOR, "td.number")][2] == "1"
+
+    demo.find_element(By.TAG_NAME, "a").click()
+    assert browser.current_url.startswith(served.url + "/session?id=")
+    failed = browser.find_element(By.CSS_SELECTOR, ".tool-call.failed")
+    assert failed.is_displayed()
+    assert "FAILED" in failed.text and "TimeoutError" in failed.text
+    assert "weather service did not answer for Paris" in failed.text
+    bars = browser.find_elements(By.CSS_SELECTOR, "svg.timeline g.bar")
+    calls = browser.find_elements(By.CSS_SELECTOR, ".call")
+    steps = browser.find_elements(By.CSS_SELECTOR, "section.iteration")
+    assert len(bars) == 1 + len(steps) + len(calls) == 12
+    # The timed-out call only: the run itself carried on.
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.timeline g.bar.failed")) == 1
+    _shot(browser, "demo-session")
+    assert _errors(browser) == []
+
+
+def test_the_why_graph_draws_a_node_per_activity_and_entity_of_why_and_focuses_on_click(
+    served: Served, browser: webdriver.Chrome, store: Path
+) -> None:
+    """The SVG is the graph ``otel-prov why`` gives: one node for each of its nodes, the
+    failed weather call marked, and a click on a node focuses it."""
+    answer = run_cli("why", "demo-conversation", "--store", str(store), "--format", "json")
+    assert answer.returncode == 0, answer.stderr
+    graph = json.loads(answer.stdout)
+    kinds = ("AgentSession", "Iteration", "ToolCall", "ModelCall", "Retrieval", "Activity")
+    activities = [n for n in graph["nodes"] if n["type"] in kinds]
+    browser.get(served.url + "/")
+    row = next(
+        r
+        for r in browser.find_elements(By.CSS_SELECTOR, "table.sessions tbody tr")
+        if "Paris right now" in r.text
+    )
+    row.find_element(By.TAG_NAME, "a").click()
+    nodes = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node")
+    assert len(nodes) == len(graph["nodes"])
+    drawn = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node.activity")
+    assert len(activities) >= 3 and len(drawn) == len(activities)
+    failed = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node.failed")
+    assert len(failed) == len([n for n in graph["nodes"] if n.get("status") == "error"]) >= 1
+    failed[0].click()
+    assert "focus" in (failed[0].get_attribute("class") or "").split()
+    _shot(browser, "demo-why-graph")
+    assert _errors(browser) == []
+
+
+def test_hostile_values_show_as_text_and_no_script_of_theirs_runs(
+    served: Served, browser: webdriver.Chrome
+) -> None:
+    for path in ("/", f"/session?id={MARKER}", f"/?q={MARKER}", f"/diff?a={MARKER}&b={MARKER}"):
+        browser.get(served.url + path)
+        assert browser.execute_script("return window.pwned === undefined"), path
+        assert browser.find_elements(By.CSS_SELECTOR, "body img, body script") == [], path
+        assert _errors(browser) == [], path
+    browser.get(served.url + f"/session?id={MARKER}")
+    shown = browser.find_element(By.TAG_NAME, "body").text
+    for text in HOSTILE:
+        assert text in shown
+    _shot(browser, "hostile-session")
+    browser.get(served.url + "/sparql")
+    box = browser.find_element(By.NAME, "query")
+    box.send_keys("SELECT ?q WHERE { ?s oprov:sessionId \"hostile-run\" ; prov:used ?e . "
+                  "?e a oprov:Question ; prov:value ?q }")  # fmt: skip
+    browser.find_element(By.CSS_SELECTOR, 'button[value="html"]').click()
+    cell = browser.find_element(By.CSS_SELECTOR, "table.results td")
+    assert cell.text == " ".join(HOSTILE)
+    assert browser.execute_script("return window.pwned === undefined")
+    _shot(browser, "sparql")
+    assert _errors(browser) == []

@@ -1,0 +1,219 @@
+"""``otel-prov serve`` over a real embedded store, asked over HTTP as a browser asks.
+
+Each test starts the command as a user does (a process on a free port) over the demo's
+store, or over a store of generated runs for paging.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyoxigraph
+import pytest
+import requests
+
+from benchmarks.bench_reads import build_store
+from tests.cli import run_cli
+from tests.serving import Served, serving
+
+JAEGER = "http://jaeger.local/trace/{trace_id}"
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    store = tmp_path_factory.mktemp("serve") / "store"
+    assert run_cli("demo", "--store", str(store)).returncode == 0
+    return store
+
+
+@pytest.fixture(scope="module")
+def served(demo_store: Path) -> Iterator[Served]:
+    with serving(
+        "--store", str(demo_store), "--query-timeout", "2",
+        env={"OTEL_PROV_JAEGER_URL": JAEGER},
+    ) as server:  # fmt: skip
+        yield server
+
+
+def _session_links(html: str) -> list[str]:
+    return [urllib.parse.unquote(m) for m in re.findall(r'href="/session\?id=([^"]+)"', html)]
+
+
+def test_it_prints_its_url_and_every_answer_carries_the_security_headers(served: Served) -> None:
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+", served.url)
+    for path in ("/", "/sparql", "/diff", "/nothing-here", "/static/app.js"):
+        answer = requests.get(served.url + path, timeout=30)
+        policy = answer.headers["content-security-policy"]
+        assert "default-src 'none'" in policy and "script-src 'self'" in policy, path
+        assert "unsafe-inline" not in policy
+        assert answer.headers["x-content-type-options"] == "nosniff"
+    assert "warning" not in served.stderr()
+
+
+def test_the_list_links_the_demo_run_and_its_page_shows_the_failure(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listing = requests.get(served.url + "/", timeout=30)
+    assert listing.status_code == 200
+    assert "What is the temperature in Paris right now, in Fahrenheit?" in listing.text
+    assert 'class="status-error"' in listing.text
+    (run,) = _session_links(listing.text)
+    page = requests.get(served.url + "/session", params={"id": run}, timeout=30)
+    assert page.status_code == 200
+    assert "FAILED" in page.text and "TimeoutError" in page.text
+    assert 'class="timeline"' in page.text
+    assert 'href="http://jaeger.local/trace/' in page.text
+    assert page.text.count('class="bar ') == 1 + 4 + 4 + 3  # session, steps, model, tool calls
+    monkeypatch.setenv("OTEL_PROV_JAEGER_URL", JAEGER)
+    standalone = run_cli("show", run, "--store", str(served_store(served)), "--format", "html")
+    # The same page: the file lacks only the navigation, the downloads and the script.
+    served_body = re.sub(r'<p class="downloads">.*?</p>\n', "", page.text.split("<nav>")[1])
+    assert standalone.stdout.split("<body>\n")[1] in served_body
+
+
+def served_store(served: Served) -> str:
+    args = served.process.args
+    assert isinstance(args, list)
+    return str(args[args.index("--store") + 1])
+
+
+def test_raw_rdf_downloads_as_turtle_and_json_ld(served: Served) -> None:
+    demo = {"id": "demo-conversation"}
+    turtle = requests.get(served.url + "/session.ttl", params=demo, timeout=30)
+    assert turtle.headers["content-type"].startswith("text/turtle")
+    assert "attachment" in turtle.headers["content-disposition"]
+    triples = list(pyoxigraph.parse(turtle.content, pyoxigraph.RdfFormat.TURTLE))
+    jsonld = requests.get(served.url + "/session.jsonld", params=demo, timeout=30)
+    parsed = list(pyoxigraph.parse(jsonld.content, pyoxigraph.RdfFormat.JSON_LD))
+    assert len(triples) == len(parsed) > 100
+    missing = requests.get(served.url + "/session.ttl", params={"id": "no"}, timeout=30)
+    assert missing.status_code == 404
+
+
+def test_filters_and_search_narrow_the_list_and_bad_values_are_named(served: Served) -> None:
+    def runs(**params: str) -> list[str]:
+        answer = requests.get(served.url + "/", params=params, timeout=30)
+        assert answer.status_code == 200, answer.text
+        return _session_links(answer.text)
+
+    assert len(runs(agent="weather-assistant", status="error", q="FAHRENHEIT")) == 1
+    assert runs(agent="someone-else") == []
+    assert runs(status="ok") == []
+    assert runs(q="no such words") == []
+    assert len(runs(since="2000-01-01", until="2999-01-01T00:00")) == 1
+    assert runs(until="2000-01-01") == []
+    for params, named in (
+        ({"status": "great"}, "status"),
+        ({"since": "yesterday"}, "since"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+    ):
+        answer = requests.get(served.url + "/", params=params, timeout=30)
+        assert answer.status_code == 400 and named in answer.text, params
+    assert requests.get(served.url + "/session", timeout=30).status_code == 400
+    assert requests.get(served.url + "/session", params={"id": "x"}, timeout=30).status_code == 404
+
+
+def test_the_app_only_reads(served: Served, demo_store: Path) -> None:
+    assert requests.post(served.url + "/", timeout=30).status_code == 405
+    assert requests.delete(served.url + "/session?id=x", timeout=30).status_code == 405
+    for update in (
+        "DROP ALL",
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#>\nCLEAR DEFAULT",
+        'INSERT DATA { <urn:a> <urn:b> "c" }',
+        "# a comment\nDELETE WHERE { ?s ?p ?o }",
+    ):
+        answer = requests.post(served.url + "/sparql", data={"query": update}, timeout=30)
+        assert answer.status_code == 400, update
+        assert "never sent" in answer.text
+    assert len(_session_links(requests.get(served.url + "/", timeout=30).text)) == 1
+
+
+def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:
+    query = (
+        "SELECT ?tool ?status WHERE { ?c oprov:toolName ?tool ; oprov:status ?status } "
+        "ORDER BY ?tool ?status"
+    )
+    page = requests.post(served.url + "/sparql", data={"query": query}, timeout=30)
+    assert page.status_code == 200
+    assert page.text.count("<tr>") == 1 + 3  # header and three tool calls
+    csv = requests.post(served.url + "/sparql", data={"query": query, "format": "csv"}, timeout=30)
+    assert csv.text.splitlines() == [
+        "tool,status", "calculator,ok", "get_weather,error", "get_weather,ok",
+    ]  # fmt: skip
+    rows = requests.get(
+        served.url + "/sparql", params={"query": query, "format": "json"}, timeout=30
+    ).json()
+    assert rows[1] == {"tool": "get_weather", "status": "error"}
+    bad = requests.post(
+        served.url + "/sparql", data={"query": "SELECT ?x WHERE { ?x nope:y ?z }"}, timeout=30
+    )
+    assert bad.status_code == 400 and "nope:" in bad.text
+
+
+def test_a_long_query_is_stopped_at_its_time(served: Served) -> None:
+    endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+    answer = requests.post(served.url + "/sparql", data={"query": endless}, timeout=60)
+    assert answer.status_code == 504
+    assert "ran past 2 s and was stopped" in answer.text
+    # ...and the server still answers at once
+    assert requests.get(served.url + "/", timeout=5).status_code == 200
+
+
+def test_two_sessions_side_by_side(served: Served) -> None:
+    both = requests.get(
+        served.url + "/diff",
+        params={"a": "demo-conversation", "b": "demo-conversation"},
+        timeout=30,
+    )
+    assert both.status_code == 200 and both.text.count('<article class="run">') == 2
+    missing = requests.get(
+        served.url + "/diff", params={"a": "demo-conversation", "b": "x"}, timeout=30
+    )
+    assert missing.status_code == 404 and "&#39;x&#39;" in missing.text
+
+
+def test_paging_goes_through_every_run_once(tmp_path: Path) -> None:
+    build_store(tmp_path / "store", 120)
+    with serving("--store", str(tmp_path / "store")) as server:
+        seen: list[str] = []
+        url: str | None = server.url + "/"
+        while url is not None:
+            page = requests.get(url, timeout=30).text
+            seen += _session_links(page)
+            older = re.search(r'<a href="([^"]+)" rel="next">', page)
+            url = server.url + older.group(1).replace("&amp;", "&") if older else None
+        assert len(seen) == len(set(seen)) == 120
+        first = requests.get(server.url + "/", timeout=30).text
+        assert len(_session_links(first)) == 50
+
+
+def test_listening_beyond_this_machine_is_warned_about(demo_store: Path) -> None:
+    with serving("--store", str(demo_store), "--host", "0.0.0.0") as server:
+        assert requests.get(server.url + "/", timeout=30).status_code == 200
+        assert "warning: listening on 0.0.0.0" in server.stderr()
+
+
+def test_a_missing_store_or_a_bad_port_is_exit_2() -> None:
+    missing = run_cli("serve", "--store", "/nonexistent/store", "--port", "0")
+    assert missing.returncode == 2 and "no provenance store" in missing.stderr
+    bad = run_cli("serve", "--port", "70000")
+    assert bad.returncode == 2 and "port" in bad.stderr
+
+
+def test_runs_an_agent_writes_while_it_serves_show_up(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    assert run_cli("demo", "--store", str(store)).returncode == 0
+    with serving("--store", str(store)) as server:
+        assert len(_session_links(requests.get(server.url + "/", timeout=30).text)) == 1
+        assert run_cli("demo", "--store", str(store)).returncode == 0  # writes beside the reader
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            runs = _session_links(requests.get(server.url + "/", timeout=30).text)
+            if len(runs) == 2:
+                break
+            time.sleep(0.5)
+        assert len(runs) == 2

@@ -8,6 +8,7 @@ value, exactly, whatever characters the agent put in it.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from html.parser import HTMLParser
 from pathlib import Path
@@ -24,16 +25,18 @@ from tests.cli import run_cli
 _TAGS = {
     "html", "head", "meta", "title", "style", "body", "article", "section",
     "h1", "h2", "h3", "dl", "dt", "dd", "div", "p", "span", "code", "a",
-    "svg", "g", "rect", "text",
+    "svg", "g", "rect", "text", "path",  # the timeline, and the why-graph's edges
 }  # fmt: skip
 _VOID = {"meta"}
 _SVG_ATTRIBUTES = {
     "xmlns", "width", "height", "viewbox", "role", "aria-label", "x", "y", "rx", "d",
+    "id", "data-iri", "data-from", "data-to",  # the why-graph's nodes and edges
 }  # fmt: skip
 _CLASSES = {
     "run", "iteration", "sub-session", "call", "tool-call", "model-call", "failed", "badge",
     "value", "outcome", "outcome-ok", "error",
     "figure", "timeline", "bar", "session", "duration",
+    "why-graph", "node", "edge", "activity", "entity", "root", "kind", "label",
 }  # fmt: skip
 _STATUSES = {"status-ok", "status-error", "status-incomplete", "status-other"}
 
@@ -86,10 +89,13 @@ def _checked(html: str) -> Page:
     assert set(page.tags) <= _TAGS
     for name, value in page.attributes:
         assert name in {"lang", "charset", "class", "href"} | _SVG_ATTRIBUTES, name
+        if name == "id":
+            assert re.fullmatch(r"why-\d+", value or ""), value
         if name == "class":
             assert set((value or "").split()) <= _CLASSES | _STATUSES, value
         if name == "href":
-            assert (value or "").startswith(("http://", "https://")), value
+            # Trace links, and a why-graph node's link to itself (focus, with no script).
+            assert re.fullmatch(r"https?://.*|#why-\d+", value or "", re.S), value
     return page
 
 

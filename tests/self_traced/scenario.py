@@ -175,5 +175,8 @@ def forecast_call(view: SessionView) -> ToolCallView:
     """The failed ``get_forecast`` call: failed, with no observation."""
     (call,) = [c for step in view.iterations for c in step.tool_calls if c.name == FORECAST.tool]
     assert (call.status, call.observation) == ("error", None)
-    assert view.status == "error" and view.failed_calls == 1
+    # The run's own status apart from its failed call: ok when the agent carried on to an
+    # answer, error when the failure ended it.
+    assert view.failed_calls == 1
+    assert view.status == ("ok" if view.answer is not None else "error")
     return call

@@ -101,6 +101,10 @@ class _BadRequest(ValueError):
     """A parameter the page cannot use; the message names it."""
 
 
+class _NotFound(LookupError):
+    """No session the page was asked for; the message says which."""
+
+
 def _moment(name: str, value: str) -> datetime | None:
     if not value:
         return None
@@ -160,28 +164,18 @@ def create_app(
         found = reader()
         runs = found.find(ident)
         if not runs:
-            raise LookupError(f"no session with id, trace id or conversation id {ident!r}")
+            raise _NotFound(f"no session with id, trace id or conversation id {ident!r}")
         return found, runs
 
     def session(request: Request) -> Response:
-        try:
-            found, runs = matches(request)
-        except _BadRequest as exc:
-            return html(error_page("Bad request", str(exc)), 400)
-        except LookupError as exc:
-            return html(error_page("Not found", str(exc)), 404)
+        found, runs = matches(request)
         views = [found.session(run) for run in runs]
         why = {run: found.why(run).as_json() for run in runs}
         return html(session_page(views, links=links, why=why))
 
     def download(render: Callable[[Any], str], media: str, suffix: str) -> Callable[..., Response]:
         def answer(request: Request) -> Response:
-            try:
-                found, runs = matches(request)
-            except _BadRequest as exc:
-                return html(error_page("Bad request", str(exc)), 400)
-            except LookupError as exc:
-                return html(error_page("Not found", str(exc)), 404)
+            found, runs = matches(request)
             triples = list(dict.fromkeys(t for run in runs for t in found.triples(run)))
             name = runs[0].rpartition(":")[2] or "session"
             return Response(
@@ -248,7 +242,11 @@ def create_app(
             Route("/static/app.js", script),
             Route("/favicon.ico", no_icon),
         ],
-        exception_handlers={StoreUnavailableError: _store_unavailable},
+        exception_handlers={
+            StoreUnavailableError: _store_unavailable,
+            _BadRequest: _bad_request,
+            _NotFound: _not_found,
+        },
     )
     app.add_middleware(_SecurityHeaders)
     return app
@@ -259,6 +257,14 @@ _LIST_PARAMS = ("agent", "service", "status", "since", "until", "q", "cursor")
 
 def _store_unavailable(request: Request, exc: Exception) -> Response:
     return HTMLResponse(error_page("Store unavailable", str(exc)), status_code=503)
+
+
+def _bad_request(request: Request, exc: Exception) -> Response:
+    return HTMLResponse(error_page("Bad request", str(exc)), status_code=400)
+
+
+def _not_found(request: Request, exc: Exception) -> Response:
+    return HTMLResponse(error_page("Not found", str(exc)), status_code=404)
 
 
 def _download_answer(result: QueryResult, fmt: str) -> Response:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-__all__ = ["CLI", "run_cli"]
+__all__ = ["CLI", "run_cli", "show", "shown_view"]
 
 CLI = [sys.executable, "-m", "otel_prov"]
 
@@ -24,3 +26,17 @@ def run_cli(
         timeout=120,
         check=False,
     )
+
+
+def show(store: Path, ident: str, fmt: str = "text") -> str:
+    """``otel-prov show IDENT`` of the embedded store at ``store``; it must succeed."""
+    result = run_cli("show", ident, "--store", str(store), "--format", fmt)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def shown_view(store: Path, ident: str) -> dict[str, Any]:
+    """The one session ``show --format json`` prints for ``ident``."""
+    (view,) = json.loads(show(store, ident, "json"))
+    assert isinstance(view, dict)
+    return view

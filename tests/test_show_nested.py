@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 import otel_prov
-from tests.cli import run_cli
+from tests.cli import run_cli, show, shown_view
 
 QUESTION = "Where is order 42?"
 ANSWER = "Order 42 shipped yesterday."
@@ -117,18 +116,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _show(store: Path, ident: str, fmt: str = "text") -> str:
-    result = run_cli("show", ident, "--store", str(store), "--format", fmt)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
-def _view(store: Path, ident: str) -> dict[str, Any]:
-    (view,) = json.loads(_show(store, ident, "json"))
-    assert isinstance(view, dict)
-    return view
-
-
 def _placeholders(text: str) -> str:
     """Session IRIs, span ids and times vary from run to run: name them by shape."""
     text = re.sub(r"urn:otel-prov:[0-9a-f]{32}:[0-9a-f]{16}", "IRI", text)
@@ -137,8 +124,8 @@ def _placeholders(text: str) -> str:
 
 
 def test_text_nests_the_sub_session_under_the_tool_call_that_started_it(store: Path) -> None:
-    billing = _view(store, "delegated")["iterations"][0]["tool_calls"][0]["sub_sessions"][0]
-    text = _show(store, "delegated")
+    billing = shown_view(store, "delegated")["iterations"][0]["tool_calls"][0]["sub_sessions"][0]
+    text = show(store, "delegated")
     assert f"answered by  billing (sub-session {billing['id']})" in text
     assert _placeholders(text) == (
         "Session IRI\n"
@@ -179,7 +166,7 @@ def test_text_nests_the_sub_session_under_the_tool_call_that_started_it(store: P
 def test_json_puts_the_sub_session_on_the_tool_call_and_credits_its_answer(
     store: Path,
 ) -> None:
-    view = _view(store, "delegated")
+    view = shown_view(store, "delegated")
     assert [it["number"] for it in view["iterations"]] == [1, 2]
     (call,) = view["iterations"][0]["tool_calls"]
     assert call["name"] == "ask_billing" and call["observation"] == ANSWER
@@ -197,7 +184,7 @@ def test_json_puts_the_sub_session_on_the_tool_call_and_credits_its_answer(
 
 
 def test_mermaid_draws_the_sub_session_as_a_subgraph_from_its_tool_call(store: Path) -> None:
-    lines = _show(store, "delegated", "mermaid").splitlines()
+    lines = show(store, "delegated", "mermaid").splitlines()
     start = lines.index('  subgraph I1T1S1["Sub-session: billing"]')
     end = lines.index("  end")
     inside = lines[start + 1 : end]
@@ -212,7 +199,7 @@ def test_mermaid_draws_the_sub_session_as_a_subgraph_from_its_tool_call(store: P
 
 
 def test_sub_sessions_nest_at_every_level_and_the_last_answer_is_the_runs(store: Path) -> None:
-    view = _view(store, "deep")
+    view = shown_view(store, "deep")
     assert [it["number"] for it in view["iterations"]] == [1]
     (researcher,) = view["iterations"][0]["sub_sessions"]
     assert researcher["agent"] == "researcher"
@@ -227,7 +214,7 @@ def test_sub_sessions_nest_at_every_level_and_the_last_answer_is_the_runs(store:
     # Three sub-sessions answered; the writer's answer came last.
     assert view["answer"] == "Take AF123 (200 EUR)." and view["answered_by"] == writer["id"]
 
-    text = _placeholders(_show(store, "deep"))
+    text = _placeholders(show(store, "deep"))
     assert (
         "\n".join(
             [
@@ -267,7 +254,7 @@ def test_sub_sessions_nest_at_every_level_and_the_last_answer_is_the_runs(store:
         "answered by  writer (sub-session IRI)\n"
         "trace        TRACE\n"
     )
-    mermaid = _show(store, "deep", "mermaid")
+    mermaid = show(store, "deep", "mermaid")
     assert '  subgraph QS1["Sub-session: writer"]' in mermaid
     assert "    I1S1I2T1 --> I1S1I2T1S1Q" in mermaid
     assert mermaid.rstrip().endswith("  QS1A -.-> A")
@@ -290,12 +277,12 @@ def test_sessions_count_the_whole_run_and_list_only_runs(store: Path) -> None:
 
 
 def test_a_flat_session_keeps_its_own_answer_and_no_sub_sessions(store: Path) -> None:
-    view = _view(store, "flat")
+    view = shown_view(store, "flat")
     assert (view["answer"], view["answered_by"], view["sub_sessions"]) == ("4", None, [])
     assert view["iterations"][0]["sub_sessions"] == []
-    text = _show(store, "flat")
+    text = show(store, "flat")
     assert "answer       4\ntrace" in text and "Sub-session" not in text
-    assert "subgraph" not in _show(store, "flat", "mermaid")
+    assert "subgraph" not in show(store, "flat", "mermaid")
 
 
 @pytest.mark.parametrize("turn_spans", [True, False], ids=["turn-spans", "inferred-turns"])
@@ -333,7 +320,7 @@ def test_openai_agents_handoff_shows_billing_under_the_handoff(
     (run,) = json.loads(run_cli("sessions", "--store", str(path), "--format", "json").stdout)
     assert run["agent"] == "triage"
     assert (run["iterations"], run["tool_calls"]) == (3, 2)
-    view = _view(path, run["id"])
+    view = shown_view(path, run["id"])
     assert [it["number"] for it in view["iterations"]] == [1]
     (handoff,) = view["iterations"][0]["tool_calls"]
     assert (handoff["name"], handoff["call_id"]) == ("transfer_to_billing", "call_h")
@@ -343,7 +330,7 @@ def test_openai_agents_handoff_shows_billing_under_the_handoff(
     assert [c["name"] for c in billing["iterations"][0]["tool_calls"]] == ["lookup_order"]
     assert view["answer"] == billing["answer"] == ORDER_ANSWER
     assert view["answered_by"] == billing["id"]
-    text = _show(path, run["id"])
+    text = show(path, run["id"])
     assert "    tool call    transfer_to_billing [call_h] ok\n" in text
     assert "      Sub-session " in text and "        agent        billing\n" in text
     assert f"answer       {ORDER_ANSWER}\nanswered by  billing (sub-session " in text

@@ -8,13 +8,12 @@ import contextlib
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 import otel_prov
-from tests.cli import run_cli
+from tests.cli import run_cli, show, shown_view
 
 
 def recovered_run(p: TracerProvider) -> None:
@@ -90,42 +89,30 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _show(store: Path, ident: str, fmt: str = "text") -> str:
-    result = run_cli("show", ident, "--store", str(store), "--format", fmt)
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
-def _view(store: Path, ident: str) -> dict[str, Any]:
-    (view,) = json.loads(_show(store, ident, "json"))
-    assert isinstance(view, dict)
-    return view
-
-
 def _head(text: str) -> list[str]:
     """The session's own fields, up to its first iteration."""
     return text.split("\nIteration")[0].splitlines()[1:]
 
 
 def test_a_run_that_carried_on_past_a_failed_call_is_ok_with_a_failed_call(store: Path) -> None:
-    view = _view(store, "recovered")
+    view = shown_view(store, "recovered")
     assert (view["status"], view["failed_calls"], view["error_type"]) == ("ok", 1, None)
-    head = _head(_show(store, "recovered"))
+    head = _head(show(store, "recovered"))
     assert "  status       ok" in head and "  failed calls 1" in head
     assert not any(line.startswith("  error ") for line in head)
 
 
 def test_a_run_that_raised_says_why_in_text_and_json(store: Path) -> None:
-    view = _view(store, "crashed")
+    view = shown_view(store, "crashed")
     assert (view["status"], view["failed_calls"]) == ("error", 1)
     assert (view["error_type"], view["error_message"]) == ("RuntimeError", "gave up on host b")
-    head = _head(_show(store, "crashed"))
+    head = _head(show(store, "crashed"))
     assert head[1:4] == [
         "  status       error",
         "  error        RuntimeError: gave up on host b",
         "  failed calls 1",
     ]
-    assert "RuntimeError: gave up on host b" in _show(store, "crashed", "html")
+    assert "RuntimeError: gave up on host b" in show(store, "crashed", "html")
 
 
 def test_the_sessions_table_keeps_status_and_failed_calls_apart(store: Path) -> None:
@@ -139,7 +126,7 @@ def test_the_sessions_table_keeps_status_and_failed_calls_apart(store: Path) -> 
 
 
 def test_parallel_calls_show_each_their_arguments(store: Path) -> None:
-    text = _show(store, "parallel")
+    text = show(store, "parallel")
     assert re.search(
         r"tool call    get_weather ok\n\s+arguments    \{\"city\": \"Oslo\"\}\n"
         r"\s+observation  get_weather done\n"
@@ -149,7 +136,7 @@ def test_parallel_calls_show_each_their_arguments(store: Path) -> None:
 
 
 def test_one_call_shows_its_arguments_once(store: Path) -> None:
-    text = _show(store, "recovered")
+    text = show(store, "recovered")
     assert text.count('{"host": "a"}') == 2  # on each step's action line, not again
     assert 'action       ping {"host": "a"}' in text
 
@@ -159,13 +146,13 @@ def test_several_matches_are_named_and_drawn_one_diagram_each(store: Path) -> No
     assert shown.returncode == 0
     assert shown.stderr == "otel-prov: 2 sessions match 'twice'; showing each, oldest first\n"
     assert shown.stdout.count("Session urn:otel-prov:") == 2
-    mermaid = _show(store, "twice", "mermaid")
+    mermaid = show(store, "twice", "mermaid")
     blocks = re.findall(r"^```mermaid\n(.*?)^```$", mermaid, re.S | re.M)
     assert len(blocks) == 2
     for block, question in zip(blocks, ("First?", "Second?"), strict=True):
         assert block.startswith("flowchart TD\n") and block.count("flowchart") == 1
         assert f'Q["Question: {question}"]' in block
     headings = re.findall(r"^## Session (urn:otel-prov:\S+)$", mermaid, re.M)
-    assert [view["id"] for view in json.loads(_show(store, "twice", "json"))] == headings
+    assert [view["id"] for view in json.loads(show(store, "twice", "json"))] == headings
     one = run_cli("show", "recovered", "--store", str(store), "--format", "mermaid")
     assert one.stdout.startswith("flowchart TD\n") and one.stderr == ""

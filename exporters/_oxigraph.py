@@ -7,7 +7,8 @@ exported; the process holding the store loads them within ``ingest_interval`` se
 when the holder exits, the next process to get the store (or ``otel-prov flush``) does.
 Readers open the store read-only and see what the holder has loaded.  After ``os.fork()``
 the child never touches the parent's database handle: the parent closes the store around
-the fork and opens it again, and the child tries to get it like any other process.
+the fork and opens it again, and the child parks its batches for the parent to load (a
+forked process cannot write RocksDB, see ``_rocksdb``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import pyoxigraph
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._parked import ParkedBatches
+from otel_prov.exporters._rocksdb import open_read_only, open_writable, writable_here
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_STORE
@@ -82,7 +84,8 @@ class OxigraphStoreExporter(ProvExporter):
         self._take_store()
         if self._store is None:
             _logger.info(
-                "another process writes %s: batches wait in %s until it loads them",
+                "%s %s: batches wait in %s until a process that writes it loads them",
+                "another process writes" if writable_here() else "a forked process cannot write",
                 self.path,
                 self.parked.directory,
             )
@@ -113,8 +116,10 @@ class OxigraphStoreExporter(ProvExporter):
         """Open the store for writing unless another process holds it; the caller holds
         ``_lock`` (or is the constructor).  Then load what others parked."""
         if self._store is None:
+            if not writable_here():
+                return
             try:
-                self._store = pyoxigraph.Store(str(self.path))
+                self._store = open_writable(self.path)
             except OSError as exc:
                 if _held_by_another(exc):
                     return
@@ -174,7 +179,7 @@ class OxigraphStoreExporter(ProvExporter):
     def chain_heads(self) -> dict[str, dict[str, str]]:
         with self._lock:
             try:
-                store = self._store or pyoxigraph.Store.read_only(str(self.path))
+                store = self._store or open_read_only(self.path)
             except (OSError, RuntimeError):
                 # Held by a process still creating it, or compacting under the read-only
                 # open: the chains start afresh, as with any store that cannot be read.
@@ -234,7 +239,7 @@ class OxigraphStoreExporter(ProvExporter):
     def _after_fork_in_parent(self) -> None:
         try:
             if not self._closed:
-                self._take_store()  # the child may have been quicker: then we park
+                self._take_store()
         except OSError:
             _logger.exception("cannot reopen %s after a fork", self.path)
         finally:
@@ -242,8 +247,9 @@ class OxigraphStoreExporter(ProvExporter):
 
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()
+        self._wake = threading.Event()
         self.parked = ParkedBatches(self.path)
-        if not self._closed:
+        if not self._closed and writable_here():  # the parent never opened a store
             try:
                 self._take_store()
             except OSError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pyoxigraph
@@ -34,3 +36,44 @@ def test_every_session_of_parent_and_forked_children_is_stored(tmp_path: Path, h
     assert _answers(store) == sorted(expected)
     assert not list((tmp_path / "store.parked").glob("*.nq"))  # every parked batch loaded
     assert [p.read_text() for p in wal.glob("wal-*.jsonl")] == []  # every intent settled
+
+
+CHILD_AFTER_THE_STORE_WAS_OPENED = """
+import os, sys
+from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.prov._record import ProvRecord
+
+def record(name):
+    triple = (f"<urn:example:{name}>", "<urn:example:said>", f'"{name}"')
+    return [ProvRecord(trace_id="0" * 32, root=f"<urn:example:{name}>", triples=(triple,))]
+
+parent = OxigraphStoreExporter(sys.argv[1])
+parent.export(record("parent"))
+parent.shutdown()  # the store is free: nothing stops a child from taking it
+pid = os.fork()
+if pid == 0:
+    child = OxigraphStoreExporter(sys.argv[1])
+    child.export(record("child"))
+    child.shutdown()
+    os._exit(0)
+assert os.waitpid(pid, 0)[1] == 0
+OxigraphStoreExporter(sys.argv[1]).shutdown()  # loads what the child parked
+"""
+
+
+def test_a_child_forked_after_the_parent_used_the_store_does_not_hang(tmp_path: Path) -> None:
+    """RocksDB's background threads are not copied by fork, while its thread pool thinks
+    they run: a child that writes the store waits forever for a flush (seen in CI)."""
+    store = tmp_path / "store"
+    run = subprocess.run(
+        [sys.executable, "-c", CHILD_AFTER_THE_STORE_WAS_OPENED, str(store)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    rows = pyoxigraph.Store.read_only(str(store)).query(
+        "SELECT ?o WHERE { ?s <urn:example:said> ?o }", use_default_graph_as_union=True
+    )
+    assert sorted(row["o"].value for row in rows) == ["child", "parent"]  # type: ignore[index, union-attr]

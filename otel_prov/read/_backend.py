@@ -23,6 +23,7 @@ import pyoxigraph
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
+from otel_prov.exporters._rocksdb import open_read_only
 from otel_prov.prov._rdf import canonical_datetime
 
 __all__ = [
@@ -119,7 +120,7 @@ class EmbeddedBackend:
         attempt = 1
         while True:
             try:
-                return pyoxigraph.Store.read_only(str(self.path))
+                return open_read_only(self.path)
             except (OSError, RuntimeError) as exc:
                 if attempt == _ATTEMPTS:
                     raise StoreUnavailableError(

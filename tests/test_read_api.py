@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -35,6 +36,7 @@ from otel_prov.read import ProvenanceReader, open_store
 from otel_prov.read._reader import decode_cursor, encode_cursor
 from otel_prov.setup._configure import configure
 from tests.builders import T0, make_span
+from tests.cli import run_cli
 
 GRAPH = pyoxigraph.NamedNode("urn:otel-prov:graph")
 
@@ -283,3 +285,46 @@ def test_any_question_comes_back_exactly_in_the_rdflib_graph(
     exporter.shutdown()
     expected = question.translate({c: "\ufffd" for c in range(0xD800, 0xE000)})
     assert {str(value) for value in values} == {expected}
+
+
+def _cli_flags(where: dict[str, object]) -> list[str]:
+    flags = []
+    for name, value in where.items():
+        text = value.isoformat() if isinstance(value, datetime) else str(value)
+        flags += [f"--{name}", text]
+    return flags
+
+
+def test_the_sessions_command_filters_and_pages_as_the_api(tmp_path: Path) -> None:
+    _store(tmp_path / "store")
+    for where in FILTERS:
+        questions: list[str] = []
+        cursor: list[str] = []
+        while True:
+            listed = run_cli(
+                "sessions", "--store", str(tmp_path / "store"), "--limit", "3",
+                "--format", "json", *_cli_flags(where), *cursor,
+            )  # fmt: skip
+            assert listed.returncode == (0 if listed.stdout != "[]\n" else 1), listed.stderr
+            questions += [run["question"] for run in json.loads(listed.stdout)]
+            more = re.search(r"--cursor (\S+)", listed.stderr)
+            if more is None:
+                break
+            cursor = ["--cursor", more.group(1)]
+        assert questions == _expected(**where), where
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--status", "finished"], "argument --status: invalid choice: 'finished'"),
+        (["--since", "yesterday"], "argument --since: 'yesterday' is not a date and time"),
+        (["--until", "2025-13-01"], "argument --until: '2025-13-01' is not a date and time"),
+        (["--cursor", "not-a-cursor"], "not a cursor"),
+    ],
+)
+def test_the_sessions_command_names_a_bad_filter(
+    demo_store: Path, flags: list[str], named: str
+) -> None:
+    listed = run_cli("sessions", "--store", str(demo_store), *flags)
+    assert listed.returncode == 2 and named in listed.stderr and "Traceback" not in listed.stderr

@@ -15,6 +15,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from otel_prov._settings import env_str
@@ -41,6 +42,7 @@ from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._annotation import annotation_record
 from otel_prov.prov._otlp_json import parse_otlp_json
+from otel_prov.prov._queries import STATUSES
 from otel_prov.prov._rdf import SPARQL_PREFIXES
 from otel_prov.prov._sealer import Sealer
 from otel_prov.read._backend import (
@@ -49,7 +51,7 @@ from otel_prov.read._backend import (
     StoreUnavailableError,
 )
 from otel_prov.read._delivery import delivery_status, render_status
-from otel_prov.read._reader import ProvenanceReader
+from otel_prov.read._reader import ProvenanceReader, parse_moment
 from otel_prov.read._user_query import run_user_query
 from otel_prov.setup._destination import (
     Destination,
@@ -93,6 +95,13 @@ def _graph_iri(value: str) -> str:
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from exc
     return value
+
+
+def _moment(value: str) -> datetime:
+    try:
+        return parse_moment(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 def _at_least_one(value: str) -> int:
@@ -191,10 +200,29 @@ def _parser() -> argparse.ArgumentParser:
         "sessions",
         "list agent runs (outermost sessions), newest first; ITER and TOOLS count the "
         "whole run, sub-agent sessions included",
-        "otel-prov sessions --limit 5 --format json",
+        "otel-prov sessions --status error --since 2025-11-30 --limit 5 --format json",
     )
     sessions.add_argument(
         "--limit", type=_at_least_one, default=20, metavar="N", help="at most N sessions (20)"
+    )
+    sessions.add_argument("--agent", metavar="NAME", help="runs of this agent only")
+    sessions.add_argument("--service", metavar="NAME", help="runs of this service.name only")
+    sessions.add_argument("--status", choices=STATUSES, help="runs that settled so")
+    for bound, meaning in (("since", "at or after"), ("until", "before")):
+        sessions.add_argument(
+            f"--{bound}",
+            type=_moment,
+            metavar="WHEN",
+            help=f"runs started {meaning} WHEN (2025-11-30 or 2025-11-30T09:00; UTC "
+            "unless it names a zone)",
+        )
+    sessions.add_argument(
+        "--search", metavar="TEXT", help="runs whose question or answer holds TEXT (any case)"
+    )
+    sessions.add_argument(
+        "--cursor",
+        metavar="CURSOR",
+        help="the page after the one that said to pass this cursor (on stderr)",
     )
     sessions.add_argument(
         "--format",
@@ -467,10 +495,23 @@ def _no_session(ident: str) -> str:
 
 def _sessions(args: argparse.Namespace) -> ExitCode:
     backend = _backend(args)
-    found = list(
-        ProvenanceReader(backend, graph=_graph(args)[1:-1]).sessions(limit=args.limit).sessions
-    )
+    try:
+        page = ProvenanceReader(backend, graph=_graph(args)[1:-1]).sessions(
+            agent=args.agent,
+            service=args.service,
+            status=args.status,
+            since=args.since,
+            until=args.until,
+            text=args.search,
+            limit=args.limit,
+            cursor=args.cursor,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    found = list(page.sessions)
     sys.stdout.write(render_session_list(found, args.format))
+    if page.next_cursor is not None:
+        _say(f"more runs: add --cursor {page.next_cursor}")
     if isinstance(backend, EmbeddedBackend):
         count, where = parked_batches(backend.path)
         if count:

@@ -173,6 +173,19 @@ def open_endpoint(
     return ProvenanceReader(RemoteBackend(url, headers=headers), graph=graph)
 
 
+def parse_moment(text: str) -> datetime:
+    """A start-time bound as people type it (``2025-11-30``, ``2025-11-30T09:00``, with
+    ``Z`` or an offset); without a zone it is UTC, as :meth:`ProvenanceReader.sessions`
+    takes it.  ``ValueError`` names the text and the expected form."""
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(
+            f"{text!r} is not a date and time (write it as 2025-11-30T09:00, UTC)"
+        ) from exc
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def _datetime_term(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)

@@ -14,7 +14,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from starlette.applications import Starlette
@@ -32,7 +32,7 @@ from otel_prov.read._rdf_documents import (
     render_rows_json,
     render_turtle,
 )
-from otel_prov.read._reader import ProvenanceReader
+from otel_prov.read._reader import ProvenanceReader, parse_moment
 from otel_prov.read._user_query import UpdateRefusedError
 from otel_prov.view._pages import (
     SCRIPT,
@@ -109,12 +109,9 @@ def _moment(name: str, value: str) -> datetime | None:
     if not value:
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_moment(value)
     except ValueError as exc:
-        raise _BadRequest(
-            f"{name}: {value!r} is not a date and time (write it as 2025-11-30T09:00, UTC)"
-        ) from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+        raise _BadRequest(f"{name}: {exc}") from exc
 
 
 def create_app(

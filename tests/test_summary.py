@@ -7,6 +7,7 @@ to rewrite the golden file after an intended change, and read the diff.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -17,7 +18,16 @@ from otel_prov.exporters import OxigraphStoreExporter
 
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._mapper import map_spans
-from otel_prov.read import open_store
+from otel_prov.read import (
+    IterationView,
+    ModelCallView,
+    SessionView,
+    Usage,
+    WhyGraph,
+    WhyNode,
+    open_store,
+)
+from otel_prov.read._summary import summarize
 from otel_prov.setup._configure import configure
 from tests.cli import run_cli
 from tests.session_tree import known_session
@@ -85,3 +95,24 @@ def test_the_demo_summary_names_the_failure_and_what_the_answer_rests_on(
     missing = run_cli("summary", "nope", "--store", str(demo_store))
     assert missing.returncode == 1 and missing.stdout == ""
     assert missing.stderr.count("\n") == 1
+
+
+def _view(
+    ident: str, *, tokens: tuple[int, int], subs: tuple[SessionView, ...] = ()
+) -> SessionView:
+    model = ModelCallView(f"{ident}-llm", "m", tokens[0], tokens[1], "ok")
+    step = IterationView(f"{ident}-1", 1, None, None, None, None, "ok", model_calls=(model,))
+    return SessionView(
+        ident, "0" * 32, "0" * 16, "agent", None, "ok", "2025-11-30T09:00:00Z",
+        "2025-11-30T09:00:01Z", "q", "a", iterations=(step,), sub_sessions=subs,
+    )  # fmt: skip
+
+
+def test_tokens_count_the_whole_run_as_the_cost_does() -> None:
+    """Cost and the listing count sub-agent sessions; the token sentence did not."""
+    inner = _view("urn:x:inner", tokens=(100, 20))
+    outer = _view("urn:x:outer", tokens=(10, 3), subs=(inner,))
+    outer = dataclasses.replace(outer, usage=Usage({"input": 110, "output": 23}))
+    graph = WhyGraph("urn:x:outer", (WhyNode("urn:x:outer", "AgentSession", "agent"),), ())
+    last = summarize(outer, graph).sentences[-1].text
+    assert "its 2 model calls (sub-agent sessions included) used 110 input and 23 output" in last

@@ -189,17 +189,19 @@ def _cost(view: SessionView, refs: _Refs) -> Sentence:
     took = _duration(view.start, view.end)
     if took is not None:
         parts.append(f"; it took {took}")
-    models = [model for step in view.iterations for model in step.model_calls]
+    # Tokens and cost count the whole run, sub-agent sessions included, as the listing.
+    subs = list(view.nested_sessions())
+    own = sum(len(step.model_calls) for step in view.iterations)
+    models = own + sum(len(step.model_calls) for sub in subs for step in sub.iterations)
     if models:
-        used_in = sum(model.input_tokens or 0 for model in models)
-        used_out = sum(model.output_tokens or 0 for model in models)
-        plural = "s" if len(models) > 1 else ""
+        plural = "s" if models > 1 else ""
+        whole = " (sub-agent sessions included)" if models > own else ""
         parts.append(
-            f"; its {len(models)} model call{plural} used {used_in} input and "
-            f"{used_out} output tokens"
+            f"; its {models} model call{plural}{whole} used "
+            f"{view.usage.tokens.get('input', 0)} input and "
+            f"{view.usage.tokens.get('output', 0)} output tokens"
         )
-    if view.usage.costs:
-        # Sub-agent sessions included, as in the listing; currencies are never added.
+    if view.usage.costs:  # currencies are never added
         each = [
             f"{format(c.amount.normalize(), 'f')} {c.currency or '(no currency)'}"
             for c in view.usage.costs

@@ -37,17 +37,9 @@ restored.  After every run the current span is what it was before.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from opentelemetry import trace
-
-# The upstream module starts with ``# type: ignore``, so mypy sees BaseInstrumentor as Any.
-from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
-    BaseInstrumentor,
-)
-
-from otel_prov._version import __version__
+from otel_prov.instrumentation import PatchingInstrumentor
 from otel_prov.instrumentation.langchain.package import _instruments
 
 if TYPE_CHECKING:
@@ -55,29 +47,12 @@ if TYPE_CHECKING:
 
 __all__ = ["LangChainInstrumentor"]
 
-_TRACER_NAME = "otel_prov.instrumentation.langchain"
 
-
-class LangChainInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+class LangChainInstrumentor(PatchingInstrumentor):
     """Records LangChain agent runs as otel-prov spans: sessions, iterations, model, tool calls."""
 
-    def instrumentation_dependencies(self) -> Collection[str]:
-        return _instruments
-
-    def _instrument(self, **kwargs: Any) -> None:
-        from otel_prov.instrumentation.langchain import _handler
-
-        tracer = trace.get_tracer(
-            _TRACER_NAME,
-            __version__,
-            tracer_provider=kwargs.get("tracer_provider"),
-        )
-        _handler.install(tracer)
-
-    def _uninstrument(self, **kwargs: Any) -> None:
-        from otel_prov.instrumentation.langchain import _handler
-
-        _handler.uninstall()
+    instruments = _instruments
+    patches = "_handler"
 
     @property
     def handler(self) -> ProvCallbackHandler | None:

@@ -32,41 +32,13 @@ only when :meth:`instrument` is called.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
-
-from opentelemetry import trace
-
-# The upstream module starts with ``# type: ignore``, so mypy sees BaseInstrumentor as Any.
-from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-defined]
-    BaseInstrumentor,
-)
-
-from otel_prov._version import __version__
+from otel_prov.instrumentation import PatchingInstrumentor
 from otel_prov.instrumentation.mcp.package import _instruments
 
 __all__ = ["MCPInstrumentor"]
 
-_TRACER_NAME = "otel_prov.instrumentation.mcp"
 
-
-class MCPInstrumentor(BaseInstrumentor):  # type: ignore[misc]
+class MCPInstrumentor(PatchingInstrumentor):
     """Records MCP tool calls, client and server side, joined in one trace."""
 
-    def instrumentation_dependencies(self) -> Collection[str]:
-        return _instruments
-
-    def _instrument(self, **kwargs: Any) -> None:
-        from otel_prov.instrumentation.mcp import _patches
-
-        tracer = trace.get_tracer(
-            _TRACER_NAME,
-            __version__,
-            tracer_provider=kwargs.get("tracer_provider"),
-        )
-        _patches.install(tracer)
-
-    def _uninstrument(self, **kwargs: Any) -> None:
-        from otel_prov.instrumentation.mcp import _patches
-
-        _patches.uninstall()
+    instruments = _instruments

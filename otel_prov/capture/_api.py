@@ -33,6 +33,7 @@ from opentelemetry.trace import Link, Span, SpanContext, TracerProvider
 
 from otel_prov import semconv as sc
 from otel_prov._version import __version__
+from otel_prov.capture._also_async import AlsoAsync
 from otel_prov.capture._plan import PlanStep, active_step
 from otel_prov.capture._shapes import (
     SpanShape,
@@ -67,7 +68,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _TRACER = trace.get_tracer("otel_prov", __version__)
 
 
-class _SpanScope:
+class _SpanScope(AlsoAsync[Span]):
     """One span's lifetime; reusable as a decorator, single-use as a context manager."""
 
     def __init__(
@@ -137,17 +138,6 @@ class _SpanScope:
             span.end()
         finally:
             otel_context.detach(token)
-
-    async def __aenter__(self) -> Span:
-        return self.__enter__()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.__exit__(exc_type, exc, tb)
 
     # --- decorator -----------------------------------------------------------------
     def __call__(self, function: F) -> F:

@@ -23,6 +23,7 @@ from typing import Any
 
 from opentelemetry.trace import Span, TracerProvider
 
+from otel_prov.capture._also_async import AlsoAsync
 from otel_prov.capture._api import _SpanScope
 from otel_prov.capture._shapes import put_document, retrieval_shape
 
@@ -81,7 +82,7 @@ class Retrieval:
             self._ended = True
 
 
-class _RetrievalScope:
+class _RetrievalScope(AlsoAsync[Retrieval]):
     """The retrieval's span scope, handing out a :class:`Retrieval` instead of the span."""
 
     def __init__(self, scope: _SpanScope, query: Any) -> None:
@@ -102,17 +103,6 @@ class _RetrievalScope:
         if self._handle is not None:
             self._handle._end()
         self._scope.__exit__(exc_type, exc, tb)
-
-    async def __aenter__(self) -> Retrieval:
-        return self.__enter__()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.__exit__(exc_type, exc, tb)
 
 
 def retrieval(

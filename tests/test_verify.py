@@ -352,3 +352,61 @@ def test_a_tool_call_its_server_recorded_leaves_the_callers_seal_intact(tmp_path
     for command in (["verify", "--all"], ["verify", trace_id]):
         result = run_cli(*command, "--store", str(path))
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+SEALED_V1 = Path(__file__).parent / "golden" / "sealed_v1_scores.nq"
+"""A run with scores (0.8333333333333334), costs (0.30000000000000004, 0.003885, 0) and an
+annotation, sealed by otel-prov 8e18cf6 in canonical form ``otel-prov-nt-sorted-1``
+(numbers hashed as written), as its embedded store held it."""
+
+
+def _load_v1(tmp_path: Path) -> Path:
+    path = tmp_path / "store"
+    store = pyoxigraph.Store(str(path))
+    store.load(SEALED_V1.read_bytes(), pyoxigraph.RdfFormat.N_QUADS)
+    del store
+    return path
+
+
+def test_runs_sealed_in_the_first_canonical_form_still_verify(tmp_path: Path) -> None:
+    path = _load_v1(tmp_path)
+    for ident in ("--all", "sealed-v1"):
+        result = run_cli("verify", ident, "--store", str(path))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "2 verified, 0 failed" in result.stdout
+
+
+def test_a_changed_score_in_the_first_canonical_form_is_caught(tmp_path: Path) -> None:
+    path = _load_v1(tmp_path)
+    _update(
+        path,
+        "DELETE { GRAPH ?g { ?e oprov:score ?s } } INSERT { GRAPH ?g { ?e oprov:score 0.9e0 } } "
+        "WHERE { GRAPH ?g { ?e oprov:score ?s FILTER(STRENDS(STR(?e), '0001:evaluation-1')) } }",
+    )
+    result = run_cli("verify", "--all", "--store", str(path))
+    assert result.returncode == 1
+    assert "changed: 0000000000000001:evaluation-1" in result.stdout
+
+
+def test_new_bundles_name_the_canonical_form_that_hashes_numbers_by_value(store: Path) -> None:
+    forms = {
+        quad.object
+        for quad in pyoxigraph.Store.read_only(str(store)).quads_for_pattern(
+            None, pyoxigraph.NamedNode(f"{O.canonicalization[1:-1]}"), None
+        )
+    }
+    assert forms == {pyoxigraph.Literal("otel-prov-nt-sorted-2")}
+
+
+def test_a_bundle_in_an_unknown_canonical_form_is_reported(store: Path) -> None:
+    _update(
+        store,
+        "DELETE { GRAPH ?g { ?b oprov:canonicalization ?f } } "
+        "INSERT { GRAPH ?g { ?b oprov:canonicalization 'otel-prov-nt-sorted-9' } } "
+        "WHERE { GRAPH ?g { ?b oprov:canonicalization ?f } }",
+    )
+    result = run_cli("verify", "--store", str(store))
+    assert result.returncode == 1
+    assert "canonical form 'otel-prov-nt-sorted-9', which this otel-prov does not know" in (
+        result.stdout
+    )

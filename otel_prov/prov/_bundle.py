@@ -8,10 +8,14 @@ sealed) and what lies under it are not: the session's process never saw them.  A
 descriptions are shared between sessions and left out; the links to them are in, and so
 is the label of the session's agent (``oprov:agentLabel``, on the session), which readers show.
 
-Canonical form (``otel-prov-nt-sorted-1``): each triple as one N-Triples line written by
+Canonical form (``otel-prov-nt-sorted-2``): each triple as one N-Triples line written by
 ``otel_prov.prov._rdf`` (the mapper never writes blank nodes, literals are escaped one way,
-dateTimes and integers are canonical), duplicates removed, lines sorted by code point,
-each ended by ``\\n``, UTF-8.  The hash is SHA-256 over that text.  The bundle also keeps
+dateTimes and integers are canonical), every number written by its value
+(``_numeric``: a store such as Virtuoso keeps a number's value, not its text or always
+its datatype), duplicates removed, lines sorted by code point, each ended by ``\\n``,
+UTF-8.  The hash is SHA-256 over that text.  ``otel-prov-nt-sorted-1``, the form of
+bundles sealed before, wrote numbers as the mapper did; a bundle names its form
+(``oprov:canonicalization``) and is checked in it.  The bundle also keeps
 a manifest (one short hash per subject) so that a check can name what changed, and may
 point to the previous bundle of the same agent with its hash: a chain in which a deleted
 or rewritten session shows.
@@ -28,11 +32,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from otel_prov._version import __version__
 from otel_prov.prov._iris import agent_iri, entity_iri, evaluator_iri
+from otel_prov.prov._numeric import NUMERIC_SUFFIXES, canonical_number
 from otel_prov.prov._rdf import Triple, datetime_from_ns, literal
 from otel_prov.prov._vocab import PP, RDF_TYPE, O, P
 
 __all__ = [
     "CANONICALIZATION",
+    "CANONICALIZATIONS",
     "agent_of",
     "bundle_iri",
     "bundle_triples",
@@ -44,7 +50,11 @@ __all__ = [
     "session_content",
 ]
 
-CANONICALIZATION = "otel-prov-nt-sorted-1"
+CANONICALIZATION = "otel-prov-nt-sorted-2"
+"""The canonical form new bundles are sealed in."""
+_BY_TEXT = "otel-prov-nt-sorted-1"
+CANONICALIZATIONS = (_BY_TEXT, CANONICALIZATION)
+"""Every canonical form a bundle may name; one naming none was sealed in the first."""
 
 
 def bundle_iri(session: str) -> str:
@@ -91,25 +101,35 @@ def session_content(triples: Iterable[Triple], session: str) -> list[Triple]:
     return [t for t in triples if t[0] in subjects and t[0] != bundle]
 
 
-def _lines(triples: Iterable[Triple]) -> list[str]:
+def _lines(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> list[str]:
     """The canonical N-Triples lines, deduplicated and sorted by code point.
 
     Every line of a subject starts with ``<subject> ``, and no such prefix is a prefix of
     another subject's, so in this order each subject's lines stand together.
     """
-    return sorted({f"{s} {p} {o} .\n" for s, p, o in triples})
+    if canonicalization == _BY_TEXT:
+        return sorted({f"{s} {p} {o} .\n" for s, p, o in triples})
+    if canonicalization != CANONICALIZATION:
+        raise ValueError(f"unknown canonical form {canonicalization!r}")
+    return sorted(
+        {
+            f"{s} {p} {canonical_number(o) if o.endswith(NUMERIC_SUFFIXES) else o} .\n"
+            for s, p, o in triples
+        }
+    )
 
 
 def _digest(lines: Iterable[str]) -> str:
     return "sha256:" + hashlib.sha256("".join(lines).encode()).hexdigest()
 
 
-def canonical_text(triples: Iterable[Triple]) -> str:
-    return "".join(_lines(triples))
+def canonical_text(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> str:
+    return "".join(_lines(triples, canonicalization))
 
 
-def content_hash(triples: Iterable[Triple]) -> str:
-    return _digest(_lines(triples))
+def content_hash(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> str:
+    """SHA-256 of the canonical text; raises ``ValueError`` for an unknown form."""
+    return _digest(_lines(triples, canonicalization))
 
 
 def _manifest(lines: list[str], session: str) -> dict[str, str]:
@@ -120,12 +140,14 @@ def _manifest(lines: list[str], session: str) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def manifest(triples: Iterable[Triple], session: str) -> dict[str, str]:
+def manifest(
+    triples: Iterable[Triple], session: str, canonicalization: str = CANONICALIZATION
+) -> dict[str, str]:
     """Subject -> the first 16 hex digits of the hash of its triples.
 
     Subjects are written relative to the session's trace (``urn:otel-prov:<trace>:``).
     """
-    return _manifest(_lines(triples), session)
+    return _manifest(_lines(triples, canonicalization), session)
 
 
 def bundle_triples(

@@ -410,12 +410,13 @@ def verify_rows_query(graph: str, *, marked: bool = True) -> str:
         else f"?session a oprov:AgentSession .\n  {_outermost('?session')}"
     )
     return f"""{SPARQL_PREFIXES}
-SELECT DISTINCT ?session ?bundle ?hash ?manifest ?revised ?revisedManifest ?previous
-  ?previousHash ?revisionPrevious ?revisionPreviousHash
+SELECT DISTINCT ?session ?bundle ?hash ?manifest ?canonicalization ?revised ?revisedManifest
+  ?previous ?previousHash ?revisionPrevious ?revisionPreviousHash
 WHERE {{ GRAPH {graph} {{
   {run}
   OPTIONAL {{
     ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
+    OPTIONAL {{ ?bundle oprov:canonicalization ?canonicalization }}
     FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
     OPTIONAL {{
       ?bundle prov:wasRevisionOf ?revised .
@@ -438,12 +439,13 @@ def annotation_rows_query(graph: str) -> str:
     """SELECT each annotation (``?session``, as :func:`verify_rows_query` names what a
     bundle seals), the run its evaluation judges, its bundle and chain link."""
     return f"""{SPARQL_PREFIXES}
-SELECT DISTINCT ?session ?run ?bundle ?hash ?manifest ?previous ?previousHash
+SELECT DISTINCT ?session ?run ?bundle ?hash ?manifest ?canonicalization ?previous ?previousHash
 WHERE {{ GRAPH {graph} {{
   ?session a oprov:Annotation .
   OPTIONAL {{ ?evaluation prov:wasGeneratedBy ?session ; oprov:evaluates ?run }}
   OPTIONAL {{
     ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
+    OPTIONAL {{ ?bundle oprov:canonicalization ?canonicalization }}
     OPTIONAL {{ ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }}
   }}
 }} }} ORDER BY ?session"""

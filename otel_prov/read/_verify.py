@@ -34,7 +34,13 @@ from dataclasses import dataclass, field
 import pyoxigraph
 
 from otel_prov.processing._blobs import BlobError, read_blob
-from otel_prov.prov._bundle import agent_of, content_hash, manifest, session_content
+from otel_prov.prov._bundle import (
+    CANONICALIZATIONS,
+    agent_of,
+    content_hash,
+    manifest,
+    session_content,
+)
 from otel_prov.prov._queries import (
     annotation_rows_query,
     bundle_hashes_query,
@@ -344,9 +350,15 @@ def _check(
         problems.append(
             f"chain broken: the previous bundle {row['previous']} is missing or changed"
         )
-    if content_hash(content) != row["hash"]:
+    form = row.get("canonicalization") or CANONICALIZATIONS[0]
+    if form not in CANONICALIZATIONS:
+        problems.append(
+            f"sealed in canonical form {form!r}, which this otel-prov does not know "
+            f"(it knows {', '.join(CANONICALIZATIONS)}): a newer otel-prov can check it"
+        )
+    elif content_hash(content, form) != row["hash"]:
         recorded = json.loads(row["manifest"] or "{}")
-        changes = "; ".join(_diff(recorded, manifest(content, iri(session))))
+        changes = "; ".join(_diff(recorded, manifest(content, iri(session), form)))
         problems.append(f"content changed since export ({changes})")
     revised = _diff(json.loads(row["revisedManifest"] or "{}"), json.loads(row["manifest"] or "{}"))
     rewritten = _rewritten_content(

@@ -17,7 +17,9 @@ from otel_prov.view._labels import (
     evaluation_label,
     failure_label,
     outcome_fields,
+    postcondition_label,
     shortened,
+    step_label,
     token_totals_label,
     tokens_label,
 )
@@ -77,6 +79,15 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
     if session.usage.costs:
         lines.append(_line("cost", cost_total_label(session.usage), head))
     lines.extend(_line("evaluation", evaluation_label(e), head) for e in session.evaluations)
+    lines.extend(_line("checked", postcondition_label(c), head) for c in session.postconditions)
+    for plan in session.plans:
+        # Before the iterations: the plan was made before its steps ran.
+        lines.append(f"{indent}Plan {plan.name or plan.id}")
+        for planned in plan.steps:
+            lines.append(_line(f"step {planned.number}", step_label(planned), fields))
+            lines.extend(
+                _line("checked", postcondition_label(c), fields) for c in planned.postconditions
+            )
     for step in session.iterations:
         lines.append(f"{indent}Iteration {step.number if step.number is not None else '?'}")
         for model in step.model_calls:

@@ -33,6 +33,10 @@ conversation id into the IRIs of the runs it names.  ``session`` raises
 another reader-writer, unreachable, credentials refused).  Endpoint headers are never
 logged.
 
+``session(id).plans`` are the plans the run made (``otel_prov.plan``), each step in
+order with what became of it (``executed``, ``failed``, ``skipped``, ``rolled_back``, or
+None) and the postconditions checked for it.
+
 ``why`` follows PROV relations back from a run's answer (or any activity or entity):
 observations, the tool calls behind them and their arguments, the steps that chose
 them, retrieved chunks and their sources, the question and the conversation's earlier
@@ -53,6 +57,7 @@ from __future__ import annotations
 
 from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
+from otel_prov.read._plans import PlanStepView, PlanView, PostconditionView
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
 from otel_prov.read._session_view import (
     Cost,
@@ -76,6 +81,9 @@ __all__ = [
     "EvaluationView",
     "IterationView",
     "ModelCallView",
+    "PlanStepView",
+    "PlanView",
+    "PostconditionView",
     "ProvenanceReader",
     "RunSummary",
     "Sentence",

@@ -34,6 +34,7 @@ from otel_prov.prov._queries import (
 )
 from otel_prov.prov._rdf import OPROV, PROV, instant_order
 from otel_prov.read._backend import QueryBackend
+from otel_prov.read._plans import PlanView, PostconditionView, plans_and_postconditions
 
 __all__ = [
     "CONTENT_DESCRIPTORS",
@@ -198,6 +199,12 @@ class SessionView:
     """Tokens and cost of this session's model calls, its sub-sessions' included."""
     evaluations: tuple[EvaluationView, ...] = ()
     """Of this session or an activity in it (its sub-sessions' included), oldest first."""
+    plans: tuple[PlanView, ...] = ()
+    """Plans made in the run (its sub-sessions' included), oldest first; on the session
+    :func:`load_session` loads, empty on the sub-sessions nested in it."""
+    postconditions: tuple[PostconditionView, ...] = ()
+    """Postconditions checked in the run outside any plan step (those checked for a step
+    are under it), oldest first; on the loaded session only, as ``plans``."""
 
     def nested_sessions(self) -> Iterator[SessionView]:
         """Every session below this one, wherever it started, depth first in run order."""
@@ -362,7 +369,8 @@ def load_session(
         if answered:
             last = max(answered, key=lambda sub: instant_order(sub.end or sub.start))
             view = replace(view, answer=last.answer, answered_by=last.id)
-    return view
+    plans, postconditions = plans_and_postconditions(backend, graph, session)
+    return replace(view, plans=plans, postconditions=postconditions)
 
 
 def _session_view(

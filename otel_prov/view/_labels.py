@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from otel_prov.read._plans import PlanStepView, PostconditionView
 from otel_prov.read._session_view import (
     Cost,
     EvaluationView,
@@ -20,7 +21,9 @@ __all__ = [
     "evaluation_label",
     "failure_label",
     "outcome_fields",
+    "postcondition_label",
     "shortened",
+    "step_label",
     "token_totals_label",
     "tokens_label",
 ]
@@ -61,6 +64,19 @@ def evaluation_label(evaluation: EvaluationView) -> str:
     note = ", ".join(part for part in (by, when) if part)
     text = f"{evaluation.name}: {verdict or '(no score)'}" + (f" ({note})" if note else "")
     return f"{text}\n{evaluation.explanation}" if evaluation.explanation else text
+
+
+def step_label(step: PlanStepView) -> str:
+    """``label: outcome``; a step neither run nor marked says so, since that is what
+    leaves a plan unfollowed."""
+    return f"{step.label}: {step.outcome or '(no outcome)'}"
+
+
+def postcondition_label(postcondition: PostconditionView) -> str:
+    """``name: satisfied (detail)``, or ``NOT satisfied`` when the check failed."""
+    verdict = "satisfied" if postcondition.satisfied else "NOT satisfied"
+    detail = f" ({postcondition.detail})" if postcondition.detail else ""
+    return f"{postcondition.name}: {verdict}{detail}"
 
 
 def token_totals_label(usage: Usage) -> str:

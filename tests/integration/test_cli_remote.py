@@ -18,6 +18,7 @@ from otel_prov.read._backend import RemoteBackend
 from tests.builders import T0, make_span
 from tests.cli import run_cli
 from tests.integration.store_queries import store_both
+from tests.planned_session import planned_session
 from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
@@ -93,7 +94,7 @@ def _records() -> list[ProvRecord]:
 def test_sessions_show_and_query_agree_between_store_and_endpoint(
     server: SparqlServer, tmp_path: Path
 ) -> None:
-    records = [*_records(), _priced_and_judged()]
+    records = [*_records(), _priced_and_judged(), map_spans(planned_session())]
     local_args, remote_args = store_both(records, server, tmp_path)
     trace = f"{0x4BF92F3577B34DA6A3CE929D0E0E4736:032x}"
     query = (
@@ -109,6 +110,8 @@ def test_sessions_show_and_query_agree_between_store_and_endpoint(
         ("show", "h3", "--format", "json"),
         ("show", "priced", "--format", "json"),
         ("show", "priced"),
+        ("show", "planned"),
+        ("show", "planned", "--format", "json"),
         ("show", "demo-conversation"),
         ("show", "demo-conversation", "--format", "json"),
         ("show", trace, "--format", "mermaid"),

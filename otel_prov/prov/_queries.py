@@ -107,6 +107,21 @@ def _agent_label(subject: str, label: str) -> str:
     )
 
 
+def _shown_agent(subject: str, label: str) -> str:
+    """Patterns binding ``label`` as :func:`_agent_label` does, for a row that shows it:
+    two ``OPTIONAL`` s and a ``COALESCE`` (the sealed label first).  Virtuoso (7.2)
+    estimates the union with its ``FILTER NOT EXISTS`` inside an ``OPTIONAL`` at minutes
+    for some data and refuses the query ("estimated execution time ... exceeds the
+    limit"): the run listing failed so, now and then, once an MCP server's calls shared
+    the run's trace."""
+    return (
+        f"OPTIONAL {{ {subject} oprov:agentLabel ?sealedAgent }}\n"
+        f"  OPTIONAL {{ {subject} prov:wasAssociatedWith ?labelled . "
+        f"?labelled a oprov:AIAgent ; rdfs:label ?sharedAgent }}\n"
+        f"  BIND(COALESCE(?sealedAgent, ?sharedAgent) AS {label})"
+    )
+
+
 def _filter_patterns(where: RunFilter) -> list[str]:
     patterns = []
     if where.agent is not None:
@@ -175,7 +190,7 @@ def run_details_query(graph: str, runs: Sequence[str]) -> str:
 SELECT ?s ?trace ?status ?agent ?question ?failed WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {_values(runs)} }}
   ?s oprov:traceId ?trace ; oprov:status ?status .
-  OPTIONAL {{ {_agent_label("?s", "?agent")} }}
+  {_shown_agent("?s", "?agent")}
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?question }}
   OPTIONAL {{ ?s oprov:failedCalls ?failed }}
 }} }} ORDER BY ?s ?status ?agent ?question"""
@@ -303,7 +318,7 @@ def _head_pattern(subject: str) -> str:
       prov:startedAtTime ?start .
   OPTIONAL {{ {subject} prov:endedAtTime ?end }}
   OPTIONAL {{ {subject} oprov:sessionId ?conversation }}
-  OPTIONAL {{ {_agent_label(subject, "?agent")} }}
+  {_shown_agent(subject, "?agent")}
   OPTIONAL {{ {subject} prov:used ?qe . ?qe a oprov:Question }}
   OPTIONAL {{ ?ae prov:wasGeneratedBy {subject} ; a oprov:Answer }}
   OPTIONAL {{ {subject} oprov:failedCalls ?failed }}

@@ -23,11 +23,12 @@ from pathlib import Path
 import pyoxigraph
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._parked import ParkedBatches
+from otel_prov.exporters._repeats import SharedTriples
 from otel_prov.exporters._rocksdb import open_read_only, open_writable, writable_here
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_STORE
-from otel_prov.prov._rdf import to_nquads
+from otel_prov.prov._rdf import Triple, to_nquads
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query
 
@@ -81,6 +82,7 @@ class OxigraphStoreExporter(ProvExporter):
         self._lock = threading.Lock()
         self._closed = False
         self._store: pyoxigraph.Store | None = None
+        self._shared = SharedTriples()
         self._take_store()
         if self._store is None:
             _logger.info(
@@ -120,6 +122,7 @@ class OxigraphStoreExporter(ProvExporter):
                 return
             try:
                 self._store = open_writable(self.path)
+                self._shared = SharedTriples()  # what another opening wrote, this one knows not
             except OSError as exc:
                 if _held_by_another(exc):
                     return
@@ -156,11 +159,15 @@ class OxigraphStoreExporter(ProvExporter):
                     _logger.exception("cannot load parked batches into %s", self.path)
 
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
-        text = "".join(to_nquads(record.triples, self._graph) for record in records).encode()
+        triples = [triple for record in records for triple in record.triples]
         with self._lock:
             if self._closed:
                 _logger.warning("export after shutdown: %d records not stored", len(records))
                 return ExportResult.FAILURE
+            shared: list[Triple] = []
+            if self._store is not None:  # parked batches go whole: their loader knows nothing
+                triples, shared = self._shared.fresh(triples)
+            text = to_nquads(triples, self._graph).encode()
             try:
                 if self._store is None:
                     self.parked.park(text)
@@ -174,6 +181,7 @@ class OxigraphStoreExporter(ProvExporter):
             except (OSError, SyntaxError, ValueError):
                 _logger.exception("could not write %d records to %s", len(records), self.path)
                 return ExportResult.FAILURE
+            self._shared.remember(shared)
         return ExportResult.SUCCESS
 
     def chain_heads(self) -> dict[str, dict[str, str]]:

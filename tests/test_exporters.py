@@ -171,3 +171,51 @@ def test_a_reader_of_the_store_this_process_writes_sees_each_batch_at_once(
     destination.exporter.shutdown()
     # Without a writer in this process, it reads the store read-only.
     assert destination.reader.query(count).rows == [{"n": str(len(record.triples))}]
+
+
+class _LoadsSeen:
+    """The embedded store as the exporter uses it, keeping the text of every load."""
+
+    def __init__(self, store: pyoxigraph.Store) -> None:
+        self.store = store
+        self.texts: list[str] = []
+
+    def load(self, data: bytes, *args: object, **kwargs: object) -> None:
+        self.texts.append(data.decode())
+        self.store.load(data, *args, **kwargs)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.store, name)
+
+
+def test_what_the_held_store_has_from_us_about_agents_is_not_written_again(
+    tmp_path: Path,
+) -> None:
+    """Each session repeats its agents' descriptions; a store writes each quad at the same
+    cost whether it holds it or not, so the process holding the store sends them once."""
+    import dataclasses
+
+    first = map_spans(known_session())
+    second = map_spans([dataclasses.replace(s, trace_id=0xBEEF) for s in known_session()])
+    shared = {t for t in first.triples if not t[0].startswith(f"<urn:otel-prov:{first.trace_id}:")}
+    assert shared and shared <= set(second.triples)  # same agents, tools and services
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    loads = _LoadsSeen(exporter.held_store())  # type: ignore[arg-type]
+    exporter._store = loads  # type: ignore[assignment]
+    assert exporter.export([first]) is ExportResult.SUCCESS
+    assert exporter.export([second]) is ExportResult.SUCCESS
+    assert exporter.export([first, second]) is ExportResult.SUCCESS
+    assert all(f"{s} {p} {o}" in loads.texts[0] for s, p, o in shared)
+    assert not any(f"{s} {p} " in loads.texts[1] for s, p, _ in shared)
+    assert len(loads.texts[1].splitlines()) == len(set(second.triples) - shared)
+    exporter.shutdown()
+    del loads  # the last reference to the database: its lock goes with it
+
+    again = OxigraphStoreExporter(tmp_path / "store")  # a new opening knows nothing yet
+    loads = _LoadsSeen(again.held_store())  # type: ignore[arg-type]
+    again._store = loads  # type: ignore[assignment]
+    assert again.export([second]) is ExportResult.SUCCESS
+    assert all(f"{s} {p} {o}" in loads.texts[0] for s, p, o in shared)
+    again.shutdown()
+    del loads
+    assert len(_store_quads(tmp_path / "store")) == len(set(first.triples) | set(second.triples))

@@ -26,7 +26,7 @@ from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._repeats import SharedTriples
 from otel_prov.exporters._rocksdb import open_read_only, open_writable, writable_here
 
-from otel_prov._settings import env_str
+from otel_prov._settings import env_str, fsync_always
 from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.prov._rdf import Triple, to_nquads
 from otel_prov.prov._record import ProvRecord
@@ -79,6 +79,7 @@ class OxigraphStoreExporter(ProvExporter):
         self.path.mkdir(parents=True, exist_ok=True)
         self.parked = ParkedBatches(self.path)
         self._interval = ingest_interval
+        self._sync = fsync_always()
         self._lock = threading.Lock()
         self._closed = False
         self._store: pyoxigraph.Store | None = None
@@ -209,14 +210,19 @@ class OxigraphStoreExporter(ProvExporter):
         return len(self.parked)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Load what is parked if this process can get the store; ``True`` when nothing waits."""
+        """Load what is parked if this process can get the store; ``True`` when nothing waits.
+
+        A committed load is already in RocksDB's own log: a killed process keeps it and a
+        read-only opening elsewhere replays it.  Writing the memtables out as well (100 to
+        300 ms on a busy disk, what an agent's flush mostly waited for) is done only when
+        every write is to be fsync'd (``OTEL_PROV_WAL_FSYNC=always``)."""
         with self._lock:
             if not self._closed:
                 try:
                     self._take_store()
                 except OSError:
                     _logger.exception("cannot load parked batches into %s", self.path)
-            if self._store is not None:
+            if self._store is not None and self._sync:
                 self._store.flush()
         return self._store is not None and not len(self.parked)
 

@@ -180,9 +180,15 @@ class _LoadsSeen:
         self.store = store
         self.texts: list[str] = []
 
+        self.flushes = 0
+
     def load(self, data: bytes, *args: object, **kwargs: object) -> None:
         self.texts.append(data.decode())
         self.store.load(data, *args, **kwargs)  # type: ignore[arg-type]
+
+    def flush(self) -> None:
+        self.flushes += 1
+        self.store.flush()
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.store, name)
@@ -219,3 +225,36 @@ def test_what_the_held_store_has_from_us_about_agents_is_not_written_again(
     again.shutdown()
     del loads
     assert len(_store_quads(tmp_path / "store")) == len(set(first.triples) | set(second.triples))
+
+
+@pytest.mark.parametrize("policy", ["never", "always"])
+def test_force_flush_writes_the_memtables_out_only_when_every_write_is_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
+) -> None:
+    """A committed load is in RocksDB's own log, which a killed process keeps and a
+    read-only opening replays; writing the memtables out (100-300 ms on a busy disk) is the
+    fsync of ``OTEL_PROV_WAL_FSYNC=always`` only."""
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("OTEL_PROV_WAL_FSYNC", policy)
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    loads = _LoadsSeen(exporter.held_store())  # type: ignore[arg-type]
+    exporter._store = loads  # type: ignore[assignment]
+    assert exporter.export([record]) is ExportResult.SUCCESS
+    assert exporter.force_flush()
+    assert loads.flushes == (1 if policy == "always" else 0)
+    reader = (
+        "import pyoxigraph, sys; "
+        "store = pyoxigraph.Store.read_only(sys.argv[1]); "
+        "print(len(list(store.quads_for_pattern(None, None, None))))"
+    )
+    seen = subprocess.run(
+        [sys.executable, "-c", reader, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert int(seen.stdout) == len(set(record.triples))  # another process reads it at once
+    exporter.shutdown()

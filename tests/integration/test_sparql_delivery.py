@@ -26,6 +26,7 @@ from tests.integration.store_queries import count, select, triple_count, update
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
 from tests.test_rdf import HOSTILE
+from tests.waiting import until
 
 pytestmark = pytest.mark.integration
 
@@ -282,6 +283,7 @@ def test_a_new_process_replays_the_spool_left_by_the_old_one(
         from otel_prov import map_spans
         from otel_prov.exporters import SparqlUpdateExporter
         from tests.session_tree import known_session
+from tests.waiting import until
         exporter = SparqlUpdateExporter({server.update_endpoint!r}, spool_dir={str(spool)!r},
                                         retry_initial_delay=0.05)
         exporter.export([map_spans(known_session())])
@@ -363,7 +365,8 @@ def test_spooled_batches_with_line_separators_are_delivered_and_bad_ones_set_asi
 
 
 def test_sessions_handed_to_a_slow_store_survive_sigkill(server: SparqlServer, spool: Path) -> None:
-    """The store takes 25 s to accept; the agent is killed after 3 s; the restart stores both."""
+    """The store takes 25 s to accept; the agent is killed while the first request waits on
+    it; the restart stores both."""
     wal = spool.parent / "wal"
     upstream = server.update_endpoint.rsplit("/", 1)
     script = textwrap.dedent(f"""
@@ -394,8 +397,7 @@ def test_sessions_handed_to_a_slow_store_survive_sigkill(server: SparqlServer, s
         )
         try:
             assert agent.stdout is not None and agent.stdout.readline() == "ran\n"
-            time.sleep(3.0)
-            assert proxy.requests  # the sessions were handed to the (slow) store
+            until(lambda: proxy.requests, "the sessions handed to the (slow) store")
         finally:
             agent.kill()
             agent.wait(timeout=30)

@@ -301,8 +301,9 @@ class SparqlUpdateExporter(ProvExporter):
             return
         answer = self._client.send(statements)
         if answer.outcome is Outcome.DELIVERED:
-            self.spool.remove(batch)
-            self._delivered(len(batch.lines))
+            with self._lock:  # a flush sees the batch gone only once it is counted
+                self.spool.remove(batch)
+                self._delivered(len(batch.lines))
         elif answer.outcome is Outcome.TOO_LARGE and len(batch.lines) > 1:
             self._shrink(len(batch.lines), answer)
             self.spool.split(batch)
@@ -347,12 +348,13 @@ class SparqlUpdateExporter(ProvExporter):
 
     def _set_aside(self, path: Path, reason: str) -> None:
         """A spooled file that will never go through: kept as a dead letter, delivery goes on."""
-        try:
-            letter = self.spool.set_aside(path, reason)
-        except OSError:
-            _logger.exception("cannot move %s to the dead letters", path)
-            return
-        self._dead_lettered(letter.path, reason)
+        with self._lock:  # a flush sees the file gone only once it is counted
+            try:
+                letter = self.spool.set_aside(path, reason)
+            except OSError:
+                _logger.exception("cannot move %s to the dead letters", path)
+                return
+            self._dead_lettered(letter.path, reason)
 
     def _dead_lettered(self, path: Path, reason: str) -> None:
         self._last_error = reason

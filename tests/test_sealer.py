@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import cast
 
@@ -27,6 +26,7 @@ from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._vocab import O, P
 from tests.builders import T0, make_span
 from tests.cli import run_cli
+from tests.waiting import until
 
 PREFIXES = """PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX oprov: <https://w3id.org/otel-prov/ns#>
@@ -74,8 +74,10 @@ def test_a_new_process_continues_the_agents_chain(tmp_path: Path) -> None:
     assert any("chain broken" in str(check["problems"]) for check in checks)
 
 
-def _tool_outliving_its_session(provider: TracerProvider, pause: float) -> None:
-    """A session whose tool call ends ``pause`` seconds after the session span."""
+def _tool_outliving_its_session(
+    provider: TracerProvider, processor: otel_prov.ProvSpanProcessor
+) -> None:
+    """A session whose tool call ends once the session was exported without it."""
     tracer = provider.get_tracer("test")
     with otel_prov.agent_session("late", question="Q?", tracer_provider=provider) as session:
         tool = tracer.start_span(
@@ -84,7 +86,7 @@ def _tool_outliving_its_session(provider: TracerProvider, pause: float) -> None:
             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "slow"},
         )
         otel_prov.set_answer("A", span=session)
-    time.sleep(pause)
+    until(lambda: processor.statistics().records_exported == 1, "the session sealed")
     tool.set_attribute("otel_prov.observation", "late result")
     tool.end()
 
@@ -96,7 +98,7 @@ def test_spans_arriving_after_the_seal_revise_the_bundle(tmp_path: Path) -> None
         OxigraphStoreExporter(store), late_span_grace=0.05, schedule_delay=0.05
     )
     provider.add_span_processor(processor)
-    _tool_outliving_its_session(provider, pause=0.6)
+    _tool_outliving_its_session(provider, processor)
     provider.shutdown()
     bundles = _rows(
         store,
@@ -127,7 +129,8 @@ def test_a_session_exported_incomplete_then_ending_is_revised(tmp_path: Path) ->
     )
     provider.add_span_processor(processor)
     with otel_prov.agent_session("slow", question="Q?", tracer_provider=provider) as session:
-        time.sleep(1.5)  # past the timeout and the worker's once-a-second timeout check
+        # Past the timeout, at the worker's once-a-second check: exported as it stands.
+        until(lambda: processor.statistics().records_exported == 1, "the session timed out")
         otel_prov.set_answer("done at last", span=session)
     provider.shutdown()
     statuses = _rows(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -22,7 +23,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_prov.exporters import OxigraphStoreExporter
 
 from otel_prov import ProvSpanProcessor
-from tests.servers import free_port
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "service_app.py"
 PREFIXES = (
@@ -39,9 +39,18 @@ def _load_example() -> ModuleType:
     return module
 
 
-def _serve(app: object, port: int) -> uvicorn.Server:
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    threading.Thread(target=server.run, daemon=True).start()
+def _listening() -> tuple[socket.socket, int]:
+    """A socket bound to a port of its own, kept until uvicorn serves on it (a port only
+    looked up as free could be taken by another process before uvicorn binds it)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port: int = sock.getsockname()[1]
+    return sock, port
+
+
+def _serve(app: object, sock: socket.socket) -> uvicorn.Server:
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True).start()
     deadline = time.monotonic() + 20
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -61,13 +70,13 @@ def services(
     agent_tp.add_span_processor(processor)
     weather_tp = TracerProvider(resource=Resource.create({"service.name": "weather-service"}))
     weather_tp.add_span_processor(SimpleSpanProcessor(weather_spans))
-    weather_port, agent_port = free_port(), free_port()
+    (weather_socket, weather_port), (agent_socket, agent_port) = _listening(), _listening()
     weather = example.weather_app()
     FastAPIInstrumentor.instrument_app(weather, tracer_provider=weather_tp)
     agent = example.agent_app(f"http://127.0.0.1:{weather_port}", tracer_provider=agent_tp)
     FastAPIInstrumentor.instrument_app(agent, tracer_provider=agent_tp)
     RequestsInstrumentor().instrument(tracer_provider=agent_tp)
-    servers = [_serve(weather, weather_port), _serve(agent, agent_port)]
+    servers = [_serve(weather, weather_socket), _serve(agent, agent_socket)]
     try:
         for _ in range(2):  # two turns of one conversation
             answer = requests.post(f"http://127.0.0.1:{agent_port}/ask", json={}, timeout=30)

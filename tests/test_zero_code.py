@@ -6,7 +6,6 @@ import json
 import logging
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from otel_prov.demo import run_demo_agent
 from otel_prov.prov._vocab import RDF_TYPE, O
 from tests.instrumented import SPANS_PER_RUN, run_plain_agent
 from tests.recording_exporter import RecordingExporter
+from tests.waiting import until
 
 
 def _count(record: object, cls: str) -> int:
@@ -28,15 +28,14 @@ def _count(record: object, cls: str) -> int:
 
 
 def test_prov_exporter_assembles_sessions_from_batches() -> None:
-    recording = RecordingExporter()
+    recording, ended = RecordingExporter(), InMemorySpanExporter()
+    # The grace outlasts any stall of a loaded machine between the two batches below.
+    prov = ProvSpanExporter(recording, late_span_grace=2.0)
     provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(ended))
     # Small batches: one session's spans arrive over several export calls.
     provider.add_span_processor(
-        BatchSpanProcessor(
-            ProvSpanExporter(recording, late_span_grace=0.3),
-            max_export_batch_size=3,
-            schedule_delay_millis=50,
-        )
+        BatchSpanProcessor(prov, max_export_batch_size=3, schedule_delay_millis=50)
     )
     run_demo_agent(tracer_provider=provider)
     tracer = provider.get_tracer("t")
@@ -49,7 +48,14 @@ def test_prov_exporter_assembles_sessions_from_batches() -> None:
             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "slow"},
         )
     session.end()
-    time.sleep(0.1)  # the session span is exported in one batch...
+
+    def handed_over() -> bool:
+        statistics = prov.statistics()
+        return statistics is not None and statistics.spans_received == len(
+            ended.get_finished_spans()
+        )
+
+    until(handed_over, "every ended span in the prov exporter")  # the session in one batch...
     child.end()  # ...its late child in a later one, within the grace
     records = recording.wait_for(2)
     demo = next(r for r in records if _count(r, O.Iteration) == 4)

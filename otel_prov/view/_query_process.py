@@ -1,8 +1,9 @@
 """The child process :mod:`otel_prov.view._timed_query` runs one query in.
 
-It reads ``{"store", "graph", "query"}`` as JSON on stdin, opens the store read-only,
-runs the query as ``otel-prov query`` would, and writes the answer as JSON on stdout
-(rows, a boolean, or the triples as N-Triples), or ``{"error"}``.
+Once imported it writes :data:`READY` on stdout; then it reads ``{"store", "graph",
+"query"}`` as JSON on stdin, opens the store read-only, runs the query as ``otel-prov
+query`` would, and writes the answer as JSON on stdout (rows, a boolean, or the triples
+as N-Triples), or ``{"error"}``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,13 @@ import pyoxigraph
 from otel_prov.read._backend import EmbeddedBackend, StoreUnavailableError
 from otel_prov.read._user_query import run_user_query
 
+READY = "ready\n"
+"""Said once Python has started and imported the store: the time limit starts after it."""
+
 
 def main() -> None:
+    sys.stdout.write(READY)
+    sys.stdout.flush()
     request = json.load(sys.stdin)
     try:
         result = run_user_query(

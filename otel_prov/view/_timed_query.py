@@ -3,15 +3,19 @@
 The embedded store cannot cancel a query, and a thread cannot be killed: a runaway
 query left in a thread would hold a core until it ended.  So against the embedded store
 the query runs in a child process (:mod:`otel_prov.view._query_process`) that opens the
-store read-only and is killed at the limit.  A SPARQL endpoint does the work itself:
-there the request is given up at the limit (SPARQLWrapper's own socket timeout ends the
-waiting thread soon after), and the server's own timeout, if set, stops the query.
+store read-only and is killed at the limit.  The limit starts once the child is ready:
+starting Python and importing the store takes a second, and several on a loaded
+machine, which must not stop a query of milliseconds before it began.  A SPARQL
+endpoint does the work itself: there the request is given up at the limit
+(SPARQLWrapper's own socket timeout ends the waiting thread soon after), and the
+server's own timeout, if set, stops the query.
 Updates are refused before anything starts.
 """
 
 from __future__ import annotations
 
 import json
+import selectors
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -26,10 +30,13 @@ from otel_prov.read._backend import (
     StoreUnavailableError,
 )
 from otel_prov.read._user_query import check_user_query, run_user_query
+from otel_prov.view._query_process import READY
 
 __all__ = ["QueryTimeoutError", "run_timed_query"]
 
 _REMOTE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="otel-prov-query")
+_START_LIMIT_S = 120.0
+"""How long the query's process may take to be ready; not the query's time, so generous."""
 
 
 class QueryTimeoutError(Exception):
@@ -54,27 +61,45 @@ def run_timed_query(
         raise QueryTimeoutError(_stopped(timeout_s)) from exc
 
 
+def _ready(child: subprocess.Popen[str]) -> bool:
+    """Whether the child said :data:`READY` (it writes nothing before) within the start
+    limit; False when it died or hung starting."""
+    if child.stdout is None:
+        return False
+    with selectors.DefaultSelector() as selector:
+        selector.register(child.stdout, selectors.EVENT_READ)
+        if not selector.select(_START_LIMIT_S):
+            return False
+    return child.stdout.readline() == READY
+
+
 def _stopped(timeout_s: float) -> str:
     return f"the query ran past {timeout_s:g} s and was stopped"
 
 
 def _in_child(backend: EmbeddedBackend, text: str, graph: str, timeout_s: float) -> QueryResult:
     request = json.dumps({"store": str(backend.path), "graph": graph, "query": text})
+    with subprocess.Popen(
+        [sys.executable, "-m", "otel_prov.view._query_process"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as child:
+        try:
+            if _ready(child):
+                stdout, stderr = child.communicate(request, timeout=timeout_s)
+            else:  # it died starting (its stderr says why), or hung
+                child.kill()
+                stdout, stderr = child.communicate()
+        except subprocess.TimeoutExpired as exc:
+            child.kill()
+            child.communicate()
+            raise QueryTimeoutError(_stopped(timeout_s)) from exc
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "otel_prov.view._query_process"],
-            input=request,
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:  # run() has killed the child
-        raise QueryTimeoutError(_stopped(timeout_s)) from exc
-    try:
-        answer = json.loads(done.stdout)
+        answer = json.loads(stdout)
     except ValueError as exc:
-        last = (done.stderr.strip().splitlines() or ["no answer"])[-1]
+        last = (stderr.strip().splitlines() or ["no answer"])[-1]
         raise StoreUnavailableError(f"the query process failed: {last}") from exc
     if "error" in answer:
         error = ValueError if answer.get("invalid") else StoreUnavailableError

@@ -20,6 +20,9 @@ from otel_prov.exporters import OxigraphStoreExporter
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
 
 from otel_prov import map_spans
 from tests.builders import make_span
@@ -29,6 +32,8 @@ from tests.serving import Served, serving
 pytestmark = pytest.mark.integration
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
+PAGE_TIMEOUT = 60.0
+"""Generous: a loaded machine may take seconds to answer and draw a page."""
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
@@ -103,6 +108,18 @@ def browser() -> Iterator[webdriver.Chrome]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def _follow(driver: webdriver.Chrome, element: WebElement) -> None:
+    """Click a link or a submit button and wait for the page it leads to.
+
+    A click can return before the navigation it starts is under way (a form posts from a
+    task of its own), so the next ``find_element`` could still search the old page."""
+    old = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    wait = WebDriverWait(driver, PAGE_TIMEOUT)
+    wait.until(expected_conditions.staleness_of(old))
+    wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
+
+
 def _errors(driver: webdriver.Chrome) -> list[str]:
     return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
@@ -129,7 +146,7 @@ def test_a_user_clicks_from_the_list_into_the_demo_run_and_sees_the_failed_call(
     )
     assert [c.text for c in demo.find_elements(By.CSS_SELECTOR, "td.number")][2] == "1"
 
-    demo.find_element(By.TAG_NAME, "a").click()
+    _follow(browser, demo.find_element(By.TAG_NAME, "a"))
     assert browser.current_url.startswith(served.url + "/session?id=")
     failed = browser.find_element(By.CSS_SELECTOR, ".tool-call.failed")
     assert failed.is_displayed()
@@ -161,7 +178,7 @@ def test_the_why_graph_draws_a_node_per_activity_and_entity_of_why_and_focuses_o
         for r in browser.find_elements(By.CSS_SELECTOR, "table.sessions tbody tr")
         if "Paris right now" in r.text
     )
-    row.find_element(By.TAG_NAME, "a").click()
+    _follow(browser, row.find_element(By.TAG_NAME, "a"))
     nodes = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node")
     assert len(nodes) == len(graph["nodes"])
     drawn = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node.activity")
@@ -191,7 +208,7 @@ def test_hostile_values_show_as_text_and_no_script_of_theirs_runs(
     box = browser.find_element(By.NAME, "query")
     box.send_keys("SELECT ?q WHERE { ?s oprov:sessionId \"hostile-run\" ; prov:used ?e . "
                   "?e a oprov:Question ; prov:value ?q }")  # fmt: skip
-    browser.find_element(By.CSS_SELECTOR, 'button[value="html"]').click()
+    _follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[value="html"]'))
     cell = browser.find_element(By.CSS_SELECTOR, "table.results td")
     assert cell.text == " ".join(HOSTILE)
     assert browser.execute_script("return window.pwned === undefined")

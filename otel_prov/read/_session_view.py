@@ -23,6 +23,7 @@ from otel_prov.prov._queries import (
     content_query,
     evaluations_query,
     find_query,
+    model_calls_query,
     properties_query,
     run_counts_query,
     run_details_query,
@@ -282,10 +283,16 @@ _TOKEN_KINDS = {f"{OPROV}{name}": kind for kind, name in TOKEN_PROPERTIES.items(
 
 
 def usage_totals(backend: QueryBackend, graph: str, sessions: Sequence[str]) -> dict[str, Usage]:
-    """Each session's :class:`Usage`, summed by the store (one query for all of them)."""
+    """Each session's :class:`Usage`, summed by the store (two queries for all of them:
+    the calls, then their usage)."""
     tokens: dict[str, dict[str, int]] = {session: {} for session in sessions}
     costs: dict[str, list[Cost]] = {session: [] for session in sessions}
-    for row in backend.query(usage_totals_query(graph, sessions)).rows:
+    calls = [
+        (row["s"] or "", row["call"] or "")
+        for row in backend.query(model_calls_query(graph, sessions)).rows
+    ]
+    totals = backend.query(usage_totals_query(graph, calls)).rows if calls else []
+    for row in totals:
         session, prop, total = row["s"] or "", row["p"] or "", row["total"] or "0"
         if prop in _TOKEN_KINDS:
             tokens[session][_TOKEN_KINDS[prop]] = int(Decimal(total))

@@ -18,12 +18,20 @@ become a :class:`WhyGraph` in pure functions.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from otel_prov.prov._queries import WHY_RELATIONS, why_query, why_starts_query
-from otel_prov.prov._rdf import OPROV, PROV, RDF, RDFS, instant_order
+from otel_prov.prov._queries import (
+    WHY_RELATIONS,
+    answers_query,
+    earlier_turns_query,
+    why_node_query,
+    why_query,
+    why_starts_query,
+)
+from otel_prov.prov._rdf import OPROV, PROV, RDF, RDFS, InvalidIRIError, instant_order
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._session_view import CONTENT_DESCRIPTORS, content_text, settled_status
 
@@ -166,11 +174,48 @@ def load_why(backend: QueryBackend, graph: str, ident: str) -> WhyGraph:
     """The graph behind ``ident``: a session (IRI, trace id or conversation id: the
     newest run it names, with the conversation's earlier turns) or any activity or
     entity IRI.  Raises ``LookupError`` when the store has nothing by that name."""
-    start = plan_why(backend.query(why_starts_query(graph, ident)).rows)
+    start = plan_why(_start_rows(backend, graph, ident))
     if start is None:
         raise LookupError(f"no session, activity or entity {ident!r}")
     rows = backend.query(why_query(graph, start.starts, start.unanswered)).rows
     return assemble_why(start, rows)
+
+
+def _start_rows(backend: QueryBackend, graph: str, ident: str) -> list[dict[str, str | None]]:
+    """The rows :func:`plan_why` reads (``s``, ``start``, ``kind``, ``answer``,
+    ``answerBy``), from queries each anchored on what the one before found (see
+    :func:`~otel_prov.prov._queries.why_starts_query`): the runs ``ident`` names, the
+    earlier turns of their conversations, else the node ``ident`` is an IRI of; then
+    the answers given in each."""
+    runs = backend.query(why_starts_query(graph, ident)).rows
+    session = f"{OPROV}AgentSession"
+    found: list[dict[str, str | None]] = [
+        {"s": row["s"], "start": row["start"], "kind": session} for row in runs
+    ]
+    turns = sorted(
+        {
+            (row["conversation"], row["start"])
+            for row in runs
+            if row["conversation"] and row["start"]
+        }
+    )
+    if turns:
+        earlier = backend.query(earlier_turns_query(graph, turns)).rows
+        found += [{"s": row["s"], "start": row["start"], "kind": session} for row in earlier]
+    if not found:
+        with contextlib.suppress(InvalidIRIError):
+            kinds = backend.query(why_node_query(graph, ident)).rows
+            found = [{"s": ident, "start": None, "kind": row["kind"]} for row in kinds]
+    named = sorted({row["s"] or "" for row in found})
+    answers: dict[str, list[tuple[str | None, str | None]]] = {}
+    if named:
+        for row in backend.query(answers_query(graph, named)).rows:
+            answers.setdefault(row["s"] or "", []).append((row["answer"], row["answerBy"]))
+    return [
+        {**row, "answer": answer, "answerBy": by}
+        for row in found
+        for answer, by in answers.get(row["s"] or "", [(None, None)])
+    ]
 
 
 def plan_why(rows: Sequence[Mapping[str, str | None]]) -> WhyStart | None:

@@ -15,6 +15,12 @@ Stores written before it only tell a run by a path query over every session
 
 ``why`` reads a derivation graph with property paths (:func:`why_query`): a fixed number
 of queries whatever the size of the run, on every store.
+
+Every query about one run is anchored on it: on the literal or IRI it was named by, or
+on IRIs an earlier query found, written in as constants or ``VALUES``.  Oxigraph plans
+a join by itself, and one pattern left free (a type, a status, an ``OPTIONAL`` beside a
+union) makes it read that pattern over the whole store first: over 100,000 stored runs
+that took seconds where the anchored query takes milliseconds.
 """
 
 from __future__ import annotations
@@ -56,7 +62,9 @@ __all__ = [
     "unmarked_runs_query",
     "usage_totals_query",
     "verify_rows_query",
+    "why_attempts_query",
     "why_node_query",
+    "why_properties_query",
     "why_query",
     "why_starts_query",
 ]
@@ -638,37 +646,43 @@ SELECT DISTINCT ?s ?answer ?answerBy WHERE {{ GRAPH {graph} {{
 
 
 def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str:
-    """SELECT ``?n ?attempt ?p ?o``: every node behind ``starts`` (IRIs) with what
-    :data:`WHY_PROPERTIES` says of it, in one query.
+    """SELECT ``?n``: every node behind ``starts`` (IRIs), and behind what is part of
+    ``sessions`` (IRIs: sessions that gave no answer: their steps), by property paths.
 
-    ``?attempt`` is true for a failed activity (``oprov:status "error"``) inside a
-    session or step reached: a failed tool call produced nothing, so no derivation leads
-    to it, yet it is part of why the agent did what it did.  What is part of
-    ``sessions`` (IRIs: sessions that gave no answer: their steps) is started from too.
+    What is said of each node is asked for apart (:func:`why_properties_query`), with
+    the nodes written in: joined to the paths here, as an ``OPTIONAL`` or a subquery,
+    it took Oxigraph longer than the paths themselves.
     """
-
-    def reached(node: str) -> str:
-        # One branch per start, its IRI written in: Virtuoso runs a transitive path only
-        # from an end bound that way (not by VALUES).
-        branches = [f"{{ {iri(start)} {_WHY_PATH} {node} }}" for start in starts]
-        branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} {node} }}" for s in sessions]
-        return "\n    UNION ".join(branches)
-
-    # The nodes first, then their properties.  No ORDER BY: on a 200-step run, sorting the
-    # 8,000 rows took Oxigraph longer than finding them, and the reader orders the graph.
+    # One branch per start, its IRI written in: Virtuoso runs a transitive path only
+    # from an end bound that way (not by VALUES).
+    branches = [f"{{ {iri(start)} {_WHY_PATH} ?n }}" for start in starts]
+    branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} ?n }}" for s in sessions]
+    body = "\n  UNION ".join(branches)
     return f"""{SPARQL_PREFIXES}
-SELECT DISTINCT ?n ?attempt ?p ?o WHERE {{ GRAPH {graph} {{
-  {{ SELECT DISTINCT ?n ?attempt WHERE {{
-    {{
-      {reached("?n")}
-      BIND(false AS ?attempt)
-    }} UNION {{
-      {{ SELECT DISTINCT ?holder WHERE {{ {reached("?holder")} }} }}
-      ?holder a ?holderKind .
-      FILTER(?holderKind IN (oprov:Iteration, oprov:AgentSession))
-      ?n oprov:partOf ?holder ; oprov:status "error" .
-      BIND(true AS ?attempt)
-    }}
-  }} }}
-  OPTIONAL {{ VALUES ?p {{ {" ".join(WHY_PROPERTIES)} }} ?n ?p ?o }}
+SELECT DISTINCT ?n WHERE {{ GRAPH {graph} {{
+  {body}
+}} }}"""
+
+
+def why_properties_query(graph: str, nodes: Sequence[str]) -> str:
+    """SELECT ``?n ?p ?o``: what :data:`WHY_PROPERTIES` says of each of ``nodes`` (IRIs).
+    No ORDER BY: on a 200-step run, sorting the 8,000 rows took Oxigraph longer than
+    finding them, and the reader orders the graph."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
+  VALUES ?n {{ {_values(nodes)} }}
+  ?n ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
+}} }}"""
+
+
+def why_attempts_query(graph: str, holders: Sequence[str]) -> str:
+    """SELECT ``?n ?p ?o``: each failed activity (``oprov:status "error"``) directly part
+    of one of ``holders`` (IRIs of the sessions and steps ``why`` reached), with what
+    :data:`WHY_PROPERTIES` says of it.  A failed tool call produced nothing, so no
+    derivation leads to it, yet it is part of why the agent did what it did."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
+  VALUES ?holder {{ {_values(holders)} }}
+  ?n oprov:partOf ?holder ; oprov:status "error" .
+  ?n ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
 }} }}"""

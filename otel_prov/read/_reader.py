@@ -129,7 +129,7 @@ class ProvenanceReader:
     def why(self, ident: str) -> WhyGraph:
         """The derivation graph behind a run's answer (``ident`` a session IRI, trace id
         or conversation id: the newest run it names, with the conversation's earlier
-        turns) or behind any activity or entity (``ident`` its IRI), from two queries
+        turns) or behind any activity or entity (``ident`` its IRI), from a fixed number of queries
         whatever the run's size.  Raises ``LookupError`` when nothing has that name."""
         return load_why(self._backend, self._graph, ident)
 

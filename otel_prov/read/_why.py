@@ -11,8 +11,9 @@ A failed call returned nothing, so no derivation reaches it; it is still part of
 the agent did what it did (it retried, it gave up), so the failed activities of every
 step reached are added, with their error, marked as not supporting the answer.
 
-Two queries read it all, whatever the size of the run: one finds where to start, one
-follows property paths from there (:func:`~otel_prov.prov._queries.why_query`).  The rows
+A fixed number of queries reads it all, whatever the size of the run: a few find where to
+start, one follows property paths from there (:func:`~otel_prov.prov._queries.why_query`),
+and two read what is said of the nodes reached and of the failed attempts among them.  The rows
 become a :class:`WhyGraph` in pure functions.
 """
 
@@ -27,7 +28,9 @@ from otel_prov.prov._queries import (
     WHY_RELATIONS,
     answers_query,
     earlier_turns_query,
+    why_attempts_query,
     why_node_query,
+    why_properties_query,
     why_query,
     why_starts_query,
 )
@@ -177,8 +180,36 @@ def load_why(backend: QueryBackend, graph: str, ident: str) -> WhyGraph:
     start = plan_why(_start_rows(backend, graph, ident))
     if start is None:
         raise LookupError(f"no session, activity or entity {ident!r}")
-    rows = backend.query(why_query(graph, start.starts, start.unanswered)).rows
-    return assemble_why(start, rows)
+    return assemble_why(start, _graph_rows(backend, graph, start))
+
+
+_HOLDERS = (f"{OPROV}Iteration", f"{OPROV}AgentSession")
+"""The kinds of node whose failed parts :func:`_graph_rows` adds as attempts."""
+
+
+def _graph_rows(backend: QueryBackend, graph: str, start: WhyStart) -> list[dict[str, str | None]]:
+    """The rows :func:`assemble_why` reads (``n``, ``attempt``, ``p``, ``o``), from three
+    queries: the nodes reached by the paths, what is said of them, and the failed
+    activities of the steps and sessions among them, each anchored on IRIs the one
+    before found (see :func:`~otel_prov.prov._queries.why_query`)."""
+    reached = [
+        row["n"] or ""
+        for row in backend.query(why_query(graph, start.starts, start.unanswered)).rows
+    ]
+    rows: list[dict[str, str | None]] = [
+        {"n": node, "attempt": "false", "p": None, "o": None} for node in reached
+    ]
+    if not reached:
+        return rows
+    described = backend.query(why_properties_query(graph, reached)).rows
+    rows += [{**row, "attempt": "false"} for row in described]
+    holders = sorted(
+        {row["n"] or "" for row in described if row["p"] == RDF + "type" and row["o"] in _HOLDERS}
+    )
+    if holders:
+        attempts = backend.query(why_attempts_query(graph, holders)).rows
+        rows += [{**row, "attempt": "true"} for row in attempts]
+    return rows
 
 
 def _start_rows(backend: QueryBackend, graph: str, ident: str) -> list[dict[str, str | None]]:

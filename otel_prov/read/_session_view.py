@@ -21,8 +21,10 @@ from otel_prov.prov._queries import (
     activities_query,
     content_links_query,
     content_query,
+    evaluated_query,
     evaluations_query,
     find_query,
+    marks_count_query,
     model_calls_query,
     properties_query,
     run_counts_query,
@@ -260,9 +262,15 @@ def list_runs(
 def evaluations_of(
     backend: QueryBackend, graph: str, sessions: Sequence[str]
 ) -> dict[str, tuple[EvaluationView, ...]]:
-    """Each session's evaluations (one query for all of them)."""
+    """Each session's evaluations (a query for all of them, and one more when any is
+    found)."""
     found: dict[str, dict[str, EvaluationView]] = {session: {} for session in sessions}
-    for row in backend.query(evaluations_query(graph, sessions)).rows:
+    pairs = [
+        (row["s"] or "", row["e"] or "")
+        for row in backend.query(evaluated_query(graph, sessions)).rows
+    ]
+    rows = backend.query(evaluations_query(graph, pairs)).rows if pairs else []
+    for row in rows:
         score = row["score"]
         found[row["s"] or ""].setdefault(
             row["e"] or "",
@@ -308,7 +316,16 @@ def usage_totals(backend: QueryBackend, graph: str, sessions: Sequence[str]) -> 
 
 
 def has_unmarked_runs(backend: QueryBackend, graph: str) -> bool:
-    """Whether the store holds runs sealed before ``oprov:runStartedAt`` (see the README)."""
+    """Whether the store holds runs sealed before ``oprov:runStartedAt`` (see the README).
+
+    Plain counts answer first (:func:`~otel_prov.prov._queries.marks_count_query`);
+    each run has one bundle and each revision one more, so when the bundles of runs
+    are no more than the marks, every run is marked; otherwise the sessions are
+    counted one by one."""
+    counts = backend.query(marks_count_query(graph)).rows[0]
+    number = {name: int(value or 0) for name, value in counts.items()}
+    if number["bundles"] - number["revisions"] - number["annotations"] <= number["marked"]:
+        return False
     row = backend.query(unmarked_runs_query(graph)).rows[0]
     return int(row["marked"] or 0) < int(row["sealed"] or 0)
 

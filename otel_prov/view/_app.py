@@ -195,7 +195,7 @@ def create_app(
             if not runs:
                 message = f"no session with id, trace id or conversation id {ident!r}"
                 return html(diff_page(a, b, None, error=message), 404)
-            sides.append(found.session(runs[0]))
+            sides.append(found.session(runs[-1]))  # the newest, as ``otel-prov diff`` takes
         return html(diff_page(a, b, (sides[0], sides[1]), links=links))
 
     async def sparql(request: Request) -> Response:

@@ -25,6 +25,7 @@ from markupsafe import Markup
 
 from otel_prov.prov._queries import STATUSES
 from otel_prov.read._backend import QueryResult
+from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
 from otel_prov.read._session_view import SessionView
 from otel_prov.view._labels import (
@@ -170,10 +171,20 @@ def diff_page(
     links: Mapping[str, str] | None = None,
     error: str | None = None,
 ) -> str:
-    """Two runs side by side (``sides``), asked for as ``a`` and ``b``."""
+    """Two runs side by side (``sides``), asked for as ``a`` and ``b``, with where they
+    first part ways (the read API's :func:`~otel_prov.read._diff.diff_sessions`) said
+    above them and marked in both: the step, or the answer."""
     left, right = (None, None) if sides is None else (_run(s, links or {}) for s in sides)
+    diff = None if sides is None else diff_sessions(*sides)
     return _render(
-        "diff.html", title="otel-prov: diff", a=a, b=b, left=left, right=right, error=error
+        "diff.html",
+        title="otel-prov: diff",
+        a=a,
+        b=b,
+        left=left,
+        right=right,
+        diff=diff,
+        error=error,
     )
 
 

@@ -214,3 +214,35 @@ def test_hostile_values_show_as_text_and_no_script_of_theirs_runs(
     assert browser.execute_script("return window.pwned === undefined")
     _shot(browser, "sparql")
     assert _errors(browser) == []
+
+
+def test_the_diff_page_marks_the_first_divergence_the_read_api_finds(
+    served: Served, browser: webdriver.Chrome, store: Path
+) -> None:
+    """The demo run against the hostile one: the page names the step and field where
+    they first part ways, as ``otel-prov diff`` does, and marks that step (or the
+    answer) in both columns, and nothing else."""
+    answer = run_cli("diff", "demo-conversation", MARKER, "--store", str(store), "--format", "json")
+    first = json.loads(answer.stdout)["first_divergence"]
+    assert first is not None, answer.stdout
+    browser.get(served.url + f"/diff?a=demo-conversation&b={MARKER}")
+    summary = browser.find_element(By.ID, "first-divergence")
+    where = "the answer" if first["iteration"] is None else f"iteration {first['iteration']}, "
+    assert f"First divergence: {where}" in summary.text
+    if first["iteration"] is not None:
+        assert first["field"] in summary.text
+    marked = browser.find_elements(By.CSS_SELECTOR, ".side .diverges")
+    assert len(marked) == 2
+    for element in marked:
+        assert element.get_attribute("data-field") == first["field"]
+        assert element.is_displayed()
+        if first["iteration"] is not None:
+            heading = element.find_element(By.TAG_NAME, "h3").text
+            assert heading.startswith(f"Iteration {first['iteration']} ")
+            assert "first divergence" in heading
+    assert browser.execute_script("return window.pwned === undefined")
+    _shot(browser, "diff")
+    assert _errors(browser) == []
+    browser.get(served.url + "/diff?a=demo-conversation&b=demo-conversation")
+    assert "No divergence" in browser.find_element(By.ID, "first-divergence").text
+    assert browser.find_elements(By.CSS_SELECTOR, ".diverges") == []

@@ -193,6 +193,7 @@ def _expected(**where: object) -> list[str]:
                 where.get("status") in (None, status),
                 where.get("since") is None or start >= _utc(where["since"]),
                 where.get("until") is None or start < _utc(where["until"]),
+                str(where.get("text", "")).lower() in f"question {index}",
             )
         ):
             chosen.append(f"question {index}")
@@ -221,6 +222,10 @@ FILTERS: list[dict[str, object]] = [
     {"agent": "beta", "status": "ok"},
     {"since": datetime(2025, 11, 30, 0, 3, tzinfo=timezone.utc)},
     {"since": datetime(2025, 11, 30, 0, 2), "until": datetime(2025, 11, 30, 0, 7)},
+    {"text": "QUESTION 1"},
+    {"text": "question", "agent": "beta"},
+    {"text": "stion 1", "since": datetime(2025, 11, 30, 0, 5)},
+    {"text": "no such words"},
 ]
 
 
@@ -291,7 +296,7 @@ def _cli_flags(where: dict[str, object]) -> list[str]:
     flags = []
     for name, value in where.items():
         text = value.isoformat() if isinstance(value, datetime) else str(value)
-        flags += [f"--{name}", text]
+        flags += ["--" + ("search" if name == "text" else name), text]
     return flags
 
 

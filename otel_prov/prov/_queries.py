@@ -54,7 +54,9 @@ __all__ = [
     "properties_query",
     "run_counts_query",
     "run_details_query",
+    "run_marks_query",
     "run_page_query",
+    "run_texts_query",
     "session_construct_query",
     "session_head_query",
     "session_members",
@@ -106,6 +108,8 @@ class RunFilter:
     text: str | None = None
     """A string literal to find, case-insensitively, in the run's question or answer."""
     after: tuple[str, str] | None = None
+    among: tuple[str, ...] | None = None
+    """IRI terms of the only runs to consider (those a text index found)."""
 
 
 def _agent_label(subject: str, label: str) -> str:
@@ -171,7 +175,8 @@ def run_page_query(graph: str, where: RunFilter, limit: int, *, marked: bool = T
         if marked
         else f"?s a oprov:AgentSession ; prov:startedAtTime ?start .\n  {_outermost('?s')}"
     )
-    body = "\n  ".join([run, *_filter_patterns(where)])
+    among = [] if where.among is None else [f"VALUES ?s {{ {' '.join(where.among)} }}"]
+    body = "\n  ".join([*among, run, *_filter_patterns(where)])
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?s ?start WHERE {{ GRAPH {graph} {{
   {body}
@@ -210,6 +215,24 @@ SELECT ?bundles ?revisions ?annotations ?marked WHERE {{
     ?s a oprov:Annotation . ?b oprov:bundleOf ?s }} }} }}
   {{ SELECT (COUNT(*) AS ?marked) WHERE {{ GRAPH {graph} {{ ?run oprov:runStartedAt ?t }} }} }}
 }}"""
+
+
+def run_marks_query(graph: str) -> str:
+    """SELECT ``?s ?start``: every marked run (one property, no order: the text index
+    keeps its own)."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?start WHERE {{ GRAPH {graph} {{ ?s oprov:runStartedAt ?start }} }}"""
+
+
+def run_texts_query(graph: str, runs: Sequence[str]) -> str:
+    """SELECT ``?s ?said``: the question and the answer of each of ``runs`` (IRIs), the
+    text the listing's search looks in; each branch starts from the runs written in."""
+    values = f"VALUES ?s {{ {_values(runs)} }}"
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?said WHERE {{ GRAPH {graph} {{
+  {{ {values} ?s prov:used ?found . ?found a oprov:Question ; prov:value ?said }}
+  UNION {{ {values} ?found prov:wasGeneratedBy ?s ; a oprov:Answer ; prov:value ?said }}
+}} }}"""
 
 
 def _values(runs: Sequence[str]) -> str:

@@ -26,6 +26,7 @@ from otel_prov.read._session_view import (
     load_session,
 )
 from otel_prov.read._summary import RunSummary, summarize
+from otel_prov.read._text_index import TextIndex
 from otel_prov.read._verify import SessionCheck, verify_sessions
 from otel_prov.read._why import WhyGraph, load_why
 
@@ -56,9 +57,18 @@ class ProvenanceReader:
     :class:`~otel_prov.read.StoreUnavailableError` when the store cannot be read.
     """
 
-    def __init__(self, backend: QueryBackend, *, graph: str | None = None) -> None:
+    def __init__(
+        self,
+        backend: QueryBackend,
+        *,
+        graph: str | None = None,
+        text_index: TextIndex | None = None,
+    ) -> None:
         self._backend = backend
         self._graph = graph_term(graph)
+        self._text_index = text_index if text_index is not None else TextIndex()
+        """What ``sessions(text=...)`` searches; pass one to share it between readers of
+        one store (it reads each run's text once)."""
 
     def sessions(
         self,
@@ -96,7 +106,11 @@ class ProvenanceReader:
             text=None if not text else literal(text),
             after=None if cursor is None else _after(cursor),
         )
-        found = list_runs(self._backend, self._graph, where, limit + 1)
+        search = None
+        if text:
+            after = None if cursor is None else _after_lexical(cursor)
+            search = (self._text_index, text, after)
+        found = list_runs(self._backend, self._graph, where, limit + 1, search=search)
         last = found[limit - 1] if len(found) > limit else None
         return SessionPage(
             tuple(found[:limit]), None if last is None else encode_cursor(last.start, last.id)
@@ -207,6 +221,12 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     except (binascii.Error, UnicodeError, TypeError, ValueError) as exc:
         raise ValueError(f"not a cursor from SessionPage.next_cursor: {cursor!r}") from exc
     return moment, str(session)
+
+
+def _after_lexical(cursor: str) -> tuple[str, str]:
+    """The cursor's start (``xsd:dateTime`` lexical form, UTC) and IRI, as text."""
+    moment, session = decode_cursor(cursor)
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z"), session
 
 
 def _after(cursor: str) -> tuple[str, str]:

@@ -9,6 +9,7 @@ run's.  Views are frozen: what a reader returns cannot be changed behind its bac
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -38,6 +39,7 @@ from otel_prov.prov._queries import (
 from otel_prov.prov._rdf import OPROV, PROV, instant_order
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._plans import PlanView, PostconditionView, plans_and_postconditions
+from otel_prov.read._text_index import TextIndex, chunks
 
 __all__ = [
     "CONTENT_DESCRIPTORS",
@@ -225,17 +227,27 @@ class SessionView:
 
 
 def list_runs(
-    backend: QueryBackend, graph: str, where: RunFilter, limit: int
+    backend: QueryBackend,
+    graph: str,
+    where: RunFilter,
+    limit: int,
+    *,
+    search: tuple[TextIndex, str, tuple[str, str] | None] | None = None,
 ) -> list[SessionSummary]:
     """Runs, newest first, at most ``limit``: paged by the store, then described.
 
     Runs sealed by this version are marked (``oprov:runStartedAt``) and listed from the
     mark alone.  When the store also holds runs sealed before the mark, the listing
-    tells runs by the slower path query instead, so that none is left out.
+    tells runs by the slower path query instead, so that none is left out.  ``search``
+    (an index, the text as typed and the cursor's start and IRI) finds the runs whose
+    question or answer holds the text from the index instead of a scan of the store,
+    when every run is marked; ``where.text`` is then not read.
     """
-    page = backend.query(
-        run_page_query(graph, where, limit, marked=not has_unmarked_runs(backend, graph))
-    ).rows
+    marked = not has_unmarked_runs(backend, graph)
+    if search is not None and marked:
+        page = _searched_page(backend, graph, where, limit, *search)
+    else:
+        page = backend.query(run_page_query(graph, where, limit, marked=marked)).rows
     runs = list(dict.fromkeys(row["s"] or "" for row in page))
     if not runs:
         return []
@@ -257,6 +269,38 @@ def list_runs(
         )
         for run in runs
     ]
+
+
+_CANDIDATES = 500
+"""Runs the text index found whose other filters one query checks."""
+
+
+def _searched_page(
+    backend: QueryBackend,
+    graph: str,
+    where: RunFilter,
+    limit: int,
+    index: TextIndex,
+    text: str,
+    after: tuple[str, str] | None,
+) -> list[dict[str, str | None]]:
+    """The page of runs holding ``text`` (see :mod:`~otel_prov.read._text_index`), newest
+    first: straight from the index, or, with other filters, the index's runs a few
+    hundred at a time through the store's page query until the page is full."""
+    index.refresh(backend, graph)
+    found = index.matches(text, after)
+    rest = replace(where, text=None, after=None)
+    if rest == RunFilter():
+        return [{"s": run, "start": start} for run, start in itertools.islice(found, limit)]
+    page: list[dict[str, str | None]] = []
+    for batch in chunks(found, _CANDIDATES):
+        among = tuple(f"<{run}>" for run, _ in batch)
+        page += backend.query(
+            run_page_query(graph, replace(rest, among=among), limit - len(page))
+        ).rows
+        if len(page) >= limit:
+            break
+    return page
 
 
 def evaluations_of(

@@ -33,6 +33,7 @@ from otel_prov.read._rdf_documents import (
     render_turtle,
 )
 from otel_prov.read._reader import ProvenanceReader, parse_moment
+from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
 from otel_prov.view._pages import (
     SCRIPT,
@@ -129,8 +130,10 @@ def create_app(
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
 
+    index = TextIndex()  # one for the app's life: each run's text is read once
+
     def reader() -> ProvenanceReader:
-        return ProvenanceReader(fresh.get(), graph=graph)
+        return ProvenanceReader(fresh.get(), graph=graph, text_index=index)
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status)

@@ -1,0 +1,105 @@
+"""The listing's text search, from an index of each run's question and answer.
+
+Searching the store for text is a scan: over 100,000 runs, matching the question
+literals alone took Oxigraph 6 s, and with the answers and the newest-first order over
+two minutes.  So the reader keeps the text itself: the runs' marks
+(``oprov:runStartedAt``) are read each time, and the question and answer of the runs
+not seen before (or seen without an answer) are read by their IRIs and kept
+lower-cased, newest first.  A search is
+then a pass over those strings in Python; the page it finds is filtered by the store
+(agent, status, ...) and described as any other.  The first search reads every run's
+text once; later ones read only what was added since.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from otel_prov.prov._queries import run_marks_query, run_texts_query
+from otel_prov.prov._rdf import instant_order
+from otel_prov.read._backend import QueryBackend
+
+__all__ = ["TextIndex"]
+
+_BATCH = 1000
+"""Runs whose text one query reads."""
+
+
+@dataclass
+class TextIndex:
+    """Each marked run's start and lower-cased question and answer, newest first.
+
+    One index serves many readers of one store (``otel-prov serve`` keeps one for its
+    life); it is safe to share between threads.
+    """
+
+    _texts: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Run IRI -> (start, question and answer lower-cased)."""
+    _order: list[str] = field(default_factory=list)
+    _unanswered: set[str] = field(default_factory=set)
+    """Runs read without an answer: read again, since a run exported before it ended
+    (``incomplete``) gets its answer in a later export."""
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def refresh(self, backend: QueryBackend, graph: str) -> None:
+        """Read the text of the runs marked since the last refresh."""
+        marks = backend.query(run_marks_query(graph)).rows
+        with self._lock:
+            new = {
+                row["s"] or "": row["start"] or ""
+                for row in marks
+                if (row["s"] or "") not in self._texts or (row["s"] or "") in self._unanswered
+            }
+        if not new:
+            return
+        said: dict[str, list[str]] = {run: [] for run in new}
+        runs = sorted(new)
+        for begin in range(0, len(runs), _BATCH):
+            query = run_texts_query(graph, runs[begin : begin + _BATCH])
+            for row in backend.query(query).rows:
+                said[row["s"] or ""].append((row["said"] or "").lower())
+        with self._lock:
+            for run, start in new.items():
+                self._texts[run] = (start, "\n".join(said[run]))
+                if len(said[run]) < 2:
+                    self._unanswered.add(run)
+                else:
+                    self._unanswered.discard(run)
+            by_run = sorted(self._texts)
+            self._order = sorted(
+                by_run, key=lambda run: instant_order(self._texts[run][0]), reverse=True
+            )
+
+    def matches(self, text: str, after: tuple[str, str] | None = None) -> Iterator[tuple[str, str]]:
+        """(run IRI, start) of the runs whose question or answer holds ``text``, ignoring
+        case, newest first (IRIs breaking ties), after the run ``after`` (its start's
+        lexical form and IRI) when given."""
+        wanted = text.lower()
+        with self._lock:
+            order, texts = self._order, self._texts
+        for run in order:
+            start, said = texts[run]
+            if after is not None and not _later_in_listing(start, run, after):
+                continue
+            if wanted in said:
+                yield run, start
+
+
+def _later_in_listing(start: str, run: str, after: tuple[str, str]) -> bool:
+    """Whether ``run`` comes after the run ``after`` in the newest-first order."""
+    mine, theirs = instant_order(start), instant_order(after[0])
+    return mine < theirs or (mine == theirs and run > after[1])
+
+
+def chunks(items: Iterator[tuple[str, str]], size: int) -> Iterator[Sequence[tuple[str, str]]]:
+    """``items`` in lists of ``size`` (the last one shorter)."""
+    batch: list[tuple[str, str]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

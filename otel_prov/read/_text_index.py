@@ -2,13 +2,13 @@
 
 Searching the store for text is a scan: over 100,000 runs, matching the question
 literals alone took Oxigraph 6 s, and with the answers and the newest-first order over
-two minutes.  So the reader keeps the text itself: the runs' marks
-(``oprov:runStartedAt``) are read each time, and the question and answer of the runs
-not seen before (or seen without an answer) are read by their IRIs and kept
-lower-cased, newest first.  A search is
-then a pass over those strings in Python; the page it finds is filtered by the store
-(agent, status, ...) and described as any other.  The first search reads every run's
-text once; later ones read only what was added since.
+two minutes.  So the reader keeps the text itself.  The runs' marks
+(``oprov:runStartedAt``) are counted at each search and read when the count grew; the
+question and answer of the runs not seen before (or seen without an answer) are read
+by their IRIs and kept lower-cased, newest first.  A search is then a pass over those
+strings in Python; the page it finds is filtered by the store (agent, status, ...) and
+described as any other.  The first search reads every run's text once; later ones
+read only what was added since.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from otel_prov.prov._queries import run_marks_query, run_texts_query
+from otel_prov.prov._queries import run_marks_count_query, run_marks_query, run_texts_query
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._backend import QueryBackend
 
@@ -42,16 +42,34 @@ class TextIndex:
     """Runs read without an answer: read again, since a run exported before it ended
     (``incomplete``) gets its answer in a later export."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _refreshing: threading.Lock = field(default_factory=threading.Lock)
+    _marks: int = -1
+    """How many runs were marked at the last refresh: while that stays, none is new."""
 
     def refresh(self, backend: QueryBackend, graph: str) -> None:
-        """Read the text of the runs marked since the last refresh."""
-        marks = backend.query(run_marks_query(graph)).rows
+        """Read the text of the runs marked since the last refresh, and again of those
+        read without an answer.  One refresh at a time: a search that comes while the
+        first one reads the whole store waits for it instead of reading it too."""
+        with self._refreshing:
+            self._refresh(backend, graph)
+
+    def _refresh(self, backend: QueryBackend, graph: str) -> None:
+        count = int(backend.query(run_marks_count_query(graph)).rows[0]["marked"] or 0)
         with self._lock:
-            new = {
-                row["s"] or "": row["start"] or ""
-                for row in marks
-                if (row["s"] or "") not in self._texts or (row["s"] or "") in self._unanswered
-            }
+            if count == self._marks and not self._unanswered:
+                return
+            known = {run: self._texts[run][0] for run in self._unanswered}
+        if count == self._marks:
+            new = known
+        else:
+            marks = backend.query(run_marks_query(graph)).rows
+            with self._lock:
+                new = {
+                    row["s"] or "": row["start"] or ""
+                    for row in marks
+                    if (row["s"] or "") not in self._texts or (row["s"] or "") in self._unanswered
+                }
+        self._marks = count
         if not new:
             return
         said: dict[str, list[str]] = {run: [] for run in new}

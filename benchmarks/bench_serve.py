@@ -40,7 +40,7 @@ STEPS = 167
 
 
 def _get(url: str) -> str:
-    with urllib.request.urlopen(url, timeout=120) as answer:
+    with urllib.request.urlopen(url, timeout=300) as answer:
         if answer.status != 200:
             raise RuntimeError(f"{url} answered {answer.status}")
         return str(answer.read().decode())
@@ -102,11 +102,12 @@ def main() -> None:
     searched = {}
     for name, query in (("one agent", "agent=bench"), ("text search", "q=question+number+1+")):
         try:
-            searched[name] = (
-                f"{median_seconds(lambda q=query: _get(f'{base}/?{q}'), 1) * 1000:.0f} ms"
-            )
+            # The first search waits for the text index serve fills at start.
+            once = _timed_once(f"{base}/?{query}")
+            again = median_seconds(lambda q=query: _get(f"{base}/?{q}"), 3)
+            searched[name] = f"{again * 1000:.0f} ms (first request {once * 1000:.0f} ms)"
         except TimeoutError:
-            searched[name] = "over 120 s"
+            searched[name] = "over 300 s"
     reopen = median_seconds(lambda: EmbeddedBackend(path), 3)
     server.should_exit = True
     thread.join(10)

@@ -19,6 +19,12 @@ How it behaves:
   so the processor may settle its write-ahead log even while the store is slow.  One
   sender thread posts the batches, oldest first, as ``INSERT DATA { GRAPH <g> { ... } }``
   on a persistent HTTP connection, and removes each once the store acknowledges it.
+* With a Graph Store Protocol endpoint (``graph_store_endpoint``,
+  ``OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT``, e.g. ``http://host:7878/store?graph={graph}``),
+  the sender POSTs each batch as N-Triples to it instead (same spool, retries, dead
+  letters and idempotence: a graph is a set, so a replayed batch adds nothing); the
+  update endpoint is still where the exporter's identity and default query endpoint
+  come from.
 * A batch the store rejects as too large (HTTP 413, Virtuoso's SP031) is split in two
   and the batch size halves for the rest of the run.
 * A batch the store did not acknowledge (network error, timeout, 5xx, 408, 429, refused
@@ -77,6 +83,7 @@ from requests.auth import AuthBase, HTTPDigestAuth
 from otel_prov._settings import env_str, fsync_always
 from otel_prov._version import __version__
 from otel_prov.environment_variables import (
+    OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT,
     OTEL_PROV_SPARQL_HEADERS,
     OTEL_PROV_SPARQL_QUERY_ENDPOINT,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
@@ -149,6 +156,13 @@ class SparqlUpdateExporter(ProvExporter):
             or env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
             or default_query_endpoint(endpoint)
         )
+        self.graph_store_endpoint = (
+            graph_store_endpoint
+            if graph_store_endpoint is not None
+            else env_str(OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT)
+        ) or None
+        """Graph Store Protocol URL (``{graph}`` is the graph IRI, URL-encoded) that batches
+        are POSTed to as N-Triples instead of SPARQL Update; ``None``: SPARQL Update."""
         self.headers = dict(headers) if headers is not None else sparql_headers()
         self.auth = HTTPDigestAuth(*digest_auth) if digest_auth is not None else auth
         self._graph = graph_term(graph)
@@ -164,7 +178,7 @@ class SparqlUpdateExporter(ProvExporter):
             auth=self.auth,
             timeout=(connect_timeout, read_timeout),
             verify=verify,
-            graph_store_endpoint=graph_store_endpoint,
+            graph_store_endpoint=self.graph_store_endpoint,
         )
         self._client = self._new_client()
         spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")

@@ -165,6 +165,7 @@ def test_the_graph_store_endpoint_comes_from_its_variable(
     exporter = SparqlUpdateExporter("http://db:7878/update", spool_dir=tmp_path / "spool")
     try:
         assert exporter.graph_store_endpoint == "http://user:pw@db:7878/store?graph={graph}"
+        assert exporter.batch_size == 10_000  # a store's bulk path takes larger batches
         assert repr(exporter) == "SparqlUpdateExporter('http://db:7878/store?graph={graph}')"
     finally:
         exporter.shutdown(0)
@@ -173,5 +174,6 @@ def test_the_graph_store_endpoint_comes_from_its_variable(
     )
     try:
         assert unset.graph_store_endpoint is None  # an empty keyword: SPARQL Update
+        assert unset.batch_size == 1000
     finally:
         unset.shutdown(0)

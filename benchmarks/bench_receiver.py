@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -47,8 +48,8 @@ from tests.receiver import Receiver, Receivers, writing_to
 from tests.servers import start_oxigraph
 
 SENDERS = 4
-SESSIONS = 1000
-"""Per sender."""
+SESSIONS = int(os.environ.get("BENCH_RECEIVER_SESSIONS", "1000"))
+"""Per sender (``BENCH_RECEIVER_SESSIONS`` for a shorter run)."""
 STEPS = 3
 SPANS_PER_SESSION = 1 + 3 * STEPS
 PHOENIX_SESSIONS = 100
@@ -228,6 +229,26 @@ def _open_traces(receivers: Receivers, tmp: Path) -> tuple[int, int]:
     return idle, loaded
 
 
+def _into_server(receivers: Receivers, tmp: Path, graph_store: bool) -> tuple[float, bytes]:
+    """Spans/s of one receiver into a fresh Oxigraph server, and the quads it stored;
+    ``graph_store``: batches POSTed through the Graph Store Protocol, not INSERT DATA."""
+    server = start_oxigraph(tmp / "server")
+    env = {"OTEL_PROV_SPOOL_DIR": str(tmp / "spool")}
+    if graph_store:
+        env["OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT"] = (
+            f"{server.graph_store_endpoint}?graph={{graph}}"
+        )
+    try:
+        receiver = receivers.start(
+            *writing_to(server), "--data-dir", str(tmp / "r"), "--trace-idle", "0.5", env=env
+        )
+        remote = _receive(receiver)
+        receiver.stop()
+        return remote, _server_quads(server.query_endpoint)
+    finally:
+        server.stop()
+
+
 def _against_bulk(name: str, spans_per_s: float, data: bytes, bulk_s: float, how: str) -> None:
     """Report the receiver's rate against the store's bulk ingest of the same quads."""
     spans = SENDERS * SESSIONS * SPANS_PER_SESSION
@@ -263,29 +284,16 @@ def main() -> None:
             f"from {SENDERS} OTLP exporters; bulk_load",
         )
 
-        # Into an Oxigraph server.
-        server = start_oxigraph(tmp / "server")
-        try:
-            receiver = receivers.start(
-                *writing_to(server),
-                "--data-dir",
-                str(tmp / "r2"),
-                "--trace-idle",
-                "0.5",
-                env={"OTEL_PROV_SPOOL_DIR": str(tmp / "spool")},
+        # Into an Oxigraph server: SPARQL Update (the default), then the Graph Store Protocol.
+        for how, graph_store in (("SPARQL INSERT DATA", False), ("Graph Store POST", True)):
+            remote, data = _into_server(receivers, tmp / how.split()[-1], graph_store)
+            _against_bulk(
+                f"receiver into an Oxigraph server ({how}) vs its Graph Store POST",
+                remote,
+                data,
+                _bulk_server(data, tmp / f"server-bulk-{graph_store}"),
+                f"{how} batches; one POST /store",
             )
-            remote = _receive(receiver)
-            receiver.stop()
-            data = _server_quads(server.query_endpoint)
-        finally:
-            server.stop()
-        _against_bulk(
-            "receiver into an Oxigraph server vs its Graph Store POST",
-            remote,
-            data,
-            _bulk_server(data, tmp / "server-bulk"),
-            "SPARQL INSERT DATA batches; one POST /store",
-        )
 
         phoenix = _phoenix(tmp / "phoenix")
         ratio = embedded / phoenix

@@ -19,6 +19,16 @@ OTEL_PROV_SPARQL_QUERY_ENDPOINT = "OTEL_PROV_SPARQL_QUERY_ENDPOINT"
 SPARQL query endpoint; the CLI reads from it when ``--store``/``--endpoint`` are not given.
 """
 
+OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT = "OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT"
+"""
+.. envvar:: OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT
+
+SPARQL 1.1 Graph Store Protocol URL, ``{graph}`` standing for the graph IRI
+(``http://host:7878/store?graph={graph}``; Virtuoso
+``.../sparql-graph-crud-auth?graph-uri={graph}``).  Set, the SPARQL exporter POSTs its
+batches there as N-Triples instead of ``INSERT DATA``.  Unset: SPARQL Update.
+"""
+
 OTEL_PROV_SPARQL_HEADERS = "OTEL_PROV_SPARQL_HEADERS"
 """
 .. envvar:: OTEL_PROV_SPARQL_HEADERS

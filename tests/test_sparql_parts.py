@@ -152,3 +152,28 @@ def test_any_text_survives_the_spool(values: list[str]) -> None:
 def test_a_spooled_line_that_is_not_a_quad_says_which(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="line 2"):
         by_graph(["<urn:s> <urn:p> <urn:o> <urn:g> .\n", "garbage\n"])
+
+
+def test_the_graph_store_endpoint_comes_from_its_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from otel_prov.exporters import SparqlUpdateExporter
+
+    monkeypatch.setenv(
+        "OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT", "http://user:pw@db:7878/store?graph={graph}"
+    )
+    exporter = SparqlUpdateExporter("http://db:7878/update", spool_dir=tmp_path / "spool")
+    try:
+        assert exporter.graph_store_endpoint == "http://user:pw@db:7878/store?graph={graph}"
+        assert exporter.batch_size == 10_000  # a store's bulk path takes larger batches
+        assert repr(exporter) == "SparqlUpdateExporter('http://db:7878/store?graph={graph}')"
+    finally:
+        exporter.shutdown(0)
+    unset = SparqlUpdateExporter(
+        "http://db:7878/update", spool_dir=tmp_path / "spool2", graph_store_endpoint=""
+    )
+    try:
+        assert unset.graph_store_endpoint is None  # an empty keyword: SPARQL Update
+        assert unset.batch_size == 1000
+    finally:
+        unset.shutdown(0)

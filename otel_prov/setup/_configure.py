@@ -79,6 +79,7 @@ def configure(
     sparql_headers: Mapping[str, str] | None = None,
     spool_dir: str | os.PathLike[str] | None = None,
     graph: str | None = None,
+    sparql_graph_store_endpoint: str | None = None,
     exporter: ProvExporter | None = None,
     otlp: bool | None = None,
     capture_content: bool | None = None,
@@ -98,7 +99,8 @@ def configure(
 
     Provenance goes to ``exporter`` if given; else to the SPARQL store at
     ``sparql_update_endpoint`` (``OTEL_PROV_SPARQL_UPDATE_ENDPOINT``; with
-    ``sparql_query_endpoint``, ``sparql_headers``, ``spool_dir`` and their variables) through
+    ``sparql_query_endpoint``, ``sparql_headers``, ``spool_dir``,
+    ``sparql_graph_store_endpoint`` and their variables) through
     a :class:`~otel_prov.exporters.SparqlUpdateExporter`; else to the embedded store at
     ``store`` (``OTEL_PROV_STORE``, default ``.otel-prov/store``).  Regular OTLP export is added
     when ``otlp=True``, or when ``otlp`` is left unset and ``OTEL_EXPORTER_OTLP_ENDPOINT``
@@ -136,6 +138,7 @@ def configure(
                 sparql_headers=sparql_headers,
                 spool_dir=spool_dir,
                 graph=graph,
+                sparql_graph_store_endpoint=sparql_graph_store_endpoint,
             )
         processor = ProvSpanProcessor(
             exporter,

@@ -44,6 +44,7 @@ def exporter_from_settings(
     sparql_headers: Mapping[str, str] | None = None,
     spool_dir: str | os.PathLike[str] | None = None,
     graph: str | None = None,
+    sparql_graph_store_endpoint: str | None = None,
 ) -> ProvExporter:
     """The SPARQL exporter when an update endpoint is given or set, else the embedded store."""
     return _exporter(
@@ -53,6 +54,7 @@ def exporter_from_settings(
         sparql_headers=sparql_headers,
         spool_dir=spool_dir,
         graph=graph,
+        graph_store_endpoint=sparql_graph_store_endpoint,
     )
 
 
@@ -64,6 +66,7 @@ def _exporter(
     sparql_headers: Mapping[str, str] | None,
     spool_dir: str | os.PathLike[str] | None,
     graph: str | None,
+    graph_store_endpoint: str | None = None,
 ) -> SparqlUpdateExporter | OxigraphStoreExporter:
     if update_endpoint:
         return SparqlUpdateExporter(
@@ -72,6 +75,7 @@ def _exporter(
             graph=graph,
             headers=sparql_headers,
             spool_dir=spool_dir,
+            graph_store_endpoint=graph_store_endpoint,
         )
     return OxigraphStoreExporter(Path(store) if store is not None else None, graph=graph)
 

@@ -57,6 +57,7 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
+from otel_prov.read._graph_lines import GraphLines
 from otel_prov.read._session_view import find_sessions, has_unmarked_runs
 
 __all__ = [
@@ -77,7 +78,6 @@ CONSTRAINTS = (
 """The PROV-CONSTRAINTS checked on each session's content, by name."""
 GATES = ("tool_use_verified", "plan_followed")
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-_IN_A_TRACE = "<urn:otel-prov:"
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 
 
@@ -97,21 +97,6 @@ class SessionCheck:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-_DATETIME = f'"^^<{_XSD_DATETIME}>'
-
-
-def _canonical(term: str) -> str:
-    """A dateTime term as written by the store, in the form :func:`_term` gives.
-
-    The store prints an offset as stored (``+01:00``); the mapper writes UTC (``Z``,
-    fraction without trailing zeros), which only needs checking when it ends in ``0Z``.
-    """
-    lexical = term[1 : -len(_DATETIME)]
-    if lexical.endswith("Z") and not lexical.endswith("0Z"):
-        return term
-    return f'"{canonical_datetime(lexical)}{_DATETIME}'
 
 
 def _term(term: object) -> str:
@@ -303,18 +288,11 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
                 {**row, **dict.fromkeys(_REVISION_COLUMNS)},
             )
     stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
-    by_trace: dict[str, list[Triple]] | None = None
-    others: list[Triple] = []
-    if ident is None and isinstance(backend, EmbeddedBackend):
-        by_trace = {}
-        for line in backend.ntriples(graph[1:-1]).splitlines():
-            s, p, rest = line.split(" ", 2)
-            o = rest[:-2]
-            triple = (s, p, _canonical(o) if o.endswith(_DATETIME) else o)
-            if s.startswith(_IN_A_TRACE) and s[47:48] == ":":
-                by_trace.setdefault(s[15:47], []).append(triple)
-            else:
-                others.append(triple)  # agents; or a forged activity claiming to be part of one
+    graph_lines = (
+        GraphLines(backend.ntriples(graph[1:-1]))
+        if ident is None and isinstance(backend, EmbeddedBackend)
+        else None
+    )
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
@@ -326,9 +304,9 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
             problem = "no bundle: the session's record was removed or never sealed"
             checks[session] = SessionCheck(session, None, (problem,))
             continue
-        if by_trace is not None:
+        if graph_lines is not None:
+            candidates = graph_lines.of_trace(session.split(":")[2]) + graph_lines.others
             bundle_term = iri(row["bundle"])
-            candidates = by_trace.get(session.split(":")[2], []) + others
             content = [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
         else:
             content = stored_content(backend, graph, session, row["bundle"])

@@ -11,7 +11,6 @@ forgery still lands in the content of the run it claims.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 
 from otel_prov.prov._rdf import Triple, canonical_datetime
@@ -25,8 +24,8 @@ _DATETIME = '"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
 _DATETIME_LINE = f"{_DATETIME} ."
 
 
-_OUTSIDE_TRACES = re.compile(rf"^(?!{re.escape(_IN_A_TRACE)}.{{32}}:).+$", re.MULTILINE)
-"""A line whose subject is in no trace (searched over the whole text at C speed)."""
+def _in_a_trace(line: str) -> bool:
+    return line.startswith(_IN_A_TRACE) and line[_TRACE_END : _TRACE_END + 1] == ":"
 
 
 class GraphLines:
@@ -40,11 +39,21 @@ class GraphLines:
         self._lines = [
             _canonical(line) if line.endswith(_DATETIME_LINE) else line for line in lines
         ]
-        self.others = [
-            triple_of(_canonical(line) if line.endswith(_DATETIME_LINE) else line)
-            for line in _OUTSIDE_TRACES.findall(ntriples)
-        ]
+        self.others = [triple_of(line) for line in self._outside_traces()]
         """The triples whose subject is in no trace, which every trace is offered."""
+
+    def _outside_traces(self) -> list[str]:
+        """The lines whose subject is in no trace, stepping over each trace's lines by
+        bisection (ten thousand steps, not two million)."""
+        lines, found, at = self._lines, [], 0
+        while at < len(lines):
+            line = lines[at]
+            if _in_a_trace(line):
+                at = bisect_left(lines, f"{line[:_TRACE_END]};", at)
+            else:
+                found.append(line)
+                at += 1
+        return found
 
     def of_trace(self, trace: str) -> list[Triple]:
         """The triples whose subject is in ``trace`` (32 hex digits)."""

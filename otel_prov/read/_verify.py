@@ -57,6 +57,7 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
+from otel_prov.read._graph_lines import GraphLines
 from otel_prov.read._session_view import find_sessions, has_unmarked_runs
 
 __all__ = [
@@ -77,7 +78,6 @@ CONSTRAINTS = (
 """The PROV-CONSTRAINTS checked on each session's content, by name."""
 GATES = ("tool_use_verified", "plan_followed")
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-_IN_A_TRACE = "<urn:otel-prov:"
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 
 
@@ -97,21 +97,6 @@ class SessionCheck:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-_DATETIME = f'"^^<{_XSD_DATETIME}>'
-
-
-def _canonical(term: str) -> str:
-    """A dateTime term as written by the store, in the form :func:`_term` gives.
-
-    The store prints an offset as stored (``+01:00``); the mapper writes UTC (``Z``,
-    fraction without trailing zeros), which only needs checking when it ends in ``0Z``.
-    """
-    lexical = term[1 : -len(_DATETIME)]
-    if lexical.endswith("Z") and not lexical.endswith("0Z"):
-        return term
-    return f'"{canonical_datetime(lexical)}{_DATETIME}'
 
 
 def _term(term: object) -> str:
@@ -156,12 +141,31 @@ def constraint_violations(triples: Iterable[Triple]) -> list[str]:
     run, where a SPARQL store per session cost more than reading the whole graph.
     Times are compared as instants, as SPARQL compares ``xsd:dateTime`` values.
     """
+    return _violations(_by_predicate(triples))
+
+
+def _by_predicate(triples: Iterable[Triple]) -> dict[str, list[tuple[str, str]]]:
+    """Predicate -> its (subject, object) pairs: one pass, so that each check of a run
+    reads only the predicates it needs."""
+    index: dict[str, list[tuple[str, str]]] = {}
+    for s, p, o in triples:
+        found = index.get(p)
+        if found is None:
+            index[p] = [(s, o)]
+        else:
+            found.append((s, o))
+    return index
+
+
+def _violations(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
+    """:func:`constraint_violations` over a run's triples indexed by predicate."""
     times: dict[str, dict[str, list[tuple[str, str]]]] = {p: {} for p in _TIMED}
     links: dict[str, dict[str, list[str]]] = {p: {} for p in _LINKS}
-    for s, p, o in triples:
-        if p in times:
+    for p in _TIMED:
+        for s, o in index.get(p, ()):
             times[p].setdefault(s, []).append(instant_order(parse_literal(o)))
-        elif p in links:
+    for p in _LINKS:
+        for s, o in index.get(p, ()):
             links[p].setdefault(s, []).append(o)
     started, ended = times[P.startedAtTime], times[P.endedAtTime]
     generated = times[P.generatedAtTime]
@@ -245,11 +249,13 @@ def _plan_followed(content: list[Triple]) -> tuple[bool | None, str]:
     )
 
 
-def _unsealed_agent_labels(content: list[Triple]) -> list[str]:
+def _unsealed_agent_labels(
+    content: list[Triple], index: Mapping[str, list[tuple[str, str]]]
+) -> list[str]:
     """Sessions sealed before their agent's label was (``oprov:agentLabel``): readers show
     the shared agent's ``rdfs:label`` for them, which anyone could have changed."""
-    sessions = {s for s, p, o in content if p == RDF_TYPE and o == O.AgentSession}
-    labelled = {s for s, p, o in content if p == O.agentLabel}
+    sessions = {s for s, o in index.get(RDF_TYPE, ()) if o == O.AgentSession}
+    labelled = {s for s, _ in index.get(O.agentLabel, ())}
     return [
         f"the agent label shown for {session[1:-1]} is not sealed (the session was sealed "
         "before labels were): it is the shared agent's, which no bundle covers"
@@ -258,13 +264,14 @@ def _unsealed_agent_labels(content: list[Triple]) -> list[str]:
     ]
 
 
-def _blob_problems(content: list[Triple]) -> list[str]:
+def _blob_problems(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
     """Values kept in the blob store must still be there and match their recorded hash."""
-    hashes = {s: parse_literal(o) for s, p, o in content if p == O.contentHash}
+    locations = index.get(O.contentLocation, ())
+    if not locations:
+        return []
+    hashes = {s: parse_literal(o) for s, o in index.get(O.contentHash, ())}
     problems = []
-    for s, p, o in content:
-        if p != O.contentLocation:
-            continue
+    for s, o in locations:
         try:
             read_blob(o[1:-1], hashes.get(s))
         except BlobError as exc:
@@ -303,18 +310,11 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
                 {**row, **dict.fromkeys(_REVISION_COLUMNS)},
             )
     stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
-    by_trace: dict[str, list[Triple]] | None = None
-    others: list[Triple] = []
-    if ident is None and isinstance(backend, EmbeddedBackend):
-        by_trace = {}
-        for line in backend.ntriples(graph[1:-1]).splitlines():
-            s, p, rest = line.split(" ", 2)
-            o = rest[:-2]
-            triple = (s, p, _canonical(o) if o.endswith(_DATETIME) else o)
-            if s.startswith(_IN_A_TRACE) and s[47:48] == ":":
-                by_trace.setdefault(s[15:47], []).append(triple)
-            else:
-                others.append(triple)  # agents; or a forged activity claiming to be part of one
+    graph_lines = (
+        GraphLines(backend.ntriples(graph[1:-1]))
+        if ident is None and isinstance(backend, EmbeddedBackend)
+        else None
+    )
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
@@ -326,9 +326,9 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
             problem = "no bundle: the session's record was removed or never sealed"
             checks[session] = SessionCheck(session, None, (problem,))
             continue
-        if by_trace is not None:
+        if graph_lines is not None:
+            candidates = graph_lines.of_trace(session.split(":")[2]) + graph_lines.others
             bundle_term = iri(row["bundle"])
-            candidates = by_trace.get(session.split(":")[2], []) + others
             content = [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
         else:
             content = stored_content(backend, graph, session, row["bundle"])
@@ -360,10 +360,12 @@ def _check(
         recorded = json.loads(row["manifest"] or "{}")
         changes = "; ".join(_diff(recorded, manifest(content, iri(session), form)))
         problems.append(f"content changed since export ({changes})")
-    revised = _diff(json.loads(row["revisedManifest"] or "{}"), json.loads(row["manifest"] or "{}"))
-    rewritten = _rewritten_content(
-        json.loads(row["revisedManifest"] or "{}"), json.loads(row["manifest"] or "{}")
-    )
+    # Manifests are read only for a revision: most runs have none, and parsing two
+    # JSON objects per run was a tenth of verify --all.
+    before = json.loads(row["revisedManifest"] or "{}") if row["revised"] else {}
+    after = json.loads(row["manifest"] or "{}") if row["revised"] else {}
+    revised = _diff(before, after)
+    rewritten = _rewritten_content(before, after)
     if row["revised"] and not row["revisionPrevious"] and agent_of(content, iri(session)):
         problems.append(
             f"revision {row['bundle']} is not linked into its agent's chain (sealed by an "
@@ -381,9 +383,10 @@ def _check(
             f"revision {row['bundle']} changed content recorded before, which is written "
             f"once ({', '.join(rewritten)}): late spans add to a session, they never edit it"
         )
-    problems.extend(_unsealed_agent_labels(content))
-    problems.extend(constraint_violations(content))
-    problems.extend(_blob_problems(content))
+    index = _by_predicate(content)
+    problems.extend(_unsealed_agent_labels(content, index))
+    problems.extend(_violations(index))
+    problems.extend(_blob_problems(index))
     gates = {
         "tool_use_verified": _tool_use_verified(content, iri(session)),
         "plan_followed": _plan_followed(content),

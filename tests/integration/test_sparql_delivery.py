@@ -283,7 +283,6 @@ def test_a_new_process_replays_the_spool_left_by_the_old_one(
         from otel_prov import map_spans
         from otel_prov.exporters import SparqlUpdateExporter
         from tests.session_tree import known_session
-from tests.waiting import until
         exporter = SparqlUpdateExporter({server.update_endpoint!r}, spool_dir={str(spool)!r},
                                         retry_initial_delay=0.05)
         exporter.export([map_spans(known_session())])

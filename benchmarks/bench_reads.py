@@ -11,16 +11,14 @@ the newest page, of the page after it (by cursor) and of the newest page of one 
 from __future__ import annotations
 
 import shutil
-import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pyoxigraph
 
-from benchmarks.workload import T0, session_spans
+from benchmarks.workload import T0, median_seconds, session_spans
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.read import ProvenanceReader, open_store
@@ -51,15 +49,6 @@ def build_store(path: Path, sessions: int) -> int:
     return len(template.splitlines()) * sessions
 
 
-def _median_ms(run: Callable[[], object], repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - begin) * 1000)
-    return statistics.median(times)
-
-
 def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-reads-"))
     try:
@@ -70,9 +59,9 @@ def main() -> None:
         begin = time.perf_counter()
         page = reader.sessions(limit=20)
         cold = (time.perf_counter() - begin) * 1000
-        newest = _median_ms(lambda: reader.sessions(limit=20))
-        after = _median_ms(lambda: reader.sessions(limit=20, cursor=page.next_cursor))
-        agent = _median_ms(lambda: reader.sessions(agent="bench", limit=20))
+        newest = median_seconds(lambda: reader.sessions(limit=20), 5) * 1000
+        after = median_seconds(lambda: reader.sessions(limit=20, cursor=page.next_cursor), 5) * 1000
+        agent = median_seconds(lambda: reader.sessions(agent="bench", limit=20), 5) * 1000
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if len(page.sessions) != 20 or page.sessions[0].question != (

@@ -10,15 +10,12 @@ within 2x of ``show``'s time, and at most 2 queries.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 
-from benchmarks.workload import report, session_spans
+from benchmarks.workload import median_seconds, report, session_spans
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import ProvenanceReader
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, QueryResult, RemoteBackend
@@ -40,22 +37,13 @@ class CountingBackend:
         return self.inner.query(sparql, default_graph=default_graph)
 
 
-def _median_ms(run: Callable[[], object], repeats: int = 5) -> float:
-    times = []
-    for _ in range(repeats):
-        begin = time.perf_counter()
-        run()
-        times.append((time.perf_counter() - begin) * 1000)
-    return statistics.median(times)
-
-
 def _measure(where: str, backend: QueryBackend, run: str) -> None:
     counting = CountingBackend(backend)
     reader = ProvenanceReader(counting)
     graph = reader.why(run)
     queries = counting.queries
-    why_ms = _median_ms(lambda: reader.why(run))
-    show_ms = _median_ms(lambda: reader.session(run))
+    why_ms = median_seconds(lambda: reader.why(run), 5) * 1000
+    show_ms = median_seconds(lambda: reader.session(run), 5) * 1000
     failed = sum(1 for node in graph.nodes if not node.supports_answer)
     report(
         f"why, {STEPS}-step session, {where}",

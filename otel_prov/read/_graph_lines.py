@@ -61,10 +61,7 @@ class GraphLines:
             return []
         low = bisect_left(self._lines, f"{_IN_A_TRACE}{trace}:")
         high = bisect_left(self._lines, f"{_IN_A_TRACE}{trace};", low)  # ';' follows ':'
-        return [
-            (s, p, rest[:-2])
-            for s, p, rest in (line.split(" ", 2) for line in self._lines[low:high])
-        ]
+        return [triple_of(line) for line in self._lines[low:high]]
 
 
 def triple_of(line: str) -> Triple:

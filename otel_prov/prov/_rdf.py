@@ -40,6 +40,7 @@ __all__ = [
     "instant_order",
     "integer",
     "iri",
+    "is_true",
     "literal",
     "nquad_lines",
     "parse_literal",
@@ -119,6 +120,12 @@ def integer(value: int) -> str:
 def boolean(value: bool) -> str:
     """An ``xsd:boolean`` literal in canonical form."""
     return f'"{"true" if value else "false"}"{_XSD_BOOLEAN}'
+
+
+def is_true(lexical: str | None) -> bool:
+    """Whether a stored ``xsd:boolean``'s lexical form (a query answer's value) is true:
+    ``true``, or ``1`` as Virtuoso answers."""
+    return lexical in ("true", "1")
 
 
 def _plain(value: Decimal) -> str:

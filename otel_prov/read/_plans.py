@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from otel_prov.prov._queries import plans_query, postconditions_query
+from otel_prov.prov._rdf import is_true
 from otel_prov.read._backend import QueryBackend
 
 __all__ = ["PlanStepView", "PlanView", "PostconditionView", "plans_and_postconditions"]
@@ -56,9 +57,7 @@ def plans_and_postconditions(
     for_step: dict[str, list[PostconditionView]] = {}
     unplanned: list[PostconditionView] = []
     for row in backend.query(postconditions_query(graph, session)).rows:
-        checked = PostconditionView(
-            row["name"] or "", (row["ok"] or "").lower() in ("true", "1"), row["detail"]
-        )
+        checked = PostconditionView(row["name"] or "", is_true(row["ok"]), row["detail"])
         if row["step"]:
             for_step.setdefault(row["step"], []).append(checked)
         else:

@@ -34,7 +34,7 @@ from otel_prov.prov._queries import (
     why_query,
     why_starts_query,
 )
-from otel_prov.prov._rdf import OPROV, PROV, RDF, RDFS, InvalidIRIError, instant_order
+from otel_prov.prov._rdf import OPROV, PROV, RDF, RDFS, InvalidIRIError, instant_order, is_true
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._session_view import CONTENT_DESCRIPTORS, content_text, settled_status
 
@@ -73,9 +73,6 @@ _KINDS = (
 """The ``oprov`` classes, most telling first, that name a node's type."""
 
 _ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity"}
-
-_TRUE = ("true", "1")
-"""An ``xsd:boolean`` true as stores write it (Virtuoso answers ``1``)."""
 
 
 @dataclass(frozen=True)
@@ -298,7 +295,7 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
     for row in rows:
         node = row["n"] or ""
         described = props.setdefault(node, {})
-        if row["attempt"] not in _TRUE:
+        if not is_true(row["attempt"]):
             reached.add(node)
         if row["p"] is not None and row["o"] is not None:
             values = described.setdefault(row["p"], [])

@@ -146,7 +146,9 @@ def _subject_groups(
     by_text = canonicalization == _BY_TEXT
     by_subject: dict[str, set[str]] = {}
     for s, p, o in triples:
-        if not by_text and o.endswith(NUMERIC_SUFFIXES):
+        # A numeric literal is typed ('"..."^^<...>'): the two ends rule out most terms
+        # before the longer suffix test.
+        if not by_text and o[-1] == ">" and o[0] == '"' and o.endswith(NUMERIC_SUFFIXES):
             o = canonical_number(o)
         lines = by_subject.get(s)
         if lines is None:
@@ -229,8 +231,13 @@ def chain_triples(bundle: str, previous: Mapping[str, str] | None) -> list[Tripl
 
 def bundles_in(triples: Sequence[Triple]) -> list[tuple[str, str, str]]:
     """(bundle, session, content hash) of every bundle among ``triples``."""
-    sessions = {s: o for s, p, o in triples if p == O.bundleOf}
-    hashes = {s: o for s, p, o in triples if p == O.contentHash}
+    sessions: dict[str, str] = {}
+    hashes: dict[str, str] = {}
+    for s, p, o in triples:
+        if p == O.bundleOf:
+            sessions[s] = o
+        elif p == O.contentHash:
+            hashes[s] = o
     return [
         (bundle, session, hashes[bundle][1:-1])
         for bundle, session in sessions.items()
@@ -243,11 +250,18 @@ def agent_of(triples: Sequence[Triple], session: str) -> str:
 
     The agent is known by its type where ``triples`` hold it, else by its IRI family
     (a session's stored content, or a record of late spans, need not hold the type)."""
-    agents = {s for s, p, o in triples if p == RDF_TYPE and o in (O.AIAgent, O.Evaluator)}
+    agents: set[str] = set()
+    associated: list[str] = []  # one pass: records are read once per seal
     for s, p, o in triples:
-        if s == session and p == P.wasAssociatedWith and (o in agents or o.startswith(_AGENTS)):
-            return o
-    return ""
+        if p == RDF_TYPE:
+            if o in _AGENT_TYPES:
+                agents.add(s)
+        elif p == P.wasAssociatedWith and s == session:
+            associated.append(o)
+    return next((o for o in associated if o in agents or o.startswith(_AGENTS)), "")
+
+
+_AGENT_TYPES = (O.AIAgent, O.Evaluator)
 
 
 _AGENTS = (agent_iri("")[:-1], evaluator_iri("")[:-1])

@@ -36,8 +36,13 @@ class SharedTriples:
         kept: list[Triple] = []
         shared: set[Triple] = set()
         held = self._held
+        is_shared: dict[str, bool] = {}  # a subject has several triples: test its IRI once
         for triple in triples:
-            if triple[0].startswith(SHARED_PREFIXES):
+            subject = triple[0]
+            found = is_shared.get(subject)
+            if found is None:
+                found = is_shared[subject] = subject.startswith(SHARED_PREFIXES)
+            if found:
                 if triple in held or triple in shared:
                     continue
                 shared.add(triple)

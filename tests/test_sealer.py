@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import cast
 
 import pyoxigraph
+from hypothesis import given
+from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import set_span_in_context
 from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._bundle import canonical_text, content_hash, manifest
 from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._numeric import NUMERIC_SUFFIXES, canonical_number
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._sealer import (
     Sealer,
@@ -229,3 +234,50 @@ def test_the_heads_records_hold_are_those_the_store_gives_once_they_are_stored()
     assert heads_in(triples) == chain_heads_from_rows(rows)
     assert sorted(heads_in(triples)) == ["<urn:otel-prov:agent:a>", "<urn:otel-prov:agent:b>"]
     assert heads_in(triples) == newest_heads(*(heads_in(r.triples) for r in records))
+
+
+_SUBJECTS = [
+    "<urn:otel-prov:t:1>",
+    "<urn:otel-prov:t:1:thought>",
+    "<urn:otel-prov:t:10>",
+    "_:b",
+    "_:b1",
+]
+_OBJECTS = [
+    '"a"',
+    '"x\\"y"',
+    '"01"^^<http://www.w3.org/2001/XMLSchema#integer>',
+    '"2.50"^^<http://www.w3.org/2001/XMLSchema#decimal>',
+    "<urn:o>",
+]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_SUBJECTS), st.sampled_from(["<p>", "<p2>"]), st.sampled_from(_OBJECTS)
+        ),
+        max_size=30,
+    )
+)
+def test_the_canonical_text_is_every_line_sorted_and_the_manifest_hashes_each_subject(
+    triples: list[tuple[str, str, str]],
+) -> None:
+    """Lines are grouped by subject as they are written (subjects that are prefixes of
+    others included): the text is still all the lines sorted, each subject's manifest
+    entry the hash of its own lines."""
+    lines = sorted(
+        {
+            f"{s} {p} {canonical_number(o) if o.endswith(NUMERIC_SUFFIXES) else o} .\n"
+            for s, p, o in triples
+        }
+    )
+    assert canonical_text(triples) == "".join(lines)
+    assert content_hash(triples) == "sha256:" + hashlib.sha256("".join(lines).encode()).hexdigest()
+    expected = {
+        s[1:-1].removeprefix("urn:otel-prov:t:"): hashlib.sha256(
+            "".join(line for line in lines if line.startswith(s + " ")).encode()
+        ).hexdigest()[:16]
+        for s in {s for s, _, _ in triples}
+    }
+    assert manifest(triples, "<urn:otel-prov:t:1>") == dict(sorted(expected.items()))

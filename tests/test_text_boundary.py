@@ -7,6 +7,7 @@ record, so the value, its hash, its blob and its WAL line agree.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,12 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import Status, StatusCode
 from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._otlp_json import parse_otlp_json
-from otel_prov.prov._span_record import clean_text
+from otel_prov.prov._span_record import SpanEvent, clean_record, clean_text, record_from_span
 from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._session_view import load_session
 from otel_prov.read._verify import verify_sessions
@@ -57,6 +59,29 @@ def test_clean_text_is_utf8_encodable_idempotent_and_changes_only_surrogates(tex
 )
 def test_lone_surrogates_become_one_replacement_character(raw: str, expected: str) -> None:
     assert clean_text(raw) == expected
+
+
+@given(every_code_point, every_code_point)
+def test_an_sdk_span_is_snapshot_as_clean_record_makes_it(name: str, value: str) -> None:
+    """record_from_span cleans as it builds (no second copy): the same record as
+    clean_record over the span's raw snapshot."""
+    provider = TracerProvider()
+    span = provider.get_tracer("t").start_span(
+        name or "span", attributes={"otel_prov.question": value, "k": (value, "x")}
+    )
+    span.add_event(value or "event", {"k": value})
+    span.set_status(Status(StatusCode.ERROR, value))
+    span.end()
+    record = record_from_span(span)
+    raw = dataclasses.replace(
+        record,
+        name=span.name,
+        status_message=span.status.description,
+        attributes=dict(span.attributes or {}),
+        events=tuple(SpanEvent(e.name, e.timestamp, dict(e.attributes or {})) for e in span.events),
+    )
+    assert record == clean_record(raw)
+    assert record_from_span(span, ended=False) == dataclasses.replace(record, end_ns=None)
 
 
 @pytest.fixture

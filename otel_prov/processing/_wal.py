@@ -48,7 +48,8 @@ class IntentLog:
     def __init__(self, directory: Path, *, fsync: bool = False) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"wal-{os.getpid()}-{time.time_ns()}.jsonl"
-        self._file: IO[str] = self.path.open("a", encoding="utf-8")
+        # Binary: a batch of lines is encoded once and goes out in one write (no text layer).
+        self._file: IO[bytes] = self.path.open("ab")
         fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._fsync = fsync
         self._lock = threading.Lock()
@@ -56,12 +57,7 @@ class IntentLog:
 
     def _write(self, entries: Iterable[dict[str, Any]]) -> None:
         """Append one line per entry, flushed together; the caller holds the lock."""
-        self._file.write(
-            "".join(
-                json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
-                for entry in entries
-            )
-        )
+        self._file.write("".join(_encode(entry) + "\n" for entry in entries).encode())
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
@@ -118,6 +114,11 @@ class IntentLog:
             self._file.close()
             if not self._pending:
                 self.path.unlink(missing_ok=True)
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps`` with these options, without building an encoder per line (tool calls
+are logged on the agent's thread)."""
 
 
 def _entry(span: Any, service: str | None, attributes: Any) -> dict[str, Any]:

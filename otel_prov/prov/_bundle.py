@@ -26,7 +26,6 @@ Everything here is pure: the same triples give the same bundle.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -130,22 +129,37 @@ def content_subjects(triples: Iterable[Triple], session: str) -> set[str]:
     return activities | entities | qualified | steps
 
 
-def _lines(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> list[str]:
-    """The canonical N-Triples lines, deduplicated and sorted by code point.
+def _subject_groups(
+    triples: Iterable[Triple], canonicalization: str = CANONICALIZATION
+) -> list[list[str]]:
+    """The canonical N-Triples lines, deduplicated and sorted by code point, one list per
+    subject.
 
-    Every line of a subject starts with ``<subject> ``, and no such prefix is a prefix of
-    another subject's, so in this order each subject's lines stand together.
+    Every line of a subject starts with ``<subject> ``; no subject holds a character at or
+    below the space, so two subjects sort as their lines do (a subject that is a prefix of
+    another sorts first, and so do its lines, whose next character is the space).  Sorting
+    the subjects and then each subject's lines is therefore the sort of all the lines, and
+    hands the manifest its groups without looking for them again.
     """
-    if canonicalization == _BY_TEXT:
-        return sorted({f"{s} {p} {o} .\n" for s, p, o in triples})
-    if canonicalization != CANONICALIZATION:
+    if canonicalization not in CANONICALIZATIONS:
         raise ValueError(f"unknown canonical form {canonicalization!r}")
-    return sorted(
-        {
-            f"{s} {p} {canonical_number(o) if o.endswith(NUMERIC_SUFFIXES) else o} .\n"
-            for s, p, o in triples
-        }
-    )
+    by_text = canonicalization == _BY_TEXT
+    by_subject: dict[str, set[str]] = {}
+    for s, p, o in triples:
+        # A numeric literal is typed ('"..."^^<...>'): the two ends rule out most terms
+        # before the longer suffix test.
+        if not by_text and o[-1] == ">" and o[0] == '"' and o.endswith(NUMERIC_SUFFIXES):
+            o = canonical_number(o)
+        lines = by_subject.get(s)
+        if lines is None:
+            lines = by_subject[s] = set()
+        lines.add(f"{s} {p} {o} .\n")
+    return [sorted(by_subject[subject]) for subject in sorted(by_subject)]
+
+
+def _lines(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> list[str]:
+    """The canonical N-Triples lines, deduplicated and sorted by code point."""
+    return [line for group in _subject_groups(triples, canonicalization) for line in group]
 
 
 def _digest(lines: Iterable[str]) -> str:
@@ -161,12 +175,18 @@ def content_hash(triples: Iterable[Triple], canonicalization: str = CANONICALIZA
     return _digest(_lines(triples, canonicalization))
 
 
-def _manifest(lines: list[str], session: str) -> dict[str, str]:
+def _hash_and_manifest(groups: list[list[str]], session: str) -> tuple[str, dict[str, str]]:
+    """The content hash and the manifest of the subject groups, each group encoded once:
+    the hash of the whole text is fed group by group."""
     prefix = session[1:].rsplit(":", 1)[0] + ":"
+    whole = hashlib.sha256()
     found: dict[str, str] = {}
-    for subject, group in itertools.groupby(lines, key=lambda line: line[: line.index(" ")]):
-        found[subject[1:-1].removeprefix(prefix)] = _digest(group)[7:23]
-    return dict(sorted(found.items()))
+    for group in groups:
+        data = "".join(group).encode()
+        whole.update(data)
+        subject = group[0][: group[0].index(" ")]
+        found[subject[1:-1].removeprefix(prefix)] = hashlib.sha256(data).hexdigest()[:16]
+    return "sha256:" + whole.hexdigest(), dict(sorted(found.items()))
 
 
 def manifest(
@@ -176,7 +196,7 @@ def manifest(
 
     Subjects are written relative to the session's trace (``urn:otel-prov:<trace>:``).
     """
-    return _manifest(_lines(triples, canonicalization), session)
+    return _hash_and_manifest(_subject_groups(triples, canonicalization), session)[1]
 
 
 def bundle_triples(
@@ -184,18 +204,14 @@ def bundle_triples(
 ) -> list[Triple]:
     """The bundle that describes ``session``: hash, manifest, canonical form, version."""
     bundle = bundle_iri(session)
-    lines = _lines(content)
+    digest, subjects = _hash_and_manifest(_subject_groups(content), session)
     triples = [
         (bundle, RDF_TYPE, P.Bundle),
         (bundle, RDF_TYPE, P.Entity),
         (bundle, O.bundleOf, session),
-        (bundle, O.contentHash, literal(_digest(lines))),
+        (bundle, O.contentHash, literal(digest)),
         (bundle, O.canonicalization, literal(CANONICALIZATION)),
-        (
-            bundle,
-            O.manifest,
-            literal(json.dumps(_manifest(lines, session), separators=(",", ":"))),
-        ),
+        (bundle, O.manifest, literal(json.dumps(subjects, separators=(",", ":")))),
         (bundle, O.exporterVersion, literal(f"otel-prov {__version__}")),
     ]
     if generated_ns is not None:
@@ -215,8 +231,13 @@ def chain_triples(bundle: str, previous: Mapping[str, str] | None) -> list[Tripl
 
 def bundles_in(triples: Sequence[Triple]) -> list[tuple[str, str, str]]:
     """(bundle, session, content hash) of every bundle among ``triples``."""
-    sessions = {s: o for s, p, o in triples if p == O.bundleOf}
-    hashes = {s: o for s, p, o in triples if p == O.contentHash}
+    sessions: dict[str, str] = {}
+    hashes: dict[str, str] = {}
+    for s, p, o in triples:
+        if p == O.bundleOf:
+            sessions[s] = o
+        elif p == O.contentHash:
+            hashes[s] = o
     return [
         (bundle, session, hashes[bundle][1:-1])
         for bundle, session in sessions.items()
@@ -229,11 +250,18 @@ def agent_of(triples: Sequence[Triple], session: str) -> str:
 
     The agent is known by its type where ``triples`` hold it, else by its IRI family
     (a session's stored content, or a record of late spans, need not hold the type)."""
-    agents = {s for s, p, o in triples if p == RDF_TYPE and o in (O.AIAgent, O.Evaluator)}
+    agents: set[str] = set()
+    associated: list[str] = []  # one pass: records are read once per seal
     for s, p, o in triples:
-        if s == session and p == P.wasAssociatedWith and (o in agents or o.startswith(_AGENTS)):
-            return o
-    return ""
+        if p == RDF_TYPE:
+            if o in _AGENT_TYPES:
+                agents.add(s)
+        elif p == P.wasAssociatedWith and s == session:
+            associated.append(o)
+    return next((o for o in associated if o in agents or o.startswith(_AGENTS)), "")
+
+
+_AGENT_TYPES = (O.AIAgent, O.Evaluator)
 
 
 _AGENTS = (agent_iri("")[:-1], evaluator_iri("")[:-1])

@@ -53,6 +53,7 @@ def entity_iri(activity: str, kind: str) -> str:
     return f"{activity[:-1]}:{kind}>"
 
 
+@functools.lru_cache(maxsize=4096)  # every session names its agent, tools and models again
 def _named(kind: str, name: str) -> str:
     return f"<{_BASE}{kind}:{quote(name, safe='', errors='surrogatepass')}>"
 

@@ -83,6 +83,8 @@ _XSD_DECIMAL = f"^^<{XSD}decimal>"
 # Characters that need escaping in a quoted literal: controls, quote, backslash, DEL,
 # and lone surrogates.
 _NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\\x7f\ud800-\udfff]')
+_NEEDS_TABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
+"""Characters only the escape table handles (controls and lone surrogates)."""
 _ESCAPES: dict[int, str] = {c: f"\\u{c:04X}" for c in (*range(0x20), 0x7F)}
 _ESCAPES.update(
     {
@@ -109,6 +111,10 @@ def literal(value: str) -> str:
     """A plain (``xsd:string``) literal, escaped so that it round-trips byte for byte."""
     if _NEEDS_ESCAPE.search(value) is None:
         return f'"{value}"'
+    if _NEEDS_TABLE.search(value) is None:
+        # Only quotes and backslashes (JSON text, a bundle's manifest): two replaces do
+        # what the per-character table does, many times faster.
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return f'"{value.translate(_ESCAPES)}"'
 
 

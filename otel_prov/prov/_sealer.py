@@ -42,9 +42,23 @@ __all__ = ["Sealer", "chain_heads_from_rows", "chain_heads_query", "heads_in", "
 
 @dataclass
 class _Sealed:
-    content: list[Triple]
+    """A sealed session: its newest bundle, and its content, worked out only when a
+    revision needs it (most sessions never get one)."""
+
+    session: str
     bundle: str
     revision: int
+    _triples: list[Triple]
+    """The content, or the sealed triples it is taken from (see ``_worked_out``); never
+    changed in place."""
+    _worked_out: bool = True
+
+    @property
+    def content(self) -> list[Triple]:
+        if not self._worked_out:
+            self._triples = session_content(self._triples, self.session)
+            self._worked_out = True
+        return self._triples
 
 
 class Sealer:
@@ -72,7 +86,7 @@ class Sealer:
         its trace), the session then gets no second bundle and no second chain link, only
         a revision when the new spans change what is stored.
         """
-        self._keep(session, _Sealed(list(content), bundle, revision))
+        self._keep(session, _Sealed(session, bundle, revision, list(content)))
 
     def seal(self, record: ProvRecord, now_ns: int) -> ProvRecord:
         triples = list(record.triples)
@@ -87,13 +101,15 @@ class Sealer:
             added += chain_triples(bundle, self._heads.get(agent))
             if agent:
                 self._heads[agent] = {"bundle": bundle, "hash": digest}
-            self._keep(session, _Sealed(session_content(triples, session), bundle, 1))
+            # Never changed in place below (only rebound), so its content can wait.
+            self._keep(session, _Sealed(session, bundle, 1, triples, _worked_out=False))
             first_sealed.add(session)
         prefix = f"<urn:otel-prov:{record.trace_id}:"
         for session in sorted(self._of_trace.get(prefix, set()) - first_sealed):
             sealed = self._sealed[session]
-            content = session_content(sealed.content + triples, session)
-            if set(content) == set(sealed.content):
+            before = sealed.content
+            content = session_content(before + triples, session)
+            if set(content) == set(before):
                 continue
             revision = entity_iri(session, f"bundle-{sealed.revision + 1}")
             revised = _renamed(bundle_triples(session, now_ns, content), session, revision)
@@ -101,12 +117,12 @@ class Sealer:
             added.append((revision, P.wasRevisionOf, sealed.bundle))
             # A revision takes its place in the agent's chain like a new bundle, so that one
             # added afterwards by someone else forks the chain or hangs outside it.
-            agent = agent_of(sealed.content + triples, session)
+            agent = agent_of(before + triples, session)
             added += chain_triples(revision, self._heads.get(agent))
             if agent:
                 digest = next(o for _, p, o in revised if p == O.contentHash)[1:-1]
                 self._heads[agent] = {"bundle": revision, "hash": digest}
-            self._keep(session, _Sealed(content, revision, sealed.revision + 1))
+            self._keep(session, _Sealed(session, revision, sealed.revision + 1, content))
         if not added and len(triples) == len(record.triples):
             return record
         return dataclasses.replace(record, triples=tuple(triples + added))

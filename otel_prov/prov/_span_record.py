@@ -113,7 +113,7 @@ def clean_text(text: str) -> str:
     and the store's literal, and the session falls apart.  A pair spelled as two code
     points is joined into the one character it encodes.
     """
-    if _SURROGATE.search(text) is None:
+    if text.isascii() or _SURROGATE.search(text) is None:  # isascii: O(1), the usual case
         return text
     joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return _SURROGATE.sub("\ufffd", joined)
@@ -155,36 +155,41 @@ _STATUS = {StatusCode.OK: "ok", StatusCode.ERROR: "error", StatusCode.UNSET: "un
 
 
 def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
-    """Snapshot an SDK span.  ``ended=False`` snapshots a live span that has not ended yet."""
+    """Snapshot an SDK span.  ``ended=False`` snapshots a live span that has not ended yet.
+
+    Built clean in one go (what :func:`clean_record` would make of it, without a second
+    record and attribute copy): the worker snapshots every span the agent makes.  Its
+    role and truncated keys are read from the attributes as the SDK holds them.
+    """
     context = span.context
     parent = span.parent
     attributes = dict(span.attributes or {})
-    limit = attribute_length_limit(span)
     resource = span.resource.attributes if span.resource is not None else {}
     service = resource.get(SERVICE_NAME)
-    return clean_record(
-        SpanRecord(
-            trace_id=context.trace_id if context is not None else 0,
-            span_id=context.span_id if context is not None else 0,
-            parent_id=parent.span_id if parent is not None else None,
-            name=span.name,
-            start_ns=span.start_time or 0,
-            end_ns=span.end_time if ended else None,
-            status=_STATUS.get(span.status.status_code, "unset"),
-            status_message=span.status.description,
-            attributes=attributes,
-            events=tuple(
-                SpanEvent(event.name, event.timestamp, dict(event.attributes or {}))
-                for event in span.events
-            ),
-            links=tuple(
-                (link.context.trace_id, link.context.span_id) for link in span.links if link.context
-            ),
-            service_name=service if isinstance(service, str) else None,
-            role=classify(attributes, root=parent is None, name=span.name),
-            truncated=_at_limit(attributes, limit),
-            remote_parent=parent is not None and parent.is_remote,
-        )
+    status = span.status
+    return SpanRecord(
+        trace_id=context.trace_id if context is not None else 0,
+        span_id=context.span_id if context is not None else 0,
+        parent_id=parent.span_id if parent is not None else None,
+        name=clean_text(span.name),
+        start_ns=span.start_time or 0,
+        end_ns=span.end_time if ended else None,
+        status=_STATUS.get(status.status_code, "unset"),
+        status_message=None if status.description is None else clean_text(status.description),
+        attributes=clean_attributes(attributes),
+        events=tuple(
+            SpanEvent(
+                clean_text(event.name), event.timestamp, clean_attributes(event.attributes or {})
+            )
+            for event in span.events
+        ),
+        links=tuple(
+            (link.context.trace_id, link.context.span_id) for link in span.links if link.context
+        ),
+        service_name=clean_text(service) if isinstance(service, str) else None,
+        role=classify(attributes, root=parent is None, name=span.name),
+        truncated=_at_limit(attributes, attribute_length_limit(span)),
+        remote_parent=parent is not None and parent.is_remote,
     )
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyoxigraph
@@ -44,7 +45,9 @@ from otel_prov.prov._bundle import (
 from otel_prov.prov._queries import (
     annotation_rows_query,
     bundle_hashes_query,
+    session_members_query,
     stored_content_query,
+    subject_triples_query,
     verify_rows_query,
 )
 from otel_prov.prov._rdf import (
@@ -117,15 +120,20 @@ def _term(term: object) -> str:
 def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
     """The session's content (``_bundle``) as the store holds it, in the mapper's syntax.
 
-    The query finds every candidate by its ``partOf`` path; ``session_content`` then
-    decides, as it did when sealing, what of it the session's process recorded (it
-    leaves out what another process recorded below, ``oprov:remoteParent``).
+    A query finds every candidate subject by its ``partOf`` path and a second reads
+    their triples; ``session_content`` then decides, as it did when sealing, what of it
+    the session's process recorded (it leaves out what another process recorded below,
+    ``oprov:remoteParent``).  A member that is no IRI (a blank node someone added) cannot
+    be named in a query: then one query finds and reads them all, more slowly.
     """
-    candidates = [
-        (_term(t.subject), _term(t.predicate), _term(t.object))
-        for t in backend.query(stored_content_query(graph, session, bundle)).triples
-    ]
-    return session_content(candidates, iri(session))
+    members = [row["x"] or "" for row in backend.query(session_members_query(graph, session)).rows]
+    if any(member.startswith("_:") for member in members):
+        found = backend.query(stored_content_query(graph, session, bundle)).triples
+    else:
+        found = backend.query(subject_triples_query(graph, members)).triples if members else []
+    candidates = [(_term(t.subject), _term(t.predicate), _term(t.object)) for t in found]
+    bundle_term = iri(bundle)
+    return [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
 
 
 _REVISION_COLUMNS = ("revised", "revisedManifest", "revisionPrevious", "revisionPreviousHash")
@@ -296,31 +304,21 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
 
     Every run of an embedded store is checked from one read of the whole graph (as
     N-Triples, written by the store itself): one query per run would read the same
-    triples through ten thousand small queries.
+    triples through ten thousand small queries.  The store writes the graph out in a
+    thread of its own (it lets go of the interpreter meanwhile), so that the bundles are
+    read beside it.  Runs named by ``ident`` are checked from their own triples and
+    bundles only, however many runs the store holds.
     """
-    wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
-    marked = not has_unmarked_runs(backend, graph)
-    rows = list(backend.query(verify_rows_query(graph, marked=marked)).rows)
-    runs = {row["session"] for row in rows}
-    for row in backend.query(annotation_rows_query(graph)).rows:
-        # An annotation is checked with the run it judges (and left out of --all if that
-        # run is gone: the run's own check says so).
-        if row["run"] in (wanted if wanted is not None else runs):
-            rows.append(
-                {**row, **dict.fromkeys(_REVISION_COLUMNS)},
-            )
-    stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
-    graph_lines = (
-        GraphLines(backend.ntriples(graph[1:-1]))
-        if ident is None and isinstance(backend, EmbeddedBackend)
-        else None
-    )
+    wanted = find_sessions(backend, graph, ident) if ident is not None else None
+    whole = backend if ident is None and isinstance(backend, EmbeddedBackend) else None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        written = pool.submit(whole.ntriples, graph[1:-1]) if whole is not None else None
+        rows, stored_hashes = _bundle_rows(backend, graph, wanted)
+        graph_lines = GraphLines(written.result()) if written is not None else None
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
-        if (wanted is not None and session not in wanted and row.get("run") not in wanted) or (
-            session in checks
-        ):
+        if session in checks:
             continue
         if row["bundle"] is None:
             problem = "no bundle: the session's record was removed or never sealed"
@@ -334,6 +332,38 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
             content = stored_content(backend, graph, session, row["bundle"])
         checks[session] = _check(session, row, content, stored_hashes)
     return list(checks.values())
+
+
+_LINKED_BUNDLES = ("revised", "previous", "revisionPrevious")
+"""Columns of a row naming another bundle, whose stored hash the check compares."""
+
+
+def _bundle_rows(
+    backend: QueryBackend, graph: str, wanted: list[str] | None
+) -> tuple[list[dict[str, str | None]], dict[str | None, str | None]]:
+    """The rows to check (each run's, then each annotation's; all, or those of the runs
+    ``wanted``) and the stored hash of every bundle they link to.
+
+    Rows come sorted by run from Python: the embedded store sorts by decoding each IRI
+    again for every comparison, which cost more than the rest of reading the bundles.
+    """
+    ordered = not isinstance(backend, EmbeddedBackend)  # an endpoint is read in pages
+    marked = not has_unmarked_runs(backend, graph)
+    query = verify_rows_query(graph, marked=marked, sessions=wanted, ordered=ordered)
+    rows = sorted(backend.query(query).rows, key=lambda row: row["session"] or "")
+    runs = set(wanted) if wanted is not None else {row["session"] for row in rows}
+    for row in backend.query(annotation_rows_query(graph)).rows:
+        # An annotation is checked with the run it judges (and left out of --all if that
+        # run is gone: the run's own check says so).
+        if row["run"] in runs:
+            rows.append({**row, **dict.fromkeys(_REVISION_COLUMNS)})
+    linked = (
+        sorted({row[name] or "" for row in rows for name in _LINKED_BUNDLES if row.get(name)})
+        if wanted is not None
+        else None
+    )
+    hashes = backend.query(bundle_hashes_query(graph, linked, ordered=ordered)).rows
+    return rows, {row["b"]: row["h"] for row in hashes}
 
 
 def _check(

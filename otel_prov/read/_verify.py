@@ -201,24 +201,27 @@ def _violations(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
     ]
 
 
-def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None, str]:
-    """The ``tool_use_verified`` gate: passed (None: no tools declared) and why not.
+def _tool_use_verified(
+    index: Mapping[str, list[tuple[str, str]]], session: str
+) -> tuple[bool | None, str]:
+    """The ``tool_use_verified`` gate over a run's triples by predicate: passed (None: no
+    tools declared) and why not.
 
     Only calls of the declared tools count: a handoff or an undeclared helper that
     succeeded says nothing about whether the declared data was fetched.
     """
     declared = sorted(
         urllib.parse.unquote(o[1:-1].rsplit(":", 1)[1])
-        for s, p, o in content
-        if s == session and p == O.declaredTool
+        for s, o in index.get(O.declaredTool, ())
+        if s == session
     )
     if not declared:
         return None, ""
-    calls = {s for s, p, o in content if p == RDF_TYPE and o == O.ToolCall}
+    calls = {s for s, o in index.get(RDF_TYPE, ()) if o == O.ToolCall}
     of_declared = {
-        s for s, p, o in content if s in calls and p == O.toolName and parse_literal(o) in declared
+        s for s, o in index.get(O.toolName, ()) if s in calls and parse_literal(o) in declared
     }
-    if any(s in of_declared and p == O.status and o == literal("ok") for s, p, o in content):
+    if any(s in of_declared and o == literal("ok") for s, o in index.get(O.status, ())):
         return True, ""
     tried = (
         f"{len(of_declared)} call(s) of them, none succeeded" if of_declared else "no call of them"
@@ -230,18 +233,22 @@ def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None
     )
 
 
-def _plan_followed(content: list[Triple]) -> tuple[bool | None, str]:
-    """The ``plan_followed`` gate: passed (None: the run made no plan) and why not.
+def _plan_followed(index: Mapping[str, list[tuple[str, str]]]) -> tuple[bool | None, str]:
+    """The ``plan_followed`` gate over a run's triples by predicate: passed (None: the run
+    made no plan) and why not.
 
     Every step of every plan must have been executed or explicitly skipped; a step that
     failed, was rolled back or has no outcome leaves the plan unfollowed.
     """
-    steps = {s for s, p, o in content if p == PP.isStepOfPlan}
+    steps = {s for s, _ in index.get(PP.isStepOfPlan, ())}
     if not steps:
         return None, ""
-    labels = {s: parse_literal(o) for s, p, o in content if s in steps and p == RDFS_LABEL}
-    numbers = {s: int(parse_literal(o)) for s, p, o in content if s in steps and p == O.stepNumber}
-    outcomes = {s: parse_literal(o) for s, p, o in content if s in steps and p == O.stepOutcome}
+
+    def of_steps(predicate: str) -> dict[str, str]:
+        return {s: parse_literal(o) for s, o in index.get(predicate, ()) if s in steps}
+
+    labels, outcomes = of_steps(RDFS_LABEL), of_steps(O.stepOutcome)
+    numbers = {s: int(n) for s, n in of_steps(O.stepNumber).items()}
     unfollowed = sorted(
         (numbers.get(step, 0), labels.get(step, ""), outcomes.get(step, "no outcome"))
         for step in steps
@@ -418,8 +425,8 @@ def _check(
     problems.extend(_violations(index))
     problems.extend(_blob_problems(index))
     gates = {
-        "tool_use_verified": _tool_use_verified(content, iri(session)),
-        "plan_followed": _plan_followed(content),
+        "tool_use_verified": _tool_use_verified(index, iri(session)),
+        "plan_followed": _plan_followed(index),
     }
     problems.extend(why for passed, why in gates.values() if passed is False)
     return SessionCheck(

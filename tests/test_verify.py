@@ -410,3 +410,21 @@ def test_a_bundle_in_an_unknown_canonical_form_is_reported(store: Path) -> None:
     assert "canonical form 'otel-prov-nt-sorted-9', which this otel-prov does not know" in (
         result.stdout
     )
+
+
+def test_a_forged_blank_node_in_a_run_is_caught_by_either_read(store: Path) -> None:
+    """One run is read by naming its members in a query, which a blank node cannot be:
+    a blank node claiming a place in the run must still land in its content."""
+    reader = open_store(store)
+    run = reader.sessions().sessions[0].id
+    _update(
+        store,
+        f"""INSERT DATA {{ GRAPH <urn:otel-prov:graph> {{
+        _:forged a oprov:ToolCall ; oprov:partOf <{run}> ; oprov:status "ok" }} }}""",
+    )
+    reader = open_store(store)
+    (alone,) = reader.verify(run)
+    at_once = {check.session: check for check in reader.verify()}
+    assert alone.problems[0].startswith("content changed since export (added: ")
+    assert at_once[run] == alone
+    assert sum(check.ok for check in at_once.values()) == 2

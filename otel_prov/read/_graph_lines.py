@@ -21,7 +21,7 @@ _IN_A_TRACE = "<urn:otel-prov:"
 _TRACE_END = len(_IN_A_TRACE) + 32
 """Where the ``:`` after a 32-digit trace id stands in a subject of that trace."""
 _DATETIME = '"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
-_DATETIME_LINE = f"{_DATETIME} ."
+_DATETIME_END = f"{_DATETIME} .\n"
 
 
 def _in_a_trace(line: str) -> bool:
@@ -32,13 +32,12 @@ class GraphLines:
     """The N-Triples lines of one graph, sorted; each trace's found by bisection."""
 
     def __init__(self, ntriples: str) -> None:
-        lines = ntriples.split("\n")  # not splitlines: a literal may hold U+2028 as it is
+        # not splitlines: a literal may hold U+2028 as it is
+        lines = _canonical_times(ntriples).split("\n")
         if not lines[-1]:
             lines.pop()  # what follows the last line end
         lines.sort()
-        self._lines = [
-            _canonical(line) if line.endswith(_DATETIME_LINE) else line for line in lines
-        ]
+        self._lines = lines
         self.others = [triple_of(line) for line in self._outside_traces()]
         """The triples whose subject is in no trace, which every trace is offered."""
 
@@ -70,13 +69,20 @@ def triple_of(line: str) -> Triple:
     return (s, p, rest[:-2])
 
 
-def _canonical(line: str) -> str:
-    """A line ending in a dateTime as written by the store, in the form the mapper writes.
+def _canonical_times(ntriples: str) -> str:
+    """The store's lines with each dateTime in the form the mapper writes.
 
     The store prints an offset as stored (``+01:00``); the mapper writes UTC (``Z``,
     fraction without trailing zeros), which only needs checking when it ends in ``0Z``.
+    The text is searched for the few lines ending in a dateTime, rather than two million
+    lines asked one by one whether they end in one.
     """
-    head, _, lexical = line[: -len(_DATETIME_LINE)].rpartition(' "')
-    if lexical.endswith("Z") and not lexical.endswith("0Z"):
-        return line
-    return f'{head} "{canonical_datetime(lexical)}{_DATETIME_LINE}'
+    parts, done, at = [], 0, 0
+    while (end := ntriples.find(_DATETIME_END, at)) != -1:
+        at = end + len(_DATETIME_END)
+        if ntriples[end - 1] == "Z" and ntriples[end - 2] != "0":
+            continue
+        start = ntriples.rfind('"', 0, end) + 1  # a dateTime's lexical form holds no quote
+        parts += [ntriples[done:start], canonical_datetime(ntriples[start:end])]
+        done = end
+    return "".join([*parts, ntriples[done:]]) if parts else ntriples

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyoxigraph
@@ -44,7 +45,9 @@ from otel_prov.prov._bundle import (
 from otel_prov.prov._queries import (
     annotation_rows_query,
     bundle_hashes_query,
+    session_members_query,
     stored_content_query,
+    subject_triples_query,
     verify_rows_query,
 )
 from otel_prov.prov._rdf import (
@@ -117,15 +120,20 @@ def _term(term: object) -> str:
 def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
     """The session's content (``_bundle``) as the store holds it, in the mapper's syntax.
 
-    The query finds every candidate by its ``partOf`` path; ``session_content`` then
-    decides, as it did when sealing, what of it the session's process recorded (it
-    leaves out what another process recorded below, ``oprov:remoteParent``).
+    A query finds every candidate subject by its ``partOf`` path and a second reads
+    their triples; ``session_content`` then decides, as it did when sealing, what of it
+    the session's process recorded (it leaves out what another process recorded below,
+    ``oprov:remoteParent``).  A member that is no IRI (a blank node someone added) cannot
+    be named in a query: then one query finds and reads them all, more slowly.
     """
-    candidates = [
-        (_term(t.subject), _term(t.predicate), _term(t.object))
-        for t in backend.query(stored_content_query(graph, session, bundle)).triples
-    ]
-    return session_content(candidates, iri(session))
+    members = [row["x"] or "" for row in backend.query(session_members_query(graph, session)).rows]
+    if any(member.startswith("_:") for member in members):
+        found = backend.query(stored_content_query(graph, session, bundle)).triples
+    else:
+        found = backend.query(subject_triples_query(graph, members)).triples if members else []
+    candidates = [(_term(t.subject), _term(t.predicate), _term(t.object)) for t in found]
+    bundle_term = iri(bundle)
+    return [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
 
 
 _REVISION_COLUMNS = ("revised", "revisedManifest", "revisionPrevious", "revisionPreviousHash")
@@ -193,24 +201,27 @@ def _violations(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
     ]
 
 
-def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None, str]:
-    """The ``tool_use_verified`` gate: passed (None: no tools declared) and why not.
+def _tool_use_verified(
+    index: Mapping[str, list[tuple[str, str]]], session: str
+) -> tuple[bool | None, str]:
+    """The ``tool_use_verified`` gate over a run's triples by predicate: passed (None: no
+    tools declared) and why not.
 
     Only calls of the declared tools count: a handoff or an undeclared helper that
     succeeded says nothing about whether the declared data was fetched.
     """
     declared = sorted(
         urllib.parse.unquote(o[1:-1].rsplit(":", 1)[1])
-        for s, p, o in content
-        if s == session and p == O.declaredTool
+        for s, o in index.get(O.declaredTool, ())
+        if s == session
     )
     if not declared:
         return None, ""
-    calls = {s for s, p, o in content if p == RDF_TYPE and o == O.ToolCall}
+    calls = {s for s, o in index.get(RDF_TYPE, ()) if o == O.ToolCall}
     of_declared = {
-        s for s, p, o in content if s in calls and p == O.toolName and parse_literal(o) in declared
+        s for s, o in index.get(O.toolName, ()) if s in calls and parse_literal(o) in declared
     }
-    if any(s in of_declared and p == O.status and o == literal("ok") for s, p, o in content):
+    if any(s in of_declared and o == literal("ok") for s, o in index.get(O.status, ())):
         return True, ""
     tried = (
         f"{len(of_declared)} call(s) of them, none succeeded" if of_declared else "no call of them"
@@ -222,18 +233,22 @@ def _tool_use_verified(content: list[Triple], session: str) -> tuple[bool | None
     )
 
 
-def _plan_followed(content: list[Triple]) -> tuple[bool | None, str]:
-    """The ``plan_followed`` gate: passed (None: the run made no plan) and why not.
+def _plan_followed(index: Mapping[str, list[tuple[str, str]]]) -> tuple[bool | None, str]:
+    """The ``plan_followed`` gate over a run's triples by predicate: passed (None: the run
+    made no plan) and why not.
 
     Every step of every plan must have been executed or explicitly skipped; a step that
     failed, was rolled back or has no outcome leaves the plan unfollowed.
     """
-    steps = {s for s, p, o in content if p == PP.isStepOfPlan}
+    steps = {s for s, _ in index.get(PP.isStepOfPlan, ())}
     if not steps:
         return None, ""
-    labels = {s: parse_literal(o) for s, p, o in content if s in steps and p == RDFS_LABEL}
-    numbers = {s: int(parse_literal(o)) for s, p, o in content if s in steps and p == O.stepNumber}
-    outcomes = {s: parse_literal(o) for s, p, o in content if s in steps and p == O.stepOutcome}
+
+    def of_steps(predicate: str) -> dict[str, str]:
+        return {s: parse_literal(o) for s, o in index.get(predicate, ()) if s in steps}
+
+    labels, outcomes = of_steps(RDFS_LABEL), of_steps(O.stepOutcome)
+    numbers = {s: int(n) for s, n in of_steps(O.stepNumber).items()}
     unfollowed = sorted(
         (numbers.get(step, 0), labels.get(step, ""), outcomes.get(step, "no outcome"))
         for step in steps
@@ -296,31 +311,21 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
 
     Every run of an embedded store is checked from one read of the whole graph (as
     N-Triples, written by the store itself): one query per run would read the same
-    triples through ten thousand small queries.
+    triples through ten thousand small queries.  The store writes the graph out in a
+    thread of its own (it lets go of the interpreter meanwhile), so that the bundles are
+    read beside it.  Runs named by ``ident`` are checked from their own triples and
+    bundles only, however many runs the store holds.
     """
-    wanted = set(find_sessions(backend, graph, ident)) if ident is not None else None
-    marked = not has_unmarked_runs(backend, graph)
-    rows = list(backend.query(verify_rows_query(graph, marked=marked)).rows)
-    runs = {row["session"] for row in rows}
-    for row in backend.query(annotation_rows_query(graph)).rows:
-        # An annotation is checked with the run it judges (and left out of --all if that
-        # run is gone: the run's own check says so).
-        if row["run"] in (wanted if wanted is not None else runs):
-            rows.append(
-                {**row, **dict.fromkeys(_REVISION_COLUMNS)},
-            )
-    stored_hashes = {row["b"]: row["h"] for row in backend.query(bundle_hashes_query(graph)).rows}
-    graph_lines = (
-        GraphLines(backend.ntriples(graph[1:-1]))
-        if ident is None and isinstance(backend, EmbeddedBackend)
-        else None
-    )
+    wanted = find_sessions(backend, graph, ident) if ident is not None else None
+    whole = backend if ident is None and isinstance(backend, EmbeddedBackend) else None
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        written = pool.submit(whole.ntriples, graph[1:-1]) if whole is not None else None
+        rows, stored_hashes = _bundle_rows(backend, graph, wanted)
+        graph_lines = GraphLines(written.result()) if written is not None else None
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
-        if (wanted is not None and session not in wanted and row.get("run") not in wanted) or (
-            session in checks
-        ):
+        if session in checks:
             continue
         if row["bundle"] is None:
             problem = "no bundle: the session's record was removed or never sealed"
@@ -334,6 +339,38 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
             content = stored_content(backend, graph, session, row["bundle"])
         checks[session] = _check(session, row, content, stored_hashes)
     return list(checks.values())
+
+
+_LINKED_BUNDLES = ("revised", "previous", "revisionPrevious")
+"""Columns of a row naming another bundle, whose stored hash the check compares."""
+
+
+def _bundle_rows(
+    backend: QueryBackend, graph: str, wanted: list[str] | None
+) -> tuple[list[dict[str, str | None]], dict[str | None, str | None]]:
+    """The rows to check (each run's, then each annotation's; all, or those of the runs
+    ``wanted``) and the stored hash of every bundle they link to.
+
+    Rows come sorted by run from Python: the embedded store sorts by decoding each IRI
+    again for every comparison, which cost more than the rest of reading the bundles.
+    """
+    ordered = not isinstance(backend, EmbeddedBackend)  # an endpoint is read in pages
+    marked = not has_unmarked_runs(backend, graph)
+    query = verify_rows_query(graph, marked=marked, sessions=wanted, ordered=ordered)
+    rows = sorted(backend.query(query).rows, key=lambda row: row["session"] or "")
+    runs = set(wanted) if wanted is not None else {row["session"] for row in rows}
+    for row in backend.query(annotation_rows_query(graph)).rows:
+        # An annotation is checked with the run it judges (and left out of --all if that
+        # run is gone: the run's own check says so).
+        if row["run"] in runs:
+            rows.append({**row, **dict.fromkeys(_REVISION_COLUMNS)})
+    linked = (
+        sorted({row[name] or "" for row in rows for name in _LINKED_BUNDLES if row.get(name)})
+        if wanted is not None
+        else None
+    )
+    hashes = backend.query(bundle_hashes_query(graph, linked, ordered=ordered)).rows
+    return rows, {row["b"]: row["h"] for row in hashes}
 
 
 def _check(
@@ -388,8 +425,8 @@ def _check(
     problems.extend(_violations(index))
     problems.extend(_blob_problems(index))
     gates = {
-        "tool_use_verified": _tool_use_verified(content, iri(session)),
-        "plan_followed": _plan_followed(content),
+        "tool_use_verified": _tool_use_verified(index, iri(session)),
+        "plan_followed": _plan_followed(index),
     }
     problems.extend(why for passed, why in gates.values() if passed is False)
     return SessionCheck(

@@ -48,8 +48,9 @@ def test_the_clients_run_verifies_with_the_servers_calls_beside_it(
     ``?x ?p ?o`` in the same group as the long union that finds a session's members,
     it dropped the rows of some branches (the run's question, answer, arguments and
     observations came back missing), depending on the plan it chose for the data at
-    hand.  ``stored_content_query`` collects the members in a subquery first; with the
-    old form 1 run in 6 failed here, with the subquery none in 26."""
+    hand.  ``stored_content`` now finds the members in a query of their own and reads
+    their triples in a second; with the old form 1 run in 6 failed here, with the
+    members collected first (then in a subquery) none in 26."""
     run = _run_both(server, tmp_path)
     for command in (["verify", "--all"], ["verify", run["trace_id"]]):
         result = run_cli(*command, "--endpoint", server.query_endpoint)

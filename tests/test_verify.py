@@ -21,6 +21,7 @@ import otel_prov
 from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._bundle import bundle_iri, bundle_triples, content_hash, session_content
+from otel_prov.prov._queries import session_construct_query
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._span_record import record_from_span
 from otel_prov.prov._vocab import O, P
@@ -428,3 +429,25 @@ def test_a_forged_blank_node_in_a_run_is_caught_by_either_read(store: Path) -> N
     assert alone.problems[0].startswith("content changed since export (added: ")
     assert at_once[run] == alone
     assert sum(check.ok for check in at_once.values()) == 2
+
+
+def test_a_runs_triples_are_what_one_construct_of_its_members_finds(store: Path) -> None:
+    """``triples`` (what ``show`` serializes) names the run's members in a second query;
+    it must read exactly what the one CONSTRUCT over the whole graph reads: no member's
+    triple missing, nothing of another run, a forged blank node member included."""
+    runs = [summary.id for summary in open_store(store).sessions().sessions]
+    _update(
+        store,
+        f"""INSERT DATA {{ GRAPH <urn:otel-prov:graph> {{
+        _:forged a oprov:ToolCall ; oprov:partOf <{runs[0]}> ; oprov:status "ok" }} }}""",
+    )
+    reader = open_store(store)
+    stored = pyoxigraph.Store.read_only(str(store))
+    for run in runs:
+        whole = stored.query(session_construct_query("<urn:otel-prov:graph>", run))
+        assert isinstance(whole, pyoxigraph.QueryTriples)
+        expected = {str(triple) for triple in whole}
+        read = {str(triple) for triple in reader.triples(run)}
+        assert read == expected and len(read) > 20
+    forged = [t for t in reader.triples(runs[0]) if isinstance(t.subject, pyoxigraph.BlankNode)]
+    assert len(forged) == 3

@@ -545,11 +545,12 @@ CONSTRUCT {{ ?x ?p ?o }} WHERE {{
 }}"""
 
 
-def session_members_query(graph: str, session: str) -> str:
-    """SELECT ``?x``: each subject of the session's content (:func:`session_members`)."""
+def session_members_query(graph: str, session: str, *, agents: bool = False) -> str:
+    """SELECT ``?x``: each subject of the session's content (:func:`session_members`),
+    with its agents when ``agents``."""
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
-  {session_members(iri(session))}
+  {session_members(iri(session), agents=agents)}
 }} }}"""
 
 

@@ -24,6 +24,7 @@ from otel_prov.read._session_view import (
     find_sessions,
     list_runs,
     load_session,
+    member_triples,
 )
 from otel_prov.read._summary import RunSummary, summarize
 from otel_prov.read._text_index import TextIndex
@@ -138,7 +139,8 @@ class ProvenanceReader:
     def triples(self, session: str) -> list[pyoxigraph.Triple]:
         """The triples of :meth:`graph` as pyoxigraph reads them (what ``otel-prov show``
         serializes as Turtle, JSON-LD or PROV)."""
-        return self._backend.query(session_construct_query(self._graph, session)).triples
+        whole = session_construct_query(self._graph, session)
+        return member_triples(self._backend, self._graph, session, whole=whole, agents=True)
 
     def why(self, ident: str) -> WhyGraph:
         """The derivation graph behind a run's answer (``ident`` a session IRI, trace id

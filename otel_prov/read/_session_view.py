@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
+import pyoxigraph
+
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._iris import STEP
 from otel_prov.prov._queries import (
@@ -32,7 +34,9 @@ from otel_prov.prov._queries import (
     run_details_query,
     run_page_query,
     session_head_query,
+    session_members_query,
     sub_sessions_query,
+    subject_triples_query,
     unmarked_runs_query,
     usage_totals_query,
 )
@@ -57,6 +61,7 @@ __all__ = [
     "has_unmarked_runs",
     "list_runs",
     "load_session",
+    "member_triples",
     "settled_status",
     "usage_totals",
 ]
@@ -224,6 +229,22 @@ class SessionView:
         for sub in self.sub_sessions:
             yield sub
             yield from sub.nested_sessions()
+
+
+def member_triples(
+    backend: QueryBackend, graph: str, session: str, *, whole: str, agents: bool = False
+) -> list[pyoxigraph.Triple]:
+    """Every triple of the session's members (with its agents when ``agents``): one
+    query finds them by their ``partOf`` path, a second reads their triples.  Asked as
+    one query (``whole``, a CONSTRUCT of the same triples), the embedded store joins the
+    members with ``?x ?p ?o`` over the whole graph: 1.7 s a run over 10,000 runs, where
+    the two anchored queries take milliseconds.  ``whole`` is still asked when a member
+    is a blank node (someone added one), which no query can name."""
+    found = backend.query(session_members_query(graph, session, agents=agents)).rows
+    members = [row["x"] or "" for row in found]
+    if any(member.startswith("_:") for member in members):
+        return backend.query(whole).triples
+    return backend.query(subject_triples_query(graph, members)).triples if members else []
 
 
 def list_runs(

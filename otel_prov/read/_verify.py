@@ -45,9 +45,7 @@ from otel_prov.prov._bundle import (
 from otel_prov.prov._queries import (
     annotation_rows_query,
     bundle_hashes_query,
-    session_members_query,
     stored_content_query,
-    subject_triples_query,
     verify_rows_query,
 )
 from otel_prov.prov._rdf import (
@@ -61,7 +59,7 @@ from otel_prov.prov._rdf import (
 from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.read._graph_lines import GraphLines
-from otel_prov.read._session_view import find_sessions, has_unmarked_runs
+from otel_prov.read._session_view import find_sessions, has_unmarked_runs, member_triples
 
 __all__ = [
     "CONSTRAINTS",
@@ -126,11 +124,9 @@ def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str)
     ``oprov:remoteParent``).  A member that is no IRI (a blank node someone added) cannot
     be named in a query: then one query finds and reads them all, more slowly.
     """
-    members = [row["x"] or "" for row in backend.query(session_members_query(graph, session)).rows]
-    if any(member.startswith("_:") for member in members):
-        found = backend.query(stored_content_query(graph, session, bundle)).triples
-    else:
-        found = backend.query(subject_triples_query(graph, members)).triples if members else []
+    found = member_triples(
+        backend, graph, session, whole=stored_content_query(graph, session, bundle)
+    )
     candidates = [(_term(t.subject), _term(t.predicate), _term(t.object)) for t in found]
     bundle_term = iri(bundle)
     return [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]

@@ -124,6 +124,8 @@ def default_query_endpoint(update_endpoint: str) -> str:
 class SparqlUpdateExporter(ProvExporter):
     """Sends provenance to a SPARQL 1.1 Update endpoint; see the module documentation."""
 
+    delivers_in_background = True
+
     def __init__(
         self,
         update_endpoint: str | None = None,

@@ -8,8 +8,7 @@ durable, answer.  One worker thread maps the traces that are due
 each batch to the exporter and waits for it to hold them (``force_flush``), while the
 worker maps the next; only then is the journal told they are done.  A destination that
 stores in the background (a SPARQL store, through its spool) is handed a batch's records
-in parts as they are mapped, and a batch is cut as soon as traces are due when it has
-nothing to do (:mod:`~otel_prov.ingest.receiver._handover`).
+in parts as they are mapped (:mod:`~otel_prov.ingest.receiver._handover`).
 
 Failure is never silent:
 
@@ -380,11 +379,8 @@ class Receiver:
             self._batch_since = now
         self._batch += came_due
         waited = now - self._batch_since >= min(_BATCH_DELAY_S, self.settings.trace_idle)
-        # A destination that stores in the background takes records as they are mapped:
-        # when it has nothing to do, there is no reason to let it wait for a larger batch.
-        idle = self._streaming and self._in_flight is None
         counts = list(itertools.accumulate(len(trace.spans) for trace in self._batch))
-        if not counts or not (drain or waited or idle or counts[-1] >= _BATCH_SPANS):
+        if not counts or not (drain or waited or counts[-1] >= _BATCH_SPANS):
             return True
         # At most a batch at a time (at least one trace): the rest goes next, at once.
         taken = max(1, bisect.bisect_left(counts, _BATCH_SPANS) + 1)

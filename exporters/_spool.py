@@ -1,7 +1,8 @@
 """A durable spool: batches the store has not acknowledged, kept on disk until it does.
 
-Each batch is one N-Quads file, written atomically (temporary file, fsync, rename,
-fsync of the directory), so a crash leaves either the whole batch or nothing.  Files
+Each batch is one N-Quads file, written atomically (temporary file, rename), so a crash
+leaves either the whole batch or nothing; the file and the directory are fsynced when the
+caller says so (``OTEL_PROV_WAL_FSYNC=always``), on writing and on removing alike.  Files
 are replayed oldest first by whichever exporter holds the spool's lock; a second process
 pointed at the same directory spools into its own subdirectory, which the lock holder
 adopts once that process is gone.  Batches the store refuses for good, and files that

@@ -28,6 +28,12 @@ class ExportResult(enum.Enum):
 class ProvExporter(abc.ABC):
     """Receives the PROV-O triples of finished agent sessions and stores them."""
 
+    delivers_in_background: bool = False
+    """``export`` only keeps the records durably and a thread of the exporter's own stores
+    them (``force_flush`` waits for it): a caller with many records may hand them over as
+    they are made, so that storing starts at once.  ``False``: ``export`` stores them
+    itself, and one large call may cost less than many small ones."""
+
     @abc.abstractmethod
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
         """Store ``records``.  Must not raise; report failure through the result."""

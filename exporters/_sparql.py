@@ -124,6 +124,8 @@ def default_query_endpoint(update_endpoint: str) -> str:
 class SparqlUpdateExporter(ProvExporter):
     """Sends provenance to a SPARQL 1.1 Update endpoint; see the module documentation."""
 
+    delivers_in_background = True
+
     def __init__(
         self,
         update_endpoint: str | None = None,
@@ -255,7 +257,11 @@ class SparqlUpdateExporter(ProvExporter):
         if self._closed:
             _logger.warning("export after shutdown: %d triples not sent", len(statements))
             return ExportResult.FAILURE
-        size, written = self.batch_size, 0
+        written = 0
+        # Even parts of at most batch_size: a remainder of a few triples would cost the
+        # store a request of its own.
+        parts = max(1, -(-len(statements) // self.batch_size))
+        size = -(-len(statements) // parts) or 1
         try:
             for start in range(0, len(statements), size):
                 batch = to_nquad_lines({self._graph: statements[start : start + size]})
@@ -296,7 +302,7 @@ class SparqlUpdateExporter(ProvExporter):
     def _done_closing(self) -> bool:
         """Shutting down: stop once all is delivered, or the store is down (kept on disk)."""
         now = time.monotonic()
-        return not len(self.spool) or self._retry_at > now or now >= self._flush_until
+        return self.spool.empty() or self._retry_at > now or now >= self._flush_until
 
     def _wait_time(self) -> float:
         until_retry = self._retry_at - time.monotonic()
@@ -325,11 +331,11 @@ class SparqlUpdateExporter(ProvExporter):
         answer = self._client.send(statements)
         if answer.outcome is Outcome.DELIVERED:
             with self._lock:  # a flush sees the batch gone only once it is counted
-                self.spool.remove(batch)
+                self.spool.remove(batch, fsync=self._fsync)
                 self._delivered(len(batch.lines))
         elif answer.outcome is Outcome.TOO_LARGE and len(batch.lines) > 1:
             self._shrink(len(batch.lines), answer)
-            self.spool.split(batch)
+            self.spool.split(batch, fsync=self._fsync)
         elif answer.outcome is Outcome.RETRY:
             self._count("retried")
             self._failed(answer)
@@ -458,11 +464,11 @@ class SparqlUpdateExporter(ProvExporter):
             self._flush_until = deadline
             self._retry_at = 0.0
             self._wake.set()
-            while len(self.spool) and time.monotonic() < deadline:
+            while not self.spool.empty() and time.monotonic() < deadline:
                 if not self._sender.is_alive():
                     break
                 self._lock.wait(min(0.05, max(0.0, deadline - time.monotonic())))
-            return not len(self.spool)
+            return self.spool.empty()
 
     def shutdown(self, timeout_millis: int = 10_000) -> None:
         """Deliver what it can within the timeout; whatever is left stays in the spool."""

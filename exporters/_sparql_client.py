@@ -73,6 +73,9 @@ def by_graph(lines: Sequence[str]) -> dict[str, list[str]]:
     Raises ``ValueError`` naming the line for one that is not ``... <graph> .``: a spooled
     batch that cannot be read must be set aside, not sent as a malformed update.
     """
+    one = _one_graph(lines)
+    if one is not None:
+        return one
     graphs: dict[str, list[str]] = {}
     for number, line in enumerate(lines, 1):
         body, _, graph = line.removesuffix("\n").removesuffix(" .").rpartition(" ")
@@ -80,6 +83,23 @@ def by_graph(lines: Sequence[str]) -> dict[str, list[str]]:
             raise ValueError(f"line {number} is not an N-Quads statement: {line[:120]!r}")
         graphs.setdefault(graph, []).append(f"{body} .")
     return graphs
+
+
+def _one_graph(lines: Sequence[str]) -> dict[str, list[str]] | None:
+    """:func:`by_graph` of lines that all end in the first line's graph, by whole-text
+    operations (a spooled batch is one graph's; reading it line by line in Python cost
+    the receiver a third of its sending CPU); ``None`` when they do not, or may not.
+
+    Every line ends with its only ``"\n"``, so the suffix ``" <g> .\n"`` occurs at most
+    once per line, at its end: as many occurrences as lines means every line has it.
+    """
+    graph = lines[0].removesuffix("\n").removesuffix(" .").rpartition(" ")[2] if lines else ""
+    if not (graph.startswith("<") and graph.endswith(">")):
+        return None
+    text, suffix = "".join(lines), f" {graph} .\n"
+    if text.count(suffix) != len(lines) or text.startswith(suffix) or f"\n{suffix}" in text:
+        return None  # a line of another graph, or one with nothing before the graph
+    return {graph: text.replace(suffix, " .\n").split("\n")[:-1]}
 
 
 def to_nquad_lines(statements: Statements) -> list[str]:

@@ -1,7 +1,8 @@
 """A durable spool: batches the store has not acknowledged, kept on disk until it does.
 
-Each batch is one N-Quads file, written atomically (temporary file, fsync, rename,
-fsync of the directory), so a crash leaves either the whole batch or nothing.  Files
+Each batch is one N-Quads file, written atomically (temporary file, rename), so a crash
+leaves either the whole batch or nothing; the file and the directory are fsynced when the
+caller says so (``OTEL_PROV_WAL_FSYNC=always``), on writing and on removing alike.  Files
 are replayed oldest first by whichever exporter holds the spool's lock; a second process
 pointed at the same directory spools into its own subdirectory, which the lock holder
 adopts once that process is gone.  Batches the store refuses for good, and files that
@@ -124,7 +125,11 @@ class Spool:
         self.dead_letters = directory / "dead-letter"
         self._counters = threading.Lock()  # the exporter writes, its sender reads and removes
         self._sequence = 0
-        self._bytes = sum(path.stat().st_size for path in self._files())
+        files = self._files()
+        self._bytes = sum(path.stat().st_size for path in files)
+        self._count = len(files)
+        """Files waiting, kept by hand: a flush asks after every batch sent, and listing
+        the directory each time cost the receiver more CPU than sending."""
 
     def _adopt_orphans(self) -> None:
         for sub in self.root.glob("pid-*"):
@@ -145,16 +150,17 @@ class Spool:
         return self._bytes
 
     def __len__(self) -> int:
-        return len(self._files())
+        return self._count
 
     def _name(self) -> str:
         with self._counters:
             self._sequence += 1
             return f"{time.time_ns():020d}-{os.getpid()}-{self._sequence:06d}"
 
-    def _account(self, size: int) -> None:
+    def _account(self, size: int, files: int) -> None:
         with self._counters:
             self._bytes = max(0, self._bytes + size)
+            self._count = max(0, self._count + files)
 
     def write(self, lines: Sequence[str], *, fsync: bool = True) -> Path:
         """Keep a batch durably; raises :class:`SpoolFullError` past ``max_bytes``.
@@ -167,13 +173,16 @@ class Spool:
                 f"spool {self.directory} is full ({self._bytes} of {self.max_bytes} bytes)"
             )
         path = write_atomically(self.directory, self._name() + _SUFFIX, data, fsync=fsync)
-        self._account(len(data))
+        self._account(len(data), 1)
         return path
 
     def oldest(self) -> SpooledBatch | None:
         """The batch to deliver next; raises :class:`UnreadableBatchError` for a file that is
         not one, which the caller sets aside (:meth:`set_aside`) so that delivery goes on."""
-        for path in self._files():
+        files = self._files()
+        if not files:
+            self._recount()
+        for path in files:
             try:
                 data = path.read_bytes()
             except OSError:
@@ -185,20 +194,43 @@ class Spool:
                 raise UnreadableBatchError(path, f"not UTF-8 at byte {exc.start}") from exc
         return None
 
-    def remove(self, batch: SpooledBatch) -> None:
-        size = batch.path.stat().st_size if batch.path.exists() else 0
-        batch.path.unlink(missing_ok=True)
-        self._account(-size)
-        _fsync_directory(self.directory)
+    def _recount(self) -> int:
+        """Count the files again (one put or deleted by hand, say), listing under the
+        counters' lock: a batch being written is then counted twice for a while, never
+        missed."""
+        with self._counters:
+            self._count = len(self._files())
+            return self._count
 
-    def split(self, batch: SpooledBatch) -> None:
+    def empty(self) -> bool:
+        """No batch waits: the kept count says so, and a listing confirms it."""
+        return self._count == 0 and self._recount() == 0
+
+    def remove(self, batch: SpooledBatch, *, fsync: bool = True) -> None:
+        """Delete a delivered batch; with ``fsync`` the deletion survives a machine crash
+        too (without, the batch may come back after one and is sent again, which adds
+        nothing: a graph is a set)."""
+        try:
+            size = batch.path.stat().st_size
+            batch.path.unlink()
+        except FileNotFoundError:
+            return
+        self._account(-size, -1)
+        if fsync:
+            _fsync_directory(self.directory)
+
+    def split(self, batch: SpooledBatch, *, fsync: bool = True) -> None:
         """Replace a batch by its two halves (the store found it too large)."""
         middle = len(batch.lines) // 2
         stem = batch.path.name.removesuffix(_SUFFIX)
         for index, half in enumerate((batch.lines[:middle], batch.lines[middle:])):
-            write_atomically(self.directory, f"{stem}.{index}{_SUFFIX}", "".join(half).encode())
+            name = f"{stem}.{index}{_SUFFIX}"
+            write_atomically(self.directory, name, "".join(half).encode(), fsync=fsync)
+            self._account(0, 1)
         batch.path.unlink()
-        _fsync_directory(self.directory)
+        self._account(0, -1)
+        if fsync:
+            _fsync_directory(self.directory)
 
     def set_aside(self, path: Path, reason: str) -> DeadLetter:
         """Move a spooled file, byte for byte, to the dead letters with ``reason``."""
@@ -209,7 +241,7 @@ class Spool:
         path.rename(target)
         _fsync_directory(self.dead_letters)
         _fsync_directory(self.directory)
-        self._account(-size)
+        self._account(-size, -1)
         return DeadLetter(target, reason)
 
     def close(self) -> None:

@@ -81,6 +81,55 @@ def test_spool_keeps_order_splits_and_dead_letters(tmp_path: Path) -> None:
     spool.close()
 
 
+@pytest.mark.parametrize("fsync", [False, True])
+def test_the_spool_syncs_only_as_the_fsync_policy_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool
+) -> None:
+    """OTEL_PROV_WAL_FSYNC=never writes, splits and removes batches without one fsync (a
+    removal lost in a machine crash only sends a batch again); always syncs each step."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    spool = Spool(tmp_path, max_bytes=1 << 20)
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    spool.write(["a .\n", "b .\n"], fsync=fsync)
+    batch = spool.oldest()
+    assert batch is not None
+    spool.split(batch, fsync=fsync)
+    for _ in range(2):
+        half = spool.oldest()
+        assert half is not None
+        spool.remove(half, fsync=fsync)
+    assert len(spool) == 0 and spool.empty()
+    assert bool(synced) is fsync
+    spool.close()
+
+
+def test_the_spool_counts_its_batches_without_listing_them(tmp_path: Path) -> None:
+    """A flush asks for the count after every batch sent: it is kept, not listed; a
+    file put or deleted by hand is noticed when the count says none is left."""
+    spool = Spool(tmp_path, max_bytes=1 << 20)
+    first = spool.write(["a .\n"], fsync=False)
+    spool.write(["b .\n"], fsync=False)
+    assert len(spool) == 2
+    batch = spool.oldest()
+    assert batch is not None and batch.path == first
+    spool.remove(batch, fsync=False)
+    spool.remove(batch, fsync=False)  # twice: counted once
+    assert len(spool) == 1
+    for path in tmp_path.glob("*.nq"):
+        path.unlink()
+    assert len(spool) == 1 and spool.oldest() is None and len(spool) == 0 and spool.empty()
+    (tmp_path / "by-hand.nq").write_text("c .\n")
+    assert len(spool) == 0 and not spool.empty() and len(spool) == 1
+    spool.close()
+    assert len(Spool(tmp_path, max_bytes=1 << 20)) == 1  # a new process lists them
+
+
 def test_a_second_process_spools_apart_and_is_adopted_later(tmp_path: Path) -> None:
     owner = Spool(tmp_path, max_bytes=1 << 20)
     script = textwrap.dedent(f"""
@@ -147,6 +196,16 @@ def test_every_line_breaking_code_point_survives_the_spool(tmp_path: Path) -> No
 def test_any_text_survives_the_spool(values: list[str]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         assert _spooled_round_trip(Path(directory), values) == values
+
+
+@given(st.lists(st.text(alphabet=TEXT_WITH_LINE_BREAKERS), min_size=1, max_size=5))
+def test_a_batch_of_one_graph_reads_back_as_written(values: list[str]) -> None:
+    """The whole-text reading of a one-graph batch gives its lines back, whatever the
+    literals hold (the graph's own IRI and " ." among them)."""
+    lines = [
+        f"<urn:s:{i}> <urn:p> {literal(v + ' <urn:g> .')} <urn:g> .\n" for i, v in enumerate(values)
+    ]
+    assert to_nquad_lines(by_graph(lines)) == lines
 
 
 def test_a_spooled_line_that_is_not_a_quad_says_which(tmp_path: Path) -> None:

@@ -6,7 +6,9 @@ durable, answer.  One worker thread maps the traces that are due
 (:mod:`~otel_prov.ingest.receiver._traces`) through the ingest path
 (:func:`~otel_prov.ingest._import.import_spans`), in batches; a storing thread hands
 each batch to the exporter and waits for it to hold them (``force_flush``), while the
-worker maps the next; only then is the journal told they are done.
+worker maps the next; only then is the journal told they are done.  A destination that
+stores in the background (a SPARQL store, through its spool) is handed a batch's records
+in parts as they are mapped (:mod:`~otel_prov.ingest.receiver._handover`).
 
 Failure is never silent:
 
@@ -30,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,15 +46,15 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SESSION_TIMEOUT,
     OTEL_PROV_TRACE_IDLE,
 )
-from otel_prov.exporters._base import ExportResult, ProvExporter
+from otel_prov.exporters._base import ProvExporter
 from otel_prov.ingest._import import ImportSummary, import_spans
+from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
 from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
 from otel_prov.prov._otlp_json import ParsedSpans, parse_otlp_request
 from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
 from otel_prov.prov._prices import PriceTable
-from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.read._backend import QueryBackend
@@ -83,6 +85,10 @@ _BATCH_DELAY_S = 1.0
 """... once the first of them has waited this long (at most ``trace_idle``): a store
 ingests one large batch several times faster than many small ones."""
 _LIMIT_LOG_INTERVAL_S = 10.0
+_PART_TRIPLES = 19_000
+"""Triples handed at a time to a destination that stores in the background: it starts on
+a batch's first traces while the rest is mapped.  A little under two of the SPARQL
+exporter's Graph Store batches (10,000), which it cuts into two requests."""
 
 Encoding = Literal["protobuf", "json"]
 
@@ -155,17 +161,6 @@ def _as_is(span: SpanRecord) -> SpanRecord:
     return span
 
 
-class _Collected(ProvExporter):
-    """Keeps what the ingest path exports, for the storing thread to hand on."""
-
-    def __init__(self) -> None:
-        self.records: list[ProvRecord] = []
-
-    def export(self, records: Sequence[ProvRecord]) -> ExportResult:
-        self.records.extend(records)
-        return ExportResult.SUCCESS
-
-
 @dataclass(frozen=True, slots=True)
 class _InFlight:
     """A batch the storing thread has: its result, its traces, what the ingest path said."""
@@ -220,6 +215,7 @@ class Receiver:
         self._batch: list[Due] = []
         self._batch_since = 0.0
         self._storing = ThreadPoolExecutor(1, thread_name_prefix="OtelProvReceiverStore")
+        self._streaming = exporter.delivers_in_background
         self._in_flight: _InFlight | None = None
         self._paused_until = 0.0
         self._failures = 0
@@ -390,44 +386,43 @@ class Receiver:
         taken = max(1, bisect.bisect_left(counts, _BATCH_SPANS) + 1)
         due, self._batch = self._batch[:taken], self._batch[taken:]
         started = time.perf_counter()
+        handover = Handover(
+            self._storing,
+            self._exporter,
+            after=None if self._in_flight is None else self._in_flight.future,
+            part_triples=_PART_TRIPLES if self._streaming else None,
+        )
         try:
-            records, summary = self._map(due)
+            summary = self._map(due, handover)
         except Exception:
             _logger.exception("mapping %d trace(s) failed", len(due))
+            handover.abandon()
             self._failed(due)
             return False
         if not self._settle(wait=True):  # sealed on top of a batch the store did not take
+            handover.abandon()
             self._restore(due)
             return False
-        future = self._storing.submit(self._store, records, flush_timeout)
-        self._in_flight = _InFlight(future, due, summary, started)
+        self._in_flight = _InFlight(handover.finish(flush_timeout), due, summary, started)
         return True
 
-    def _map(self, due: list[Due]) -> tuple[list[ProvRecord], ImportSummary]:
-        """The sealed records of ``due`` (not stored yet) and what the ingest path says."""
+    def _map(self, due: list[Due], handover: Handover) -> ImportSummary:
+        """Seal ``due``, handing the records over as they come; what the ingest path says."""
         if self._sealer is None:
             sealer = Sealer()
             sealer.continue_chains(self._exporter.chain_heads())
             self._sealer = sealer
-        collected = _Collected()
-        summary = import_spans(
+        return import_spans(
             (span for trace in due for span in trace.spans),
-            exporter=collected,
+            exporter=handover,
             backend=self._reader(),
             graph=self._graph,
             prepare=_as_is,
             now_ns=time.time_ns(),
             sealer=self._sealer,
-            export_batch=len(due),
+            export_batch=1,  # the handover gathers records into parts
             prices=self._prices,
         )
-        return collected.records, summary
-
-    def _store(self, records: list[ProvRecord], flush_timeout: float) -> bool:
-        """On the storing thread: ``True`` once the destination holds ``records``."""
-        if records and self._exporter.export(records) is not ExportResult.SUCCESS:
-            return False
-        return self._exporter.force_flush(int(flush_timeout * 1000))
 
     def _settle(self, *, wait: bool) -> bool:
         """Finish the batch in the store, if any (waiting for it with ``wait``): tell the

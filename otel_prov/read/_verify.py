@@ -128,6 +128,12 @@ def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str)
         backend, graph, session, whole=stored_content_query(graph, session, bundle)
     )
     candidates = [(_term(t.subject), _term(t.predicate), _term(t.object)) for t in found]
+    return _run_content(candidates, session, bundle)
+
+
+def _run_content(candidates: list[Triple], session: str, bundle: str) -> list[Triple]:
+    """What of ``candidates`` the session's bundle hashed: its content, the bundle's own
+    description left out (however the candidates were read)."""
     bundle_term = iri(bundle)
     return [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
 
@@ -329,8 +335,7 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
             continue
         if graph_lines is not None:
             candidates = graph_lines.of_trace(session.split(":")[2]) + graph_lines.others
-            bundle_term = iri(row["bundle"])
-            content = [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
+            content = _run_content(candidates, session, row["bundle"])
         else:
             content = stored_content(backend, graph, session, row["bundle"])
         checks[session] = _check(session, row, content, stored_hashes)

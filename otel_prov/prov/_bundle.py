@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from otel_prov._version import __version__
 from otel_prov.prov._iris import agent_iri, entity_iri, evaluator_iri
 from otel_prov.prov._numeric import NUMERIC_SUFFIXES, canonical_number
-from otel_prov.prov._rdf import Triple, datetime_from_ns, literal
+from otel_prov.prov._rdf import Triple, by_predicate, datetime_from_ns, literal
 from otel_prov.prov._vocab import PP, RDF_TYPE, O, P
 
 __all__ = [
@@ -89,11 +89,7 @@ def content_subjects(triples: Iterable[Triple], session: str) -> set[str]:
     those only: ``verify --all`` runs this once per stored run, over every triple of the
     run's trace.
     """
-    links: dict[str, list[tuple[str, str]]] = {p: [] for p in _LINKS}
-    for s, p, o in triples:
-        found = links.get(p)
-        if found is not None:
-            found.append((s, o))
+    links = by_predicate(triples, _LINKS)
     parents = dict(links[O.partOf])
     apart = {s for s, _ in links[O.remoteParent]}
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -33,6 +33,7 @@ __all__ = [
     "InvalidIRIError",
     "Triple",
     "boolean",
+    "by_predicate",
     "canonical_datetime",
     "datetime_from_ns",
     "decimal",
@@ -70,6 +71,23 @@ SPARQL_PREFIXES = "".join(f"PREFIX {name}: <{ns}>\n" for name, ns in PREFIXES.it
 
 Triple = tuple[str, str, str]
 """Subject, predicate and object, each in N-Triples syntax."""
+
+
+def by_predicate(
+    triples: Iterable[Triple], only: Collection[str] | None = None
+) -> dict[str, list[tuple[str, str]]]:
+    """Predicate -> its (subject, object) pairs, in one pass: the checks of a run then
+    read only the predicates they need.  ``only``: just these predicates, each a key
+    even when no triple has it."""
+    index: dict[str, list[tuple[str, str]]] = {} if only is None else {p: [] for p in only}
+    for s, p, o in triples:
+        found = index.get(p)
+        if found is not None:
+            found.append((s, o))
+        elif only is None:
+            index[p] = [(s, o)]
+    return index
+
 
 RDF_TYPE = f"<{RDF}type>"
 

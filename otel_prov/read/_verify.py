@@ -50,6 +50,7 @@ from otel_prov.prov._queries import (
 )
 from otel_prov.prov._rdf import (
     Triple,
+    by_predicate,
     canonical_datetime,
     instant_order,
     iri,
@@ -151,20 +152,7 @@ def constraint_violations(triples: Iterable[Triple]) -> list[str]:
     run, where a SPARQL store per session cost more than reading the whole graph.
     Times are compared as instants, as SPARQL compares ``xsd:dateTime`` values.
     """
-    return _violations(_by_predicate(triples))
-
-
-def _by_predicate(triples: Iterable[Triple]) -> dict[str, list[tuple[str, str]]]:
-    """Predicate -> its (subject, object) pairs: one pass, so that each check of a run
-    reads only the predicates it needs."""
-    index: dict[str, list[tuple[str, str]]] = {}
-    for s, p, o in triples:
-        found = index.get(p)
-        if found is None:
-            index[p] = [(s, o)]
-        else:
-            found.append((s, o))
-    return index
+    return _violations(by_predicate(triples))
 
 
 def _violations(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
@@ -421,7 +409,7 @@ def _check(
             f"revision {row['bundle']} changed content recorded before, which is written "
             f"once ({', '.join(rewritten)}): late spans add to a session, they never edit it"
         )
-    index = _by_predicate(content)
+    index = by_predicate(content)
     problems.extend(_unsealed_agent_labels(content, index))
     problems.extend(_violations(index))
     problems.extend(_blob_problems(index))

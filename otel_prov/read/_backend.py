@@ -14,7 +14,8 @@ import re
 import sys
 import time
 import urllib.error
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -129,13 +130,36 @@ class EmbeddedBackend:
             _back_off(attempt)
             attempt += 1
 
-    def ntriples(self, graph: str) -> str:
+    def ntriples(self, graph: str) -> Iterator[str]:
         """Every triple of the named graph ``graph`` (an IRI), as N-Triples written by the
-        store: one line per triple, terms in the syntax the mapper writes."""
-        data = self._store.dump(
-            format=pyoxigraph.RdfFormat.N_TRIPLES, from_graph=pyoxigraph.NamedNode(graph)
-        )
-        return (data or b"").decode()
+        store (terms in the syntax the mapper writes), in parts, each as soon as it is
+        written: the caller works on one while the store writes the others.
+
+        Decoding terms is what writing a graph out costs (each IRI and long literal is
+        looked up by its hash), and one dump does it on one core.  A read-only handle is
+        a snapshot, so the graph is written out one predicate at a time, on every core:
+        each query lets go of the interpreter while the store works.  A writer's handle
+        moves on between queries, so through it the graph is dumped at once.
+        """
+        store, name = self._store, pyoxigraph.NamedNode(graph)
+        if self._held() is not None:
+            data = store.dump(format=pyoxigraph.RdfFormat.N_TRIPLES, from_graph=name)
+            yield (data or b"").decode()
+            return
+        used = store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH {name} {{ ?s ?p ?o }} }}")
+        assert isinstance(used, pyoxigraph.QuerySolutions)
+
+        def written(predicate: object) -> str:
+            triple = f"?s {predicate} ?o"
+            answer = store.query(
+                f"CONSTRUCT {{ {triple} }} WHERE {{ GRAPH {name} {{ {triple} }} }}"
+            )
+            assert isinstance(answer, pyoxigraph.QueryTriples)
+            return (answer.serialize(format=pyoxigraph.RdfFormat.N_TRIPLES) or b"").decode()
+
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            for part in as_completed([pool.submit(written, row[0]) for row in used]):
+                yield part.result()
 
     def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
         attempt = 1

@@ -1,12 +1,15 @@
-"""A whole named graph as the store writes it, sorted so that each trace's triples stand
-together: ``verify --all`` reads the graph once and then finds each run's trace by
-bisection, instead of splitting and filing two million lines one by one in Python.
+"""A whole named graph as the store writes it, filed by trace as each part arrives:
+``verify --all`` reads the graph once, in parts written on every core (one per
+predicate), and files each part while the store writes the next ones, so that when
+the last part is in, each run's trace is one lookup away.
 
 Every subject the mapper writes for a span of a trace starts with
 ``<urn:otel-prov:<trace>:``, so in code-point order the lines of one trace form one
-run of the sorted list.  Subjects outside every trace (the agents; or a forged activity
-that claims to be part of a run) are kept apart and offered with every trace, so a
-forgery still lands in the content of the run it claims.
+run of a sorted part: a part is sorted, then its traces are stepped over by bisection
+(ten thousand steps, not two hundred thousand lines filed one by one in Python).
+Subjects outside every trace (the agents; or a forged activity that claims to be part
+of a run) are kept apart and offered with every trace, so a forgery still lands in the
+content of the run it claims.
 """
 
 from __future__ import annotations
@@ -29,38 +32,40 @@ def _in_a_trace(line: str) -> bool:
 
 
 class GraphLines:
-    """The N-Triples lines of one graph, sorted; each trace's found by bisection."""
+    """The triples of one graph, filed by trace; parts of it are added in any order."""
 
-    def __init__(self, ntriples: str) -> None:
+    def __init__(self, *parts: str) -> None:
+        self._traces: dict[str, list[Triple]] = {}
+        self.others: list[Triple] = []
+        """The triples whose subject is in no trace, which every trace is offered."""
+        for part in parts:
+            self.add(part)
+
+    def add(self, ntriples: str) -> None:
+        """File the lines of ``ntriples`` (N-Triples as the store writes them)."""
         # not splitlines: a literal may hold U+2028 as it is
         lines = _canonical_times(ntriples).split("\n")
         if not lines[-1]:
             lines.pop()  # what follows the last line end
         lines.sort()
-        self._lines = lines
-        self.others = [triple_of(line) for line in self._outside_traces()]
-        """The triples whose subject is in no trace, which every trace is offered."""
-
-    def _outside_traces(self) -> list[str]:
-        """The lines whose subject is in no trace, stepping over each trace's lines by
-        bisection (ten thousand steps, not two million)."""
-        lines, found, at = self._lines, [], 0
+        traces, at = self._traces, 0
         while at < len(lines):
             line = lines[at]
             if _in_a_trace(line):
-                at = bisect_left(lines, f"{line[:_TRACE_END]};", at)
+                end = bisect_left(lines, f"{line[:_TRACE_END]};", at)  # ';' follows ':'
+                trace = line[len(_IN_A_TRACE) : _TRACE_END]
+                found = traces.get(trace)
+                if found is None:
+                    found = traces[trace] = []
+                found.extend(map(triple_of, lines[at:end]))
+                at = end
             else:
-                found.append(line)
+                self.others.append(triple_of(line))
                 at += 1
-        return found
 
     def of_trace(self, trace: str) -> list[Triple]:
         """The triples whose subject is in ``trace`` (32 hex digits)."""
-        if len(trace) != _TRACE_END - len(_IN_A_TRACE):
-            return []
-        low = bisect_left(self._lines, f"{_IN_A_TRACE}{trace}:")
-        high = bisect_left(self._lines, f"{_IN_A_TRACE}{trace};", low)  # ';' follows ':'
-        return [triple_of(line) for line in self._lines[low:high]]
+        return self._traces.get(trace, [])
 
 
 def triple_of(line: str) -> Triple:

@@ -309,9 +309,9 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
     wanted = find_sessions(backend, graph, ident) if ident is not None else None
     whole = backend if ident is None and isinstance(backend, EmbeddedBackend) else None
     with ThreadPoolExecutor(max_workers=1) as pool:
-        written = pool.submit(whole.ntriples, graph[1:-1]) if whole is not None else None
-        rows, stored_hashes = _bundle_rows(backend, graph, wanted)
-        graph_lines = GraphLines(written.result()) if written is not None else None
+        read = pool.submit(_bundle_rows, backend, graph, wanted)
+        graph_lines = GraphLines(*whole.ntriples(graph[1:-1])) if whole is not None else None
+        rows, stored_hashes = read.result()
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""

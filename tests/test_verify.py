@@ -26,6 +26,7 @@ from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._span_record import record_from_span
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import open_store
+from otel_prov.read._backend import EmbeddedBackend
 from tests.cli import run_cli
 from tests.session_tree import known_session
 
@@ -451,3 +452,21 @@ def test_a_runs_triples_are_what_one_construct_of_its_members_finds(store: Path)
         assert read == expected and len(read) > 20
     forged = [t for t in reader.triples(runs[0]) if isinstance(t.subject, pyoxigraph.BlankNode)]
     assert len(forged) == 3
+
+
+def test_the_graph_reads_the_same_in_parts_as_in_one_dump(store: Path) -> None:
+    """``verify --all`` reads a read-only snapshot one predicate at a time, on every
+    core; through a writer's handle (which moves on between queries) in one dump.  Both
+    must give every line, a predicate the mapper never writes and U+2028 included."""
+    run = open_store(store).sessions().sessions[0].id
+    _update(
+        store,
+        f"""INSERT DATA {{ GRAPH <urn:otel-prov:graph> {{
+        <{run}> <urn:example:odd> "line\u2028separator" }} }}""",
+    )
+    in_parts = list(EmbeddedBackend(store).ntriples("urn:otel-prov:graph"))
+    writer = pyoxigraph.Store(str(store))
+    (dumped,) = EmbeddedBackend(store, writer=lambda: writer).ntriples("urn:otel-prov:graph")
+    lines = sorted("".join(in_parts).split("\n"))
+    assert len(in_parts) > 20 and lines == sorted(dumped.split("\n"))
+    assert f'<{run}> <urn:example:odd> "line\u2028separator" .' in lines

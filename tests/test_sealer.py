@@ -275,9 +275,19 @@ def test_the_canonical_text_is_every_line_sorted_and_the_manifest_hashes_each_su
     assert canonical_text(triples) == "".join(lines)
     assert content_hash(triples) == "sha256:" + hashlib.sha256("".join(lines).encode()).hexdigest()
     expected = {
-        s[1:-1].removeprefix("urn:otel-prov:t:"): hashlib.sha256(
+        (s[1:-1] if s.startswith("<") else s).removeprefix("urn:otel-prov:t:"): hashlib.sha256(
             "".join(line for line in lines if line.startswith(s + " ")).encode()
         ).hexdigest()[:16]
         for s in {s for s, _, _ in triples}
     }
     assert manifest(triples, "<urn:otel-prov:t:1>") == dict(sorted(expected.items()))
+
+
+def test_a_blank_node_is_named_whole_in_the_manifest() -> None:
+    """The mapper writes no blank node, but one added to a stored run is named in what
+    verify reports from the manifest: whole, not cut like the brackets of an IRI."""
+    triples = [
+        ("<urn:otel-prov:t:1>", "<p>", '"a"'),
+        ("_:forged", "<urn:otel-prov:partOf>", "<urn:otel-prov:t:1>"),
+    ]
+    assert set(manifest(triples, "<urn:otel-prov:t:1>")) == {"1", "_:forged"}

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from otel_prov._version import __version__
 from otel_prov.prov._iris import agent_iri, entity_iri, evaluator_iri
 from otel_prov.prov._numeric import NUMERIC_SUFFIXES, canonical_number
-from otel_prov.prov._rdf import Triple, by_predicate, datetime_from_ns, literal
+from otel_prov.prov._rdf import Triple, by_predicate, datetime_from_ns, literal, named
 from otel_prov.prov._vocab import PP, RDF_TYPE, O, P
 
 __all__ = [
@@ -181,7 +181,7 @@ def _hash_and_manifest(groups: list[list[str]], session: str) -> tuple[str, dict
         data = "".join(group).encode()
         whole.update(data)
         subject = group[0][: group[0].index(" ")]
-        found[subject[1:-1].removeprefix(prefix)] = hashlib.sha256(data).hexdigest()[:16]
+        found[named(subject).removeprefix(prefix)] = hashlib.sha256(data).hexdigest()[:16]
     return "sha256:" + whole.hexdigest(), dict(sorted(found.items()))
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "iri",
     "is_true",
     "literal",
+    "named",
     "nquad_lines",
     "parse_literal",
     "to_nquads",
@@ -245,6 +246,12 @@ def iri(value: str) -> str:
 
 _UNESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _ESCAPE_SEQUENCE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))", re.DOTALL)
+
+
+def named(term: str) -> str:
+    """How a subject is named to people: an IRI without its brackets, a blank node whole
+    (one can only be added to a stored run by hand, never by the mapper)."""
+    return term[1:-1] if term.startswith("<") else term
 
 
 def parse_literal(term: str) -> str:

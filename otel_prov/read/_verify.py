@@ -55,6 +55,7 @@ from otel_prov.prov._rdf import (
     instant_order,
     iri,
     literal,
+    named,
     parse_literal,
 )
 from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
@@ -185,7 +186,7 @@ def _violations(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
         if P.Entity in types and P.Activity in types:
             found[CONSTRAINTS[3]].add(x)
     return [
-        f"PROV constraint {name} violated by {', '.join(sorted(x[1:-1] for x in xs)[:3])}"
+        f"PROV constraint {name} violated by {', '.join(sorted(named(x) for x in xs)[:3])}"
         for name, xs in found.items()
         if xs
     ]
@@ -280,7 +281,7 @@ def _blob_problems(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
         try:
             read_blob(o[1:-1], hashes.get(s))
         except BlobError as exc:
-            problems.append(f"{exc} (the value of {s[1:-1]})")
+            problems.append(f"{exc} (the value of {named(s)})")
     return problems
 
 

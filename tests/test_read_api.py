@@ -32,7 +32,7 @@ from otel_prov.prov._rdf import OPROV
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._vocab import O, P
-from otel_prov.read import ProvenanceReader, open_store
+from otel_prov.read import ProvenanceReader, _session_view, open_store
 from otel_prov.read._reader import decode_cursor, encode_cursor
 from otel_prov.setup._configure import configure
 from tests.builders import T0, make_span
@@ -239,6 +239,22 @@ def test_filters_and_pages_list_what_was_written(tmp_path: Path, unmarked: range
     (first,) = reader.sessions(limit=1).sessions
     assert (first.iterations, first.tool_calls, first.agent) == (1, 1, "alpha")
     assert first.trace_id == f"{len(RUNS):032x}"
+
+
+@pytest.mark.parametrize("most_batched", [1000, 4], ids=["batches", "then-the-rest"])
+def test_filtered_pages_read_a_batch_of_runs_at_a_time_and_still_list_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, most_batched: int
+) -> None:
+    """A filter on the runs (agent, service, status, text) is checked on the newest runs
+    a batch at a time (then, past a size, on the rest at once): with batches of two, a
+    page spans several batches, and no run is listed twice or left out."""
+    monkeypatch.setattr(_session_view, "_CANDIDATES", 2)
+    monkeypatch.setattr(_session_view, "_MOST_BATCHED", most_batched)
+    reader = _store(tmp_path / "store")
+    for where in FILTERS:
+        expected = _expected(**where)
+        assert _all_pages(reader, 3, **where) == expected, where
+        assert _all_pages(reader, 20, **where) == expected, where
 
 
 def test_bad_arguments_say_what_is_wrong(demo_store: Path) -> None:

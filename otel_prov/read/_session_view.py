@@ -40,7 +40,7 @@ from otel_prov.prov._queries import (
     unmarked_runs_query,
     usage_totals_query,
 )
-from otel_prov.prov._rdf import OPROV, PROV, instant_order
+from otel_prov.prov._rdf import OPROV, PROV, XSD, instant_order, literal
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._plans import PlanView, PostconditionView, plans_and_postconditions
 from otel_prov.read._text_index import TextIndex, chunks
@@ -267,6 +267,8 @@ def list_runs(
     marked = not has_unmarked_runs(backend, graph)
     if search is not None and marked:
         page = _searched_page(backend, graph, where, limit, *search)
+    elif marked and _by_run(where) != RunFilter():
+        page = _filtered_page(backend, graph, where, limit)
     else:
         page = backend.query(run_page_query(graph, where, limit, marked=marked)).rows
     runs = list(dict.fromkeys(row["s"] or "" for row in page))
@@ -321,6 +323,48 @@ def _searched_page(
         ).rows
         if len(page) >= limit:
             break
+    return page
+
+
+def _by_run(where: RunFilter) -> RunFilter:
+    """The filters a run's start alone does not decide (agent, service, status, text)."""
+    return replace(where, since=None, until=None, after=None, among=None)
+
+
+_MOST_BATCHED = 4 * _CANDIDATES
+"""The largest batch of runs checked on its own; past it (a filter that keeps few runs)
+the page is the one query over every run, so that a page of rare runs costs little more
+than that query did alone."""
+
+
+def _filtered_page(
+    backend: QueryBackend, graph: str, where: RunFilter, limit: int
+) -> list[dict[str, str | None]]:
+    """The page of runs ``where`` keeps, newest first, from the newest runs a batch at a
+    time (a batch twice the size of the one before): the store sorts the marks, cheap
+    even over 100,000 runs, and checks the other filters on one batch's runs only.
+    Checked on every run, an agent's label is looked up through a union for each one
+    before the sort (5 s for the newest page of one agent over 100,000 runs)."""
+    by_start = replace(where, agent=None, service=None, status=None, text=None)
+    by_run = _by_run(where)
+    page: list[dict[str, str | None]] = []
+    size = _CANDIDATES
+    while len(page) < limit:
+        if size > _MOST_BATCHED:  # few runs match: the page is one query over all
+            return backend.query(run_page_query(graph, where, limit)).rows
+        batch = backend.query(run_page_query(graph, by_start, size)).rows
+        if not batch:
+            break
+        among = tuple(f"<{row['s']}>" for row in batch)
+        page += backend.query(
+            run_page_query(graph, replace(by_run, among=among), limit - len(page))
+        ).rows
+        if len(batch) < size:
+            break
+        last = batch[-1]
+        start = f"{literal(last['start'] or '')}^^<{XSD}dateTime>"
+        by_start = replace(by_start, after=(start, f"<{last['s']}>"))
+        size *= 2
     return page
 
 

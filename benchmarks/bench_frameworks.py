@@ -4,7 +4,12 @@ The 2-step scripted runs of ``tests/instrumentation`` (one tool call, then the a
 offline: LangChain ``create_agent`` bare, with OpenInference's LangChainInstrumentor
 (SimpleSpanProcessor into an InMemorySpanExporter) and with ours (our LangChainInstrumentor
 plus ProvSpanProcessor writing to a real embedded Oxigraph store, in the same provider);
-OpenAI Agents ``Runner.run_sync`` bare and with ours.
+OpenAI Agents ``Runner.run_sync`` bare and with ours.  One more LangChain variant maps in
+another process: our LangChainInstrumentor and ``configure()`` with
+``OTEL_PROV_PROVENANCE=false`` (the SDK's ``BatchSpanProcessor`` and OTLP/HTTP exporter),
+and ``otel-prov receive`` (embedded store) beside it, as an agent runs without a Collector
+(README); its flush returns once the receiver has journaled the spans, and the receiver's
+CPU is reported apart.
 
 Instrumentors patch process globals (LangChain's callback configuration, the Agents SDK's
 trace processors), so every variant lives in its own worker subprocess, set up and warmed
@@ -21,6 +26,7 @@ of every thread.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -32,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.workload import report
+from tests.receiver import Receivers
 
 WARMUP = 30
 ROUNDS = 60
@@ -40,7 +47,9 @@ TARGET = 0.25  # ours may add at most a quarter of what OpenInference adds to a 
 TARGET_FLUSHED = 0.5  # and half with our flush counted: the agent pays for it somewhere
 PREFIX = "@@ "
 
-LANGCHAIN = ("lc-bare", "lc-openinference", "lc-ours")
+LANGCHAIN = ("lc-bare", "lc-openinference", "lc-ours", "lc-ours-receiver")
+RECEIVER_ENV = {"OTEL_PROV_PROVENANCE": "false", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
+"""The ``lc-ours-receiver`` worker's settings, beside ``OTEL_EXPORTER_OTLP_ENDPOINT``."""
 AGENTS = ("oa-bare", "oa-ours")
 
 
@@ -142,7 +151,13 @@ def _worker(variant: str) -> None:
     memory: InMemorySpanExporter | None = None
     processor: ProvSpanProcessor | None = None
     root = Path(tempfile.mkdtemp(prefix="bench-frameworks-"))
-    if variant.endswith("-openinference"):
+    if variant.endswith("-receiver"):
+        # As the README runs an agent without a Collector: OTLP/HTTP to the receiver
+        # (OTEL_EXPORTER_OTLP_ENDPOINT), no provenance mapped here (OTEL_PROV_PROVENANCE).
+        import otel_prov
+
+        provider = otel_prov.configure(set_global=False).tracer_provider
+    elif variant.endswith("-openinference"):
         from openinference.instrumentation.langchain import (
             LangChainInstrumentor as OpenInferenceInstrumentor,
         )
@@ -154,7 +169,7 @@ def _worker(variant: str) -> None:
         processor = ProvSpanProcessor(OxigraphStoreExporter(root / "store"))
         provider.add_span_processor(processor)
     if variant.startswith("lc-"):
-        if variant == "lc-ours":
+        if variant.startswith("lc-ours"):
             from otel_prov.instrumentation.langchain import LangChainInstrumentor
 
             LangChainInstrumentor().instrument(tracer_provider=provider)
@@ -215,8 +230,14 @@ def _worker(variant: str) -> None:
 
 
 # --- the parent ------------------------------------------------------------------------
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Worker:
-    def __init__(self, variant: str) -> None:
+    def __init__(self, variant: str, env: dict[str, str] | None = None) -> None:
         self.variant = variant
         self.times: list[float] = []
         self.flush = 0.0
@@ -228,6 +249,7 @@ class Worker:
             stdout=subprocess.PIPE,
             text=True,
             bufsize=1,
+            env={**os.environ, **(env or {})},
         )
 
     def receive(self) -> Any:
@@ -275,8 +297,13 @@ class Worker:
         return self.cpu / len(self.times) * 1000
 
 
-def _measure(variants: Sequence[str]) -> tuple[dict[str, Worker], dict[str, dict[str, int]]]:
-    workers = {variant: Worker(variant) for variant in variants}
+def _measure(
+    variants: Sequence[str], env: dict[str, str] | None = None
+) -> tuple[dict[str, Worker], dict[str, dict[str, int]]]:
+    workers = {
+        variant: Worker(variant, env if variant.endswith("-receiver") else None)
+        for variant in variants
+    }
     try:
         for worker in workers.values():  # set up and warmed up, in parallel
             assert worker.receive() == "ready"
@@ -310,8 +337,21 @@ def main() -> None:
     runs = ROUNDS * RUNS_PER_BATCH
     total = runs + WARMUP  # span and session counts include the warm-up runs
 
-    lc, lc_stats = _measure(LANGCHAIN)
-    bare, oi, ours = (lc[v] for v in LANGCHAIN)
+    root = Path(tempfile.mkdtemp(prefix="bench-frameworks-receiver-"))
+    receivers = Receivers(root)
+    try:
+        receiver = receivers.start(
+            "--store", str(root / "store"), "--data-dir", str(root / "r"), "--trace-idle", "1"
+        )
+        env = {**RECEIVER_ENV, "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.http}
+        lc, lc_stats = _measure(LANGCHAIN, env)
+        receiver.wait_for("otel_prov_receiver_sessions_sealed_total", total, timeout=300)
+        receiver_cpu = _cpu_seconds(receiver.process.pid)
+        receiver.stop()
+    finally:
+        receivers.close()
+        shutil.rmtree(root, ignore_errors=True)
+    bare, oi, ours, remote = (lc[v] for v in LANGCHAIN)
     oi_added = oi.median_ms - bare.median_ms
     ours_added = ours.median_ms - bare.median_ms
     ratio = ours_added / oi_added
@@ -355,6 +395,19 @@ def main() -> None:
         f"per run (every thread, flushes included): OpenInference "
         f"+{oi.cpu_ms - bare.cpu_ms:.2f} ms, ours +{ours.cpu_ms - bare.cpu_ms:.2f} ms "
         f"({cpu:.2f}x)",
+    )
+
+    remote_added = (remote.median_ms - bare.median_ms) / (oi.median_ms - bare.median_ms)
+    remote_flushed = (remote.flushed_ms - bare.flushed_ms) / (oi.flushed_ms - bare.flushed_ms)
+    print(
+        "langchain, ours mapping in otel-prov receive (our instrumentor, BatchSpanProcessor, "
+        f"OTLP/HTTP; same rounds): per run +{remote.median_ms - bare.median_ms:.2f} ms "
+        f"({remote_added:.2f}x of OpenInference's), with the flushes "
+        f"+{remote.flushed_ms - bare.flushed_ms:.2f} ms ({remote_flushed:.2f}x), flush alone "
+        f"{remote.flush_ms:.2f} ms per run, added CPU in the agent "
+        f"+{remote.cpu_ms - bare.cpu_ms:.2f} ms; the receiver: "
+        f"{receiver_cpu / total * 1000:.2f} ms of CPU per run in its own process, "
+        f"{total} sessions stored of {total} runs"
     )
 
     oa, oa_stats = _measure(AGENTS)

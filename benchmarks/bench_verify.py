@@ -53,7 +53,7 @@ def _stages(backend: EmbeddedBackend) -> tuple[float, float, float]:
     parts of the graph take to be filed by trace, each timed alone."""
     parts, dumping = _timed(lambda: list(backend.ntriples(GRAPH)))
     _, bundles = _timed(lambda: _bundle_rows(backend, f"<{GRAPH}>", None))
-    _, filing = _timed(lambda: GraphLines(*parts))
+    _, filing = _timed(lambda: GraphLines(parts))
     return dumping, bundles, filing
 
 

@@ -21,7 +21,7 @@ def test_datetimes_come_out_as_the_mapper_writes_them_and_nothing_else_changes()
         f'{_run("b")} <urn:p:odd> "not a \\"time+01:00"{_DT} .',  # ill-typed: kept as it is
         '<urn:otel-prov:agent:x> <urn:p:end> "2025-01-01T00:00:00.10Z"' + _DT + " .",
     ]
-    lines = GraphLines("\n".join(reversed(stored)) + "\n")
+    lines = GraphLines(["\n".join(reversed(stored)) + "\n"])
     assert sorted(lines.of_trace(_TRACE)) == sorted(
         [
             (_run("a"), "<urn:p:start>", f'"2025-01-01T00:00:00.5Z"{_DT}'),

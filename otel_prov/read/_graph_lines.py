@@ -15,6 +15,7 @@ content of the run it claims.
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterable
 
 from otel_prov.prov._rdf import Triple, canonical_datetime
 
@@ -34,7 +35,9 @@ def _in_a_trace(line: str) -> bool:
 class GraphLines:
     """The triples of one graph, filed by trace; parts of it are added in any order."""
 
-    def __init__(self, *parts: str) -> None:
+    def __init__(self, parts: Iterable[str] = ()) -> None:
+        """``parts`` are filed as they come: a generator's next part is written by the
+        store while this one is filed."""
         self._traces: dict[str, list[Triple]] = {}
         self.others: list[Triple] = []
         """The triples whose subject is in no trace, which every trace is offered."""

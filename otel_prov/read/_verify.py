@@ -302,16 +302,16 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
 
     Every run of an embedded store is checked from one read of the whole graph (as
     N-Triples, written by the store itself): one query per run would read the same
-    triples through ten thousand small queries.  The store writes the graph out in a
-    thread of its own (it lets go of the interpreter meanwhile), so that the bundles are
-    read beside it.  Runs named by ``ident`` are checked from their own triples and
-    bundles only, however many runs the store holds.
+    triples through ten thousand small queries.  The store writes the graph out in parts
+    on every core (it lets go of the interpreter meanwhile), each part filed by trace as
+    it comes, while the bundles are read in a thread beside.  Runs named by ``ident`` are
+    checked from their own triples and bundles only, however many runs the store holds.
     """
     wanted = find_sessions(backend, graph, ident) if ident is not None else None
     whole = backend if ident is None and isinstance(backend, EmbeddedBackend) else None
     with ThreadPoolExecutor(max_workers=1) as pool:
         read = pool.submit(_bundle_rows, backend, graph, wanted)
-        graph_lines = GraphLines(*whole.ntriples(graph[1:-1])) if whole is not None else None
+        graph_lines = GraphLines(whole.ntriples(graph[1:-1])) if whole is not None else None
         rows, stored_hashes = read.result()
     checks: dict[str, SessionCheck] = {}
     for row in rows:

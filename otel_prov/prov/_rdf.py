@@ -36,6 +36,7 @@ __all__ = [
     "by_predicate",
     "canonical_datetime",
     "datetime_from_ns",
+    "datetime_literal",
     "decimal",
     "double",
     "instant_order",
@@ -182,6 +183,11 @@ def double(value: float) -> str:
 def _utc_seconds(seconds: int) -> str:
     # Spans of a session share their seconds: formatting them once is most of the cost.
     return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def datetime_literal(lexical: str) -> str:
+    """An ``xsd:dateTime`` literal of ``lexical`` as given (a store's, or a user's)."""
+    return f"{literal(lexical)}{_XSD_DATETIME}"
 
 
 def datetime_from_ns(unix_nanos: int) -> str:

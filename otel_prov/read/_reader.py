@@ -15,7 +15,7 @@ import rdflib
 
 from otel_prov.exporters._base import graph_term
 from otel_prov.prov._queries import STATUSES, RunFilter, session_construct_query
-from otel_prov.prov._rdf import PREFIXES, XSD, iri, literal
+from otel_prov.prov._rdf import PREFIXES, datetime_literal, iri, literal
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 from otel_prov.read._diff import SessionDiff, diff_sessions
 from otel_prov.read._session_view import (
@@ -205,8 +205,7 @@ def parse_moment(text: str) -> datetime:
 def _datetime_term(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    text = moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-    return f"{literal(text)}^^<{XSD}dateTime>"
+    return datetime_literal(moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z"))
 
 
 def encode_cursor(start: str, session: str) -> str:

@@ -40,7 +40,7 @@ from otel_prov.prov._queries import (
     unmarked_runs_query,
     usage_totals_query,
 )
-from otel_prov.prov._rdf import OPROV, PROV, XSD, instant_order, literal
+from otel_prov.prov._rdf import OPROV, PROV, datetime_literal, instant_order
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._plans import PlanView, PostconditionView, plans_and_postconditions
 from otel_prov.read._text_index import TextIndex, chunks
@@ -362,7 +362,7 @@ def _filtered_page(
         if len(batch) < size:
             break
         last = batch[-1]
-        start = f"{literal(last['start'] or '')}^^<{XSD}dateTime>"
+        start = datetime_literal(last["start"] or "")
         by_start = replace(by_start, after=(start, f"<{last['s']}>"))
         size *= 2
     return page

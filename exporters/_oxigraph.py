@@ -5,7 +5,15 @@ One process at a time can write a store (RocksDB's lock).  Several agents, worke
 the store parks its batches durably beside it (see ``_parked``) and reports them
 exported; the process holding the store loads them within ``ingest_interval`` seconds;
 when the holder exits, the next process to get the store (or ``otel-prov flush``) does.
-Readers open the store read-only and see what the holder has loaded.  After ``os.fork()``
+Readers open the store read-only and see what the holder has loaded.
+
+The holder parks its own batches too, by default (``load_in_background``), and its loader
+thread stores them at once: RocksDB's work (about 10 us a quad, most of a flush's cost)
+then overlaps the agent instead of being waited for, since pyoxigraph lets go of the
+interpreter while it loads.  ``force_flush`` returns once every batch is durable on disk,
+as an OTLP exporter's once a Collector has accepted the spans; reads through
+:meth:`OxigraphStoreExporter.held_store` load what waits first, so this process reads its
+own writes, and other processes see a batch a few milliseconds later.  After ``os.fork()``
 the child never touches the parent's database handle: the parent closes the store around
 the fork and opens it again, and the child parks its batches for the parent to load (a
 forked process cannot write RocksDB, see ``_rocksdb``).
@@ -24,7 +32,12 @@ import pyoxigraph
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._repeats import SharedTriples
-from otel_prov.exporters._rocksdb import open_read_only, open_writable, writable_here
+from otel_prov.exporters._rocksdb import (
+    open_read_only,
+    open_writable,
+    register_writer,
+    writable_here,
+)
 
 from otel_prov._settings import env_str, fsync_always
 from otel_prov.environment_variables import OTEL_PROV_STORE
@@ -48,6 +61,18 @@ transaction 0.14 ms per KiB: one 2-step session (34 KiB) takes 5 ms instead of 2
 1 MiB batch 138 ms instead of 58."""
 
 
+def _write(store: pyoxigraph.Store, nquads: bytes) -> None:
+    """Store one batch the cheaper way for its size (see ``_TRANSACTIONAL_MAX``).
+
+    Lenient: the text is ours, valid by construction (escaping and IRIs are
+    property-tested against the strict parser), and skipping the re-check is what brings
+    ingest level with a raw bulk_extend."""
+    if len(nquads) <= _TRANSACTIONAL_MAX:
+        store.load(nquads, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+    else:
+        store.bulk_load(nquads, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+
+
 def default_store_path() -> Path:
     return Path(env_str(OTEL_PROV_STORE, DEFAULT_STORE) or DEFAULT_STORE)
 
@@ -65,6 +90,12 @@ class OxigraphStoreExporter(ProvExporter):
     process holds is not an error (batches are parked).  Batches are loaded as N-Quads
     (small ones in a transaction, large ones bulk-loaded, see ``_TRANSACTIONAL_MAX``),
     idempotent because the mapper's IRIs are deterministic.
+
+    ``load_in_background`` (default ``True``, for agents): ``export`` parks the batch
+    (fsync'd only with ``OTEL_PROV_WAL_FSYNC=always``) and the loader thread stores it;
+    ``force_flush`` does not wait for the store.  ``False`` (the CLI, the receiver, which
+    have a storing thread of their own): ``export`` stores the batch itself, and
+    ``force_flush`` loads what other processes parked.
     """
 
     def __init__(
@@ -73,12 +104,14 @@ class OxigraphStoreExporter(ProvExporter):
         *,
         graph: str | None = None,
         ingest_interval: float = 1.0,
+        load_in_background: bool = True,
     ):
         self.path = Path(path) if path is not None else default_store_path()
         self._graph = graph_term(graph)
         self.path.mkdir(parents=True, exist_ok=True)
         self.parked = ParkedBatches(self.path)
         self._interval = ingest_interval
+        self._background = load_in_background
         self._sync = fsync_always()
         self._lock = threading.Lock()
         self._closed = False
@@ -93,6 +126,7 @@ class OxigraphStoreExporter(ProvExporter):
                 self.parked.directory,
             )
         self._start_ingester()
+        register_writer(self.path, self.held_store)
         if hasattr(os, "register_at_fork"):
             at_fork = weakref.WeakMethod(self._before_fork)
             in_parent = weakref.WeakMethod(self._after_fork_in_parent)
@@ -107,7 +141,14 @@ class OxigraphStoreExporter(ProvExporter):
         """The store this process writes, or ``None`` when another process holds it.
 
         Readers in this process read through it: it sees every batch loaded, and a
-        read-only open beside an active writer fails while the writer compacts."""
+        read-only open beside an active writer fails while the writer compacts.  What
+        waits parked is loaded first, so a reader here sees every batch exported here."""
+        if self._background and self._store is not None:
+            with self._lock:
+                try:
+                    self._load_parked()
+                except OSError:
+                    _logger.exception("cannot load parked batches into %s", self.path)
         return self._store
 
     @property
@@ -136,9 +177,19 @@ class OxigraphStoreExporter(ProvExporter):
         store = self._store
         if store is None:
             return
-        self.parked.load_into(
-            lambda data: store.bulk_load(data, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
-        )
+
+        def load(data: bytes) -> None:
+            _write(store, data)
+            if self._sync:  # the file goes once the store holds its batch on disk too
+                store.flush()
+
+        self.parked.load_into(load)
+
+    def _load_parked_logged(self) -> None:
+        try:
+            self._take_store()
+        except OSError:
+            _logger.exception("cannot load parked batches into %s", self.path)
 
     def _start_ingester(self) -> None:
         self._wake = threading.Event()
@@ -148,16 +199,16 @@ class OxigraphStoreExporter(ProvExporter):
         self._ingester.start()
 
     def _ingest_periodically(self) -> None:
-        """Load parked batches while holding the store; else try to get it (its holder may
-        have exited)."""
-        while not self._wake.wait(self._interval):
+        """Load parked batches while holding the store, at once when this process parked
+        one; else try to get the store every ``ingest_interval`` (its holder may have
+        exited)."""
+        while True:
+            self._wake.wait(self._interval)
+            self._wake.clear()
             with self._lock:
                 if self._closed:
                     return
-                try:
-                    self._take_store()
-                except OSError:
-                    _logger.exception("cannot load parked batches into %s", self.path)
+                self._load_parked_logged()
 
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
         triples = [triple for record in records for triple in record.triples]
@@ -172,17 +223,17 @@ class OxigraphStoreExporter(ProvExporter):
             try:
                 if self._store is None:
                     self.parked.park(text)
-                elif len(text) <= _TRANSACTIONAL_MAX:
-                    # Lenient: the text is ours, valid by construction (escaping and IRIs
-                    # are property-tested against the strict parser), and skipping the
-                    # re-check is what brings ingest level with a raw bulk_extend.
-                    self._store.load(text, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+                elif self._background:
+                    # Loaded by this process's loader: durable on disk as RocksDB's own
+                    # log would be (a killed process keeps it), fsync'd by the same policy.
+                    self.parked.park(text, fsync=self._sync)
+                    self._wake.set()
                 else:
-                    self._store.bulk_load(text, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+                    _write(self._store, text)
             except (OSError, SyntaxError, ValueError):
                 _logger.exception("could not write %d records to %s", len(records), self.path)
                 return ExportResult.FAILURE
-            self._shared.remember(shared)
+            self._shared.remember(shared)  # a parked batch is loaded, or kept until it is
         return ExportResult.SUCCESS
 
     def chain_heads(self) -> dict[str, dict[str, str]]:
@@ -210,12 +261,17 @@ class OxigraphStoreExporter(ProvExporter):
         return len(self.parked)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Load what is parked if this process can get the store; ``True`` when nothing waits.
+        """``True`` when every batch is kept: stored, or (loading in the background, while
+        this process holds the store) parked for the loader, which is woken.
 
-        A committed load is already in RocksDB's own log: a killed process keeps it and a
-        read-only opening elsewhere replays it.  Writing the memtables out as well (100 to
-        300 ms on a busy disk, what an agent's flush mostly waited for) is done only when
-        every write is to be fsync'd (``OTEL_PROV_WAL_FSYNC=always``)."""
+        Otherwise it loads what is parked if this process can get the store.  A committed
+        load is already in RocksDB's own log: a killed process keeps it and a read-only
+        opening elsewhere replays it.  Writing the memtables out as well (100 to 300 ms on
+        a busy disk, what an agent's flush mostly waited for) is done only when every
+        write is to be fsync'd (``OTEL_PROV_WAL_FSYNC=always``)."""
+        if self._background and self._store is not None:
+            self._wake.set()
+            return True
         with self._lock:
             if not self._closed:
                 try:
@@ -228,7 +284,6 @@ class OxigraphStoreExporter(ProvExporter):
 
     def shutdown(self) -> None:
         """Load what is parked if this process can get the store, then release it."""
-        self._wake.set()
         with self._lock:
             if self._closed:
                 return
@@ -241,6 +296,7 @@ class OxigraphStoreExporter(ProvExporter):
                 self._store.flush()
                 # Dropping the last reference closes the database and releases its lock.
                 self._store = None
+        self._wake.set()
         self._ingester.join(timeout=5)
 
     # --- fork safety: the database handle never crosses a fork ---------------------------

@@ -5,15 +5,28 @@ The first open in a process starts RocksDB's shared pool of flush and compaction
 believes it runs and never does: the child's first flush waits forever.  A process forked
 after its parent (or an earlier ancestor) opened a store may therefore read one, but never
 write one; its batches are parked for a process that can (see ``_parked``).
+
+A process that writes a store reads it through the writer's handle: a read-only open is a
+snapshot of what is loaded (a batch still parked for the loader is not), and fails while
+the writer compacts.  So the writer is registered here by path, for readers in the same
+process to find.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
+from collections.abc import Callable
+from pathlib import Path
 
 import pyoxigraph
 
-__all__ = ["open_read_only", "open_writable", "writable_here"]
+__all__ = ["open_read_only", "open_writable", "register_writer", "writable_here", "writer_here"]
+
+Writer = Callable[[], pyoxigraph.Store | None]
+"""The handle this process writes a store through, ``None`` while it holds none."""
+
+_writers: dict[Path, weakref.WeakMethod[Writer]] = {}
 
 _pool_started_in: int | None = None
 """The process whose first open started RocksDB's threads (inherited by its children)."""
@@ -40,3 +53,21 @@ def open_writable(path: str | os.PathLike[str]) -> pyoxigraph.Store:
 def open_read_only(path: str | os.PathLike[str]) -> pyoxigraph.Store:
     _starting()
     return pyoxigraph.Store.read_only(str(path))
+
+
+def register_writer(path: str | os.PathLike[str], writer: Writer) -> None:
+    """``writer`` (a bound method, held weakly) gives this process's handle on ``path``."""
+    _writers[Path(path).resolve()] = weakref.WeakMethod(writer)
+
+
+def writer_here(path: str | os.PathLike[str]) -> Writer | None:
+    """The registered writer of ``path`` in this process, if its owner is still alive."""
+    method = _writers.get(Path(path).resolve())
+    if method is None or method() is None:
+        return None
+
+    def held() -> pyoxigraph.Store | None:
+        writer = method()
+        return writer() if writer is not None else None
+
+    return held

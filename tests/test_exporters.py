@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -71,7 +72,9 @@ def test_a_second_writer_parks_its_batches_and_the_holder_loads_them(tmp_path: P
     assert second.export([record]) is ExportResult.SUCCESS
     (parked,) = (tmp_path / "store.parked").glob("*.nq")
     assert second.waiting() == 1 and not second.force_flush()  # kept, not stored yet
-    assert first.force_flush() and first.waiting() == 0
+    assert first.force_flush()  # wakes its loader
+    first.held_store()  # a read here waits for nothing parked
+    assert first.waiting() == 0
     assert not parked.exists()
     second.shutdown()
     first.shutdown()
@@ -205,7 +208,7 @@ def test_what_the_held_store_has_from_us_about_agents_is_not_written_again(
     second = map_spans([dataclasses.replace(s, trace_id=0xBEEF) for s in known_session()])
     shared = {t for t in first.triples if not t[0].startswith(f"<urn:otel-prov:{first.trace_id}:")}
     assert shared and shared <= set(second.triples)  # same agents, tools and services
-    exporter = OxigraphStoreExporter(tmp_path / "store")
+    exporter = OxigraphStoreExporter(tmp_path / "store", load_in_background=False)
     loads = _LoadsSeen(exporter.held_store())  # type: ignore[arg-type]
     exporter._store = loads  # type: ignore[assignment]
     assert exporter.export([first]) is ExportResult.SUCCESS
@@ -217,7 +220,8 @@ def test_what_the_held_store_has_from_us_about_agents_is_not_written_again(
     exporter.shutdown()
     del loads  # the last reference to the database: its lock goes with it
 
-    again = OxigraphStoreExporter(tmp_path / "store")  # a new opening knows nothing yet
+    # A new opening knows nothing yet.
+    again = OxigraphStoreExporter(tmp_path / "store", load_in_background=False)
     loads = _LoadsSeen(again.held_store())  # type: ignore[arg-type]
     again._store = loads  # type: ignore[assignment]
     assert again.export([second]) is ExportResult.SUCCESS
@@ -239,7 +243,8 @@ def test_force_flush_writes_the_memtables_out_only_when_every_write_is_fsynced(
 
     monkeypatch.setenv("OTEL_PROV_WAL_FSYNC", policy)
     record = map_spans(known_session())
-    exporter = OxigraphStoreExporter(tmp_path / "store")
+    # Stored in the call (the CLI's and the receiver's exporter), so readable elsewhere at once.
+    exporter = OxigraphStoreExporter(tmp_path / "store", load_in_background=False)
     loads = _LoadsSeen(exporter.held_store())  # type: ignore[arg-type]
     exporter._store = loads  # type: ignore[assignment]
     assert exporter.export([record]) is ExportResult.SUCCESS
@@ -257,4 +262,94 @@ def test_force_flush_writes_the_memtables_out_only_when_every_write_is_fsynced(
         check=True,
     )
     assert int(seen.stdout) == len(set(record.triples))  # another process reads it at once
+    exporter.shutdown()
+
+
+def _count(store: pyoxigraph.Store | None) -> int:
+    assert store is not None
+    return len(list(store.quads_for_pattern(None, None, None)))
+
+
+def test_the_holder_loads_its_batches_in_the_background_and_reads_its_own_writes(
+    tmp_path: Path,
+) -> None:
+    """An agent does not wait for RocksDB: ``export`` parks the batch and the loader thread
+    stores it.  A read through the holder's handle still sees it at once."""
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store", ingest_interval=3600)
+    loader, exporter._wake = exporter._wake, threading.Event()  # the loader hears nothing
+    assert exporter.export([record]) is ExportResult.SUCCESS
+    assert exporter.force_flush()  # kept on disk, without waiting for the store
+    assert exporter.waiting() == 1
+    assert _count(exporter.held_store()) == len(record.triples)  # loaded for the reader
+    assert exporter.waiting() == 0
+    exporter._wake = loader
+    exporter.shutdown()
+
+
+def test_the_loader_stores_a_batch_soon_after_export(tmp_path: Path) -> None:
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store", ingest_interval=3600)
+    assert exporter.export([record]) is ExportResult.SUCCESS
+    deadline = time.monotonic() + 10
+    while exporter.waiting() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert exporter.waiting() == 0  # woken by the export, not by the hour-long interval
+    assert _count(exporter._store) == len(record.triples)
+    exporter.shutdown()
+
+
+_KILLED_WHILE_LOADING = """
+import os, signal, sys, threading
+import otel_prov.exporters._oxigraph as oxigraph
+from otel_prov import map_spans
+from tests.session_tree import known_session
+
+oxigraph._write = lambda store, nquads: threading.Event().wait()  # a store that never answers
+exporter = oxigraph.OxigraphStoreExporter(sys.argv[1])
+assert exporter.export([map_spans(known_session())]) is oxigraph.ExportResult.SUCCESS
+assert exporter.force_flush()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_batch_flushed_before_the_process_is_killed_mid_load_is_stored_by_the_next(
+    tmp_path: Path,
+) -> None:
+    """``force_flush`` returns before the store has the batch, so the batch must be on
+    disk by then: killed while the loader is stuck in the store, the next opening stores it."""
+    import signal
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_LOADING, str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    assert exporter.waiting() == 0
+    assert _count(exporter.held_store()) == len(record.triples)
+    exporter.shutdown()
+
+
+def test_a_reader_opened_in_the_writing_process_reads_its_batches_at_once(tmp_path: Path) -> None:
+    """``open_store`` after ``force_flush`` in the agent's own process (a notebook, say)
+    reads through the exporter's handle: a read-only open would miss what still waits for
+    the loader."""
+    from otel_prov.read import open_store
+
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store", ingest_interval=3600)
+    loader, exporter._wake = exporter._wake, threading.Event()  # the loader hears nothing
+    assert exporter.export([record]) is ExportResult.SUCCESS
+    assert exporter.force_flush()
+    assert [s.trace_id for s in open_store(tmp_path / "store").sessions().sessions] == [
+        f"{record.trace_id}"
+    ]
+    exporter._wake = loader
     exporter.shutdown()

@@ -856,9 +856,9 @@ def _flush(args: argparse.Namespace) -> ExitCode:
     try:
         before = exporter.waiting()
         exporter.force_flush()
-        left = exporter.waiting()
     finally:
-        exporter.shutdown()
+        exporter.shutdown()  # the embedded store's loader finishes what it was woken for
+    left = exporter.waiting()
     print(f"{before - left} batch(es) stored, {left} waiting")
     if left:
         _say(

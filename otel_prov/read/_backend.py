@@ -24,7 +24,7 @@ import pyoxigraph
 from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
-from otel_prov.exporters._rocksdb import open_read_only
+from otel_prov.exporters._rocksdb import open_read_only, writer_here
 from otel_prov.prov._rdf import canonical_datetime
 
 __all__ = [
@@ -84,8 +84,9 @@ class EmbeddedBackend:
     """Reads an on-disk pyoxigraph store, read-only (the default graph is the union of all).
 
     ``writer`` gives the handle of a process's own writer of the store (``None`` while it
-    holds none): reading through it sees every batch loaded so far, where a read-only open
-    is a snapshot, and one opened beside an active writer fails while it compacts.
+    holds none), by default the exporter writing it in this process, if any: reading
+    through it sees every batch exported so far, where a read-only open is a snapshot, and
+    one opened beside an active writer fails while it compacts.
     """
 
     def __init__(
@@ -100,7 +101,7 @@ class EmbeddedBackend:
                 f"no provenance store at {self.path} (run an instrumented agent or "
                 "'otel-prov demo' first, or pass --store)"
             )
-        self.writer = writer
+        self.writer = writer if writer is not None else writer_here(self.path)
         self._read_only = None if self._held() is not None else self._open()
 
     def _held(self) -> pyoxigraph.Store | None:

@@ -161,6 +161,22 @@ def test_memory_is_bounded_and_every_drop_is_counted_and_logged(
     assert sum(int(m.split()[1]) for m in drop_logs) == dropped
 
 
+def test_a_span_whose_end_is_still_being_delivered_is_not_counted_as_dropped() -> None:
+    """The queue drops silently, so the worker counts a span as pushed out when it is
+    ended, uncollected and still open in two sweeps running: the first sweep can meet a
+    span whose ``on_end`` is under way on another thread."""
+    exporter = RecordingExporter()
+    provider, processor = _provider(exporter, schedule_delay=3600)
+    span = provider.get_tracer("t").start_span("child")
+    span._end_time = time.time_ns()  # type: ignore[attr-defined]  # end() half done
+    processor._cycle(flush=False, final=False)  # the first sweep sees it ended and open
+    processor.on_end(span)  # type: ignore[arg-type]  # its on_end arrives
+    processor._cycle(flush=False, final=False)
+    assert processor.statistics().spans_dropped == 0
+    assert processor.statistics().spans_received == 1
+    provider.shutdown()
+
+
 def test_agent_never_waits_for_a_blocked_exporter() -> None:
     gate = threading.Event()
     exporter = RecordingExporter(gate=gate)

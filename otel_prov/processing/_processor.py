@@ -5,19 +5,24 @@ Add it to any ``TracerProvider`` beside your own OTLP processor::
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     provider.add_span_processor(ProvSpanProcessor(OxigraphStoreExporter()))
 
-``on_start`` is one dict entry and ``on_end`` one deque append: as cheap as any span
-processor can be (measured in ``benchmarks/bench_processor.py``).  Assembling trees,
+``on_start`` is one dict entry and ``on_end`` one deque append, made by the deque itself
+with no Python frame of ours: as cheap as any span processor can be (measured in
+``benchmarks/bench_processor.py``).  Assembling trees,
 mapping to PROV-O and exporting happen on one daemon worker thread, every
 ``schedule_delay`` seconds, with instrumentation suppressed so the exporter's own I/O
 is not traced.  A session goes out at the first cycle after its session span and
 everything under it have ended.
 
 Memory is bounded by ``max_pending_spans``, both in the hand-off queue and in what the
-worker holds.  Past it spans are dropped: every drop is counted where it happens
-(:meth:`ProvSpanProcessor.statistics`), whether the spans came through ``on_end`` or in a
-batch from the ``prov`` span exporter, and logged at most once per interval.  The queue
+worker holds.  Past it spans are dropped, every drop counted
+(:meth:`ProvSpanProcessor.statistics`) and logged at most once per interval.  The queue
 drops its oldest span first, and the worker never refuses a session span, so a session
-(which ends after its children) is not lost to the bound.
+(which ends after its children) is not lost to the bound.  Fed by ``on_start`` and
+``on_end``, the queue drops silently (its ``maxlen``) and the worker finds each span it
+pushed out: ended, never collected, still among the open spans in two sweeps running
+(one sweep could catch an ``on_end`` under way).  Fed ended spans alone (the ``prov``
+span exporter, where no open span is known), ``on_end`` bounds the queue itself and
+counts each span it pushes out.
 """
 
 from __future__ import annotations
@@ -193,6 +198,7 @@ class ProvSpanProcessor(SpanProcessor):
             idle_timeout_ns=0 if knows_open_spans else int(timeout * 1e9),
             knows_open_spans=knows_open_spans,
         )
+        self._knows_open_spans = knows_open_spans
         self._fresh_state()
         self._shutdown = False
         self._wal: IntentLog | None = None
@@ -227,11 +233,19 @@ class ProvSpanProcessor(SpanProcessor):
         self._assembler = self._new_assembler()
         self._open: dict[int, Span] = {}
         """Spans started and not yet collected by the worker (ended ones leave on collection)."""
-        # Unbounded deque, bounded by on_end, which so knows each span it pushes out.
-        self._queue: collections.deque[ReadableSpan] = collections.deque()
         self._evict_lock = threading.Lock()
         self._evicted = 0
-        """Spans pushed out of the queue (counted by agent threads, under ``_evict_lock``)."""
+        """Spans ``on_end`` pushed out of the queue (counted under ``_evict_lock``)."""
+        self._suspects: set[int] = set()
+        """Ended spans the last sweep found open and uncollected (see the module docs)."""
+        if self._knows_open_spans:
+            self._queue: collections.deque[ReadableSpan] = collections.deque(
+                maxlen=self._max_pending
+            )
+            # The agent's hot path: the SDK calls the deque's own append (bench_processor).
+            self.on_end = self._queue.append  # type: ignore[method-assign,assignment]
+        else:
+            self._queue = collections.deque()  # bounded by on_end, which counts its drops
         self._counts = collections.Counter[str]()
         self._dropped_reported = 0
         self._drop_logged_at = 0.0
@@ -264,13 +278,14 @@ class ProvSpanProcessor(SpanProcessor):
         return found
 
     def on_end(self, span: ReadableSpan) -> None:
-        # Nothing else here but the bound: every check costs the agent, so the worker does them.
+        # Fed ended spans alone (with open spans known, the instance's on_end is the queue's
+        # append): the bound is kept here, where each span pushed out is known.
         self._queue.append(span)
         if len(self._queue) > self._max_pending:
             self._evict()
 
     def _evict(self) -> None:
-        """Push the oldest spans out of the full queue, counting each one (agent thread)."""
+        """Push the oldest spans out of the full queue, counting each one."""
         with self._evict_lock:
             while len(self._queue) > self._max_pending:
                 try:
@@ -347,7 +362,7 @@ class ProvSpanProcessor(SpanProcessor):
                 detach(token)
             self._report_drops(force=final)
 
-    def _collect(self, now: int) -> None:
+    def _collect(self, now: int, *, final: bool = False) -> None:
         """Move ended spans from the queue to the assembler, enforcing the memory bound."""
         queue, assembler = self._queue, self._assembler
         while queue:
@@ -362,6 +377,19 @@ class ProvSpanProcessor(SpanProcessor):
                 self._counts["dropped"] += 1
                 continue
             assembler.add(record, now)
+        if self._knows_open_spans:
+            self._sweep(final=final)
+
+    def _sweep(self, *, final: bool) -> None:
+        """Count the spans the full queue pushed out: ended, never collected, and open in
+        this sweep and the last (at the final one, no ``on_end`` is under way)."""
+        ended = {sid for sid, span in list(self._open.items()) if span.end_time is not None}
+        lost = ended if final else ended & self._suspects
+        for span_id in lost:
+            self._open.pop(span_id, None)
+        self._counts["received"] += len(lost)
+        self._counts["dropped"] += len(lost)
+        self._suspects = ended - lost
 
     def _snapshot(self, span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         """The record the mapper gets (see :class:`RecordPreparer`)."""
@@ -423,7 +451,7 @@ class ProvSpanProcessor(SpanProcessor):
         now = time.time_ns()
         if self._recovered_logs:
             self._export_recovered(now)
-        self._collect(now)
+        self._collect(now, final=final)
         check_timeouts = now - self._timeouts_checked_ns >= _TIMEOUT_CHECK_INTERVAL_NS
         if not (self._assembler.pending or check_timeouts or flush):
             return

@@ -276,3 +276,20 @@ def test_a_blob_is_read_by_its_hash_from_the_blob_directory_never_from_a_recorde
     # The same text kept by us is found by its hash, wherever the location says it is.
     digest, _ = blobs.put(b"PRIVATE KEY")
     assert read_blob(secret.as_uri(), digest, directory=blobs.directory) == "PRIVATE KEY"
+
+
+def test_content_cut_at_start_by_the_providers_span_limits_keeps_its_size_and_hash(
+    tmp_path: Path,
+) -> None:
+    """Limits given to the TracerProvider in code, with no variable set, cut a value set
+    when the span starts as they cut one set later: its whole size and hash are kept."""
+    whole = "Where is the Louvre, and when does it open? " * 4
+
+    def agent(provider: TracerProvider) -> None:
+        with otel_prov.agent_session("a", question=whole, tracer_provider=provider):
+            pass
+
+    store = _record(tmp_path, agent, span_limits=SpanLimits(max_span_attribute_length=80))
+    question = _entity(store, "Question")
+    assert question["value"] == whole[:80] and question["truncated"] == "true"
+    assert question["byteSize"] == str(len(whole)) and question["contentHash"] == _sha256(whole)

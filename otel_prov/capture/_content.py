@@ -24,6 +24,7 @@ from otel_prov.environment_variables import (
 __all__ = [
     "capture_genai_content",
     "capture_prov_content",
+    "capture_switches",
     "patterns_from_environment",
     "redact",
     "redaction_active",
@@ -45,13 +46,22 @@ def _genai_setting() -> str:
     return os.environ.get(OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT, "").strip().lower()
 
 
+def capture_switches() -> tuple[bool, bool]:
+    """Record the ``otel_prov.*`` content attributes?  And the opt-in ``gen_ai.*`` ones (tool
+    call arguments and result)?  Each variable read once: content is set on the agent's
+    thread, several values at a time, and every read of the environment costs there."""
+    genai = _genai_setting()
+    genai_content = genai in _GENAI_SPAN_CONTENT
+    if _override is not None:
+        return _override, genai_content
+    if genai == "no_content":
+        return False, genai_content
+    return env_bool(OTEL_PROV_CAPTURE_CONTENT, True), genai_content
+
+
 def capture_prov_content() -> bool:
     """Record the ``otel_prov.*`` content attributes?"""
-    if _override is not None:
-        return _override
-    if _genai_setting() == "no_content":
-        return False
-    return env_bool(OTEL_PROV_CAPTURE_CONTENT, True)
+    return capture_switches()[0]
 
 
 def capture_genai_content() -> bool:

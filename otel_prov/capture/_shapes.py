@@ -31,7 +31,7 @@ from opentelemetry import trace
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, Tracer
 
 from otel_prov import semconv as sc
-from otel_prov.capture._content import capture_genai_content, capture_prov_content, redact
+from otel_prov.capture._content import capture_switches, redact
 from otel_prov.capture._sinks import warn_if_nothing_records
 from otel_prov.prov._conventions import EXECUTE_TOOL, INVOKE_AGENT, RETRIEVAL
 from otel_prov.prov._span_record import attribute_length_limit
@@ -111,8 +111,10 @@ class SpanShape:
         every producer records them the same way.
         """
         attributes = dict(self.attributes)
-        for key, value in self.content.items():
-            put_content(attributes, key, value)
+        if self.content:
+            capture = _Capture.now(_tracer_limit(tracer))
+            for key, value in self.content.items():
+                put_content(attributes, key, value, capture)
         if attributes.get(sc.GEN_AI_OPERATION_NAME) == "invoke_agent":
             warn_if_nothing_records(f"agent session {self.name!r}")
         return tracer.start_span(
@@ -292,7 +294,27 @@ def _has_twin(target: Mapping[str, Any] | Span, key: str) -> bool:
     return operation is not None and operation == _TWIN_OPERATIONS.get(key)
 
 
-def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Capture:
+    """The capture switches and the attribute length limit, read once for the content
+    values set together (a span's start attributes, an iteration's decision)."""
+
+    prov: bool
+    genai: bool
+    limit: int | None
+
+    @classmethod
+    def now(cls, limit: int | None) -> _Capture:
+        return cls(*capture_switches(), limit)
+
+    @classmethod
+    def of(cls, target: dict[str, Any] | Span) -> _Capture:
+        return cls.now(_length_limit(target))
+
+
+def put_content(
+    target: dict[str, Any] | Span, key: str, value: Any, capture: _Capture | None = None
+) -> None:
     """Set a content attribute on a span (or start attributes) as the capture switches allow.
 
     On a tool call, arguments and result (on a retrieval, its query) also go to their
@@ -301,18 +323,19 @@ def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
     it may not show.  When an
     attribute length limit is about to cut the value (the SDK does so silently), they are
     recorded beside it, so the graph can say the value is truncated and what the whole of
-    it was.
+    it was.  ``capture``: the switches and limit already read for ``target``.
     """
+    capture = capture or _Capture.of(target)
     text = redact(content_text(value))
     setter = target.__setitem__ if isinstance(target, dict) else target.set_attribute
-    keep = capture_prov_content()
+    keep = capture.prov
     if keep:
         setter(key, text)
     twin = sc.GEN_AI_CONTENT_TWINS.get(key)
-    if twin is not None and _has_twin(target, key) and capture_genai_content():
+    if twin is not None and capture.genai and _has_twin(target, key):
         setter(twin, text)
         keep = True
-    limit = _length_limit(target)
+    limit = capture.limit
     if not keep or (limit is not None and len(text) > limit):
         digest_keys = sc.content_digest_keys(key)
         if digest_keys is None:
@@ -321,6 +344,16 @@ def put_content(target: dict[str, Any] | Span, key: str, value: Any) -> None:
         data = text.encode()
         setter(size_key, len(data))
         setter(hash_key, "sha256:" + hashlib.sha256(data).hexdigest())
+
+
+def _tracer_limit(tracer: Tracer) -> int | None:
+    """The attribute length limit of the spans ``tracer`` starts: the SDK tracer's own span
+    limits (read from the environment when its provider was made), else the setting."""
+    limits = getattr(tracer, "_span_limits", None)
+    if limits is None:
+        return _length_limit({})
+    limit = getattr(limits, "max_span_attribute_length", None)
+    return limit if isinstance(limit, int) else None
 
 
 def _length_limit(target: dict[str, Any] | Span) -> int | None:
@@ -346,14 +379,15 @@ def describe_iteration(
     """An iteration's decision, once the model has made it: why (``thought``), which tool
     (``action``, or :data:`FINAL_ANSWER`), with what ``arguments``, and what came back.
     ``None`` leaves a part unset; the action is a tool name, not content, so always kept."""
+    capture = _Capture.of(span)
     if thought is not None:
-        put_content(span, sc.OTEL_PROV_THOUGHT, thought)
+        put_content(span, sc.OTEL_PROV_THOUGHT, thought, capture)
     if action is not None:
         span.set_attribute(sc.OTEL_PROV_ACTION, action)
     if arguments is not None:
-        put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments)
+        put_content(span, sc.OTEL_PROV_ARGUMENTS, arguments, capture)
     if observation is not None:
-        put_content(span, sc.OTEL_PROV_OBSERVATION, observation)
+        put_content(span, sc.OTEL_PROV_OBSERVATION, observation, capture)
 
 
 def declare_tools(span: Span, names: Sequence[str]) -> None:

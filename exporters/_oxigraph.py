@@ -186,10 +186,12 @@ class OxigraphStoreExporter(ProvExporter):
         self.parked.load_into(load)
 
     def _load_parked_logged(self) -> None:
+        """As ``_take_store``, for the loader thread: whatever goes wrong is logged, the
+        batches stay parked, and the thread lives on to try again."""
         try:
             self._take_store()
-        except OSError:
-            _logger.exception("cannot load parked batches into %s", self.path)
+        except Exception:
+            _logger.exception("cannot load parked batches into %s; they stay parked", self.path)
 
     def _start_ingester(self) -> None:
         self._wake = threading.Event()

@@ -353,3 +353,29 @@ def test_a_reader_opened_in_the_writing_process_reads_its_batches_at_once(tmp_pa
     ]
     exporter._wake = loader
     exporter.shutdown()
+
+
+def test_the_loader_outlives_a_store_error_and_loads_the_batch_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import otel_prov.exporters._oxigraph as oxigraph
+
+    write = oxigraph._write
+    failures = iter([RuntimeError("the store refused the batch")])
+
+    def refuse_once(store: pyoxigraph.Store, nquads: bytes) -> None:
+        for error in failures:
+            raise error
+        write(store, nquads)
+
+    monkeypatch.setattr(oxigraph, "_write", refuse_once)
+    record = map_spans(known_session())
+    exporter = OxigraphStoreExporter(tmp_path / "store", ingest_interval=0.05)
+    assert exporter.export([record]) is ExportResult.SUCCESS
+    deadline = time.monotonic() + 10
+    while exporter.waiting() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert exporter.waiting() == 0  # tried again on the next interval
+    assert "they stay parked" in caplog.text
+    assert _count(exporter._store) == len(record.triples)
+    exporter.shutdown()

@@ -114,6 +114,10 @@ class OxigraphStoreExporter(ProvExporter):
         self._background = load_in_background
         self._sync = fsync_always()
         self._lock = threading.Lock()
+        """The store handle: opening, loading, closing, forks."""
+        self._parking = threading.Lock()
+        """What this process parks for its own loader, and what it knows the store holds:
+        an export never waits for a load under way (taken after ``_lock`` when both are)."""
         self._closed = False
         self._store: pyoxigraph.Store | None = None
         self._shared = SharedTriples()
@@ -214,7 +218,7 @@ class OxigraphStoreExporter(ProvExporter):
 
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
         triples = [triple for record in records for triple in record.triples]
-        with self._lock:
+        with self._parking if self._background else self._lock:
             if self._closed:
                 _logger.warning("export after shutdown: %d records not stored", len(records))
                 return ExportResult.FAILURE
@@ -286,7 +290,7 @@ class OxigraphStoreExporter(ProvExporter):
 
     def shutdown(self) -> None:
         """Load what is parked if this process can get the store, then release it."""
-        with self._lock:
+        with self._lock, self._parking:  # no export parks after the last load
             if self._closed:
                 return
             self._closed = True
@@ -303,7 +307,9 @@ class OxigraphStoreExporter(ProvExporter):
 
     # --- fork safety: the database handle never crosses a fork ---------------------------
     def _before_fork(self) -> None:
-        self._lock.acquire()  # no export half done; released after the fork on both sides
+        # No load or export half done; released after the fork on both sides.
+        self._lock.acquire()
+        self._parking.acquire()
         if self._store is not None:
             self._store.flush()
             self._store = None
@@ -315,10 +321,16 @@ class OxigraphStoreExporter(ProvExporter):
         except OSError:
             _logger.exception("cannot reopen %s after a fork", self.path)
         finally:
+            self._parking.release()
             self._lock.release()
 
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()
+        self._parking = threading.Lock()
+        """The store handle: opening, loading, closing, forks."""
+        self._parking = threading.Lock()
+        """What this process parks for its own loader, and what it knows the store holds:
+        an export never waits for a load under way (taken after ``_lock`` when both are)."""
         self._wake = threading.Event()
         self.parked = ParkedBatches(self.path)
         if not self._closed and writable_here():  # the parent never opened a store

@@ -379,3 +379,35 @@ def test_the_loader_outlives_a_store_error_and_loads_the_batch_later(
     assert "they stay parked" in caplog.text
     assert _count(exporter._store) == len(record.triples)
     exporter.shutdown()
+
+
+def test_an_export_does_not_wait_for_a_load_under_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent's flush parks its batch while the loader is still storing the previous
+    one (a slow store): it waits for the disk, never for RocksDB."""
+    import dataclasses
+
+    import otel_prov.exporters._oxigraph as oxigraph
+
+    write, loading, release = oxigraph._write, threading.Event(), threading.Event()
+
+    def slow(store: pyoxigraph.Store, nquads: bytes) -> None:
+        loading.set()
+        release.wait(30)
+        write(store, nquads)
+
+    monkeypatch.setattr(oxigraph, "_write", slow)
+    first = map_spans(known_session())
+    second = map_spans([dataclasses.replace(s, trace_id=0xBEEF) for s in known_session()])
+    exporter = OxigraphStoreExporter(tmp_path / "store", ingest_interval=3600)
+    assert exporter.export([first]) is ExportResult.SUCCESS
+    assert loading.wait(10)  # the loader is inside the store with the first batch
+    done: list[ExportResult] = []
+    flushing = threading.Thread(target=lambda: done.append(exporter.export([second])))
+    flushing.start()
+    flushing.join(timeout=5)
+    assert done == [ExportResult.SUCCESS] and exporter.force_flush()
+    release.set()
+    exporter.shutdown()
+    assert len(_store_quads(tmp_path / "store")) == len(set(first.triples) | set(second.triples))

@@ -265,6 +265,14 @@ def test_force_flush_writes_the_memtables_out_only_when_every_write_is_fsynced(
     exporter.shutdown()
 
 
+def _loaded(exporter: OxigraphStoreExporter, timeout: float = 10) -> bool:
+    """Whether the exporter's loader took every parked batch within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while exporter.waiting() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return exporter.waiting() == 0
+
+
 def _count(store: pyoxigraph.Store | None) -> int:
     assert store is not None
     return len(list(store.quads_for_pattern(None, None, None)))
@@ -291,10 +299,7 @@ def test_the_loader_stores_a_batch_soon_after_export(tmp_path: Path) -> None:
     record = map_spans(known_session())
     exporter = OxigraphStoreExporter(tmp_path / "store", ingest_interval=3600)
     assert exporter.export([record]) is ExportResult.SUCCESS
-    deadline = time.monotonic() + 10
-    while exporter.waiting() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert exporter.waiting() == 0  # woken by the export, not by the hour-long interval
+    assert _loaded(exporter)  # woken by the export, not by the hour-long interval
     assert _count(exporter._store) == len(record.triples)
     exporter.shutdown()
 
@@ -372,10 +377,7 @@ def test_the_loader_outlives_a_store_error_and_loads_the_batch_later(
     record = map_spans(known_session())
     exporter = OxigraphStoreExporter(tmp_path / "store", ingest_interval=0.05)
     assert exporter.export([record]) is ExportResult.SUCCESS
-    deadline = time.monotonic() + 10
-    while exporter.waiting() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert exporter.waiting() == 0  # tried again on the next interval
+    assert _loaded(exporter)  # tried again on the next interval
     assert "they stay parked" in caplog.text
     assert _count(exporter._store) == len(record.triples)
     exporter.shutdown()

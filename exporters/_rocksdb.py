@@ -26,7 +26,8 @@ __all__ = ["open_read_only", "open_writable", "register_writer", "writable_here"
 Writer = Callable[[], pyoxigraph.Store | None]
 """The handle this process writes a store through, ``None`` while it holds none."""
 
-_writers: dict[Path, weakref.WeakMethod[Writer]] = {}
+_writers: dict[Path, list[weakref.WeakMethod[Writer]]] = {}
+"""Every exporter's writer of each store in this process (at most one holds it)."""
 
 _pool_started_in: int | None = None
 """The process whose first open started RocksDB's threads (inherited by its children)."""
@@ -57,17 +58,24 @@ def open_read_only(path: str | os.PathLike[str]) -> pyoxigraph.Store:
 
 def register_writer(path: str | os.PathLike[str], writer: Writer) -> None:
     """``writer`` (a bound method, held weakly) gives this process's handle on ``path``."""
-    _writers[Path(path).resolve()] = weakref.WeakMethod(writer)
+    methods = _writers.setdefault(Path(path).resolve(), [])
+    methods[:] = [method for method in methods if method() is not None]
+    methods.append(weakref.WeakMethod(writer))
 
 
 def writer_here(path: str | os.PathLike[str]) -> Writer | None:
-    """The registered writer of ``path`` in this process, if its owner is still alive."""
-    method = _writers.get(Path(path).resolve())
-    if method is None or method() is None:
+    """The writers of ``path`` registered in this process, as one: the handle of whichever
+    holds the store (``None`` if none does); ``None`` when no exporter of it is alive."""
+    methods = _writers.get(Path(path).resolve(), [])
+    if not any(method() is not None for method in methods):
         return None
 
     def held() -> pyoxigraph.Store | None:
-        writer = method()
-        return writer() if writer is not None else None
+        for method in methods:
+            writer = method()
+            store = writer() if writer is not None else None
+            if store is not None:
+                return store
+        return None
 
     return held

@@ -413,3 +413,20 @@ def test_an_export_does_not_wait_for_a_load_under_way(
     release.set()
     exporter.shutdown()
     assert len(_store_quads(tmp_path / "store")) == len(set(first.triples) | set(second.triples))
+
+
+def test_a_reader_finds_the_exporter_that_holds_the_store_among_several(tmp_path: Path) -> None:
+    """A second exporter of the same store in one process (it parks) does not hide the
+    handle of the first, which holds the store."""
+    from otel_prov.read import open_store
+
+    record = map_spans(known_session())
+    holder = OxigraphStoreExporter(tmp_path / "store", ingest_interval=3600)
+    loader, holder._wake = holder._wake, threading.Event()  # the loader hears nothing
+    parker = OxigraphStoreExporter(tmp_path / "store", ingest_interval=3600)
+    assert holder.holds_store and not parker.holds_store
+    assert holder.export([record]) is ExportResult.SUCCESS
+    assert len(open_store(tmp_path / "store").sessions().sessions) == 1
+    holder._wake = loader
+    parker.shutdown()
+    holder.shutdown()

@@ -310,7 +310,7 @@ import otel_prov.exporters._oxigraph as oxigraph
 from otel_prov import map_spans
 from tests.session_tree import known_session
 
-oxigraph._write = lambda store, nquads: threading.Event().wait()  # a store that never answers
+oxigraph._write = lambda *args: threading.Event().wait()  # a store that never answers
 exporter = oxigraph.OxigraphStoreExporter(sys.argv[1])
 assert exporter.export([map_spans(known_session())]) is oxigraph.ExportResult.SUCCESS
 assert exporter.force_flush()
@@ -368,10 +368,10 @@ def test_the_loader_outlives_a_store_error_and_loads_the_batch_later(
     write = oxigraph._write
     failures = iter([RuntimeError("the store refused the batch")])
 
-    def refuse_once(store: pyoxigraph.Store, nquads: bytes) -> None:
+    def refuse_once(store: pyoxigraph.Store, nquads: bytes, most: int) -> None:
         for error in failures:
             raise error
-        write(store, nquads)
+        write(store, nquads, most)
 
     monkeypatch.setattr(oxigraph, "_write", refuse_once)
     record = map_spans(known_session())
@@ -394,10 +394,10 @@ def test_an_export_does_not_wait_for_a_load_under_way(
 
     write, loading, release = oxigraph._write, threading.Event(), threading.Event()
 
-    def slow(store: pyoxigraph.Store, nquads: bytes) -> None:
+    def slow(store: pyoxigraph.Store, nquads: bytes, most: int) -> None:
         loading.set()
         release.wait(30)
-        write(store, nquads)
+        write(store, nquads, most)
 
     monkeypatch.setattr(oxigraph, "_write", slow)
     first = map_spans(known_session())

@@ -207,9 +207,10 @@ def _worker(variant: str) -> None:
     """CPU time when the last batch ended: what threads use between batches is counted too."""
 
     def batch(runs: int) -> dict[str, Any]:
-        """The runs' times, then the flush's (timed apart: no background work spills into
-        the next batch) and the CPU of the runs and the flush (every thread's), with what
-        background threads used since the previous batch ended."""
+        """The runs' times, then the flush's (timed apart), and the CPU of the runs and the
+        flush (every thread's) with what background threads used since the previous batch
+        ended: in a turn, each timed batch counts the background work of exactly one
+        flush, the one before it."""
         nonlocal spans, ended
         times, cpu = [], time.process_time() - ended
         for _ in range(runs):
@@ -248,8 +249,6 @@ def _worker(variant: str) -> None:
             send("settled")
             continue
         send(batch(int(line)))
-    time.sleep(0.5)  # what the last batch left to background threads
-    cpu_after = time.process_time() - ended
     provider.shutdown()
     stats = processor.statistics() if processor is not None else None
     send(
@@ -257,7 +256,6 @@ def _worker(variant: str) -> None:
             "spans": stats.spans_received if stats else spans,
             "sessions": stats.records_exported if stats else 0,
             "dropped": stats.spans_dropped if stats else 0,
-            "cpu_after": cpu_after,
         }
     )
     shutil.rmtree(root, ignore_errors=True)
@@ -312,8 +310,7 @@ class Worker:
 
     def finish(self) -> dict[str, int]:
         self.send("quit")
-        stats: dict[str, Any] = self.receive()
-        self.cpu += stats.pop("cpu_after")
+        stats: dict[str, int] = self.receive()
         self.proc.wait()
         return stats
 
@@ -333,8 +330,8 @@ class Worker:
 
     @property
     def cpu_ms(self) -> float:
-        """Mean CPU of a run with its share of the flushes, and of what background threads
-        did between batches and after the last."""
+        """Mean CPU of a run with its share of the flushes and of the background work they
+        left (every thread's)."""
         return self.cpu / len(self.times) * 1000
 
 

@@ -39,7 +39,6 @@ from otel_prov.exporters._rocksdb import (
     writable_here,
 )
 
-from otel_prov._priority import run_at_idle_priority
 from otel_prov._settings import env_str, fsync_always
 from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.prov._rdf import Triple, to_nquads
@@ -216,8 +215,7 @@ class OxigraphStoreExporter(ProvExporter):
     def _ingest_periodically(self) -> None:
         """Load parked batches while holding the store, at once when this process parked
         one; else try to get the store every ``ingest_interval`` (its holder may have
-        exited).  At idle priority: the agent's threads come first (see ``_priority``)."""
-        run_at_idle_priority()
+        exited)."""
         while True:
             self._wake.wait(self._interval)
             self._wake.clear()

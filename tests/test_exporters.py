@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -431,16 +430,3 @@ def test_a_reader_finds_the_exporter_that_holds_the_store_among_several(tmp_path
     holder._wake = loader
     parker.shutdown()
     holder.shutdown()
-
-
-@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
-def test_the_loader_runs_at_idle_priority_and_the_agent_at_its_own(tmp_path: Path) -> None:
-    """On a 2-vCPU machine the loader beside a running agent preempted the agent's threads
-    (bench_frameworks): it must take only the CPU the agent leaves."""
-    exporter = OxigraphStoreExporter(tmp_path / "store")
-    assert exporter.export([map_spans(known_session())]) is ExportResult.SUCCESS
-    assert _loaded(exporter)
-    assert exporter._ingester.native_id is not None
-    assert os.sched_getscheduler(exporter._ingester.native_id) == os.SCHED_IDLE
-    assert os.sched_getscheduler(0) == os.SCHED_OTHER
-    exporter.shutdown()

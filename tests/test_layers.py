@@ -19,7 +19,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "otel_prov._version",
         "otel_prov._settings",
-        "otel_prov._priority",
         "otel_prov.environment_variables",
         "otel_prov.semconv",
     ),

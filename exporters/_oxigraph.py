@@ -335,10 +335,6 @@ class OxigraphStoreExporter(ProvExporter):
     def _after_fork_in_child(self) -> None:
         self._lock = threading.Lock()
         self._parking = threading.Lock()
-        """The store handle: opening, loading, closing, forks."""
-        self._parking = threading.Lock()
-        """What this process parks for its own loader, and what it knows the store holds:
-        an export never waits for a load under way (taken after ``_lock`` when both are)."""
         self._wake = threading.Event()
         self.parked = ParkedBatches(self.path)
         if not self._closed and writable_here():  # the parent never opened a store

@@ -39,6 +39,7 @@ from otel_prov.exporters._rocksdb import (
     writable_here,
 )
 
+from otel_prov._scheduling import use_short_time_slices
 from otel_prov._settings import env_str, fsync_always
 from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.prov._rdf import Triple, to_nquads
@@ -215,7 +216,9 @@ class OxigraphStoreExporter(ProvExporter):
     def _ingest_periodically(self) -> None:
         """Load parked batches while holding the store, at once when this process parked
         one; else try to get the store every ``ingest_interval`` (its holder may have
-        exited)."""
+        exited).  Beside an agent, in short time slices (see ``_scheduling``)."""
+        if self._background:
+            use_short_time_slices()
         while True:
             self._wake.wait(self._interval)
             self._wake.clear()

@@ -25,6 +25,7 @@ from otel_prov.prov._sealer import Sealer, heads_in
 from otel_prov.setup._destination import destination_from_settings
 from tests.servers import free_port
 from tests.session_tree import known_session
+from tests.time_slices import kernel_grants_slices, time_slice_ns
 
 
 def _store_quads(path: Path) -> set[pyoxigraph.Quad]:
@@ -430,3 +431,23 @@ def test_a_reader_finds_the_exporter_that_holds_the_store_among_several(tmp_path
     holder._wake = loader
     parker.shutdown()
     holder.shutdown()
+
+
+@pytest.mark.skipif(not kernel_grants_slices(), reason="per-thread time slices: Linux 6.12+")
+def test_the_loader_beside_an_agent_runs_in_short_time_slices(tmp_path: Path) -> None:
+    """A thread that wakes up gets the CPU after the running thread's slice: the agent's,
+    beside the loader, after at most 0.1 ms."""
+    from otel_prov._scheduling import SHORT_SLICE_NS
+
+    agent = OxigraphStoreExporter(tmp_path / "agent")
+    assert agent.export([map_spans(known_session())]) is ExportResult.SUCCESS
+    assert _loaded(agent)  # the loader has started, and loaded
+    assert agent._ingester.native_id is not None
+    assert time_slice_ns(agent._ingester.native_id) == SHORT_SLICE_NS
+    assert time_slice_ns(threading.get_native_id()) != SHORT_SLICE_NS
+    cli = OxigraphStoreExporter(tmp_path / "cli", load_in_background=False)
+    cli.force_flush()
+    assert cli._ingester.native_id is not None
+    assert time_slice_ns(cli._ingester.native_id) != SHORT_SLICE_NS  # nobody runs beside it
+    agent.shutdown()
+    cli.shutdown()

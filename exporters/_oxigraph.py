@@ -39,7 +39,7 @@ from otel_prov.exporters._rocksdb import (
     writable_here,
 )
 
-from otel_prov._scheduling import use_short_time_slices
+from otel_prov._scheduling import set_time_slice
 from otel_prov._settings import env_str, fsync_always
 from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.prov._rdf import Triple, to_nquads
@@ -218,7 +218,7 @@ class OxigraphStoreExporter(ProvExporter):
         one; else try to get the store every ``ingest_interval`` (its holder may have
         exited).  Beside an agent, in short time slices (see ``_scheduling``)."""
         if self._background:
-            use_short_time_slices()
+            set_time_slice()
         while True:
             self._wake.wait(self._interval)
             self._wake.clear()

@@ -5,8 +5,7 @@ machine) before a thread that wakes up gets the CPU.  An agent wakes threads all
 (LangGraph runs each step in a pool thread), so beside the embedded store's loader its
 runs stalled by about a slice every few loads.  Asked for 0.1 ms slices (Linux 6.12 and
 later), the loader keeps its fair share of the CPU while a waking thread waits at most
-that long: measured in one process with and without, -0.37 ms on the mean 2-step
-LangChain run with its share of the flushes (``bench_frameworks`` has the ratios).
+that long (``benchmarks/bench_loader.py`` compares the two beside one agent).
 
 Idle priority (``SCHED_IDLE``) did a little more, and was reverted: on a machine whose
 every CPU is busy it starved the loader, and whoever waited for the loader (a reader, the
@@ -21,7 +20,7 @@ import os
 import platform
 import sys
 
-__all__ = ["SHORT_SLICE_NS", "use_short_time_slices"]
+__all__ = ["SHORT_SLICE_NS", "set_time_slice"]
 
 _logger = logging.getLogger(__name__)
 
@@ -49,22 +48,23 @@ class _SchedAttr(ctypes.Structure):
     )
 
 
-def use_short_time_slices(slice_ns: int = SHORT_SLICE_NS) -> None:
-    """Ask the kernel to run the calling thread in slices of ``slice_ns``, keeping its
-    policy and nice value.  Where it cannot (not Linux, an unknown machine, a kernel
-    before 6.12 ignores the request, a sandbox refuses it), the thread runs as before."""
+def set_time_slice(slice_ns: int = SHORT_SLICE_NS, *, thread_id: int = 0) -> None:
+    """Ask the kernel to run a thread of this process (``thread_id``, 0 for the calling
+    one) in slices of ``slice_ns`` (0: the kernel's default), keeping its policy and nice
+    value.  Where it cannot (not Linux, an unknown machine, a sandbox that refuses; a
+    kernel before 6.12 ignores the request), the thread runs as before."""
     number = _SCHED_SETATTR.get(platform.machine()) if sys.platform == "linux" else None
     if number is None:
         return
-    policy = os.sched_getscheduler(0)
+    policy = os.sched_getscheduler(thread_id)
     if policy not in (os.SCHED_OTHER, os.SCHED_BATCH):  # a policy the user chose stays
         return
     attr = _SchedAttr(
         size=ctypes.sizeof(_SchedAttr),
         sched_policy=policy,
-        sched_nice=os.getpriority(os.PRIO_PROCESS, 0),  # 0: this thread, on Linux
+        sched_nice=os.getpriority(os.PRIO_PROCESS, thread_id),  # Linux: the thread's
         sched_runtime=slice_ns,
     )
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.syscall(number, 0, ctypes.byref(attr), 0) != 0:
+    if libc.syscall(number, thread_id, ctypes.byref(attr), 0) != 0:
         _logger.debug("sched_setattr refused: %s", os.strerror(ctypes.get_errno()))

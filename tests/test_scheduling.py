@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from otel_prov._scheduling import SHORT_SLICE_NS, use_short_time_slices
+from otel_prov._scheduling import SHORT_SLICE_NS, set_time_slice
 from tests.time_slices import kernel_grants_slices, time_slice_ns
 
 pytestmark = pytest.mark.skipif(
@@ -22,7 +22,7 @@ def _in_a_thread(setup: Callable[[], None]) -> tuple[int, int, int | None]:
 
     def run() -> None:
         setup()
-        use_short_time_slices()
+        set_time_slice()
         found.append(
             (
                 os.sched_getscheduler(0),

@@ -58,3 +58,18 @@ def test_an_idle_thread_is_left_as_it_is() -> None:
     policy, _, slice_ns = _in_a_thread(idle)
     assert policy == os.SCHED_IDLE
     assert slice_ns != SHORT_SLICE_NS
+
+
+def test_another_threads_slice_is_set_and_given_back_to_the_kernel() -> None:
+    ready, done = threading.Event(), threading.Event()
+    thread = threading.Thread(target=lambda: (ready.set(), done.wait(10)))
+    thread.start()
+    ready.wait(10)
+    assert thread.native_id is not None
+    default = time_slice_ns(thread.native_id)
+    set_time_slice(thread_id=thread.native_id)
+    assert time_slice_ns(thread.native_id) == SHORT_SLICE_NS
+    set_time_slice(0, thread_id=thread.native_id)
+    assert time_slice_ns(thread.native_id) == default != SHORT_SLICE_NS
+    done.set()
+    thread.join(10)

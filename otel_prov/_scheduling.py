@@ -56,15 +56,18 @@ def set_time_slice(slice_ns: int = SHORT_SLICE_NS, *, thread_id: int = 0) -> Non
     number = _SCHED_SETATTR.get(platform.machine()) if sys.platform == "linux" else None
     if number is None:
         return
-    policy = os.sched_getscheduler(thread_id)
-    if policy not in (os.SCHED_OTHER, os.SCHED_BATCH):  # a policy the user chose stays
-        return
-    attr = _SchedAttr(
-        size=ctypes.sizeof(_SchedAttr),
-        sched_policy=policy,
-        sched_nice=os.getpriority(os.PRIO_PROCESS, thread_id),  # Linux: the thread's
-        sched_runtime=slice_ns,
-    )
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.syscall(number, thread_id, ctypes.byref(attr), 0) != 0:
-        _logger.debug("sched_setattr refused: %s", os.strerror(ctypes.get_errno()))
+    try:
+        policy = os.sched_getscheduler(thread_id)
+        if policy not in (os.SCHED_OTHER, os.SCHED_BATCH):  # a policy the user chose stays
+            return
+        attr = _SchedAttr(
+            size=ctypes.sizeof(_SchedAttr),
+            sched_policy=policy,
+            sched_nice=os.getpriority(os.PRIO_PROCESS, thread_id),  # Linux: the thread's
+            sched_runtime=slice_ns,
+        )
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.syscall(number, thread_id, ctypes.byref(attr), 0) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    except OSError as exc:  # a sandbox (seccomp) may refuse any of these calls
+        _logger.debug("the kernel keeps the thread's time slice: %s", exc)

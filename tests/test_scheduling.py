@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from otel_prov.exporters import ExportResult, OxigraphStoreExporter
 
+from otel_prov import map_spans
 from otel_prov._scheduling import SHORT_SLICE_NS, set_time_slice
+from tests.session_tree import known_session
 from tests.time_slices import kernel_grants_slices, time_slice_ns
 
-pytestmark = pytest.mark.skipif(
+_slices = pytest.mark.skipif(
     not kernel_grants_slices(), reason="per-thread time slices: Linux 6.12+"
 )
 
@@ -38,11 +43,13 @@ def _in_a_thread(setup: Callable[[], None]) -> tuple[int, int, int | None]:
     return result
 
 
+@_slices
 def test_a_niced_thread_keeps_its_nice_value() -> None:
     policy, nice, slice_ns = _in_a_thread(lambda: os.setpriority(os.PRIO_PROCESS, 0, 5))
     assert (policy, nice, slice_ns) == (os.SCHED_OTHER, 5, SHORT_SLICE_NS)
 
 
+@_slices
 def test_a_batch_thread_stays_batch() -> None:
     def batch() -> None:
         os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
@@ -51,6 +58,7 @@ def test_a_batch_thread_stays_batch() -> None:
     assert (policy, slice_ns) == (os.SCHED_BATCH, SHORT_SLICE_NS)
 
 
+@_slices
 def test_an_idle_thread_is_left_as_it_is() -> None:
     def idle() -> None:
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
@@ -60,6 +68,7 @@ def test_an_idle_thread_is_left_as_it_is() -> None:
     assert slice_ns != SHORT_SLICE_NS
 
 
+@_slices
 def test_another_threads_slice_is_set_and_given_back_to_the_kernel() -> None:
     ready, done = threading.Event(), threading.Event()
     thread = threading.Thread(target=lambda: (ready.set(), done.wait(10)))
@@ -73,3 +82,22 @@ def test_another_threads_slice_is_set_and_given_back_to_the_kernel() -> None:
     assert time_slice_ns(thread.native_id) == default != SHORT_SLICE_NS
     done.set()
     thread.join(10)
+
+
+def test_a_sandbox_that_refuses_leaves_the_loader_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """seccomp may refuse the scheduler calls: the loader must run on regardless."""
+
+    def refused(*args: object) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_getscheduler", refused)
+    set_time_slice()  # no exception
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    assert exporter.export([map_spans(known_session())]) is ExportResult.SUCCESS
+    deadline = time.monotonic() + 10
+    while exporter.waiting() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert exporter.waiting() == 0
+    exporter.shutdown()

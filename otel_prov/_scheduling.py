@@ -69,5 +69,5 @@ def set_time_slice(slice_ns: int = SHORT_SLICE_NS, *, thread_id: int = 0) -> Non
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.syscall(number, thread_id, ctypes.byref(attr), 0) != 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
-    except OSError as exc:  # a sandbox (seccomp) may refuse any of these calls
+    except (OSError, AttributeError) as exc:  # a sandbox (seccomp) refuses, a libc lacks syscall
         _logger.debug("the kernel keeps the thread's time slice: %s", exc)

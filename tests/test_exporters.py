@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from pathlib import Path
@@ -20,6 +21,7 @@ from otel_prov.exporters import (
 )
 
 from otel_prov import map_spans
+from otel_prov._scheduling import SHORT_SLICE_NS
 from otel_prov.prov._rdf import PREFIXES
 from otel_prov.prov._sealer import Sealer, heads_in
 from otel_prov.setup._destination import destination_from_settings
@@ -437,8 +439,6 @@ def test_a_reader_finds_the_exporter_that_holds_the_store_among_several(tmp_path
 def test_the_loader_beside_an_agent_runs_in_short_time_slices(tmp_path: Path) -> None:
     """A thread that wakes up gets the CPU after the running thread's slice: the agent's,
     beside the loader, after at most 0.1 ms."""
-    from otel_prov._scheduling import SHORT_SLICE_NS
-
     agent = OxigraphStoreExporter(tmp_path / "agent")
     assert agent.export([map_spans(known_session())]) is ExportResult.SUCCESS
     assert _loaded(agent)  # the loader has started, and loaded
@@ -451,3 +451,18 @@ def test_the_loader_beside_an_agent_runs_in_short_time_slices(tmp_path: Path) ->
     assert time_slice_ns(cli._ingester.native_id) != SHORT_SLICE_NS  # nobody runs beside it
     agent.shutdown()
     cli.shutdown()
+
+
+def test_a_sandbox_that_refuses_the_scheduler_calls_leaves_the_loader_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """seccomp may refuse them: the loader must run on regardless."""
+
+    def refused(*args: object) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_getscheduler", refused)
+    exporter = OxigraphStoreExporter(tmp_path / "store")
+    assert exporter.export([map_spans(known_session())]) is ExportResult.SUCCESS
+    assert _loaded(exporter)
+    exporter.shutdown()

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
-from otel_prov.exporters import ExportResult, OxigraphStoreExporter
 
-from otel_prov import map_spans
 from otel_prov._scheduling import SHORT_SLICE_NS, set_time_slice
-from tests.session_tree import known_session
 from tests.time_slices import kernel_grants_slices, time_slice_ns
 
 _slices = pytest.mark.skipif(
@@ -82,22 +77,3 @@ def test_another_threads_slice_is_set_and_given_back_to_the_kernel() -> None:
     assert time_slice_ns(thread.native_id) == default != SHORT_SLICE_NS
     done.set()
     thread.join(10)
-
-
-def test_a_sandbox_that_refuses_leaves_the_loader_loading(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """seccomp may refuse the scheduler calls: the loader must run on regardless."""
-
-    def refused(*args: object) -> int:
-        raise PermissionError(1, "Operation not permitted")
-
-    monkeypatch.setattr(os, "sched_getscheduler", refused)
-    set_time_slice()  # no exception
-    exporter = OxigraphStoreExporter(tmp_path / "store")
-    assert exporter.export([map_spans(known_session())]) is ExportResult.SUCCESS
-    deadline = time.monotonic() + 10
-    while exporter.waiting() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert exporter.waiting() == 0
-    exporter.shutdown()

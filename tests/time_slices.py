@@ -8,6 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
+from otel_prov._scheduling import _SCHED_SETATTR
+
 
 def time_slice_ns(thread_id: int) -> int | None:
     """The thread's time slice as the kernel reports it (``None``: it does not)."""
@@ -28,6 +30,6 @@ def kernel_grants_slices() -> bool:
     return (
         sys.platform == "linux"
         and release >= (6, 12)
-        and platform.machine() in ("x86_64", "aarch64", "riscv64")
+        and platform.machine() in _SCHED_SETATTR
         and time_slice_ns(threading.get_native_id()) is not None
     )

@@ -396,6 +396,17 @@ def _added(
     return added, added / (of(peer) - of(bare))
 
 
+def _added_summary(side: Worker, bare: Worker, peer: Worker) -> str:
+    """What ``side`` adds to a run, with its flushes and in CPU, beside ``peer``'s."""
+    per_run, per_run_ratio = _added(side, bare, peer, MEDIAN)
+    flushed, flushed_ratio = _added(side, bare, peer, FLUSHED)
+    return (
+        f"per run +{per_run:.2f} ms ({per_run_ratio:.2f}x of OpenInference's), with the "
+        f"flushes +{flushed:.2f} ms ({flushed_ratio:.2f}x), flush alone {side.flush_ms:.2f} ms "
+        f"per run, added CPU in the agent +{_added(side, bare, peer, CPU)[0]:.2f} ms"
+    )
+
+
 def _halves(ratio: Callable[[Callable[[Worker], float]], float]) -> str:
     """The ratio over the first and the second half of the rounds: how stable it is."""
     half = ROUNDS // 2 * RUNS_PER_BATCH
@@ -477,27 +488,17 @@ def main() -> None:
         f"+{ours_cpu:.2f} ms ({cpu:.2f}x)",
     )
 
-    floor, floor_ratio = _added(spans, bare, oi, MEDIAN)
-    floor_flushed, floor_flushed_ratio = _added(spans, bare, oi, FLUSHED)
     print(
         "langchain, our spans alone (our instrumentor, no span processor; the floor under "
-        f"ours): per run +{floor:.2f} ms ({floor_ratio:.2f}x of OpenInference's), with the "
-        f"flushes +{floor_flushed:.2f} ms ({floor_flushed_ratio:.2f}x), added CPU "
-        f"+{_added(spans, bare, oi, CPU)[0]:.2f} ms"
+        f"ours): {_added_summary(spans, bare, oi)}"
     )
 
     bare, oi, remote = (apart[v] for v in REMOTE)
-    per_run, per_run_ratio = _added(remote, bare, oi, MEDIAN)
-    with_flushes, with_flushes_ratio = _added(remote, bare, oi, FLUSHED)
     print(
         "langchain, ours mapping in otel-prov receive (our instrumentor, BatchSpanProcessor, "
         f"OTLP/HTTP; its own rounds beside bare and OpenInference runs, the receiver done "
-        f"with each batch before the next): per run +{per_run:.2f} ms "
-        f"({per_run_ratio:.2f}x of OpenInference's), with the flushes "
-        f"+{with_flushes:.2f} ms ({with_flushes_ratio:.2f}x), flush alone "
-        f"{remote.flush_ms:.2f} ms per run, added CPU in the agent "
-        f"+{_added(remote, bare, oi, CPU)[0]:.2f} ms; the receiver: "
-        f"{receiver_cpu / total * 1000:.2f} ms of CPU per run in its own process, "
+        f"with each batch before the next): {_added_summary(remote, bare, oi)}; the "
+        f"receiver: {receiver_cpu / total * 1000:.2f} ms of CPU per run in its own process, "
         f"{total} sessions stored of {total} runs"
     )
 

@@ -136,6 +136,34 @@ def test_session_that_never_ends_is_flushed_as_incomplete_after_the_timeout() ->
     provider.shutdown()
 
 
+def test_a_session_past_its_timeout_goes_out_once_and_again_only_when_it_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A session still open was exported as incomplete at every timeout check (each
+    second), mapped and sealed again each time, for as long as the process ran: a
+    thousand abandoned sessions kept the worker mapping a thousand sessions a second."""
+    from otel_prov.processing import _processor
+
+    monkeypatch.setattr(_processor, "_TIMEOUT_CHECK_INTERVAL_NS", 50_000_000)
+    exporter = RecordingExporter()
+    provider, processor = _provider(exporter, session_timeout=0.2, schedule_delay=0.02)
+    tracer = provider.get_tracer("t")
+    session = tracer.start_span(
+        "invoke_agent a", attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    (incomplete,) = exporter.wait_for(1)
+    assert (incomplete.root, O.status, '"incomplete"') in incomplete.triples
+    time.sleep(0.5)  # ten timeout checks more
+    assert len(exporter.records) == 1
+    session.end()
+    complete = exporter.wait_for(2)[1]
+    assert complete.root == incomplete.root
+    assert (complete.root, O.status, '"incomplete"') not in complete.triples
+    provider.shutdown()
+    assert len(exporter.records) == 2
+    assert processor.statistics().records_exported == 2
+
+
 def test_memory_is_bounded_and_every_drop_is_counted_and_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

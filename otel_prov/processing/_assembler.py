@@ -15,7 +15,8 @@ The rules:
   session still running: the HTTP or database spans around the agent come along.  After
   that, spans that end in the trace outside a running session go out on their own.
 * A session span open for longer than ``session_timeout_ns`` is exported as it stands,
-  snapshotted with no end (the mapper marks it ``incomplete``).
+  snapshotted with no end (the mapper marks it ``incomplete``), once: then it is released
+  again when it ends, and what ends under it meanwhile goes out on its own.
 * A trace with no session, nothing open and nothing new for ``idle_timeout_ns`` is not
   provenance: its spans are discarded (and counted).
 
@@ -42,6 +43,8 @@ class _Trace:
     last_seen_ns: int = 0
     exported: bool = False
     """A session of this trace was exported: later spans follow it on their own."""
+    timed_out: set[int] = field(default_factory=set)
+    """Session spans exported open, past the timeout: again only once they end."""
 
 
 class SessionAssembler:
@@ -144,12 +147,15 @@ class SessionAssembler:
             if outermost_root(span) is not span:
                 continue
             if span.span_id in open_ids:
+                if span.span_id in trace.timed_out and not final:
+                    continue  # what ends under it goes out on its own, as after any export
                 if final or now_ns - span.start_ns >= self._session_timeout_ns:
                     timed_out.append(span)
                     released_roots = True
                 else:
                     blocked.add(span.span_id)
                 continue
+            trace.timed_out.discard(span.span_id)  # ended at last: released as it stands
             end_ns = span.end_ns if span.end_ns is not None else span.start_ns
             settled = not open_below(span) if self._knows_open else False
             if flush or settled or now_ns - end_ns >= self._grace_ns:
@@ -179,6 +185,7 @@ class SessionAssembler:
             group.extend(open_spans)
         elif timed_out:
             timed_out_ids = {root.span_id for root in timed_out}
+            trace.timed_out |= timed_out_ids
             group.extend(
                 span
                 for span in open_spans

@@ -199,6 +199,27 @@ def test_finished_tool_calls_leave_nothing_to_recover(tmp_path: Path) -> None:
     handle.shutdown()
 
 
+def test_tool_calls_outside_any_session_leave_nothing_to_recover(tmp_path: Path) -> None:
+    """A tool call outside any agent session is logged at dispatch like any other, and its
+    trace is then discarded (not provenance).  Its intent stayed pending: the log grew
+    with every such call, outlived a clean exit, and the next process stored each call as
+    a run left unfinished by a process that died."""
+    provider = TracerProvider()
+    provider.add_span_processor(
+        ProvSpanProcessor(RecordingExporter(), wal_dir=tmp_path / "wal", schedule_delay=0.02)
+    )
+    for value in range(20):
+        with otel_prov.tool_call("lookup", arguments={"q": value}, tracer_provider=provider):
+            pass
+    (log,) = (tmp_path / "wal").glob("wal-*.jsonl")
+    assert log.read_text()  # logged at dispatch
+    provider.force_flush()  # the traces are discarded when idle: nothing new, nothing open
+    provider.shutdown()
+    assert not log.exists()
+    recovered, logs = recover_intents(tmp_path / "wal")
+    assert recovered == [] and logs == []
+
+
 def _recovered_arguments(directory: Path, values: list[str]) -> list[str]:
     """Tool calls with these arguments logged at dispatch, recovered from a copy of the log
     (the copy's lock is free, as a dead process's is)."""

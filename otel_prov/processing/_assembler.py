@@ -67,6 +67,13 @@ class SessionAssembler:
         """Spans buffered now."""
         self.discarded = 0
         """Spans of traces that turned out to hold no agent session."""
+        self._discarded_ids: list[int] = []
+
+    def take_discarded(self) -> list[int]:
+        """The ids of the spans discarded since the last call: a caller that logged them
+        (the write-ahead log) settles them too."""
+        taken, self._discarded_ids = self._discarded_ids, []
+        return taken
 
     def add(self, span: SpanRecord, now_ns: int) -> None:
         trace = self._traces.get(span.trace_id)
@@ -173,6 +180,7 @@ class SessionAssembler:
             if (final or (not open_spans and idle)) and not blocked and no_root:
                 self.discarded += len(trace.spans)
                 self.pending -= len(trace.spans)
+                self._discarded_ids.extend(trace.spans)
                 trace.spans.clear()
             return []
 

@@ -457,6 +457,9 @@ class ProvSpanProcessor(SpanProcessor):
             return
         self._timeouts_checked_ns = now if check_timeouts else self._timeouts_checked_ns
         groups = self._assembler.poll(now, self._open_snapshots(), flush=flush, final=final)
+        discarded = self._assembler.take_discarded()
+        if self._wal is not None and discarded:
+            self._wal.done(discarded)  # no session: nothing to recover either
         if not groups:
             return
         live = {span.context.span_id: span for span in list(self._open.values())}

@@ -10,7 +10,8 @@ the step's thought), at the first tool call under it: a run that calls no tool c
 the log nothing, and one that calls many writes its session once.
 
 When the worker has exported a session, it appends a ``done`` line for each of its
-spans in the log; when nothing is pending the file is emptied.  A log whose process is
+spans in the log, and so it does for the spans of a trace it discards (no session in
+it: nothing to recover); when nothing is pending the file is emptied.  A log whose process is
 gone (its ``flock`` is free) is recovered by the next processor that starts on the same
 directory: every intent without ``done`` becomes an activity with ``oprov:status
 "incomplete"`` (the tool call with its arguments and no observation, inside its
@@ -81,8 +82,8 @@ class IntentLog:
             self._write(entries)
 
     def done(self, span_ids: Iterable[int]) -> None:
-        """The worker exported the sessions these spans belong to: their intents are
-        settled (ids the log does not hold are ignored)."""
+        """The worker exported the sessions these spans belong to, or found that they
+        belong to none: their intents are settled (ids the log does not hold are ignored)."""
         with self._lock:
             settled = [span_id for span_id in span_ids if span_id in self._pending]
             if not settled:

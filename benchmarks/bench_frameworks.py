@@ -76,8 +76,10 @@ AGENTS = ("oa-bare", "oa-ours")
 
 
 # --- the workers ---------------------------------------------------------------------
-def _langchain_run() -> Callable[[], Any]:
-    """The scripted create_agent run of tests/instrumentation/test_langchain.py."""
+def _langchain_run(*, built_once: bool = True) -> Callable[[], Any]:
+    """The scripted create_agent run of tests/instrumentation/test_langchain.py: ``prepare()``
+    gives the next run.  The agent is built once and its scripted model rewound for each
+    run (as a service runs its graph), or, not ``built_once``, built again for each run."""
     from langchain.agents import create_agent
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
     from langchain_core.messages import AIMessage
@@ -97,19 +99,26 @@ def _langchain_run() -> Callable[[], Any]:
     call = {"name": "get_weather", "args": {"city": "Paris"}, "id": "call_1", "type": "tool_call"}
     question: Any = {"messages": [{"role": "user", "content": "Weather in Paris?"}]}
 
-    model = ScriptedModel(
-        responses=[
-            AIMessage(content="I need the weather.", tool_calls=[call], usage_metadata=usage),
-            AIMessage(content="18 °C"),
-        ]
-    )
-    agent = create_agent(model, [get_weather], name="weather")
+    def build() -> tuple[ScriptedModel, Any]:
+        model = ScriptedModel(
+            responses=[
+                AIMessage(content="I need the weather.", tool_calls=[call], usage_metadata=usage),
+                AIMessage(content="18 °C"),
+            ]
+        )
+        return model, create_agent(model, [get_weather], name="weather")
+
+    def prepare_new() -> Callable[[], Any]:
+        agent = build()[1]
+        return lambda: agent.invoke(question)
+
+    model, agent = build()
 
     def prepare() -> Callable[[], Any]:
         model.i = 0  # rewound: the scripted answers start again
         return lambda: agent.invoke(question)
 
-    return prepare
+    return prepare if built_once else prepare_new
 
 
 def _agents_run() -> Callable[[], Any]:

@@ -5,7 +5,8 @@ machine) before a thread that wakes up gets the CPU.  An agent wakes threads all
 (LangGraph runs each step in a pool thread), so beside the embedded store's loader its
 runs stalled by about a slice every few loads.  Asked for 0.1 ms slices (Linux 6.12 and
 later), the loader keeps its fair share of the CPU while a waking thread waits at most
-that long (``benchmarks/bench_loader.py`` compares the two beside one agent).
+that long (``benchmarks/bench_loader.py`` compares the two beside one agent: a gain
+where the agent is built for each run, none measured where it is built once).
 
 Idle priority (``SCHED_IDLE``) did a little more, and was reverted: on a machine whose
 every CPU is busy it starved the loader, and whoever waited for the loader (a reader, the

@@ -80,16 +80,18 @@ compacts, beside the agent: with 15-session batches (450 KiB) in transactions,
 run, and 1.2x instead of 1.4x of its CPU."""
 
 
-def _write(store: pyoxigraph.Store, nquads: bytes, most: int = _TRANSACTIONAL_MAX) -> None:
-    """Store one batch: in a transaction up to ``most`` bytes, else bulk-loaded.
+def _write(store: pyoxigraph.Store, nquads: bytes, most: int) -> bool:
+    """Store one batch: in a transaction up to ``most`` bytes, else bulk-loaded.  Returns
+    whether it went into a transaction, so into the memtables (a bulk load writes files).
 
     Lenient: the text is ours, valid by construction (escaping and IRIs are
     property-tested against the strict parser), and skipping the re-check is what brings
     ingest level with a raw bulk_extend."""
     if len(nquads) <= most:
         store.load(nquads, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
-    else:
-        store.bulk_load(nquads, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+        return True
+    store.bulk_load(nquads, pyoxigraph.RdfFormat.N_QUADS, lenient=True)
+    return False
 
 
 def default_store_path() -> Path:
@@ -214,10 +216,8 @@ class OxigraphStoreExporter(ProvExporter):
         self, store: pyoxigraph.Store, data: bytes, most: int, *, written_out: bool = False
     ) -> None:
         """Store one batch (the caller holds ``_lock``), then write the memtables out if
-        asked to or once ``UNFLUSHED_MAX`` bytes have gone into transactions since the
-        last time (``bulk_load`` writes files, not memtables)."""
-        _write(store, data, most)
-        if len(data) <= most:
+        asked to or once ``UNFLUSHED_MAX`` bytes have gone into them since the last time."""
+        if _write(store, data, most):
             self._unflushed += len(data)
         if written_out or self._unflushed >= UNFLUSHED_MAX:
             store.flush()

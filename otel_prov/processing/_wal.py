@@ -11,11 +11,11 @@ the log nothing, and one that calls many writes its session once.
 
 When the worker has exported a session, it appends a ``done`` line for each of its
 spans in the log, and so it does for the spans of a trace it discards (no session in
-it: nothing to recover); when nothing is pending the file is emptied.  A log whose process is
-gone (its ``flock`` is free) is recovered by the next processor that starts on the same
-directory: every intent without ``done`` becomes an activity with ``oprov:status
-"incomplete"`` (the tool call with its arguments and no observation, inside its
-iteration and session), which that processor seals and stores like any run.
+it: nothing to recover); when nothing is pending the file is emptied.  A log whose
+process is gone (its ``flock`` is free) is recovered by the next processor that starts
+on the same directory: every intent without ``done`` becomes an activity with
+``oprov:status "incomplete"`` (the tool call with its arguments and no observation,
+inside its iteration and session), which that processor seals and stores like any run.
 
 ``fsync`` (``OTEL_PROV_WAL_FSYNC``): ``always`` syncs every intent before the tool runs
 (survives a machine crash, costs a disk flush per tool call); ``never`` (default) leaves

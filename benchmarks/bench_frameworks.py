@@ -112,13 +112,15 @@ def _langchain_run(*, built_once: bool = True) -> Callable[[], Any]:
         agent = build()[1]
         return lambda: agent.invoke(question)
 
+    if not built_once:
+        return prepare_new
     model, agent = build()
 
     def prepare() -> Callable[[], Any]:
         model.i = 0  # rewound: the scripted answers start again
         return lambda: agent.invoke(question)
 
-    return prepare if built_once else prepare_new
+    return prepare
 
 
 def _agents_run() -> Callable[[], Any]:

@@ -9,7 +9,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 TYPECHECK := build/typecheck
 
-.PHONY: demo test servers lint typecheck bench clean
+.PHONY: demo test servers lint typecheck docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ demo: $(RUNTIME)
 # Debian's packages, installed here when missing) and Arize Phoenix as a real OTLP
 # receiver (in its own venv, cached in .cache/phoenix-venv) in temporary directories; the
 # browser tests of `otel-prov serve` drive Debian's chromium through its chromedriver.
-test: lint typecheck servers
+test: lint typecheck docs servers
 	$(BIN)/python -m pytest
 
 servers:
@@ -50,6 +50,11 @@ typecheck: $(DEV)
 	ln -s $(CURDIR)/exporters $(TYPECHECK)/otel_prov/exporters
 	ln -s $(CURDIR)/semconv $(TYPECHECK)/otel_prov/semconv
 	cd $(TYPECHECK) && $(CURDIR)/$(BIN)/mypy --config-file $(CURDIR)/pyproject.toml -p otel_prov
+
+# The configuration tables are generated from otel_prov/environment_variables.py.
+docs: $(DEV)
+	$(BIN)/python scripts/configuration_doc.py --check
+	$(BIN)/mkdocs build --strict --quiet
 
 bench: $(DEV)
 	for b in benchmarks/bench_*.py; do $(BIN)/python -m benchmarks.$$(basename $$b .py) || exit 1; done

@@ -90,9 +90,9 @@ def test_the_graph_is_the_runs_triples_as_rdflib_reads_them(demo_store: Path) ->
     assert "get_weather" in tools
 
 
-def test_the_readme_sample_runs(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### 4. Reading provenance in Python", 1)[1]
+def test_the_docs_sample_runs(demo_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = (Path(__file__).resolve().parents[1] / "docs" / "reading.md").read_text(encoding="utf-8")
+    section = page.split("## Reading provenance in Python", 1)[1]
     sample = section.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(demo_store.parent.parent)
     (demo_store.parent.parent / ".otel-prov").mkdir(exist_ok=True)
@@ -101,7 +101,7 @@ def test_the_readme_sample_runs(demo_store: Path, monkeypatch: pytest.MonkeyPatc
         link.symlink_to(demo_store)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(sample, "README.md", "exec"), {})
+        exec(compile(sample, "docs/reading.md", "exec"), {})
     reader = open_store(demo_store)
     view = reader.session(reader.sessions().sessions[0].id)
     tools = sorted({call.name for step in view.iterations for call in step.tool_calls})

@@ -350,17 +350,17 @@ def test_scores_are_xsd_doubles_that_round_trip(value: float) -> None:
     assert parsed == value or (math.isnan(parsed) and math.isnan(value))
 
 
-def test_the_readme_example_runs_and_its_query_answers(
+def test_the_docs_example_runs_and_its_query_answers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Retrieval (RAG) provenance", 1)[1]
+    page = Path(__file__).resolve().parents[1] / "docs" / "provenance-model.md"
+    section = page.read_text(encoding="utf-8").split("## Retrieval (RAG) provenance", 1)[1]
     sample = section.split("```python\n", 1)[1].split("```", 1)[0]
     query = section.split("otel-prov query '", 1)[1].split("'\n", 1)[0]
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
     monkeypatch.setenv("OTEL_PROV_STORE", str(tmp_path / "store"))
-    exec(compile(sample, "README.md", "exec"), {})
+    exec(compile(sample, "docs/provenance-model.md", "exec"), {})
     answered = subprocess.run(
         [sys.executable, "-m", "otel_prov", "query", query, "--format", "json"],
         capture_output=True,

@@ -162,15 +162,15 @@ def test_services_are_agents(services: tuple) -> None:
     assert [row["name"] for row in rows] == ["agent-service", "agent-service"]  # two turns
 
 
-def _readme_queries() -> list[str]:
-    """The README's SPARQL blocks, each one whole query to paste as it is."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    return [block.split("```", 1)[0] for block in readme.split("```sparql\n")[1:]]
+def _docs_queries() -> list[str]:
+    """The SPARQL blocks of docs/sparql.md, each one whole query to paste as it is."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "sparql.md").read_text(encoding="utf-8")
+    return [block.split("```", 1)[0] for block in page.split("```sparql\n")[1:]]
 
 
-def test_the_readme_join_queries_answer(services: tuple) -> None:
+def test_the_docs_join_queries_answer(services: tuple) -> None:
     store, agent_spans, _ = services
-    failed, by_service = _readme_queries()
+    failed, by_service = _docs_queries()
     (row,) = list(store.query(failed, use_default_graph_as_union=True))
     trace_id = f"{agent_spans.get_finished_spans()[0].context.trace_id:032x}"
     assert row["tool"].value == "get_weather" and row["trace"].value == trace_id

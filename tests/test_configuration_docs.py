@@ -1,5 +1,6 @@
-"""The README's configuration table and ``configure()`` agree: every variable it lists for
-``configure()`` is a keyword of it, and every variable the package reads is documented."""
+"""The configuration page and ``configure()`` agree: every variable it lists for
+``configure()`` is a keyword of it, every keyword the docs pass to it exists, and every
+variable the package reads is documented."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ import otel_prov
 from otel_prov import environment_variables
 from otel_prov._settings import env_choice
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-CONFIGURATION = README.split("## Configuration", 1)[1].split("\n## ", 1)[0]
-CONFIGURE_TABLE, CLI_TABLE = CONFIGURATION.split("Read by the `otel-prov` command only:", 1)
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+CONFIGURE_TABLE, CLI_TABLE = CONFIGURATION.split("### Read by the `otel-prov` command", 1)
 ROW = re.compile(r"^\| `(OTEL_PROV_\w+)`", re.M)
 
 
@@ -28,9 +31,9 @@ def test_every_variable_in_the_configure_table_is_a_keyword_of_configure() -> No
     assert missing == []
 
 
-def test_every_keyword_the_readme_passes_to_configure_exists() -> None:
+def test_every_keyword_the_docs_pass_to_configure_exists() -> None:
     keywords = set(inspect.signature(otel_prov.configure).parameters)
-    named = set(re.findall(r"configure\(([^)]*)\)", README))
+    named = set(re.findall(r"configure\(([^)]*)\)", DOCS))
     passed = {k for call in named for k in re.findall(r"(\w+)=", call)}
     assert passed and passed <= keywords
 

@@ -1,13 +1,14 @@
-"""Every shell and Python sample in the README runs as written, in order, as a reader
-following the README would run them.
+"""Every shell and Python sample in the README and in ``docs/`` runs as written, in order,
+as a reader following that page would run them.
 
-The samples are the README's fenced blocks.  ``python`` blocks run with the project's
-Python, ``sh``/``bash``/``shell`` blocks with ``bash -e -o pipefail`` (of a ``console``
-block, the commands after ``$ ``; the rest is their output, not compared), one after another
-in one working directory laid out as a checkout (the repository's files linked in, the
-project's ``.venv/bin`` first on ``PATH``, no ``OTEL_*`` variables set), so that a block
-may use what the blocks above it made (the demo's store, say).  A block passes when it
-exits 0; every ``otel-prov`` command exits 1 when it finds nothing or a check fails.
+The samples are each page's fenced blocks; each page is walked through on its own.
+``python`` blocks run with the project's Python, ``sh``/``bash``/``shell`` blocks with
+``bash -e -o pipefail`` (of a ``console`` block, the commands after ``$ ``; the rest is
+their output, not compared), one after another in one working directory per page laid out
+as a checkout (the repository's files linked in, the project's ``.venv/bin`` first on
+``PATH``, no ``OTEL_*`` variables set), so that a block may use what the blocks above it
+made (the demo's store, say).  A block passes when it exits 0; every ``otel-prov`` command
+exits 1 when it finds nothing or a check fails.
 
 A comment on the line above a fence says what else a block needs:
 
@@ -23,7 +24,7 @@ A comment on the line above a fence says what else a block needs:
 
 Directives combine with ``;`` (``skip`` takes the rest of the comment).  Fences in
 another language are output or another program's configuration (:data:`NOT_RUN`); a
-fence in a language in neither set fails the test, so a block added to the README
+fence in a language in neither set fails the test, so a block added to a page
 cannot go untested by accident.
 """
 
@@ -43,7 +44,8 @@ from tests.receiver import Receivers
 from tests.servers import start_oxigraph
 
 ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+"""The README and every page of the docs."""
 RUN = {"python": "python", "sh": "shell", "bash": "shell", "shell": "shell", "console": "shell"}
 """Fence languages that are run, and how (a ``console`` block: its ``$ `` lines)."""
 NOT_RUN = {
@@ -60,11 +62,13 @@ _TIMEOUT = 300
 
 
 class SampleError(ValueError):
-    """The README holds a block this test cannot tell how to run."""
+    """A page holds a block this test cannot tell how to run."""
 
 
 @dataclass(frozen=True)
 class Sample:
+    page: str
+    """The page's path from the repository's root."""
     line: int
     """Of the opening fence, 1-based."""
     language: str
@@ -79,10 +83,10 @@ class Sample:
 
     @property
     def name(self) -> str:
-        return f"README.md:{self.line}-{self.language}"
+        return f"{self.page}:{self.line}-{self.language}"
 
 
-def _directives(text: str, line: int) -> dict[str, object]:
+def _directives(text: str, page: str, line: int) -> dict[str, object]:
     found: dict[str, object] = {"files": {}}
     # A reason may hold ";": skip takes the rest of the marker.
     parts = [text.strip()] if text.startswith("skip ") else text.split(";")
@@ -94,20 +98,20 @@ def _directives(text: str, line: int) -> dict[str, object]:
         elif word == "file" and re.fullmatch(r"[\w.-]+=[\w./-]+", rest):
             name, path = rest.split("=")
             if not (ROOT / path).is_file():
-                raise SampleError(f"README.md:{line}: no file {path} in the repository")
+                raise SampleError(f"{page}:{line}: no file {path} in the repository")
             found["files"] = {**found["files"], name: path}  # type: ignore[dict-item]
         elif word == "needs" and rest in SERVERS:
             found["needs"] = rest
         else:
             raise SampleError(
-                f"README.md:{line}: {part!r} is not a sample directive (skip WHY, with the "
+                f"{page}:{line}: {part!r} is not a sample directive (skip WHY, with the "
                 f"reason in words; file NAME=PATH; needs {' or '.join(SERVERS)})"
             )
     return found
 
 
-def samples(text: str) -> list[Sample]:
-    """The fenced blocks of ``text`` with what their markers say."""
+def samples(text: str, page: str = "README.md") -> list[Sample]:
+    """The fenced blocks of ``text`` (the page ``page``) with what their markers say."""
     lines = text.splitlines()
     found = []
     index = 0
@@ -119,29 +123,36 @@ def samples(text: str) -> list[Sample]:
         start, language = index, opened.group(1)
         end = next((i for i in range(start + 1, len(lines)) if lines[i] == "```"), None)
         if end is None:
-            raise SampleError(f"README.md:{start + 1}: the block is never closed")
+            raise SampleError(f"{page}:{start + 1}: the block is never closed")
         if language not in RUN and language not in NOT_RUN:
             raise SampleError(
-                f"README.md:{start + 1}: a ```{language or '(no language)'} block: give it "
+                f"{page}:{start + 1}: a ```{language or '(no language)'} block: give it "
                 f"a language this test runs ({', '.join(sorted(RUN))}) or knows is not to "
                 f"be run ({', '.join(sorted(NOT_RUN))})"
             )
         above = next((lines[i] for i in range(start - 1, -1, -1) if lines[i].strip()), "")
         marker = _MARKER.match(above)
-        directives = _directives(marker.group(1), start + 1) if marker else {"files": {}}
+        directives = _directives(marker.group(1), page, start + 1) if marker else {"files": {}}
         body = lines[start + 1 : end]
         if language == "console":
             body = [line[2:] for line in body if line.startswith("$ ")]
         code = "\n".join(body) + "\n"
-        found.append(Sample(start + 1, language, code, **directives))  # type: ignore[arg-type]
+        found.append(Sample(page, start + 1, language, code, **directives))  # type: ignore[arg-type]
         index = end + 1
     return found
 
 
-try:
-    SAMPLES, UNREADABLE = samples(README.read_text(encoding="utf-8")), ""
-except SampleError as exc:  # reported by a test, so that the README's name for it shows
-    SAMPLES, UNREADABLE = [], str(exc)
+def _read_pages() -> tuple[list[Sample], str]:
+    found: list[Sample] = []
+    for path in PAGES:
+        try:
+            found += samples(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+        except SampleError as exc:  # reported by a test, so that the page's name for it shows
+            return found, str(exc)
+    return found, ""
+
+
+SAMPLES, UNREADABLE = _read_pages()
 
 
 def _environment() -> dict[str, str]:
@@ -203,7 +214,7 @@ def _assert_ran(sample: Sample, result: subprocess.CompletedProcess[str]) -> Non
 
 
 class Walkthrough:
-    """One reader's working directory; blocks run in README order, each once."""
+    """One reader's working directory for one page; its blocks run in order, each once."""
 
     def __init__(self, directory: Path) -> None:
         self.directory = checkout_view(directory)
@@ -211,6 +222,8 @@ class Walkthrough:
 
     def run_up_to(self, sample: Sample) -> subprocess.CompletedProcess[str]:
         for earlier in SAMPLES:
+            if earlier.page != sample.page:
+                continue
             if earlier.line > sample.line:
                 break
             if earlier.runs and earlier.needs is None and earlier.line not in self._done:
@@ -221,8 +234,17 @@ class Walkthrough:
 
 
 @pytest.fixture(scope="module")
-def walkthrough(tmp_path_factory: pytest.TempPathFactory) -> Walkthrough:
-    return Walkthrough(tmp_path_factory.mktemp("readme") / "reader")
+def walkthroughs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Walkthrough]:
+    """A reader per page, made when its first sample runs."""
+    return {}
+
+
+def _walkthrough(
+    walkthroughs: dict[str, Walkthrough], page: str, factory: pytest.TempPathFactory
+) -> Walkthrough:
+    if page not in walkthroughs:
+        walkthroughs[page] = Walkthrough(factory.mktemp("page") / "reader")
+    return walkthroughs[page]
 
 
 LOCAL = [s for s in SAMPLES if s.runs and s.needs is None]
@@ -230,13 +252,18 @@ WITH_SERVERS = [s for s in SAMPLES if s.runs and s.needs is not None]
 
 
 @pytest.mark.parametrize("sample", LOCAL, ids=[s.name for s in LOCAL])
-def test_a_readme_sample_runs_as_written(sample: Sample, walkthrough: Walkthrough) -> None:
+def test_a_sample_runs_as_written(
+    sample: Sample,
+    walkthroughs: dict[str, Walkthrough],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    walkthrough = _walkthrough(walkthroughs, sample.page, tmp_path_factory)
     _assert_ran(sample, walkthrough.run_up_to(sample))
 
 
 @pytest.mark.integration
 @pytest.mark.parametrize("sample", WITH_SERVERS, ids=[s.name for s in WITH_SERVERS])
-def test_a_readme_sample_with_a_server_runs_as_written(sample: Sample, tmp_path: Path) -> None:
+def test_a_sample_with_a_server_runs_as_written(sample: Sample, tmp_path: Path) -> None:
     directory = checkout_view(tmp_path / "reader")
     if sample.needs == "oxigraph-server":
         server = start_oxigraph(tmp_path)
@@ -263,7 +290,8 @@ def test_a_readme_sample_with_a_server_runs_as_written(sample: Sample, tmp_path:
 
 def test_every_sample_is_run_or_says_why_not() -> None:
     assert not UNREADABLE
-    assert LOCAL and WITH_SERVERS  # the README has both kinds
+    assert LOCAL and WITH_SERVERS  # the pages have both kinds
+    assert {s.page for s in LOCAL} >= {"README.md", "docs/reading.md", "docs/sparql.md"}
     languages = {s.language for s in SAMPLES if not s.runs}
     assert languages <= set(NOT_RUN) | set(RUN)
     for sample in SAMPLES:

@@ -1,0 +1,55 @@
+"""The docs build, link only to pages and anchors that exist, and stay generated.
+
+``mkdocs build --strict`` fails on a broken link or anchor and on a page left out of the
+navigation; the configuration tables are generated from
+``otel_prov/environment_variables.py`` and must be the ones committed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    built = subprocess.run(
+        [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "site" / "configuration" / "index.html").is_file()
+
+
+def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# x\n\n[gone](no-such-page.md)\n", encoding="utf-8")
+    (tmp_path / "mkdocs.yml").write_text(
+        (ROOT / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:", 1)[0] + "\n",
+        encoding="utf-8",
+    )
+    built = subprocess.run(
+        [str(BIN / "mkdocs"), "build", "--strict"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode != 0 and "no-such-page.md" in built.stderr
+
+
+def test_the_configuration_page_is_generated_from_the_variables() -> None:
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "configuration_doc.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stderr

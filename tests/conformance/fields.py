@@ -1,0 +1,125 @@
+"""What a reader of one run sees, field by field, and what the shared script says it should be.
+
+A conformance scenario runs the script under a third-party instrumentation and reads the
+stored run back through :mod:`otel_prov.read`, as `sessions`, `show` and the web view do.
+``observed`` flattens that run into named fields; ``EXPECTED`` holds the script's value of
+each.  A scenario says, per field, why a value cannot be there (``absent``: the
+instrumentation does not put it in its spans) or that the mapping still loses it
+(``lost``, a strict expected failure that turns into a failure the day it is read).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import rdflib
+
+from otel_prov.read import SessionView, open_store
+from tests.conformance.openai_server import usage_of
+from tests.self_traced import scenario
+
+OPROV = "https://w3id.org/otel-prov/ns#"
+FIELDS = (
+    "agent",
+    "question",
+    "answer",
+    "steps",
+    "thoughts",
+    "actions",
+    "arguments",
+    "call_ids",
+    "observation",
+    "failed_call",
+    "error_text",
+    "failed_count",
+    "tokens",
+    "model",
+    "provider",
+)
+"""Every field a scenario is checked on, in the order the tests report them."""
+
+_WEATHER, _FORECAST = scenario.WEATHER, scenario.FORECAST
+EXPECTED: Mapping[str, object] = {
+    "agent": scenario.AGENT,
+    "question": scenario.QUESTION,
+    "answer": scenario.ANSWER,
+    "steps": len(scenario.TURNS),
+    "thoughts": [turn.thought for turn in scenario.TURNS],
+    "actions": [turn.calls[0].tool if turn.calls else None for turn in scenario.TURNS],
+    "arguments": [_WEATHER.arguments, _FORECAST.arguments],
+    "call_ids": [_WEATHER.call_id, _FORECAST.call_id],
+    "observation": scenario.observation(_WEATHER),
+    "failed_call": (_FORECAST.tool, "error"),
+    "error_text": scenario.failure(_FORECAST),
+    "failed_count": 1,
+    "tokens": tuple(
+        sum(usage_of(turn)[kind] for turn in range(len(scenario.TURNS))) for kind in (0, 1)
+    ),
+    "model": scenario.MODEL,
+    "provider": "openai",
+}
+
+
+def the_run(store: Path) -> SessionView:
+    """The one outermost run the store holds, checked against its line in the listing."""
+    reader = open_store(store)
+    page = reader.sessions()
+    assert len(page.sessions) == 1, [s.id for s in page.sessions]
+    (summary,) = page.sessions
+    view = reader.session(summary.id)
+    assert (summary.agent, summary.question) == (view.agent, view.question)
+    return view
+
+
+def _calls(view: SessionView) -> list[Any]:
+    return [call for step in view.iterations for call in step.tool_calls]
+
+
+def _providers(store: Path, run: str) -> list[str]:
+    graph: rdflib.Graph = open_store(store).graph(run)
+    return sorted({str(o) for o in graph.objects(None, rdflib.URIRef(OPROV + "providerName"))})
+
+
+def observed(store: Path) -> dict[str, object]:
+    """The run's fields as a reader sees them."""
+    view = the_run(store)
+    calls = _calls(view)
+    failed = [call for call in calls if call.status == "error"]
+    models = sorted({m.model for step in view.iterations for m in step.model_calls if m.model})
+    weather = [call for call in calls if call.name == _WEATHER.tool]
+
+    def arguments(text: str | None) -> object:
+        try:
+            return json.loads(text) if text is not None else None
+        except ValueError:
+            return text
+
+    providers = _providers(store, view.id)
+    return {
+        "agent": view.agent,
+        "question": view.question,
+        "answer": view.answer,
+        "steps": len(view.iterations),
+        "thoughts": [step.thought for step in view.iterations],
+        "actions": [step.action for step in view.iterations],
+        "arguments": [arguments(call.arguments) for call in calls],
+        "call_ids": [call.call_id for call in calls],
+        "observation": weather[0].observation if weather else None,
+        "failed_call": (failed[0].name, failed[0].status) if failed else None,
+        "error_text": failed[0].error_message if failed else None,
+        "failed_count": view.failed_calls,
+        "tokens": (view.usage.tokens.get("input", 0), view.usage.tokens.get("output", 0)),
+        "model": models[0] if len(models) == 1 else models,
+        "provider": providers[0] if len(providers) == 1 else providers,
+    }
+
+
+def matches(name: str, value: object) -> bool:
+    """Whether a reader's ``value`` of field ``name`` is the script's."""
+    expected = EXPECTED[name]
+    if name == "error_text":  # a framework may wrap the message: it must hold it
+        return isinstance(value, str) and str(expected) in value
+    return value == expected

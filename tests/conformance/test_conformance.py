@@ -47,6 +47,8 @@ class Scenario:
     arguments: tuple[str, ...]
     absent: Mapping[str, str] = field(default_factory=dict)
     lost: Mapping[str, str] = field(default_factory=dict)
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """What the agent's process is given besides the model's and the receiver's URLs."""
 
 
 _IN_SUB_SESSION = (
@@ -79,6 +81,39 @@ _OLL_CHAT = (
     "OpenLLMetry records an openai-agents Chat Completions generation with its input "
     "messages only: no output messages and no usage"
 )
+
+_GENAI_CONTENT = {
+    "default": {},
+    "latest": {
+        "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
+    },
+}
+"""The official packages' content modes: none by default, or the newest conventions with
+content on spans."""
+
+_RESPONSES_CALLS = (
+    "OpenInference puts a Responses API tool call in llm.output_messages.1 and only "
+    "llm.output_messages.0 is read"
+)
+_NO_CONTENT = (
+    "the official packages record no content unless "
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says so"
+)
+_GENAI_ABSENT: Mapping[str, Mapping[str, str]] = {
+    "default": {
+        name: _NO_CONTENT for name in ("question", "answer", "thoughts", "arguments", "observation")
+    },
+    "latest": {},
+}
+_RAW_MESSAGES = (
+    "gen_ai.input.messages and gen_ai.output.messages are stored as their raw JSON "
+    "(issue 25: read message content in every form)"
+)
+_GENAI_LOST: Mapping[str, Mapping[str, str]] = {
+    "default": {},
+    "latest": {"question": _RAW_MESSAGES, "answer": _RAW_MESSAGES},
+}
 
 SCENARIOS = (
     Scenario(
@@ -129,6 +164,32 @@ SCENARIOS = (
         )
         for mode in ("run", "stream")
     ),
+    *(
+        Scenario(
+            f"openinference-openai-{api}-{mode}",
+            "openai_client_agent",
+            ("openinference", api, mode),
+            lost={
+                "agent": "OpenInference's agent.name is not read, only gen_ai.agent.name",
+                "provider": "OpenInference's llm.system and llm.provider are not read at all",
+                **({"call_ids": _RESPONSES_CALLS} if api == "responses" else {}),
+            },
+        )
+        for api in ("chat", "responses")
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"genai-openai-v2-{content}-{mode}",
+            "openai_client_agent",
+            ("genai", "chat", mode),
+            environment=_GENAI_CONTENT[content],
+            absent=_GENAI_ABSENT[content],
+            lost=_GENAI_LOST[content],
+        )
+        for content in _GENAI_CONTENT
+        for mode in ("run", "stream")
+    ),
 )
 
 
@@ -164,6 +225,7 @@ def _run(scenario: Scenario, directory: Path) -> Stores:
                     "OPENAI_BASE_URL": model.base_url,
                     "OPENAI_API_KEY": "not-a-key",
                     "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.http,
+                    **scenario.environment,
                 },
             )
         assert done.returncode == 0, done.stderr[-4000:]

@@ -194,7 +194,7 @@ def test_official_genai_spans_map_to_our_react_shape(
 ) -> None:
     types = importlib.import_module("opentelemetry.util.genai.types")
     question = [types.InputMessage(role="user", parts=[types.Text(content="Weather in Paris?")])]
-    request = types.ToolCallRequestPart(
+    request = types.ToolCallRequest(
         arguments={"city": "Paris"}, name="get_weather", id="call_1"
     )
     with genai_handler.invoke_local_agent(agent_name="weather", request_model="m") as agent:

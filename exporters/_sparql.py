@@ -44,7 +44,9 @@ How it behaves:
   batch twice leaves the store as inserting it once.
 
 Headers (``OTEL_PROV_SPARQL_HEADERS``, ``key=value,...`` as in
-``OTEL_EXPORTER_OTLP_HEADERS``), ``auth`` and ``digest_auth`` are never logged.  Counters
+``OTEL_EXPORTER_OTLP_HEADERS``), ``auth`` and ``digest_auth`` are never logged, nor a URL's
+user info or the values of its secret-looking query parameters (``?access_token=``,
+``api_key``: shown as ``REDACTED``).  Counters
 go to the OpenTelemetry metrics API (``otel_prov.exporter.batches`` by outcome) and to
 ``<spool_dir>/status-<pid>.json``, which ``otel-prov status`` reads.
 """

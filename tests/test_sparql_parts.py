@@ -8,6 +8,7 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pyoxigraph
 import pytest
@@ -48,6 +49,82 @@ def test_urls_lose_their_user_info_before_any_message() -> None:
         redact_url("https://bob:hunter2@db.example:8443/sparql") == "https://db.example:8443/sparql"
     )
     assert redact_url("http://db/sparql") == "http://db/sparql"
+
+
+def test_urls_lose_the_values_of_secret_looking_query_parameters() -> None:
+    assert (
+        redact_url("https://db.example/sparql?access_token=abc&graph=g&X-Api-Key=k#sig=s")
+        == "https://db.example/sparql?access_token=REDACTED&graph=g&X-Api-Key=REDACTED"
+        "#sig=REDACTED"
+    )
+    assert redact_url("http://db/q?a=1;Password=p&b") == "http://db/q?a=1;Password=REDACTED&b"
+    assert redact_url("http://db/q?access%5Ftoken=t") == "http://db/q?access%5Ftoken=REDACTED"
+    assert redact_url("http://db/q?graph=g&limit=3") == "http://db/q?graph=g&limit=3"
+
+
+SECRET_WORDS = [
+    "token", "access_token", "api_key", "apikey", "key", "secret", "password", "passwd",
+    "pwd", "auth", "authorization", "signature", "sig", "credential", "credentials",
+    "session", "X-Amz-Security-Token", "x-api-key", "client_secret", "jwt",
+]  # fmt: skip
+ANY_CHARACTER = st.characters(exclude_categories=())  # lone surrogates too
+
+
+@st.composite
+def secret_parameter_names(draw: st.DrawFn) -> str:
+    """A secret-looking name in any case, inside a longer name, percent-encoded or not."""
+    word = "".join(
+        char.upper() if draw(st.booleans()) else char.lower()
+        for char in draw(st.sampled_from(SECRET_WORDS))
+    )
+    name = draw(st.sampled_from(["", "x-", "my_", "oauth."])) + word
+    name += draw(st.sampled_from(["", "_1", "-id"]))
+    return quote(name, safe="") if draw(st.booleans()) else name
+
+
+def _encodings(value: str) -> set[str]:
+    """``value`` as it may stand in a URL: raw, and percent-encoded in the usual ways."""
+    forms = {value}
+    for errors in ("strict", "surrogatepass", "surrogateescape", "replace"):
+        try:
+            forms |= {quote(value, safe="", errors=errors), quote_plus(value, errors=errors)}
+            forms.add(quote(value, safe="/:@!$'()*,", errors=errors))
+        except UnicodeEncodeError:
+            continue
+    return forms
+
+
+@given(
+    st.sampled_from(["http://db:7878/update", "https://u:p@db.example/sparql/", "http://h/q"]),
+    st.lists(st.sampled_from(["graph=urn:g", "limit=10", "flag", "a=b=c"]), max_size=3),
+    secret_parameter_names(),
+    st.text(alphabet=ANY_CHARACTER, min_size=1),
+    st.sampled_from(["raw", "quote", "quote_plus"]),
+    st.booleans(),
+    st.sampled_from(["&", ";"]),
+)
+def test_no_form_of_a_secret_parameter_value_survives_redaction(
+    base: str,
+    others: list[str],
+    name: str,
+    value: str,
+    spelling: str,
+    in_fragment: bool,
+    separator: str,
+) -> None:
+    written = {
+        "raw": value.translate({ord(c): None for c in "&;#"}),
+        "quote": quote(value, safe="", errors="surrogatepass"),
+        "quote_plus": quote_plus(value, errors="surrogatepass"),
+    }[spelling]
+    parameters = separator.join([*others, f"{name}={written}"])
+    url = f"{base}#{parameters}" if in_fragment else f"{base}?{parameters}"
+    redacted = redact_url(url)
+    skeleton = redact_url(url.replace(f"{name}={written}", f"{name}="))  # the rest of the URL
+    for form in _encodings(value) | {written}:
+        if form and form not in skeleton:  # a value the rest of the URL spells is no leak
+            assert form not in redacted, (url, redacted)
+    assert f"{name}=REDACTED" in redacted
 
 
 def test_query_endpoint_defaults_beside_the_update_endpoint() -> None:

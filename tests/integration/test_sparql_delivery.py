@@ -275,6 +275,37 @@ def test_auth_failure_is_one_clear_error_and_never_logs_the_secret(
             proxy.stop()
 
 
+def test_a_token_in_the_endpoint_query_string_is_never_shown(
+    server: SparqlServer, spool: Path, all_logs: pytest.LogCaptureFixture
+) -> None:
+    """A store that takes its token in the URL (``?access_token=``) is down: the token
+    appears in no log record, no status file and no ``otel-prov status`` output."""
+    secret = "tok-8f3a9c2e71"
+    server.stop()
+    endpoint = f"{server.update_endpoint}?graph=x&access_token={secret}"
+    handle = otel_prov.configure(
+        sparql_update_endpoint=endpoint,
+        spool_dir=spool,
+        wal_dir=spool.parent / "wal",
+        set_global=False,
+        otlp=False,
+    )
+    with otel_prov.agent_session("agent", question="q", tracer_provider=handle.tracer_provider):
+        pass
+    assert not handle.force_flush(1500)
+    handle.shutdown()
+    messages = [f"{r.getMessage()} {r.args} {r.exc_text}" for r in all_logs.records]
+    assert any("access_token=REDACTED" in message for message in messages)
+    assert not [message for message in messages if secret in message]
+    (status_file,) = spool.glob("status-*.json")
+    assert secret not in status_file.read_text()
+    for form in ("json", "text"):
+        status = run_cli("status", "--spool-dir", str(spool), "--format", form)
+        assert status.returncode == 1, status.stderr
+        assert "access_token=REDACTED" in status.stdout
+        assert secret not in status.stdout + status.stderr
+
+
 def test_a_new_process_replays_the_spool_left_by_the_old_one(
     server: SparqlServer, spool: Path
 ) -> None:

@@ -57,8 +57,14 @@ class IntentLog:
         self._pending: set[int] = set()
 
     def _write(self, entries: Iterable[dict[str, Any]]) -> None:
-        """Append one line per entry, flushed together; the caller holds the lock."""
-        self._file.write("".join(_encode(entry) + "\n" for entry in entries).encode())
+        """Append one line per entry, flushed together; the caller holds the lock.
+
+        Every field of every entry is made encodable here, whatever it holds (a span
+        name, a service name, an attribute key, what a redaction hook returned): a lone
+        surrogate left in one would fail the whole write, and the call its crash record.
+        """
+        lines = "".join(_encode(clean_attributes(entry)) + "\n" for entry in entries)
+        self._file.write(lines.encode())
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
@@ -123,8 +129,9 @@ are logged on the agent's thread)."""
 
 
 def _entry(span: Any, service: str | None, attributes: Any) -> dict[str, Any]:
-    """One span's line: its ids, name, start and ``attributes`` (made encodable and
-    redacted here: third-party instrumentations set theirs unredacted)."""
+    """One span's line: its ids, name, start and ``attributes`` (redacted here:
+    third-party instrumentations set theirs unredacted; cleaned first, as the exported
+    span is, so that the patterns see the same text)."""
     context = span.context
     return {
         "trace": f"{context.trace_id:032x}",
@@ -165,8 +172,8 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
             if not line:
                 continue
             try:
-                entry = json.loads(line)
-            except ValueError:
+                entry = clean_attributes(json.loads(line))  # "\\ud800" is valid JSON
+            except (ValueError, AttributeError):
                 _logger.warning("%s:%d is not a complete entry (cut by the crash?)", path, number)
                 continue
             if "done" in entry:
@@ -174,7 +181,7 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
             else:
                 intents[entry["span"]] = entry
         for entry in intents.values():
-            attributes = clean_attributes(entry.get("attributes", {}))
+            attributes = entry.get("attributes", {})
             name = entry.get("name", "execute_tool")
             parent = entry.get("parent")
             records.append(

@@ -57,14 +57,8 @@ class IntentLog:
         self._pending: set[int] = set()
 
     def _write(self, entries: Iterable[dict[str, Any]]) -> None:
-        """Append one line per entry, flushed together; the caller holds the lock.
-
-        Every field of every entry is made encodable here, whatever it holds (a span
-        name, a service name, an attribute key, what a redaction hook returned): a lone
-        surrogate left in one would fail the whole write, and the call its crash record.
-        """
-        lines = "".join(_encode(clean_attributes(entry)) + "\n" for entry in entries)
-        self._file.write(lines.encode())
+        """Append one line per entry, flushed together; the caller holds the lock."""
+        self._file.write("".join(_encode(entry) + "\n" for entry in entries).encode())
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())
@@ -129,19 +123,28 @@ are logged on the agent's thread)."""
 
 
 def _entry(span: Any, service: str | None, attributes: Any) -> dict[str, Any]:
-    """One span's line: its ids, name, start and ``attributes`` (redacted here:
-    third-party instrumentations set theirs unredacted; cleaned first, as the exported
-    span is, so that the patterns see the same text)."""
+    """One span's line: its ids, name, start and ``attributes``.
+
+    Every field is made encodable, whatever it holds (a span name, a service name, an
+    attribute key or value): a lone surrogate left in one fails the whole write, and the
+    call loses its crash record.  The attributes are then redacted (third-party
+    instrumentations set theirs unredacted), after cleaning as on the way to the store,
+    so that the patterns see the same text.
+    """
     context = span.context
-    return {
-        "trace": f"{context.trace_id:032x}",
-        "span": f"{context.span_id:016x}",
-        "parent": f"{span.parent.span_id:016x}" if span.parent is not None else None,
-        "name": span.name,
-        "start": span.start_time,
-        "service": service,
-        "attributes": redact_attributes(clean_attributes(attributes)),
-    }
+    entry = clean_attributes(
+        {
+            "trace": f"{context.trace_id:032x}",
+            "span": f"{context.span_id:016x}",
+            "parent": f"{span.parent.span_id:016x}" if span.parent is not None else None,
+            "name": span.name,
+            "start": span.start_time,
+            "service": service,
+            "attributes": attributes,
+        }
+    )
+    entry["attributes"] = redact_attributes(entry["attributes"])
+    return entry
 
 
 def _orphaned(directory: Path) -> list[Path]:

@@ -124,6 +124,8 @@ def _clean_value(value: Any) -> Any:
         return clean_text(value)
     if isinstance(value, (list, tuple)):
         return tuple(_clean_value(item) for item in value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value  # the usual attribute values, without the slower test below
     if isinstance(value, Mapping):
         return clean_attributes(value)
     return value

@@ -6,7 +6,9 @@ waits there.  Either would seal its first bundle of an agent in the wrong place:
 new chain, or linked past the spooled bundle, which nothing then points to and which
 could be deleted unseen.  So the exporter keeps the newest first bundle per agent of
 every batch it accepted (``chain-heads.json`` in its spool directory, replaced whole on
-each change) and gives, per agent, the newer of that and what the store says.
+each change) and gives, per agent, the newer of that and what the store says.  When the
+spool takes in the subdirectory of a process that shared it (:func:`adopt_heads`), that
+process's heads join the spool's own, the newest per agent again.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ from otel_prov.prov._rdf import instant_order, iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import heads_in, newest_heads
 
-__all__ = ["RememberedHeads"]
+__all__ = ["CHAIN_HEADS", "RememberedHeads", "adopt_heads"]
 
 _logger = logging.getLogger(__name__)
 
-_NAME = "chain-heads.json"
+CHAIN_HEADS = "chain-heads.json"
 
 
 class RememberedHeads:
@@ -49,7 +51,7 @@ class RememberedHeads:
         self._heads = heads
         data = json.dumps(heads, sort_keys=True).encode()
         try:
-            write_atomically(self._directory, _NAME, data, fsync=self._fsync)
+            write_atomically(self._directory, CHAIN_HEADS, data, fsync=self._fsync)
         except OSError:
             _logger.exception("cannot remember the bundle chains in %s", self._directory)
 
@@ -57,14 +59,43 @@ class RememberedHeads:
         """Per agent, the newest head remembered in the spool or any of its subdirectories
         (a process that shared the spool kept its own)."""
         found = []
-        for path in [self._root / _NAME, *self._root.glob(f"*/{_NAME}")]:
+        for path in [self._root / CHAIN_HEADS, *self._root.glob(f"*/{CHAIN_HEADS}")]:
             try:
-                found.append(_checked(json.loads(path.read_text(encoding="utf-8"))))
+                found.append(_load(path))
             except FileNotFoundError:
                 continue
-            except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            except (OSError, ValueError):
                 _logger.warning("cannot read the remembered bundle chains in %s", path)
         return newest_heads(*found)
+
+
+def adopt_heads(path: Path, root: Path, *, fsync: bool) -> None:
+    """Join the heads a process that shared the spool remembered (``path``, in its
+    subdirectory) to the spool's own (in ``root``): per agent the newest of both, as
+    :meth:`RememberedHeads.read` takes them.  Raises ``OSError`` or ``ValueError`` (an
+    unreadable ``path``, which then stays where it is); ``root``'s own file unreadable is
+    replaced, being of no use to any reader."""
+    theirs = _load(path)
+    try:
+        ours = _load(root / CHAIN_HEADS)
+    except FileNotFoundError:
+        ours = {}
+    except (OSError, ValueError):
+        _logger.warning("cannot read the remembered bundle chains in %s; replaced", root)
+        ours = {}
+    heads = newest_heads(ours, theirs)
+    if heads != ours:
+        data = json.dumps(heads, sort_keys=True).encode()
+        write_atomically(root, CHAIN_HEADS, data, fsync=fsync)
+
+
+def _load(path: Path) -> dict[str, dict[str, str]]:
+    """The heads in ``path``; raises ``OSError``, or ``ValueError`` for a file that is not
+    heads (not JSON, or a term or time that is not one)."""
+    try:
+        return _checked(json.loads(path.read_text(encoding="utf-8")))
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise ValueError(f"not chain heads: {type(exc).__name__} {exc}") from exc
 
 
 def _checked(heads: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:

@@ -44,7 +44,9 @@ How it behaves:
   batch twice leaves the store as inserting it once.
 
 Headers (``OTEL_PROV_SPARQL_HEADERS``, ``key=value,...`` as in
-``OTEL_EXPORTER_OTLP_HEADERS``), ``auth`` and ``digest_auth`` are never logged.  Counters
+``OTEL_EXPORTER_OTLP_HEADERS``), ``auth`` and ``digest_auth`` are never logged, nor a URL's
+user info or the values of its secret-looking query parameters (``?access_token=``,
+``api_key``: shown as ``REDACTED``).  Counters
 go to the OpenTelemetry metrics API (``otel_prov.exporter.batches`` by outcome) and to
 ``<spool_dir>/status-<pid>.json``, which ``otel-prov status`` reads.
 """
@@ -69,7 +71,7 @@ from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_val
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.util.re import parse_env_headers
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
-from otel_prov.exporters._heads import RememberedHeads
+from otel_prov.exporters._heads import CHAIN_HEADS, RememberedHeads, adopt_heads
 from otel_prov.exporters._sparql_client import (
     Answer,
     Outcome,
@@ -191,8 +193,8 @@ class SparqlUpdateExporter(ProvExporter):
         )
         self._client = self._new_client()
         spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
-        self.spool = Spool(spool_path, max_bytes=max_spool_bytes)
         self._fsync = fsync if fsync is not None else fsync_always()
+        self.spool = self._open_spool(spool_path, max_spool_bytes)
         self._heads = RememberedHeads(self.spool.directory, self.spool.root, fsync=self._fsync)
         self.batch_size = max_batch_triples or (
             _GRAPH_STORE_BATCH if self.graph_store_endpoint else _UPDATE_BATCH
@@ -238,7 +240,7 @@ class SparqlUpdateExporter(ProvExporter):
         gets a connection, a spool (a subdirectory: the parent still holds the lock) and
         counters of its own, and a sender that delivers only what the child exports."""
         self.spool.close()  # our copy of the lock's descriptor; the parent keeps its lock
-        self.spool = Spool(self.spool.root, max_bytes=self.spool.max_bytes)
+        self.spool = self._open_spool(self.spool.root, self.spool.max_bytes)
         self._heads = RememberedHeads(self.spool.directory, self.spool.root, fsync=self._fsync)
         self._client = self._new_client()
         self.counts = dict.fromkeys(_OUTCOMES, 0)
@@ -246,6 +248,12 @@ class SparqlUpdateExporter(ProvExporter):
         self._failures, self._retry_at = 0, 0.0
         if not self._closed:
             self._start_sender()
+
+    def _open_spool(self, directory: Path, max_bytes: int) -> Spool:
+        """The spool at ``directory``, which takes the chain heads of a process that
+        shared it into its own (``_heads``) as it takes in that process's batches."""
+        adopt = functools.partial(adopt_heads, fsync=self._fsync)
+        return Spool(directory, max_bytes=max_bytes, adopt={CHAIN_HEADS: adopt})
 
     def __repr__(self) -> str:
         return f"SparqlUpdateExporter({self._client.where!r})"

@@ -3,7 +3,8 @@
 The client builds the update text (``INSERT DATA { GRAPH <g> { ... } }`` from N-Triples
 statements, whose terms are already escaped), posts it on a persistent connection and sorts
 the answer into four outcomes the exporter acts on.  It never raises for an HTTP or
-network failure and never puts a header, a password or a URL's user info in a message.
+network failure and never puts a header, a password, a URL's user info or the value of a
+secret-looking query parameter (``?access_token=``) in a message.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import enum
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 
 import requests
 from requests.auth import AuthBase
@@ -57,14 +58,38 @@ class Answer:
     auth_failed: bool = False
 
 
+_SECRET_NAME = re.compile(
+    r"auth|credential|jwt|key|pass|pwd|secret|session|sig|token", re.IGNORECASE
+)
+"""Query parameter names whose values are kept out of messages: ``access_token``,
+``api_key``, ``x-api-key``, ``password``, ``X-Amz-Signature``, ``X-Amz-Credential`` and
+whatever else holds one of these (an over-redacted URL in a log costs nothing)."""
+_REDACTED = "REDACTED"
+
+
 def redact_url(url: str) -> str:
-    """The URL without user info (``https://user:secret@host`` -> ``https://host``)."""
+    """The URL as it may be shown: without user info (``https://user:secret@host`` ->
+    ``https://host``), and with the value of every secret-looking query (or fragment)
+    parameter replaced by ``REDACTED``, its name kept (``?access_token=REDACTED``)."""
     parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit(parts._replace(netloc=netloc))
+    redacted = parts._replace(
+        query=_redact_parameters(parts.query), fragment=_redact_parameters(parts.fragment)
+    )
+    if parts.username is not None or parts.password is not None:
+        host = parts.hostname or ""
+        redacted = redacted._replace(netloc=f"{host}:{parts.port}" if parts.port else host)
+    return url if redacted == parts else urlunsplit(redacted)
+
+
+def _redact_parameters(text: str) -> str:
+    """``name=value`` pairs (split at ``&`` and at ``;``, which some servers also take)
+    with the values of secret-looking names replaced; the rest byte for byte."""
+    pieces = re.split(r"([&;])", text)
+    for index in range(0, len(pieces), 2):
+        name, equals, _ = pieces[index].partition("=")
+        if equals and _SECRET_NAME.search(unquote_plus(name)):
+            pieces[index] = f"{name}={_REDACTED}"
+    return "".join(pieces)
 
 
 def by_graph(lines: Sequence[str]) -> dict[str, list[str]]:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+from functools import partial
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pyoxigraph
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from otel_prov.exporters._heads import CHAIN_HEADS, adopt_heads
 from otel_prov.exporters._sparql import default_query_endpoint, sparql_headers
 from otel_prov.exporters._sparql_client import by_graph, redact_url, to_nquad_lines, update_text
 from otel_prov.exporters._spool import Spool, SpoolFullError
@@ -48,6 +52,82 @@ def test_urls_lose_their_user_info_before_any_message() -> None:
         redact_url("https://bob:hunter2@db.example:8443/sparql") == "https://db.example:8443/sparql"
     )
     assert redact_url("http://db/sparql") == "http://db/sparql"
+
+
+def test_urls_lose_the_values_of_secret_looking_query_parameters() -> None:
+    assert (
+        redact_url("https://db.example/sparql?access_token=abc&graph=g&X-Api-Key=k#sig=s")
+        == "https://db.example/sparql?access_token=REDACTED&graph=g&X-Api-Key=REDACTED"
+        "#sig=REDACTED"
+    )
+    assert redact_url("http://db/q?a=1;Password=p&b") == "http://db/q?a=1;Password=REDACTED&b"
+    assert redact_url("http://db/q?access%5Ftoken=t") == "http://db/q?access%5Ftoken=REDACTED"
+    assert redact_url("http://db/q?graph=g&limit=3") == "http://db/q?graph=g&limit=3"
+
+
+SECRET_WORDS = [
+    "token", "access_token", "api_key", "apikey", "key", "secret", "password", "passwd",
+    "pwd", "auth", "authorization", "signature", "sig", "credential", "credentials",
+    "session", "X-Amz-Security-Token", "x-api-key", "client_secret", "jwt",
+]  # fmt: skip
+ANY_CHARACTER = st.characters(exclude_categories=())  # lone surrogates too
+
+
+@st.composite
+def secret_parameter_names(draw: st.DrawFn) -> str:
+    """A secret-looking name in any case, inside a longer name, percent-encoded or not."""
+    word = "".join(
+        char.upper() if draw(st.booleans()) else char.lower()
+        for char in draw(st.sampled_from(SECRET_WORDS))
+    )
+    name = draw(st.sampled_from(["", "x-", "my_", "oauth."])) + word
+    name += draw(st.sampled_from(["", "_1", "-id"]))
+    return quote(name, safe="") if draw(st.booleans()) else name
+
+
+def _encodings(value: str) -> set[str]:
+    """``value`` as it may stand in a URL: raw, and percent-encoded in the usual ways."""
+    forms = {value}
+    for errors in ("strict", "surrogatepass", "surrogateescape", "replace"):
+        try:
+            forms |= {quote(value, safe="", errors=errors), quote_plus(value, errors=errors)}
+            forms.add(quote(value, safe="/:@!$'()*,", errors=errors))
+        except UnicodeEncodeError:
+            continue
+    return forms
+
+
+@given(
+    st.sampled_from(["http://db:7878/update", "https://u:p@db.example/sparql/", "http://h/q"]),
+    st.lists(st.sampled_from(["graph=urn:g", "limit=10", "flag", "a=b=c"]), max_size=3),
+    secret_parameter_names(),
+    st.text(alphabet=ANY_CHARACTER, min_size=1),
+    st.sampled_from(["raw", "quote", "quote_plus"]),
+    st.booleans(),
+    st.sampled_from(["&", ";"]),
+)
+def test_no_form_of_a_secret_parameter_value_survives_redaction(
+    base: str,
+    others: list[str],
+    name: str,
+    value: str,
+    spelling: str,
+    in_fragment: bool,
+    separator: str,
+) -> None:
+    written = {
+        "raw": value.translate({ord(c): None for c in "&;#"}),
+        "quote": quote(value, safe="", errors="surrogatepass"),
+        "quote_plus": quote_plus(value, errors="surrogatepass"),
+    }[spelling]
+    parameters = separator.join([*others, f"{name}={written}"])
+    url = f"{base}#{parameters}" if in_fragment else f"{base}?{parameters}"
+    redacted = redact_url(url)
+    skeleton = redact_url(url.replace(f"{name}={written}", f"{name}="))  # the rest of the URL
+    for form in _encodings(value) | {written}:
+        if form and form not in skeleton:  # a value the rest of the URL spells is no leak
+            assert form not in redacted, (url, redacted)
+    assert f"{name}=REDACTED" in redacted
 
 
 def test_query_endpoint_defaults_beside_the_update_endpoint() -> None:
@@ -153,6 +233,76 @@ def test_a_second_process_spools_apart_and_is_adopted_later(tmp_path: Path) -> N
     assert batch is not None and batch.lines == ["from the other process .\n"]
     assert not list(tmp_path.glob("pid-*"))
     adopter.close()
+
+
+def _head(bundle: str, second: int) -> dict[str, str]:
+    return {
+        "bundle": f"<urn:b:{bundle}>",
+        "hash": f"h{bundle}",
+        "time": f"2025-01-01T00:00:0{second}Z",
+    }
+
+
+def _left_by_a_dead_process(root: Path, files: dict[str, str]) -> Path:
+    """``pid-<n>/`` as a process that shared the spool leaves it: its lock free."""
+    sub = root / "pid-4242"
+    sub.mkdir(parents=True)
+    (sub / ".lock").touch()
+    for name, text in files.items():
+        (sub / name).write_text(text)
+    return sub
+
+
+def _adopting_spool(root: Path) -> Spool:
+    return Spool(root, max_bytes=1 << 20, adopt={CHAIN_HEADS: partial(adopt_heads, fsync=False)})
+
+
+def test_a_spool_takes_in_the_batches_and_chain_heads_of_a_process_that_shared_it(
+    tmp_path: Path,
+) -> None:
+    ours = {"<urn:a:x>": _head("x1", 1), "<urn:a:y>": _head("y3", 3)}
+    theirs = {"<urn:a:x>": _head("x2", 2), "<urn:a:y>": _head("y2", 2), "<urn:a:z>": _head("z", 1)}
+    (tmp_path / CHAIN_HEADS).write_text(json.dumps(ours))
+    _left_by_a_dead_process(
+        tmp_path,
+        {
+            "1-4242-000001.nq": "their batch .\n",
+            CHAIN_HEADS: json.dumps(theirs),
+            ".1-4242-000002.nq.tmp": "a write cut by its death",
+        },
+    )
+    spool = _adopting_spool(tmp_path)
+    assert not list(tmp_path.glob("pid-*"))
+    batch = spool.oldest()
+    assert batch is not None and batch.lines == ["their batch .\n"]
+    assert json.loads((tmp_path / CHAIN_HEADS).read_text()) == {  # the newest per agent
+        "<urn:a:x>": _head("x2", 2),
+        "<urn:a:y>": _head("y3", 3),
+        "<urn:a:z>": _head("z", 1),
+    }
+    spool.close()
+
+
+def test_what_a_shared_spool_left_that_cannot_be_taken_in_is_logged_and_left(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sub = _left_by_a_dead_process(
+        tmp_path, {"1-4242-000001.nq": "b .\n", CHAIN_HEADS: "{not json", "notes.txt": "mine"}
+    )
+    (sub / "more").mkdir()
+    for _ in range(2):  # and again at the next start: no error, the same warning
+        spool = _adopting_spool(tmp_path)
+        assert len(spool) == 1 and spool.directory == tmp_path
+        spool.close()
+    assert sorted(path.name for path in sub.iterdir()) == [
+        ".lock",
+        CHAIN_HEADS,
+        "more",
+        "notes.txt",
+    ]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert f"{CHAIN_HEADS}, more, notes.txt" in warnings[-1] and str(sub) in warnings[-1]
+    assert not (tmp_path / CHAIN_HEADS).exists()
 
 
 def test_exporter_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -12,16 +12,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from otel_prov.exporters import ExportResult, FileExporter
 
 import otel_prov
-from otel_prov import ProvSpanProcessor
+from otel_prov import ProvSpanProcessor, map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._span_record import Role, SpanRecord, clean_record, clean_text
 from otel_prov.prov._vocab import O
 from tests.cli import run_cli
 from tests.recording_exporter import RecordingExporter
@@ -251,6 +252,85 @@ def test_every_line_breaking_code_point_survives_the_log(tmp_path: Path) -> None
 def test_any_arguments_survive_the_log(values: list[str]) -> None:
     with tempfile.TemporaryDirectory() as directory:
         assert _recovered_arguments(Path(directory), values) == values
+
+
+_KILLED_WITH_THESE_TEXTS = """
+import json, os, signal, sys
+import otel_prov
+store, wal, texts = sys.argv[1], sys.argv[2], json.loads(open(sys.argv[3]).read())
+handle = otel_prov.configure(store=store, wal_dir=wal, set_global=False, otlp=False,
+                             service_name=texts["service"])
+tp = handle.tracer_provider
+with otel_prov.agent_session(texts["agent"], question=texts["question"],
+                             conversation_id=texts["conversation"], agent_id=texts["agent_id"],
+                             tracer_provider=tp):
+    with otel_prov.iteration(1, thought=texts["thought"], action=texts["action"],
+                             tracer_provider=tp):
+        with otel_prov.tool_call(texts["tool"], arguments=texts["arguments"],
+                                 call_id=texts["call_id"], tool_type=texts["tool_type"],
+                                 tracer_provider=tp):
+            os.kill(os.getpid(), signal.SIGKILL)
+"""
+TEXT_FIELDS = ("service", "agent", "question", "conversation", "agent_id", "thought", "action")
+TOOL_FIELDS = ("tool", "arguments", "call_id", "tool_type")
+# Any code point, lone surrogates drawn often (they are what no UTF-8 encoder takes).
+ANY_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(["\ud800", "\udbff", "\udc80", "\udfff", "\ud83d", "\ude00"]),
+        st.characters(exclude_categories=()),
+    ),
+    min_size=1,
+    max_size=8,
+).map("".join)
+"""Any code point, lone surrogates drawn often (they are what no UTF-8 encoder takes): a
+list, for ``st.text`` merges its alphabet into one range where surrogates are rare."""
+
+
+def _encodable(record: SpanRecord) -> bool:
+    """Every string of ``record`` encodes as UTF-8 (cleaning it changes nothing)."""
+    return clean_record(record) == record
+
+
+@settings(max_examples=15)
+@given(st.fixed_dictionaries(dict.fromkeys(TEXT_FIELDS + TOOL_FIELDS, ANY_TEXT)))
+def test_any_text_in_any_field_of_a_tool_call_survives_a_crash_inside_it(
+    texts: dict[str, str],
+) -> None:
+    """An agent killed by SIGKILL inside a tool call, with any text in every field it names:
+    the log is UTF-8 JSON, and recovery rebuilds the call, encodable, inside its run."""
+    with tempfile.TemporaryDirectory() as directory:
+        store, wal, given_texts = (Path(directory) / name for name in ("store", "wal", "in.json"))
+        given_texts.write_text(json.dumps(texts))  # ASCII: lone surrogates as \\u escapes
+        child = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                _KILLED_WITH_THESE_TEXTS,
+                str(store),
+                str(wal),
+                str(given_texts),
+            ],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert child.returncode == -signal.SIGKILL, child.stderr
+        (log,) = wal.glob("wal-*.jsonl")
+        for line in log.read_bytes().decode("utf-8").split("\n")[:-1]:
+            json.loads(line)
+        records, _ = recover_intents(wal)
+    assert all(_encodable(record) for record in records)
+    calls = [record for record in records if record.role is Role.TOOL_CALL]
+    assert [call.attributes.get("gen_ai.tool.name") for call in calls] == [
+        clean_text(texts["tool"])
+    ]
+    assert calls[0].attributes["gen_ai.tool.call.id"] == clean_text(texts["call_id"])
+    assert calls[0].attributes["otel_prov.arguments"] == clean_text(texts["arguments"])
+    assert {record.service_name for record in records} == {clean_text(texts["service"])}
+    assert [record.role for record in records] == [Role.SESSION, Role.ITERATION, Role.TOOL_CALL]
+    record = map_spans(records)
+    "".join(f"{s} {p} {o} .\n" for s, p, o in record.triples).encode()  # storable
 
 
 class _RefusesFirst(RecordingExporter):

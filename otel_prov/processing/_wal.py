@@ -123,18 +123,28 @@ are logged on the agent's thread)."""
 
 
 def _entry(span: Any, service: str | None, attributes: Any) -> dict[str, Any]:
-    """One span's line: its ids, name, start and ``attributes`` (made encodable and
-    redacted here: third-party instrumentations set theirs unredacted)."""
+    """One span's line: its ids, name, start and ``attributes``.
+
+    Every field is made encodable, whatever it holds (a span name, a service name, an
+    attribute key or value): a lone surrogate left in one fails the whole write, and the
+    call loses its crash record.  The attributes are then redacted (third-party
+    instrumentations set theirs unredacted), after cleaning as on the way to the store,
+    so that the patterns see the same text.
+    """
     context = span.context
-    return {
-        "trace": f"{context.trace_id:032x}",
-        "span": f"{context.span_id:016x}",
-        "parent": f"{span.parent.span_id:016x}" if span.parent is not None else None,
-        "name": span.name,
-        "start": span.start_time,
-        "service": service,
-        "attributes": redact_attributes(clean_attributes(attributes)),
-    }
+    entry = clean_attributes(
+        {
+            "trace": f"{context.trace_id:032x}",
+            "span": f"{context.span_id:016x}",
+            "parent": f"{span.parent.span_id:016x}" if span.parent is not None else None,
+            "name": span.name,
+            "start": span.start_time,
+            "service": service,
+            "attributes": attributes,
+        }
+    )
+    entry["attributes"] = redact_attributes(entry["attributes"])
+    return entry
 
 
 def _orphaned(directory: Path) -> list[Path]:
@@ -165,8 +175,8 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
             if not line:
                 continue
             try:
-                entry = json.loads(line)
-            except ValueError:
+                entry = clean_attributes(json.loads(line))  # "\\ud800" is valid JSON
+            except (ValueError, AttributeError):
                 _logger.warning("%s:%d is not a complete entry (cut by the crash?)", path, number)
                 continue
             if "done" in entry:
@@ -174,7 +184,7 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
             else:
                 intents[entry["span"]] = entry
         for entry in intents.values():
-            attributes = clean_attributes(entry.get("attributes", {}))
+            attributes = entry.get("attributes", {})
             name = entry.get("name", "execute_tool")
             parent = entry.get("parent")
             records.append(

@@ -124,6 +124,10 @@ def _clean_value(value: Any) -> Any:
         return clean_text(value)
     if isinstance(value, (list, tuple)):
         return tuple(_clean_value(item) for item in value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value  # the usual attribute values, without the slower test below
+    if isinstance(value, Mapping):
+        return clean_attributes(value)
     return value
 
 
@@ -147,7 +151,9 @@ def clean_record(record: SpanRecord) -> SpanRecord:
 
 
 def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
-    """Attributes (keys too) with every string made encodable, see :func:`clean_text`."""
+    """Attributes (keys too) with every string made encodable, see :func:`clean_text`,
+    inside sequences (made tuples) and nested mappings too: also what makes a whole JSON
+    object encodable, such as a write-ahead log line."""
     return {clean_text(key): _clean_value(value) for key, value in attributes.items()}
 
 

@@ -10,6 +10,7 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
@@ -19,7 +20,7 @@ from otel_prov.exporters import SparqlUpdateExporter
 
 import otel_prov
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans, record_from_span
-from tests.cli import run_cli
+from tests.cli import CLI, run_cli
 from tests.fault_proxy import FaultProxy
 from tests.forking import run_forking_agent
 from tests.integration.store_queries import count, select, triple_count, update
@@ -275,6 +276,37 @@ def test_auth_failure_is_one_clear_error_and_never_logs_the_secret(
             proxy.stop()
 
 
+def test_a_token_in_the_endpoint_query_string_is_never_shown(
+    server: SparqlServer, spool: Path, all_logs: pytest.LogCaptureFixture
+) -> None:
+    """A store that takes its token in the URL (``?access_token=``) is down: the token
+    appears in no log record, no status file and no ``otel-prov status`` output."""
+    secret = "tok-8f3a9c2e71"
+    server.stop()
+    endpoint = f"{server.update_endpoint}?graph=x&access_token={secret}"
+    handle = otel_prov.configure(
+        sparql_update_endpoint=endpoint,
+        spool_dir=spool,
+        wal_dir=spool.parent / "wal",
+        set_global=False,
+        otlp=False,
+    )
+    with otel_prov.agent_session("agent", question="q", tracer_provider=handle.tracer_provider):
+        pass
+    assert not handle.force_flush(1500)
+    handle.shutdown()
+    messages = [f"{r.getMessage()} {r.args} {r.exc_text}" for r in all_logs.records]
+    assert any("access_token=REDACTED" in message for message in messages)
+    assert not [message for message in messages if secret in message]
+    (status_file,) = spool.glob("status-*.json")
+    assert secret not in status_file.read_text()
+    for form in ("json", "text"):
+        status = run_cli("status", "--spool-dir", str(spool), "--format", form)
+        assert status.returncode == 1, status.stderr
+        assert "access_token=REDACTED" in status.stdout
+        assert secret not in status.stdout + status.stderr
+
+
 def test_a_new_process_replays_the_spool_left_by_the_old_one(
     server: SparqlServer, spool: Path
 ) -> None:
@@ -448,6 +480,80 @@ def test_forked_children_deliver_through_spools_of_their_own(
         + [f"answer of child-{i}" for i in range(3)]
     )
     assert not list(spool.rglob("*.nq"))  # nothing left waiting in any spool
+
+
+_SHARING_AGENT = textwrap.dedent("""
+    import sys
+    import otel_prov
+    name, hold = sys.argv[1], sys.argv[2] == "hold"
+    handle = otel_prov.configure(set_global=False, otlp=False, service_name=name)
+    tp = handle.tracer_provider
+    with otel_prov.agent_session("shared", question=name, conversation_id=name,
+                                 tracer_provider=tp) as s:
+        otel_prov.set_answer(f"answer of {name}", span=s)
+    handle.force_flush(timeout_millis=500)  # the store is down: the session is spooled
+    if hold:  # keep the spool's lock until told to go
+        print("spooled", flush=True)
+        sys.stdin.readline()
+    handle.shutdown()
+""")
+
+
+def test_a_spool_two_processes_shared_is_taken_whole_by_the_next(
+    server: SparqlServer, spool: Path
+) -> None:
+    """The second of two agents on one spool (the store down) spools into ``pid-<n>/``
+    with its chain heads; the next agent takes both in, and ``flush`` delivers every
+    session once the store is back, each in its place in the agent's chain."""
+    server.stop()
+    environment = {
+        **os.environ,
+        "OTEL_PROV_SPARQL_UPDATE_ENDPOINT": server.update_endpoint,
+        "OTEL_PROV_SPARQL_QUERY_ENDPOINT": server.query_endpoint,
+        "OTEL_PROV_SPOOL_DIR": str(spool),
+        "OTEL_PROV_WAL_DIR": str(spool.parent / "wal"),
+    }
+
+    def agent(name: str, how: str = "exit", **options: Any) -> Any:
+        command = [sys.executable, "-c", _SHARING_AGENT, name, how]
+        if how == "hold":
+            return subprocess.Popen(command, env=environment, text=True, **options)
+        return subprocess.run(
+            command, env=environment, text=True, capture_output=True, timeout=60, check=False
+        )
+
+    first = agent("first", "hold", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert first.stdout.readline() == "spooled\n"
+        second = agent("second")
+        assert second.returncode == 0 and "Traceback" not in second.stderr, second.stderr
+        (apart,) = spool.glob("pid-*")
+        assert {path.name for path in apart.iterdir()} >= {"chain-heads.json", ".lock"}
+    finally:
+        first.communicate("go\n", timeout=60)
+    assert first.returncode == 0
+    third = agent("third")  # takes the second's spool in, in configure()
+    assert third.returncode == 0 and "Traceback" not in third.stderr, third.stderr
+    assert not list(spool.glob("pid-*"))
+    server.start()
+    flushed = subprocess.run(
+        [*CLI, "flush"], env=environment, text=True, capture_output=True, timeout=120, check=False
+    )
+    assert flushed.returncode == 0 and flushed.stdout.endswith(" 0 waiting\n"), flushed
+    assert not list(spool.rglob("*.nq"))
+    answers = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
+          ?s a oprov:AgentSession .
+          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
+    )
+    assert sorted(row["a"] for row in answers) == [
+        f"answer of {name}" for name in ("first", "second", "third")
+    ]
+    verified = run_cli("verify", "--all", "--endpoint", server.query_endpoint)
+    assert verified.stdout.endswith("3 verified, 0 failed\n"), verified.stdout
 
 
 def test_a_run_during_an_outage_keeps_its_place_in_its_agents_chain(

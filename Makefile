@@ -54,6 +54,7 @@ typecheck: $(DEV)
 # The configuration tables are generated from otel_prov/environment_variables.py.
 docs: $(DEV)
 	$(BIN)/python scripts/configuration_doc.py --check
+	$(BIN)/python scripts/support_matrix.py --check
 	$(BIN)/mkdocs build --strict --quiet
 
 bench: $(DEV)

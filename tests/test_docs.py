@@ -1,8 +1,8 @@
 """The docs build, link only to pages and anchors that exist, and stay generated.
 
 ``mkdocs build --strict`` fails on a broken link or anchor and on a page left out of the
-navigation; the configuration tables are generated from
-``otel_prov/environment_variables.py`` and must be the ones committed.
+navigation; the configuration tables and the support matrix are generated and must be the
+ones committed.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -45,9 +47,12 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     assert built.returncode != 0 and "no-such-page.md" in built.stderr
 
 
-def test_the_configuration_page_is_generated_from_the_variables() -> None:
+@pytest.mark.parametrize("script", ["configuration_doc.py", "support_matrix.py"])
+def test_a_generated_page_is_the_one_committed(script: str) -> None:
+    """The configuration tables (from environment_variables.py) and the support matrix
+    (from the conformance suite's scenarios) are what their scripts write today."""
     checked = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "configuration_doc.py"), "--check"],
+        [sys.executable, str(ROOT / "scripts" / script), "--check"],
         capture_output=True,
         text=True,
         check=False,

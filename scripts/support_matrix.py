@@ -1,0 +1,111 @@
+"""Write docs/support-matrix.md from the conformance suite's scenarios (tests/conformance).
+
+Each scenario of the suite states, per field, that it is read (the test checks the value),
+absent (the test checks it is not there, and says why) or lost (a strict expected failure:
+the suite fails the day it is read, until the entry goes).  So the suite's declarations are
+its results, and this page is made from them, with the versions of the packages the suite
+pins.  ``python scripts/support_matrix.py`` rewrites the page; ``--check`` exits 1 when it
+is out of date (tests/test_docs.py runs it).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "docs" / "support-matrix.md"
+READ, ABSENT, LOST = "yes", "absent", "lost"
+PACKAGES = (
+    "openai",
+    "openai-agents",
+    "openinference-instrumentation-openai-agents",
+    "openinference-instrumentation-openai",
+    "opentelemetry-instrumentation-openai-agents",
+    "opentelemetry-instrumentation-openai",
+    "opentelemetry-instrumentation-openai-v2",
+    "opentelemetry-util-genai",
+)
+"""The instrumentation packages the scenarios run, as pinned by the dev extra."""
+
+INTRO = """# Support matrix
+
+What otel-prov reads of the runs that other instrumentations record. Each row is a
+scenario of the conformance suite (`tests/conformance/`): a real agent under the real
+package plays one scripted run (one tool answers, a second one raises, then the model
+answers) against a local OpenAI-compatible server, and its spans reach otel-prov both in
+process and through `otel-prov receive`; both must give a reader the same run. This page
+is generated from the suite (`scripts/support_matrix.py`), whose tests fail when a cell
+here stops being true.
+
+- **yes**: read, and checked against the script's value.
+- **absent**: the instrumentation does not put it in its spans; the note says why.
+- **lost**: the spans hold it and otel-prov does not read it yet (issue 25).
+"""
+
+
+def _pins() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    pins = {}
+    for requirement in project["project"]["optional-dependencies"]["dev"]:
+        name, _, version = requirement.partition("==")
+        pins[name.strip().lower()] = version.strip()
+    return pins
+
+
+def _one_line(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+def page() -> str:
+    sys.path.insert(0, str(ROOT))
+    from tests.conformance.fields import FIELDS  # the checkout's suite
+    from tests.conformance.test_conformance import SCENARIOS
+
+    notes: dict[str, int] = {}
+
+    def cell(reason: str, word: str) -> str:
+        number = notes.setdefault(reason, len(notes) + 1)
+        return f"{word} [{number}]"
+
+    rows = []
+    for scenario in SCENARIOS:
+        cells = []
+        for name in FIELDS:
+            if name in scenario.absent:
+                cells.append(cell(scenario.absent[name], ABSENT))
+            elif name in scenario.lost:
+                cells.append(cell(scenario.lost[name], LOST))
+            else:
+                cells.append(READ)
+        rows.append(f"| {scenario.name} | " + " | ".join(cells) + " |")
+    header = "| scenario | " + " | ".join(FIELDS) + " |\n|" + " --- |" * (len(FIELDS) + 1)
+    pins = _pins()
+    versions = "\n".join(
+        f"| `{name}` | {pins.get(name, 'as its dependants pin it')} |" for name in PACKAGES
+    )
+    listed = "\n".join(f"{number}. {_one_line(reason)}" for reason, number in notes.items())
+    return (
+        f"{INTRO}\n## Fields\n\n{header}\n"
+        + "\n".join(rows)
+        + f"\n\n## Notes\n\n{listed}\n\n## Versions\n\n| package | version |\n| --- | --- |\n"
+        + f"{versions}\n"
+    )
+
+
+def main(argv: list[str]) -> int:
+    wanted = page()
+    if "--check" in argv:
+        if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != wanted:
+            print(f"{PAGE} is out of date: run python scripts/support_matrix.py", file=sys.stderr)
+            return 1
+        return 0
+    PAGE.write_text(wanted, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

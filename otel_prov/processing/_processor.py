@@ -34,7 +34,6 @@ import os
 import sys
 import threading
 import time
-import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +46,7 @@ from opentelemetry.context import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from otel_prov._forks import reset_in_child
 from otel_prov._settings import env_float, env_int, env_str, fsync_always
 from otel_prov.capture._redaction import redact_span_record
 from otel_prov.capture._sinks import register_provenance_sink
@@ -217,15 +217,7 @@ class ProvSpanProcessor(SpanProcessor):
         )
         self._prices = prices_from_settings(prices)
         self._start_worker()
-        if hasattr(os, "register_at_fork"):
-            before = weakref.WeakMethod(self._before_fork)
-            in_parent = weakref.WeakMethod(self._after_fork_in_parent)
-            in_child = weakref.WeakMethod(self._after_fork_in_child)
-            os.register_at_fork(
-                before=lambda: (method := before()) and method(),
-                after_in_parent=lambda: (method := in_parent()) and method(),
-                after_in_child=lambda: (method := in_child()) and method(),
-            )
+        reset_in_child(self._after_fork_in_child)
 
     def _fresh_state(self) -> None:
         """What belongs to one process: buffers, sessions being assembled, bundle chains,
@@ -300,15 +292,7 @@ class ProvSpanProcessor(SpanProcessor):
         self._worker = threading.Thread(name="OtelProvProcessor", target=self._run, daemon=True)
         self._worker.start()
 
-    # --- fork safety, as the SDK's batch processor: the child starts clean ----------------
-    def _before_fork(self) -> None:
-        if self._wal is not None:
-            self._wal.hold()  # no intent half written when the process is copied
-
-    def _after_fork_in_parent(self) -> None:
-        if self._wal is not None:
-            self._wal.release()
-
+    # --- fork safety (otel_prov._forks): the child starts clean --------------------------
     def _after_fork_in_child(self) -> None:
         """The parent's spans, sessions, chain heads and log stay the parent's to export
         and settle; the child gets its own, and a worker (threads do not survive a fork).
@@ -358,6 +342,10 @@ class ProvSpanProcessor(SpanProcessor):
                 self._collect_and_export(flush=flush, final=final)
             except Exception:
                 _logger.exception("provenance worker cycle failed; spans stay buffered")
+            try:
+                self._exporter.tick()  # this worker is the exporter's only thread
+            except Exception:  # against its contract
+                _logger.exception("provenance exporter's tick raised")
             finally:
                 detach(token)
             self._report_drops(force=final)

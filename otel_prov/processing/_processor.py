@@ -6,8 +6,9 @@ Add it to any ``TracerProvider`` beside your own OTLP processor::
     provider.add_span_processor(ProvSpanProcessor(OxigraphStoreExporter()))
 
 ``on_start`` is one dict entry and ``on_end`` one deque append, made by the deque itself
-with no Python frame of ours: as cheap as any span processor can be (measured in
-``benchmarks/bench_processor.py``).  Assembling trees,
+with no Python frame of ours: as cheap as any span processor can be (``bench_processor``,
+median ``end()``: 1.09-1.10x of a provider with no processor, 2.04-2.06 us beside 2.01-2.04
+us for a bare deque append).  Assembling trees,
 mapping to PROV-O and exporting happen on one daemon worker thread, every
 ``schedule_delay`` seconds, with instrumentation suppressed so the exporter's own I/O
 is not traced.  A session goes out at the first cycle after its session span and

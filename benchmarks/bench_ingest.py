@@ -25,10 +25,8 @@ BATCH = 50
 
 
 def _ours(directory: Path) -> float:
-    """Until the store holds it all: an agent's exporter loads in a thread of its own, and
-    its force_flush returns once the batches are on disk, so the clock stops after
-    shutdown, which loads what waits and writes the memtables out (as the raw side's
-    flush does)."""
+    """Until the store holds it all and has written its memtables out, in ``shutdown``
+    (as the raw side's flush does)."""
     exporter = OxigraphStoreExporter(directory)
     start = time.perf_counter()
     for i in range(0, len(RECORDS), BATCH):

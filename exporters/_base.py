@@ -48,6 +48,12 @@ class ProvExporter(abc.ABC):
         """Where the provenance goes, for people (no credentials)."""
         return type(self).__name__
 
+    def tick(self) -> None:  # noqa: B027 - optional hook
+        """Work that does not come through ``export``; the processor's worker calls it at
+        every cycle, on its own thread, so an exporter needs no thread for it (the
+        embedded store loads what other processes parked).  Must not raise, and should
+        return at once when there is nothing to do."""
+
     def waiting(self) -> int:
         """Batches kept on disk that the store has not taken yet (spooled or parked)."""
         return 0

@@ -1,11 +1,11 @@
 """Parked batches: records for the embedded store, on disk until its writer loads them.
 
 RocksDB lets one process write a store.  Every other process that exports to the same
-directory parks its batches instead, and the holder parks its own for its loader thread:
-one N-Quads file each in ``<store>.parked/``, written atomically (temporary file, rename;
-fsync'd, except the holder's own unless every write is), so a file is there whole or not
-at all.  The process holding the store loads them and removes each one once it is in
-the store; so does the next process that gets the store, or ``otel-prov flush``.
+directory parks its batches instead, and so does a process forked after RocksDB started
+(see ``_rocksdb``): one N-Quads file each in ``<store>.parked/``, written atomically
+(temporary file, rename, fsync), so a file is there whole or not at all.  The process
+holding the store loads them and removes each one once it is in the store; so does the
+next process that gets the store, or ``otel-prov flush``.
 Loading a file twice adds nothing (the mapper's IRIs are deterministic), so a crash
 between loading and removing loses nothing and duplicates nothing.
 """
@@ -39,12 +39,11 @@ class ParkedBatches:
         self.directory = parked_directory(store)
         self._sequence = 0
 
-    def park(self, nquads: bytes, *, fsync: bool = True) -> Path:
-        """Keep a batch durably until the store's holder loads it (raises ``OSError``);
-        without ``fsync`` it survives the process's death, not the machine's."""
+    def park(self, nquads: bytes) -> Path:
+        """Keep a batch durably until the store's holder loads it (raises ``OSError``)."""
         self._sequence += 1
         name = f"{time.time_ns():020d}-{os.getpid()}-{self._sequence:06d}{_SUFFIX}"
-        return write_atomically(self.directory, name, nquads, fsync=fsync)
+        return write_atomically(self.directory, name, nquads)
 
     def files(self) -> list[Path]:
         """The batches waiting, oldest first."""

@@ -7,9 +7,8 @@ after its parent (or an earlier ancestor) opened a store may therefore read one,
 write one; its batches are parked for a process that can (see ``_parked``).
 
 A process that writes a store reads it through the writer's handle: a read-only open is a
-snapshot of what is loaded (a batch still parked for the loader is not), and fails while
-the writer compacts.  So the writer is registered here by path, for readers in the same
-process to find.
+snapshot, and fails while the writer compacts.  So the writer is registered here by path,
+for readers in the same process to find.
 """
 
 from __future__ import annotations

@@ -60,7 +60,6 @@ import os
 import random
 import threading
 import time
-import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,6 +82,7 @@ from otel_prov.exporters._sparql_client import (
 from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
 from requests.auth import AuthBase, HTTPDigestAuth
 
+from otel_prov._forks import reset_in_child
 from otel_prov._settings import env_str, fsync_always
 from otel_prov._version import __version__
 from otel_prov.environment_variables import (
@@ -225,9 +225,7 @@ class SparqlUpdateExporter(ProvExporter):
             description="Bytes waiting in the durable spool.",
         )
         self._start_sender()
-        if hasattr(os, "register_at_fork"):
-            in_child = weakref.WeakMethod(self._after_fork_in_child)
-            os.register_at_fork(after_in_child=lambda: (method := in_child()) and method())
+        reset_in_child(self._after_fork_in_child)
 
     def _start_sender(self) -> None:
         self._lock = threading.Condition()

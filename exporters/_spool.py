@@ -87,11 +87,15 @@ def write_atomically(directory: Path, name: str, data: bytes, *, fsync: bool = T
     ``fsync`` it also survives a machine crash, without it only the process's death."""
     directory.mkdir(parents=True, exist_ok=True)
     temporary = directory / f".{name}.tmp"
-    with temporary.open("wb") as file:
-        file.write(data)
-        file.flush()
-        if fsync:
-            os.fsync(file.fileno())
+    try:
+        with temporary.open("wb") as file:
+            file.write(data)
+            file.flush()
+            if fsync:
+                os.fsync(file.fileno())
+    except OSError:
+        temporary.unlink(missing_ok=True)  # a full disk keeps no part of it
+        raise
     target = directory / name
     temporary.rename(target)
     if fsync:

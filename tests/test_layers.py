@@ -19,7 +19,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "otel_prov._version",
         "otel_prov._settings",
-        "otel_prov._scheduling",
+        "otel_prov._forks",
+        "otel_prov._repeated",
         "otel_prov.environment_variables",
         "otel_prov.semconv",
     ),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,7 +157,7 @@ def test_a_tool_call_intent_with_surrogates_is_logged_and_recovered(tmp_path: Pa
         },
     ) as span:
         wal.intent(span, "svc")
-    wal._file.close()  # the process dies: the intent stays pending
+    os.close(wal._fd)  # the process dies: the intent stays pending
     (record,) = [r for r in recover_intents(tmp_path)[0] if r.attributes]
     assert record.attributes["gen_ai.tool.name"] == "probe\ufffd"
     assert record.attributes["gen_ai.tool.call.arguments"] == '{"q": "\ufffd"}'

@@ -857,7 +857,7 @@ def _flush(args: argparse.Namespace) -> ExitCode:
         before = exporter.waiting()
         exporter.force_flush()
     finally:
-        exporter.shutdown()  # the embedded store's loader finishes what it was woken for
+        exporter.shutdown()
     left = exporter.waiting()
     print(f"{before - left} batch(es) stored, {left} waiting")
     if left:

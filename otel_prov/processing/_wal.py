@@ -32,7 +32,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from otel_prov.capture._redaction import redact_attributes
 from otel_prov.prov._conventions import TOOL_CALL_KEYS, starts_as_tool_call
@@ -44,28 +44,47 @@ _logger = logging.getLogger(__name__)
 
 
 class IntentLog:
-    """This process's log; ``intent`` runs on the agent's thread, so it only appends."""
+    """This process's log; ``intent`` runs on the agent's thread, so it only appends.
+
+    Written through the descriptor itself, no buffer: a forked child that closes its copy
+    leaves nothing half written behind (see :meth:`in_child`), and a write the disk
+    refuses is cut back off the file, so the lines after it are whole.
+    """
 
     def __init__(self, directory: Path, *, fsync: bool = False) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"wal-{os.getpid()}-{time.time_ns()}.jsonl"
-        # Binary: a batch of lines is encoded once and goes out in one write (no text layer).
-        self._file: IO[bytes] = self.path.open("ab")
-        fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._size = 0
+        """Bytes of whole lines in the file."""
         self._fsync = fsync
         self._lock = threading.Lock()
         self._pending: set[int] = set()
+        self._settled: list[int] = []
+        """Intents settled whose ``done`` lines a full disk refused: written with the next."""
 
     def _write(self, entries: Iterable[dict[str, Any]]) -> None:
-        """Append one line per entry, flushed together; the caller holds the lock."""
-        self._file.write("".join(_encode(entry) + "\n" for entry in entries).encode())
-        self._file.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
+        """Append one line per entry (after the ``done`` lines still owed), all or none;
+        the caller holds the lock.  Raises ``OSError`` when the disk refuses them."""
+        owed = [{"done": f"{span_id:016x}"} for span_id in self._settled]
+        data = "".join(_encode(entry) + "\n" for entry in (*owed, *entries)).encode()
+        try:
+            written = 0
+            while written < len(data):
+                written += os.write(self._fd, data[written:])
+            if self._fsync:
+                os.fsync(self._fd)
+        except OSError:
+            os.ftruncate(self._fd, self._size)  # no torn line for the next to follow
+            raise
+        self._size += len(data)
+        self._settled.clear()
 
     def intent(self, span: Any, service: str | None, ancestors: Sequence[Any] = ()) -> None:
         """Record a tool call as it is dispatched (``span`` is the live SDK span), after
-        the open spans above it (``ancestors``, nearest first) that the log does not hold."""
+        the open spans above it (``ancestors``, nearest first) that the log does not hold.
+        Raises ``OSError`` when the disk refuses it (nothing of it is then in the log)."""
         attributes = span.attributes or {}
         # Built outside the lock: two calls racing may both write an ancestor, which
         # recovery reads as one.
@@ -78,48 +97,50 @@ class IntentLog:
             _entry(span, service, {k: attributes[k] for k in TOOL_CALL_KEYS if k in attributes})
         )
         with self._lock:
-            self._pending.update(s.context.span_id for s in (*ancestors, span))
             self._write(entries)
+            self._pending.update(s.context.span_id for s in (*ancestors, span))
 
     def done(self, span_ids: Iterable[int]) -> None:
         """The worker exported the sessions these spans belong to, or found that they
-        belong to none: their intents are settled (ids the log does not hold are ignored)."""
+        belong to none: their intents are settled (ids the log does not hold are ignored).
+        Raises ``OSError`` when the disk refuses the lines; they go with the next write."""
         with self._lock:
             settled = [span_id for span_id in span_ids if span_id in self._pending]
             if not settled:
                 return
             self._pending.difference_update(settled)
+            self._settled += settled
             if not self._pending:
-                self._file.truncate(0)  # nothing pending: start the log afresh
-                self._file.seek(0)
+                os.ftruncate(self._fd, 0)  # nothing pending: start the log afresh
+                self._size = 0
+                self._settled.clear()
                 return
-            self._write({"done": f"{span_id:016x}"} for span_id in settled)
-
-    def hold(self) -> None:
-        """Block writers until :meth:`release` (or :meth:`in_child`): taken before a fork."""
-        self._lock.acquire()
-
-    def release(self) -> None:
-        self._lock.release()
+            self._write(())
 
     def in_child(self) -> IntentLog:
         """A forked child's own log.  The parent keeps its file, its lock and its pending
-        intents; the child only closes its copy of the descriptor (held, so nothing is
-        half written in the buffer it drops)."""
-        self._file.close()
+        intents; the child only closes its copy of the descriptor (its lock may be held by
+        a thread that is not in the child: it is not taken)."""
+        os.close(self._fd)
         return IntentLog(self.path.parent, fsync=self._fsync)
 
     def close(self) -> None:
         """Close; a log with nothing pending is removed (there is nothing to recover)."""
         with self._lock:
-            self._file.close()
+            if self._pending and self._settled:
+                try:
+                    self._write(())  # the done lines owed, if the disk takes them now
+                except OSError:
+                    _logger.warning("%s: some stored runs stay pending in the log", self.path)
+            os.close(self._fd)
             if not self._pending:
                 self.path.unlink(missing_ok=True)
 
 
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-"""``json.dumps`` with these options, without building an encoder per line (tool calls
-are logged on the agent's thread)."""
+"""``json.dumps`` with these options, without building an encoder per line: an intent with
+its session and iteration 38.3 instead of 50.4 us of the agent's CPU (side by side, edf777c).
+"""
 
 
 def _entry(span: Any, service: str | None, attributes: Any) -> dict[str, Any]:

@@ -67,7 +67,6 @@ def _exporter(
     spool_dir: str | os.PathLike[str] | None,
     graph: str | None,
     graph_store_endpoint: str | None = None,
-    load_in_background: bool = True,
 ) -> SparqlUpdateExporter | OxigraphStoreExporter:
     if update_endpoint:
         return SparqlUpdateExporter(
@@ -78,11 +77,7 @@ def _exporter(
             spool_dir=spool_dir,
             graph_store_endpoint=graph_store_endpoint,
         )
-    return OxigraphStoreExporter(
-        Path(store) if store is not None else None,
-        graph=graph,
-        load_in_background=load_in_background,
-    )
+    return OxigraphStoreExporter(Path(store) if store is not None else None, graph=graph)
 
 
 @dataclass(frozen=True)
@@ -119,7 +114,6 @@ def destination_from_settings(
         sparql_headers=None,
         spool_dir=None,
         graph=graph,
-        load_in_background=False,  # a command's (or the receiver's) writes are stored on return
     )
     if isinstance(exporter, SparqlUpdateExporter):
         reader = RemoteBackend(exporter.query_endpoint, headers=exporter.headers)

@@ -159,7 +159,8 @@ OTEL_PROV_PROVENANCE = "OTEL_PROV_PROVENANCE"
 .. envvar:: OTEL_PROV_PROVENANCE
 
 ``false`` makes ``configure()`` record no provenance in the process, only OTLP: for agents
-whose traces a Collector sends to ``otel-prov receive``.  Default ``true``.
+whose traces a Collector sends to ``otel-prov receive``; it also silences the warning an
+instrumentor gives when nothing in the process stores provenance.  Default ``true``.
 """
 
 OTEL_PROV_RECEIVER_GRPC = "OTEL_PROV_RECEIVER_GRPC"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,27 @@ def test_provenance_off_leaves_otlp_only(tmp_path: Path, monkeypatch: pytest.Mon
     finally:
         handle.shutdown()
     assert not (tmp_path / "s").exists()  # no store was even opened
+
+
+def test_a_store_variable_naming_a_file_is_logged_and_the_agent_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("not a store\n", encoding="utf-8")
+    monkeypatch.setenv("OTEL_PROV_STORE", str(taken))
+    monkeypatch.chdir(tmp_path)
+    with caplog.at_level(logging.ERROR, logger="otel_prov"):
+        handle = otel_prov.configure(set_global=False)
+    assert f"OTEL_PROV_STORE={taken}" in caplog.text and "no provenance" in caplog.text
+    with otel_prov.agent_session("a", question="q", tracer_provider=handle.tracer_provider):
+        pass
+    handle.force_flush()
+    handle.shutdown()
+    assert taken.read_text(encoding="utf-8") == "not a store\n"
+
+
+def test_a_store_keyword_naming_a_file_is_a_clear_error(tmp_path: Path) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"store=.*notes\.txt.*cannot be opened"):
+        otel_prov.configure(store=taken, set_global=False)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -15,10 +17,16 @@ from otel_prov._settings import env_bool, env_str
 from otel_prov.capture import _content
 from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.capture._sinks import register_provenance_sink
-from otel_prov.environment_variables import OTEL_PROV_PROVENANCE, OTEL_PROV_WAL_DIR
+from otel_prov.environment_variables import (
+    OTEL_PROV_PROVENANCE,
+    OTEL_PROV_STORE,
+    OTEL_PROV_WAL_DIR,
+)
 from otel_prov.exporters import ProvExporter
 from otel_prov.processing._processor import ProvSpanProcessor
 from otel_prov.setup._destination import exporter_from_settings
+
+_logger = logging.getLogger("otel_prov")
 
 __all__ = ["DEFAULT_WAL_DIR", "ProvHandle", "configure"]
 
@@ -68,6 +76,28 @@ def _otlp_exporter() -> SpanExporter:
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     return OTLPSpanExporter()
+
+
+def _exporter_or_none(
+    *, store: str | os.PathLike[str] | None, **settings: Any
+) -> ProvExporter | None:
+    """The exporter the settings ask for.  A store that cannot be opened (a file where its
+    directory should be, no permission) is the caller's mistake when given as ``store=``
+    (``ValueError``); set in the environment, it is logged and the process records no
+    provenance, for telemetry must not stop the agent from starting."""
+    try:
+        return exporter_from_settings(store=store, **settings)
+    except OSError as exc:
+        if store is not None:
+            raise ValueError(f"store={str(store)!r} cannot be opened as a store: {exc}") from exc
+        _logger.error(
+            "%s=%s cannot be opened as a store (%s): no provenance is recorded in this "
+            "process; point it at a directory",
+            OTEL_PROV_STORE,
+            env_str(OTEL_PROV_STORE),
+            exc,
+        )
+        return None
 
 
 def configure(
@@ -131,7 +161,7 @@ def configure(
     processor = None
     if provenance if provenance is not None else env_bool(OTEL_PROV_PROVENANCE, True):
         if exporter is None:
-            exporter = exporter_from_settings(
+            exporter = _exporter_or_none(
                 store=store,
                 sparql_update_endpoint=sparql_update_endpoint,
                 sparql_query_endpoint=sparql_query_endpoint,
@@ -140,6 +170,7 @@ def configure(
                 graph=graph,
                 sparql_graph_store_endpoint=sparql_graph_store_endpoint,
             )
+    if exporter is not None:
         processor = ProvSpanProcessor(
             exporter,
             session_timeout=session_timeout,
@@ -152,7 +183,8 @@ def configure(
         )
         provider.add_span_processor(processor)
     else:
-        # OTLP only, on purpose: a Collector-side receiver makes the provenance.
+        # OTLP only: on purpose (a Collector-side receiver makes the provenance), or
+        # because the store cannot be opened, which was logged.
         register_provenance_sink(provider)
     if set_global:
         trace.set_tracer_provider(provider)

@@ -24,7 +24,9 @@ ask(weather_agent(get_weather))
 """
 
 
-def _run(setup: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _run(
+    setup: str, cwd: Path, environment: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(SCRIPT.format(setup=setup))],
         cwd=cwd,
@@ -32,7 +34,12 @@ def _run(setup: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=180,
         check=False,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "PYTHONPATH": str(ROOT)},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(cwd),
+            "PYTHONPATH": str(ROOT),
+            **(environment or {}),
+        },
     )
 
 
@@ -53,3 +60,19 @@ def test_an_otlp_only_agent_behind_a_receiver_stays_quiet(tmp_path: Path) -> Non
     run = _run("handle = otel_prov.configure(provenance=False)", tmp_path)
     assert run.returncode == 0, run.stderr
     assert WARNING not in run.stderr
+
+
+def test_provenance_turned_off_by_its_variable_stays_quiet(tmp_path: Path) -> None:
+    """The receiver set-up of docs/receiver.md: spans go out over OTLP (here, under an SDK
+    provider of the agent's own, as ``opentelemetry-instrument`` builds it) and a
+    Collector-side ``otel-prov receive`` stores the provenance."""
+    run = _run(
+        "trace.set_tracer_provider(TracerProvider())", tmp_path, {"OTEL_PROV_PROVENANCE": "false"}
+    )
+    assert run.returncode == 0, run.stderr
+    assert WARNING not in run.stderr
+
+
+def test_the_warning_says_how_to_silence_it_behind_a_receiver(tmp_path: Path) -> None:
+    run = _run("trace.set_tracer_provider(TracerProvider())", tmp_path)
+    assert "OTEL_PROV_PROVENANCE=false" in run.stderr

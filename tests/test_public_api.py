@@ -16,10 +16,11 @@ import otel_prov.capture
 def test_all_is_sorted_and_complete(module: types.ModuleType) -> None:
     exported = list(module.__all__)
     assert exported == sorted(exported)
+    # dir() and getattr(), not vars(): otel_prov resolves its names on first use (PEP 562).
     public = {
         name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(module)
+        if not name.startswith("_") and not isinstance(getattr(module, name), types.ModuleType)
     }
     assert public == set(exported) - {"__version__"}
 

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
-from otel_prov.exporters import OxigraphStoreExporter
 
 from benchmarks.bench_frameworks import _langchain_run
 from benchmarks.workload import report
 from otel_prov import ProvSpanProcessor
 from otel_prov._scheduling import SHORT_SLICE_NS, set_time_slice
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.instrumentation.langchain import LangChainInstrumentor
 
 TURNS = 24

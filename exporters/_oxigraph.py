@@ -29,6 +29,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
+
+from otel_prov._scheduling import set_time_slice
+from otel_prov._settings import env_str, fsync_always
+from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._repeats import SharedTriples
@@ -38,10 +42,6 @@ from otel_prov.exporters._rocksdb import (
     register_writer,
     writable_here,
 )
-
-from otel_prov._scheduling import set_time_slice
-from otel_prov._settings import env_str, fsync_always
-from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.prov._rdf import Triple, to_nquads
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query

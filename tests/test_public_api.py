@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import types
 
-import otel_prov.exporters
 import pytest
 from opentelemetry.sdk.trace.export import SpanExporter
 
 import otel_prov
 import otel_prov.capture
+import otel_prov.exporters
 
 
 @pytest.mark.parametrize("module", [otel_prov, otel_prov.capture, otel_prov.exporters])

@@ -9,13 +9,24 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
-import tomllib
+import pytest
 
 from otel_prov._extras import EXTRAS
 
 ROOT = Path(__file__).resolve().parents[1]
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def _project() -> dict[str, Any]:
+    """pyproject.toml's ``[project]`` table."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    project: dict[str, Any] = tomllib.loads(text)["project"]
+    return project
 
 
 def _name(requirement: str) -> str:
@@ -28,7 +39,7 @@ def _name(requirement: str) -> str:
 def test_the_core_is_what_the_design_card_names() -> None:
     """OpenTelemetry API, SDK and OTLP exporter, rdflib, SPARQLWrapper and pyoxigraph, and
     requests, which the SPARQL exporter imports; no web stack."""
-    assert {_name(r) for r in PROJECT["dependencies"]} == {
+    assert {_name(r) for r in _project()["dependencies"]} == {
         "opentelemetry-api",
         "opentelemetry-sdk",
         "opentelemetry-exporter-otlp",
@@ -40,7 +51,7 @@ def test_the_core_is_what_the_design_card_names() -> None:
 
 
 def test_serve_and_receive_extras_install_what_their_commands_import() -> None:
-    extras = PROJECT["optional-dependencies"]
+    extras = _project()["optional-dependencies"]
     for extra, modules in EXTRAS.items():
         assert {_name(r) for r in extras[extra]} == set(modules), extra
     assert "otel-prov[serve,receive]" in extras["dev"]

@@ -15,21 +15,10 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = (
-    "otel_prov.setup",
-    "otel_prov.exporters",
-    "pyoxigraph",
-    "requests",
-    "SPARQLWrapper",
-    "rdflib",
-    "starlette",
-    "uvicorn",
-    "jinja2",
-)
-"""What an instrumentor's import must not load: setup, the writers, the stores and the web
-stack (issue 28).  They load when the application configures otel-prov, not before."""
+from benchmarks.bench_import import HEAVY
+from otel_prov._extras import EXTRAS
 
-WEB_STACK = ("starlette", "uvicorn", "jinja2")
+WEB_STACK = EXTRAS["serve"]
 
 
 def _python(code: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -107,13 +107,22 @@ __all__ = [
 
 
 def __getattr__(name: str) -> object:
-    """Import a public name's home on first use and keep it here (PEP 562)."""
+    """Import a public name's home on first use and keep it here (PEP 562).
+
+    A subpackage loads on first use too: ``import otel_prov`` then
+    ``otel_prov.exporters.FileExporter`` worked when this file imported everything."""
     home = _HOME_OF.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
+    if home is not None:
+        value: object = getattr(importlib.import_module(home), name)
+        globals()[name] = value  # the next lookup finds it without this function
+        return value
+    if not name.startswith("__"):
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise  # the subpackage is there; something it imports is not
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:

@@ -44,3 +44,8 @@ def test_contract_names_exist() -> None:
 def test_users_who_build_their_own_provider_can_wrap_their_exporter() -> None:
     assert "RedactingSpanExporter" in otel_prov.__all__
     assert issubclass(otel_prov.RedactingSpanExporter, SpanExporter)
+
+
+def test_each_lazy_name_of_otel_prov_is_in_all() -> None:
+    """``otel_prov`` resolves its names from a table beside ``__all__``: the two agree."""
+    assert set(otel_prov._HOME_OF) == set(otel_prov.__all__) - {"__version__"}

@@ -73,8 +73,8 @@ def test_import_otel_prov_imports_nothing_heavy_until_a_name_is_used() -> None:
 
 
 def test_a_subpackage_loads_on_first_use_after_import_otel_prov() -> None:
-    """``import otel_prov`` then ``otel_prov.exporters.X``, as when the package imported
-    everything; a name that is neither is still an AttributeError."""
+    """``import otel_prov`` then ``otel_prov.exporters.OxigraphStoreExporter``, as when the
+    package imported everything; a name that is neither is still an AttributeError."""
     result = _python(
         "import otel_prov\n"
         "print(otel_prov.exporters.OxigraphStoreExporter.__name__)\n"

@@ -178,9 +178,9 @@ def _worker(variant: str) -> None:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from otel_prov.exporters import OxigraphStoreExporter
 
     from otel_prov import ProvSpanProcessor
+    from otel_prov.exporters import OxigraphStoreExporter
 
     provider = TracerProvider()
     memory: InMemorySpanExporter | None = None

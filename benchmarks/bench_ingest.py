@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pyoxigraph
-from otel_prov.exporters import OxigraphStoreExporter
 
 from benchmarks.workload import report, session_spans
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import to_nquads
 

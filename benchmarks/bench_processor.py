@@ -22,10 +22,10 @@ from pathlib import Path
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
-from otel_prov.exporters import OxigraphStoreExporter
 
 from benchmarks.workload import report
 from otel_prov import ProvSpanProcessor
+from otel_prov.exporters import OxigraphStoreExporter
 
 SESSIONS_PER_ROUND = 200
 ITERATIONS = 5

@@ -32,7 +32,7 @@ from benchmarks.workload import median_seconds, session_spans
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.read._backend import EmbeddedBackend
-from otel_prov.view import create_app
+from otel_prov.view._app import create_app
 
 LIST_TARGET_MS = 300
 SESSION_TARGET_MS = 1000

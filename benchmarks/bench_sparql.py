@@ -28,12 +28,12 @@ import requests
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_prov.exporters import ExportResult, ProvExporter, SparqlUpdateExporter
-from otel_prov.exporters._sparql_client import update_text
 
 import otel_prov
 from benchmarks.workload import report
 from otel_prov import ProvRecord, ProvSpanProcessor, SpanRecord, map_spans, record_from_span
+from otel_prov.exporters import ExportResult, ProvExporter, SparqlUpdateExporter
+from otel_prov.exporters._sparql_client import update_text
 from tests.servers import SparqlServer, start_oxigraph
 
 SESSIONS = 600

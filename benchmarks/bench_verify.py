@@ -27,9 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from otel_prov.exporters import OxigraphStoreExporter
-
 from benchmarks.workload import session_spans
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import open_store
 from otel_prov.read._backend import EmbeddedBackend

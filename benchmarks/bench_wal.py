@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 from opentelemetry.sdk.trace import TracerProvider
-from otel_prov.exporters import OxigraphStoreExporter
 
 from otel_prov import ProvSpanProcessor
+from otel_prov.exporters import OxigraphStoreExporter
 
 CALLS = 2000
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
-
 from benchmarks.workload import median_seconds, report, session_spans
+from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import ProvenanceReader
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, QueryResult, RemoteBackend

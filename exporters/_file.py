@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
-from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 
+from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.prov._rdf import PREFIXES, to_nquads, to_ntriples
 from otel_prov.prov._record import ProvRecord
 

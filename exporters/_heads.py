@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from otel_prov.exporters._spool import write_atomically
-
 from otel_prov.prov._rdf import instant_order, iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import heads_in, newest_heads

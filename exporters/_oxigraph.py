@@ -30,6 +30,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
+
+from otel_prov._forks import reset_in_child
+from otel_prov._repeated import RepeatedFailure
+from otel_prov._settings import env_str, fsync_always
+from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._rocksdb import (
@@ -38,11 +43,6 @@ from otel_prov.exporters._rocksdb import (
     register_writer,
     writable_here,
 )
-
-from otel_prov._forks import reset_in_child
-from otel_prov._repeated import RepeatedFailure
-from otel_prov._settings import env_str, fsync_always
-from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query

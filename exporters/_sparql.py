@@ -69,17 +69,6 @@ from opentelemetry import metrics
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
 from opentelemetry.metrics import CallbackOptions, Observation
 from opentelemetry.util.re import parse_env_headers
-from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
-from otel_prov.exporters._heads import CHAIN_HEADS, RememberedHeads, adopt_heads
-from otel_prov.exporters._sparql_client import (
-    Answer,
-    Outcome,
-    SparqlUpdateClient,
-    by_graph,
-    redact_url,
-    to_nquad_lines,
-)
-from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
 from requests.auth import AuthBase, HTTPDigestAuth
 
 from otel_prov._forks import reset_in_child
@@ -92,6 +81,17 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
 )
+from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._heads import CHAIN_HEADS, RememberedHeads, adopt_heads
+from otel_prov.exporters._sparql_client import (
+    Answer,
+    Outcome,
+    SparqlUpdateClient,
+    by_graph,
+    redact_url,
+    to_nquad_lines,
+)
+from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query, newest_heads
 

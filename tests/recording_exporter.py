@@ -7,7 +7,6 @@ import time
 from collections.abc import Sequence
 
 from otel_prov.exporters import ExportResult, ProvExporter
-
 from otel_prov.prov._record import ProvRecord
 
 

@@ -9,9 +9,9 @@ import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
+from otel_prov.exporters import OxigraphStoreExporter
 
 
 def _exporters(handle: otel_prov.ProvHandle) -> list[object]:

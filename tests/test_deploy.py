@@ -650,11 +650,11 @@ def test_agent_image_installs_the_package_and_runs_the_example() -> None:
     }
     for source in copied:
         assert (ROOT / source).exists(), f"COPY of missing {source}"
-    # Every folder that pyproject maps to a package is in the image before `pip install .`.
+    # Every folder that pyproject maps to a package is in the image before `pip install`.
     folders = set(_pyproject()["tool"]["setuptools"]["package-dir"].values())
     assert folders <= copied, folders - copied
     assert {"pyproject.toml", "README.md", "deploy/agent-requirements.txt"} <= copied
-    assert ("RUN", "pip install . -r agent-requirements.txt") in instructions
+    assert ("RUN", "pip install '.[receive]' -r agent-requirements.txt") in instructions
     cmd = json.loads(dict(instructions)["CMD"])
     assert cmd == ["python", "examples/service_app.py", "--host", "0.0.0.0"]
     assert PurePosixPath(cmd[1]).parts[0] in copied

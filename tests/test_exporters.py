@@ -11,6 +11,8 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 import rdflib
+
+from otel_prov import ProvRecord, map_spans
 from otel_prov.exporters import (
     DEFAULT_GRAPH,
     ExportResult,
@@ -18,8 +20,6 @@ from otel_prov.exporters import (
     OxigraphStoreExporter,
     SparqlUpdateExporter,
 )
-
-from otel_prov import ProvRecord, map_spans
 from otel_prov.prov._rdf import PREFIXES
 from otel_prov.prov._sealer import Sealer, heads_in
 from otel_prov.setup._destination import destination_from_settings

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "otel_prov._version",
         "otel_prov._settings",
+        "otel_prov._extras",
         "otel_prov._forks",
         "otel_prov._repeated",
         "otel_prov.environment_variables",

@@ -1,14 +1,60 @@
-"""A regular (non-editable) install lays the three source folders out as one package."""
+"""A regular (non-editable) install lays the three source folders out as one package, and
+the core install brings only what writing and reading provenance needs."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otel_prov._extras import EXTRAS
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _project() -> dict[str, Any]:
+    """pyproject.toml's ``[project]`` table."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    project: dict[str, Any] = tomllib.loads(text)["project"]
+    return project
+
+
+def _name(requirement: str) -> str:
+    """The normalised distribution name a requirement line starts with."""
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", requirement)
+    assert match is not None, requirement
+    return re.sub(r"[-_.]+", "-", match.group()).lower()
+
+
+def test_the_core_is_what_the_design_card_names() -> None:
+    """OpenTelemetry API, SDK and OTLP exporter, rdflib, SPARQLWrapper and pyoxigraph, and
+    requests, which the SPARQL exporter imports; no web stack."""
+    assert {_name(r) for r in _project()["dependencies"]} == {
+        "opentelemetry-api",
+        "opentelemetry-sdk",
+        "opentelemetry-exporter-otlp",
+        "rdflib",
+        "sparqlwrapper",
+        "pyoxigraph",
+        "requests",
+    }
+
+
+def test_serve_and_receive_extras_install_what_their_commands_import() -> None:
+    extras = _project()["optional-dependencies"]
+    for extra, modules in EXTRAS.items():
+        assert {_name(r) for r in extras[extra]} == set(modules), extra
+    assert "otel-prov[serve,receive]" in extras["dev"]
 
 
 def test_wheel_maps_exporters_and_semconv_into_otel_prov(tmp_path: Path) -> None:

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
-from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.processing._blobs import (
     PREVIEW_CHARS,
     BlobError,

@@ -11,7 +11,6 @@ import pytest
 import rdflib
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from otel_prov.semconv import SHAPES_PATH
 from prov.model import ProvDocument
 
 import otel_prov
@@ -19,6 +18,7 @@ from otel_prov.demo import run_demo_agent
 from otel_prov.prov._rdf import PREFIXES, SPARQL_PREFIXES, datetime_from_ns
 from otel_prov.read import open_store
 from otel_prov.read._verify import constraint_violations
+from otel_prov.semconv import SHAPES_PATH
 from tests.cli import run_cli
 from tests.retrieval_agent import rag_agent
 from tests.session_tree import known_session

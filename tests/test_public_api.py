@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import types
 
-import otel_prov.exporters
 import pytest
 from opentelemetry.sdk.trace.export import SpanExporter
 
 import otel_prov
 import otel_prov.capture
+import otel_prov.exporters
 
 
 @pytest.mark.parametrize("module", [otel_prov, otel_prov.capture, otel_prov.exporters])
 def test_all_is_sorted_and_complete(module: types.ModuleType) -> None:
     exported = list(module.__all__)
     assert exported == sorted(exported)
+    # dir() and getattr(), not vars(): otel_prov resolves its names on first use (PEP 562).
     public = {
         name
-        for name, value in vars(module).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(module)
+        if not name.startswith("_") and not isinstance(getattr(module, name), types.ModuleType)
     }
     assert public == set(exported) - {"__version__"}
 
@@ -43,3 +44,8 @@ def test_contract_names_exist() -> None:
 def test_users_who_build_their_own_provider_can_wrap_their_exporter() -> None:
     assert "RedactingSpanExporter" in otel_prov.__all__
     assert issubclass(otel_prov.RedactingSpanExporter, SpanExporter)
+
+
+def test_each_lazy_name_of_otel_prov_is_in_all() -> None:
+    """``otel_prov`` resolves its names from a table beside ``__all__``: the two agree."""
+    assert set(otel_prov._HOME_OF) == set(otel_prov.__all__) - {"__version__"}

@@ -22,10 +22,10 @@ import pytest
 import rdflib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov.read
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._bundle import bundle_triples, bundles_in, session_content
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import OPROV

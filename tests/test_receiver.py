@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from google.protobuf.json_format import MessageToDict
-from otel_prov.exporters._base import graph_term
-from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 
 from benchmarks.workload import session_spans
+from otel_prov.exporters._base import graph_term
+from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings, RequestRefusedError
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend

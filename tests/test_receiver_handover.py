@@ -10,10 +10,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
-from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 
 from benchmarks.workload import session_spans
+from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings
 from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.processing._processor import RecordPreparer

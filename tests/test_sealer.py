@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import set_span_in_context
-from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._bundle import canonical_text, content_hash, manifest
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._numeric import NUMERIC_SUFFIXES, canonical_number

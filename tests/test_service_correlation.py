@@ -20,9 +20,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_prov.exporters import OxigraphStoreExporter
 
 from otel_prov import ProvSpanProcessor
+from otel_prov.exporters import OxigraphStoreExporter
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "service_app.py"
 PREFIXES = (

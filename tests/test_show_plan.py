@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from otel_prov.exporters import OxigraphStoreExporter
 
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import PlanStepView, PostconditionView, open_store
 from tests.cli import show, shown_view

@@ -16,11 +16,11 @@ import pyoxigraph
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from otel_prov.exporters._heads import CHAIN_HEADS, adopt_heads
 from otel_prov.exporters._sparql import default_query_endpoint, sparql_headers
 from otel_prov.exporters._sparql_client import by_graph, redact_url, to_nquad_lines, update_text
 from otel_prov.exporters._spool import Spool, SpoolFullError
-
 from otel_prov.prov._rdf import literal
 
 

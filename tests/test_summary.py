@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from otel_prov.exporters import OxigraphStoreExporter
 
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import (
     IterationView,

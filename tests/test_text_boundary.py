@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode
-from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.prov._span_record import SpanEvent, clean_record, clean_text, record_from_span

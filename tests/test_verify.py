@@ -15,11 +15,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import NonRecordingSpan, SpanContext
-from otel_prov.exporters import OxigraphStoreExporter
 
 import otel_prov
 from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._bundle import bundle_iri, bundle_triples, content_hash, session_content
 from otel_prov.prov._queries import session_construct_query
 from otel_prov.prov._rdf import to_nquads

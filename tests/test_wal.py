@@ -15,11 +15,11 @@ import pyoxigraph
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
-from otel_prov.exporters import ExportResult, FileExporter
 
 import otel_prov
 from otel_prov import ProvSpanProcessor, map_spans
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters import ExportResult, FileExporter
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import Role, SpanRecord, clean_record, clean_text

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
+from otel_prov._extras import MissingExtraError, needs_extra
 from otel_prov._settings import env_str
 from otel_prov._version import __version__
 from otel_prov.capture import _content
@@ -62,8 +63,6 @@ from otel_prov.setup._destination import (
     spool_dir_from_settings,
     store_path,
 )
-from otel_prov.view import create_app
-from otel_prov.view._server import is_loopback, serve
 
 __all__ = ["COMMANDS", "main"]
 
@@ -732,6 +731,9 @@ def _receive(args: argparse.Namespace) -> ExitCode:
 
 def _serve(args: argparse.Namespace) -> ExitCode:
     """Open the store (or endpoint) first, so that one that cannot be read fails at once."""
+    with needs_extra("serve", "serve"):
+        from otel_prov.view._app import create_app
+        from otel_prov.view._server import is_loopback, serve
     graph = _graph(args)[1:-1]
     _backend(args)  # --store and --endpoint together are refused before anything opens
     app = create_app(
@@ -896,7 +898,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.USAGE_ERROR
     try:
         return COMMANDS[args.command](args)
-    except UsageError as exc:
+    except (UsageError, MissingExtraError) as exc:
         _say(str(exc))
         return ExitCode.USAGE_ERROR
     except StoreUnavailableError as exc:

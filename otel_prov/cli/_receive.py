@@ -9,20 +9,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from otel_prov._extras import needs_extra
 from otel_prov._settings import env_str
 from otel_prov.cli._exit import ExitCode
 from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
     OTEL_PROV_RECEIVER_TOKEN,
-)
-from otel_prov.ingest.receiver import (
-    BearerToken,
-    Listen,
-    Receiver,
-    ReceiverSettings,
-    parse_address,
-    serve,
 )
 from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
@@ -76,6 +69,16 @@ def receive(
     a port or data directory in use.
 
     ``destination`` opens the exporter once the flags are checked."""
+    with needs_extra("receive", "receive"):
+        from otel_prov.ingest.receiver import (
+            BearerToken,
+            Listen,
+            Receiver,
+            ReceiverSettings,
+            parse_address,
+            serve,
+        )
+    token = _token(args.token_file)
     listen = Listen(
         grpc=parse_address(
             args.grpc or env_str(OTEL_PROV_RECEIVER_GRPC, DEFAULT_GRPC) or "", "--grpc"
@@ -83,7 +86,7 @@ def receive(
         http=parse_address(
             args.http or env_str(OTEL_PROV_RECEIVER_HTTP, DEFAULT_HTTP) or "", "--http"
         ),
-        token=_token(args.token_file),
+        token=None if token is None else BearerToken(token),
     )
     if args.trace_idle is not None and args.trace_idle <= 0:
         raise ValueError(
@@ -114,7 +117,8 @@ def receive(
     return ExitCode.OK
 
 
-def _token(path: Path | None) -> BearerToken | None:
+def _token(path: Path | None) -> str | None:
+    """The bearer token's text, from ``--token-file`` else the environment; None: no token."""
     if path is not None:
         try:
             text = path.read_text(encoding="utf-8")
@@ -124,7 +128,7 @@ def _token(path: Path | None) -> BearerToken | None:
         text = env_str(OTEL_PROV_RECEIVER_TOKEN) or ""
         if not text:
             return None
-    return BearerToken(text)
+    return text
 
 
 def _reader(backend: QueryBackend) -> Callable[[], QueryBackend]:

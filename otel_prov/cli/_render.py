@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from otel_prov._extras import needs_extra
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._session_view import SessionSummary, SessionView, Usage
@@ -23,7 +24,6 @@ from otel_prov.view._labels import (
     token_totals_label,
     tokens_label,
 )
-from otel_prov.view._pages import session_page
 
 __all__ = [
     "VIEW_FORMATS",
@@ -273,6 +273,8 @@ def render_views(
     if fmt == "json":
         return render_json(list(views)) + "\n"
     if fmt == "html":
+        with needs_extra("serve", "show --format html"):
+            from otel_prov.view._pages import session_page
         return session_page(views, links=trace_links, why=why, standalone=True)
     if fmt == "mermaid" and len(views) > 1:
         return _mermaid_document(views)

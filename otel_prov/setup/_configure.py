@@ -159,18 +159,18 @@ def configure(
     if otlp or (otlp is None and any(env_str(name) for name in _OTLP_ENDPOINT_VARIABLES)):
         provider.add_span_processor(_otlp_processor())
     processor = None
-    if provenance if provenance is not None else env_bool(OTEL_PROV_PROVENANCE, True):
-        if exporter is None:
-            exporter = _exporter_or_none(
-                store=store,
-                sparql_update_endpoint=sparql_update_endpoint,
-                sparql_query_endpoint=sparql_query_endpoint,
-                sparql_headers=sparql_headers,
-                spool_dir=spool_dir,
-                graph=graph,
-                sparql_graph_store_endpoint=sparql_graph_store_endpoint,
-            )
-    if exporter is not None:
+    wanted = provenance if provenance is not None else env_bool(OTEL_PROV_PROVENANCE, True)
+    if wanted and exporter is None:
+        exporter = _exporter_or_none(
+            store=store,
+            sparql_update_endpoint=sparql_update_endpoint,
+            sparql_query_endpoint=sparql_query_endpoint,
+            sparql_headers=sparql_headers,
+            spool_dir=spool_dir,
+            graph=graph,
+            sparql_graph_store_endpoint=sparql_graph_store_endpoint,
+        )
+    if wanted and exporter is not None:
         processor = ProvSpanProcessor(
             exporter,
             session_timeout=session_timeout,

@@ -6,11 +6,8 @@ focuses it).  Everything is read-only: the app answers GET (and POST for the SPA
 box), refuses every SPARQL update with 400, and stops a query that runs past its time.
 Every value is escaped, and a Content-Security-Policy lets only the page's own style
 and script run, so that text an agent recorded can never act as markup or script.
+
+The app (``_app.create_app``) and the pages (``_pages.session_page``) need the web stack
+of ``otel-prov[serve]``; this package imports neither, so that the terminal's own
+renderer can share ``_labels`` on the core install.
 """
-
-from __future__ import annotations
-
-from otel_prov.view._app import create_app
-from otel_prov.view._pages import session_page
-
-__all__ = ["create_app", "session_page"]

@@ -23,12 +23,12 @@ import pytest
 import rdflib
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_prov.semconv import SHAPES_PATH
 
 from otel_prov import map_spans, record_from_span
 from otel_prov.instrumentation.langchain import LangChainInstrumentor
 from otel_prov.prov._rdf import RDF_TYPE, parse_literal, to_ntriples
 from otel_prov.prov._vocab import O, P
+from otel_prov.semconv import SHAPES_PATH
 from tests.instrumentation.test_langchain import ask, faq_agent, get_weather, weather_agent
 
 Triples = set[tuple[str, str, str]]
@@ -194,9 +194,7 @@ def test_official_genai_spans_map_to_our_react_shape(
 ) -> None:
     types = importlib.import_module("opentelemetry.util.genai.types")
     question = [types.InputMessage(role="user", parts=[types.Text(content="Weather in Paris?")])]
-    request = types.ToolCallRequest(
-        arguments={"city": "Paris"}, name="get_weather", id="call_1"
-    )
+    request = types.ToolCallRequest(arguments={"city": "Paris"}, name="get_weather", id="call_1")
     with genai_handler.invoke_local_agent(agent_name="weather", request_model="m") as agent:
         agent.input_messages = question
         with genai_handler.inference("p", request_model="m") as chat:

@@ -8,9 +8,8 @@ import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
-from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
-
 from otel_prov import ProvRecord
+from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 from tests.servers import SparqlServer
 
 GRAPH = "urn:otel-prov:graph"

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import requests
 from opentelemetry.sdk.trace import TracerProvider
-from otel_prov.exporters import SparqlUpdateExporter
 
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters import SparqlUpdateExporter
 from otel_prov.prov._prices import parse_prices
 from otel_prov.prov._span_record import SpanEvent
 from otel_prov.read._backend import RemoteBackend

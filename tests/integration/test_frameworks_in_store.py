@@ -33,9 +33,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_prov.exporters import SparqlUpdateExporter
 
 import otel_prov
+from otel_prov.exporters import SparqlUpdateExporter
 from tests.integration.store_queries import select
 from tests.servers import SparqlServer, start_oxigraph
 

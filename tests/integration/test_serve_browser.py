@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from otel_prov.exporters import OxigraphStoreExporter
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -25,6 +24,7 @@ from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
 from otel_prov import map_spans
+from otel_prov.exporters import OxigraphStoreExporter
 from tests.builders import make_span
 from tests.cli import run_cli
 from tests.serving import Served, serving

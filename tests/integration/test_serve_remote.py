@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import requests
-from otel_prov.exporters import SparqlUpdateExporter
 
 from otel_prov import map_spans
+from otel_prov.exporters import SparqlUpdateExporter
 from tests.servers import SparqlServer
 from tests.serving import serving
 from tests.session_tree import known_session

@@ -16,10 +16,10 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from otel_prov.exporters import SparqlUpdateExporter
 
 import otel_prov
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans, record_from_span
+from otel_prov.exporters import SparqlUpdateExporter
 from tests.cli import CLI, run_cli
 from tests.fault_proxy import FaultProxy
 from tests.forking import run_forking_agent

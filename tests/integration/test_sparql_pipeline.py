@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from otel_prov.exporters import SparqlUpdateExporter
 
 import otel_prov
 from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters import SparqlUpdateExporter
 from tests.fault_proxy import FaultProxy
 from tests.integration.store_queries import count, triple_count
 from tests.servers import SparqlServer

@@ -28,6 +28,7 @@ from tests.cli import run_cli
 from tests.otlp_agent import spans_per_session
 from tests.receiver import Receiver, Receivers, healthz, quads, run_agent
 from tests.test_otlp_proto import GOOD
+from tests.waiting import until
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LIMIT = 32 << 20
@@ -299,3 +300,31 @@ def test_the_bearer_token_is_required_and_never_logged(
     assert healthz(receiver) == 200  # no token needed to ask
     assert receiver.stop() == 0
     assert secret not in receiver.log_text()
+
+
+def test_a_retried_request_lets_the_journal_go_once_its_trace_is_stored(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    """An exporter that timed out sends the same request again: the receiver journals it a
+    second time, and that record too must be released once the trace is stored, whether
+    the retry came before the trace was mapped or after (else it holds every later
+    segment, and past the journal limit every request is refused)."""
+    data = tmp_path / "data"
+    receiver = receivers.start(
+        "--store", str(tmp_path / "store"), "--data-dir", str(data), "--trace-idle", "0.5"
+    )
+    session = Span()
+    session.CopyFrom(GOOD)
+    session.attributes.add(key="gen_ai.operation.name").value.string_value = "invoke_agent"
+    body = request(session)
+    for mapped in (1, 2):
+        assert post(receiver, body)[0] == 200
+        assert post(receiver, body)[0] == 200  # the retry
+        receiver.wait_for("otel_prov_receiver_traces_mapped_total", mapped)
+        until(
+            lambda: receiver.metrics()["otel_prov_receiver_journal_bytes"] == 0,
+            "every record of the trace released",
+            timeout=15,
+        )
+        assert list((data / "journal").glob("segment-*")) == []
+    assert receiver.stop() == 0

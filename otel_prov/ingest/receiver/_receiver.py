@@ -15,7 +15,8 @@ Failure is never silent:
 * a request that cannot be decoded raises :class:`InvalidRequestError` (HTTP 400);
 * spans that break the OTLP rules are left out and counted (``partial_success``);
 * past ``max_pending_spans`` buffered, or ``max_journal_bytes`` journaled, or before
-  the journal is replayed, or while draining, a request raises
+  the journal is replayed, or while draining, or while the disk refuses the journal
+  (full, say: logged once until a request goes in again), a request raises
   :class:`RequestRefusedError` with a retry delay (HTTP 429/503 with ``Retry-After``,
   gRPC UNAVAILABLE with ``RetryInfo``), and the sender keeps it;
 * a cycle whose traces the destination did not take (store down, SPARQL exporter still
@@ -211,6 +212,7 @@ class Receiver:
         self._stop = threading.Event()
         self._ready = False
         self._closing = False
+        self._journal_failing = False
         self._sealer: Sealer | None = None
         self._batch: list[Due] = []
         self._batch_since = 0.0
@@ -305,21 +307,28 @@ class Receiver:
                 raise refusal
         prepared = [self._prepare(span) for span in spans]
         with self._lock:
-            sequence = self._journal.append(
-                JSON if encoding == "json" else PROTOBUF,
-                body,
-                {span.trace_id for span in prepared},
-            )
+            try:
+                sequence = self._journal.append(
+                    JSON if encoding == "json" else PROTOBUF,
+                    body,
+                    {span.trace_id for span in prepared},
+                )
+            except OSError as exc:
+                self._counts["spans_refused"] += len(spans)
+                raise self._journal_failed("cannot be written", exc) from exc
             self._buffer.add(prepared, sequence, self._clock())
             self._counts["spans_received"] += len(spans)
             self._counts["spans_rejected"] += parsed.skipped
         try:
             self._journal.sync(sequence)
         except OSError as exc:
-            _logger.exception("cannot make the journal durable")
-            raise RequestRefusedError(
-                f"journal not durable: {exc.strerror}", overloaded=False
-            ) from exc
+            with self._lock:
+                raise self._journal_failed("is not durable", exc) from exc
+        if self._journal_failing:  # read without the lock: the usual case costs nothing
+            with self._lock:
+                if self._journal_failing:
+                    self._journal_failing = False
+                    _logger.info("journal %s: written again", self._journal.directory)
         return Accepted(
             len(spans), parsed.skipped, "; ".join(parsed.problems[:_PROBLEMS_IN_MESSAGE])
         )
@@ -334,6 +343,19 @@ class Receiver:
         if not isinstance(document, dict):
             raise InvalidRequestError(f"{source}: not an OTLP trace request (a JSON object)")
         return parse_otlp_request(document, source)
+
+    def _journal_failed(self, what: str, exc: OSError) -> RequestRefusedError:
+        """A request refused for a disk that refuses the journal (full, say), to be sent
+        again (HTTP 503, gRPC UNAVAILABLE); logged once until a request goes in again, not
+        once per request (under the lock)."""
+        problem = f"the journal in {self._journal.directory} {what}: {exc.strerror or exc}"
+        if not self._journal_failing:
+            self._journal_failing = True
+            _logger.error(
+                "%s; refusing requests until it can be written again (the senders retry them)",
+                problem,
+            )
+        return RequestRefusedError(problem, overloaded=False)
 
     def _refusal(self) -> RequestRefusedError | None:
         """Why a request cannot be taken now (under the lock); ``None`` when it can."""

@@ -328,3 +328,36 @@ def test_a_retried_request_lets_the_journal_go_once_its_trace_is_stored(
         )
         assert list((data / "journal").glob("segment-*")) == []
     assert receiver.stop() == 0
+
+
+def test_hostile_json_is_answered_400_or_partial_success_and_the_valid_spans_kept(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    """Past Python's limits (int() of more than 4,300 digits, nesting past the recursion
+    limit): the receiver names the problem, keeps what is valid, and stays up."""
+    receiver = receivers.start("--store", str(tmp_path / "store"), "--trace-idle", "600")
+    good = {
+        "traceId": GOOD.trace_id.hex(),
+        "spanId": GOOD.span_id.hex(),
+        "name": "invoke_agent a",
+        "startTimeUnixNano": "1000",
+    }
+    huge = {"key": "n", "value": {"intValue": "9" * 5000}}
+    spans = [{**good, "attributes": [huge]}, {**good, "spanId": "1" * 16, "startTimeUnixNano": 0}]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    body = body.replace('"startTimeUnixNano": 0', '"startTimeUnixNano": ' + "1" * 5000)
+    status, _, answer = post(receiver, body.encode(), "application/json")
+    partial = json.loads(answer)["partialSuccess"]
+    assert status == 200 and partial["rejectedSpans"] == "1"
+    assert (
+        "attribute 'n' has intValue of 5000 digits, out of the 64-bit range"
+        in (partial["errorMessage"])
+    )
+    assert "startTimeUnixNano of 5000 digits" in partial["errorMessage"]
+    status, _, answer = post(receiver, b"[" * 100_000 + b"]" * 100_000, "application/json")
+    assert status == 400 and "nested too deep" in json.loads(answer)["message"]
+    metrics = receiver.metrics()
+    assert metrics["otel_prov_receiver_spans_received_total"] == 1
+    assert metrics["otel_prov_receiver_spans_rejected_total"] == 1
+    assert receiver.stop() == 0
+    assert "Traceback" not in receiver.log_text()

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import json
 import logging
 import os
 import threading
@@ -53,8 +52,8 @@ from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
 from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
-from otel_prov.prov._otlp_json import ParsedSpans, parse_otlp_request
-from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
+from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_otlp_json_body
+from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
@@ -336,13 +335,7 @@ class Receiver:
     def _decode(self, body: bytes, encoding: Encoding, source: str) -> ParsedSpans:
         if encoding == "protobuf":
             return parse_otlp_proto(body, source)
-        try:
-            document = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InvalidRequestError(f"{source}: not JSON: {exc}") from exc
-        if not isinstance(document, dict):
-            raise InvalidRequestError(f"{source}: not an OTLP trace request (a JSON object)")
-        return parse_otlp_request(document, source)
+        return parse_otlp_json_body(body, source)
 
     def _journal_failed(self, what: str, exc: OSError) -> RequestRefusedError:
         """A request refused for a disk that refuses the journal (full, say), to be sent

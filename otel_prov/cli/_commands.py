@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from otel_prov._settings import env_str
+from otel_prov._settings import env_str, is_loopback
 from otel_prov._version import __version__
 from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
@@ -63,7 +63,7 @@ from otel_prov.setup._destination import (
     store_path,
 )
 from otel_prov.view import create_app
-from otel_prov.view._server import is_loopback, serve
+from otel_prov.view._server import serve
 
 __all__ = ["COMMANDS", "main"]
 

@@ -6,6 +6,7 @@ default is used: configuration mistakes never crash the host application.
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 from collections.abc import Callable
@@ -13,7 +14,15 @@ from typing import TypeVar
 
 from otel_prov.environment_variables import OTEL_PROV_WAL_FSYNC
 
-__all__ = ["env_bool", "env_choice", "env_float", "env_int", "env_str", "fsync_always"]
+__all__ = [
+    "env_bool",
+    "env_choice",
+    "env_float",
+    "env_int",
+    "env_str",
+    "fsync_always",
+    "is_loopback",
+]
 
 _logger = logging.getLogger(__name__)
 
@@ -76,3 +85,15 @@ def env_int(name: str, default: int) -> int:
 def fsync_always() -> bool:
     """``OTEL_PROV_WAL_FSYNC=always``: what is kept on disk for later is also fsync'd."""
     return env_choice(OTEL_PROV_WAL_FSYNC, ("always", "never"), "never") == "always"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach ``host`` (``localhost``, 127.0.0.0/8, ::1): a
+    server listening anywhere else (``0.0.0.0``, a network address, a host name) without
+    a credential warns, whether it serves the web view or receives spans."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

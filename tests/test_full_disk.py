@@ -41,13 +41,13 @@ AGENT = textwrap.dedent("""
 
     sessions("before", 5)
     assert handle.force_flush()
-    fill(disk / "filler")
+    fill(disk)
     sessions("full", full_sessions)
     handle.force_flush()  # may say False; must not raise
     (disk / "filler").unlink()
     sessions("after", 5)
     assert handle.force_flush()
-    fill(disk / "filler")  # full again as the agent exits
+    fill(disk)  # full again as the agent exits
     handle.shutdown()
     print(json.dumps(dataclasses.asdict(handle.processor.statistics())))
 """)

@@ -242,6 +242,15 @@ def test_non_finite_doubles_url_safe_bytes_and_empty_values_read_as_proto3_json_
 
 # --- bad input -----------------------------------------------------------------------
 
+
+def _nested(depth: int) -> dict[str, Any]:
+    """An ``AnyValue`` holding arrays ``depth`` deep."""
+    value: dict[str, Any] = {"intValue": "1"}
+    for _ in range(depth):
+        value = {"arrayValue": {"values": [value]}}
+    return value
+
+
 _GOOD = {
     "traceId": "0af7651916cd43dd8448eb211c80319c",
     "spanId": "b7ad6b7169203331",
@@ -298,6 +307,32 @@ _GOOD = {
             _line({**_GOOD, "links": [{"traceId": "x", "spanId": "b7ad6b7169203331"}]}),
             'f.jsonl:2: span 1 (b7ad6b7169203331): link 1 has traceId "x", not 32 hex digits',
         ),
+        # Hostile input: past Python's int() limit (4,300 digits) or its recursion limit.
+        (
+            _line({**_GOOD, "attributes": [{"key": "n", "value": {"intValue": "9" * 5000}}]}),
+            "f.jsonl:2: span 1 (b7ad6b7169203331): attribute 'n' has intValue of 5000 digits, "
+            "out of the 64-bit range; skipped",
+        ),
+        (
+            _line({**_GOOD, "attributes": [{"key": "n", "value": {"intValue": 0}}]}).replace(
+                '"intValue": 0', '"intValue": -' + "9" * 5000
+            ),
+            "f.jsonl:2: span 1 (b7ad6b7169203331): attribute 'n' has intValue of 5000 digits, "
+            "out of the 64-bit range; skipped",
+        ),
+        (
+            _line({**_GOOD, "startTimeUnixNano": 0}).replace(
+                '"startTimeUnixNano": 0', '"startTimeUnixNano": ' + "1" * 5000
+            ),
+            "f.jsonl:2: span 1 has startTimeUnixNano of 5000 digits, out of the 64-bit range; "
+            "skipped",
+        ),
+        (
+            _line({**_GOOD, "attributes": [{"key": "n", "value": _nested(100)}]}),
+            "f.jsonl:2: span 1 (b7ad6b7169203331): attribute 'n' has values nested more than "
+            "64 deep; skipped",
+        ),
+        ("[" * 100_000 + "]" * 100_000, "f.jsonl:2: JSON nested too deep to read; skipped"),
     ],
 )
 def test_a_bad_part_is_named_by_file_and_line_and_the_rest_is_read(line: str, problem: str) -> None:
@@ -640,6 +675,38 @@ def test_bad_lines_are_named_by_file_and_line_and_the_rest_imported_exit_2(
     assert result.stdout == (
         "imported 4 spans from 2 traces: 2 sessions (2 unreadable parts skipped, listed above)\n"
     )
+
+
+def test_hostile_lines_are_named_by_file_and_line_and_the_rest_imported_exit_2(
+    tmp_path: Path,
+) -> None:
+    """Past Python's limits (int() of more than 4,300 digits, nesting past the recursion
+    limit): one line each on stderr, no traceback, every session around them imported."""
+    path = tmp_path / "hostile.jsonl"
+    attributes = [*_GOOD["attributes"], {"key": "n", "value": {"intValue": 0}}]
+    huge = _line({**_GOOD, "attributes": attributes})
+    path.write_text(
+        encode_lines(_session_spans(0xA, "weather", 0))
+        + huge.replace('"intValue": 0', '"intValue": ' + "9" * 5000)
+        + "\n"
+        + "[" * 100_000
+        + "]" * 100_000
+        + "\n"
+        + encode_lines(_session_spans(0xB, "weather", 100))
+        + _line({**_GOOD, "traceId": "c" * 32, "startTimeUnixNano": "9" * 5000})
+        + "\n",
+        encoding="utf-8",
+    )
+    result = _import(path, "--store", tmp_path / "store")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        f"otel-prov: {path}:2: span 1 (b7ad6b7169203331): attribute 'n' has intValue of 5000 "
+        "digits, out of the 64-bit range; skipped",
+        f"otel-prov: {path}:3: JSON nested too deep to read; skipped",
+        f"otel-prov: {path}:5: span 1 has startTimeUnixNano of 5000 digits, out of the 64-bit "
+        "range; skipped",
+    ]
+    assert result.stdout.startswith("imported 7 spans from 3 traces: 3 sessions")
 
 
 def test_nothing_to_import_is_exit_1(tmp_path: Path) -> None:

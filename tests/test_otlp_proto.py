@@ -25,8 +25,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_prov.demo import run_demo_agent
-from otel_prov.prov._otlp_json import parse_otlp_request
-from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
+from otel_prov.prov._otlp_json import InvalidRequestError, parse_otlp_request
+from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._span_record import SpanRecord, record_from_span
 from tests.test_import import _hex_ids, span_records
 

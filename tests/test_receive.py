@@ -28,6 +28,7 @@ from tests.cli import run_cli
 from tests.otlp_agent import spans_per_session
 from tests.receiver import Receiver, Receivers, healthz, quads, run_agent
 from tests.test_otlp_proto import GOOD
+from tests.waiting import until
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 LIMIT = 32 << 20
@@ -299,3 +300,86 @@ def test_the_bearer_token_is_required_and_never_logged(
     assert healthz(receiver) == 200  # no token needed to ask
     assert receiver.stop() == 0
     assert secret not in receiver.log_text()
+
+
+def test_a_retried_request_lets_the_journal_go_once_its_trace_is_stored(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    """An exporter that timed out sends the same request again: the receiver journals it a
+    second time, and that record too must be released once the trace is stored, whether
+    the retry came before the trace was mapped or after (else it holds every later
+    segment, and past the journal limit every request is refused)."""
+    data = tmp_path / "data"
+    receiver = receivers.start(
+        "--store", str(tmp_path / "store"), "--data-dir", str(data), "--trace-idle", "0.5"
+    )
+    session = Span()
+    session.CopyFrom(GOOD)
+    session.attributes.add(key="gen_ai.operation.name").value.string_value = "invoke_agent"
+    body = request(session)
+    for mapped in (1, 2):
+        assert post(receiver, body)[0] == 200
+        assert post(receiver, body)[0] == 200  # the retry
+        receiver.wait_for("otel_prov_receiver_traces_mapped_total", mapped)
+        until(
+            lambda: receiver.metrics()["otel_prov_receiver_journal_bytes"] == 0,
+            "every record of the trace released",
+            timeout=15,
+        )
+        assert list((data / "journal").glob("segment-*")) == []
+    assert receiver.stop() == 0
+
+
+def test_hostile_json_is_answered_400_or_partial_success_and_the_valid_spans_kept(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    """Past Python's limits (int() of more than 4,300 digits, nesting past the recursion
+    limit): the receiver names the problem, keeps what is valid, and stays up."""
+    receiver = receivers.start("--store", str(tmp_path / "store"), "--trace-idle", "600")
+    good = {
+        "traceId": GOOD.trace_id.hex(),
+        "spanId": GOOD.span_id.hex(),
+        "name": "invoke_agent a",
+        "startTimeUnixNano": "1000",
+    }
+    huge = {"key": "n", "value": {"intValue": "9" * 5000}}
+    spans = [{**good, "attributes": [huge]}, {**good, "spanId": "1" * 16, "startTimeUnixNano": 0}]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]})
+    body = body.replace('"startTimeUnixNano": 0', '"startTimeUnixNano": ' + "1" * 5000)
+    status, _, answer = post(receiver, body.encode(), "application/json")
+    partial = json.loads(answer)["partialSuccess"]
+    assert status == 200 and partial["rejectedSpans"] == "1"
+    assert (
+        "attribute 'n' has intValue of 5000 digits, out of the 64-bit range"
+        in (partial["errorMessage"])
+    )
+    assert "startTimeUnixNano of 5000 digits" in partial["errorMessage"]
+    status, _, answer = post(receiver, b"[" * 100_000 + b"]" * 100_000, "application/json")
+    assert status == 400 and "nested too deep" in json.loads(answer)["message"]
+    metrics = receiver.metrics()
+    assert metrics["otel_prov_receiver_spans_received_total"] == 1
+    assert metrics["otel_prov_receiver_spans_rejected_total"] == 1
+    assert receiver.stop() == 0
+    assert "Traceback" not in receiver.log_text()
+
+
+def test_listening_beyond_this_machine_without_a_token_is_warned_about(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    """Anyone who can reach such a port can have forged sessions sealed (and they verify),
+    as ``serve`` warns for the same reason; on the loopback, or with a token, nothing."""
+    store = ("--store", str(tmp_path / "store"))
+    token_file = tmp_path / "token"
+    token_file.write_text("s3cr3t\n")
+    wide = receivers.start(*store, "--http", "0.0.0.0:0", "--data-dir", str(tmp_path / "a"))
+    assert wide.stop() == 0
+    (warning,) = [line for line in wide.log_text().splitlines() if "WARNING" in line]
+    assert "OTLP/HTTP listens on 0.0.0.0, beyond this machine, without a token" in warning
+    assert "--token-file" in warning
+    for args in (
+        ("--grpc", "0.0.0.0:0", "--token-file", str(token_file)),
+        (),  # the loopback
+    ):
+        quiet = receivers.start(*store, *args, "--data-dir", str(tmp_path / f"d{len(args)}"))
+        assert quiet.stop() == 0
+        assert "WARNING" not in quiet.log_text()

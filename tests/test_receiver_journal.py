@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import tempfile
@@ -17,9 +18,11 @@ from otel_prov.ingest.receiver._journal import (
     JSON,
     PROTOBUF,
     Journal,
+    _encode,
     done_pairs,
     read_segment,
 )
+from tests.small_disk import fill, small_tmpfs
 
 A, B = 0xA1, 0xB2
 
@@ -118,7 +121,7 @@ def test_a_restart_holds_replayed_records_until_their_traces_are_done(tmp_path: 
     assert segments(tmp_path) == []
 
 
-def test_a_record_cut_by_a_crash_ends_the_replay_of_its_segment(
+def test_a_record_cut_by_a_crash_is_left_out_and_logged(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     journal = Journal(tmp_path, fsync=False)
@@ -128,7 +131,29 @@ def test_a_record_cut_by_a_crash_ends_the_replay_of_its_segment(
     path.write_bytes(path.read_bytes()[:-5])
     with caplog.at_level(logging.WARNING):
         assert replayed(tmp_path) == [(b"acknowledged", set())]
-    assert "bytes after the last intact record left out" in caplog.text
+    assert "that are no intact record left out" in caplog.text
+
+
+def test_replay_reads_past_a_torn_record_to_the_intact_ones_after_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A record torn in the middle of a segment (a write the disk refused halfway, by a
+    journal that then went on appending) costs that record only: the ones after it were
+    acknowledged."""
+    journal = Journal(tmp_path, fsync=False)
+    journal.append(PROTOBUF, b"before", [A])
+    (path,) = tmp_path.glob("segment-*")
+    with path.open("ab") as segment:
+        segment.write(_encode(PROTOBUF, 99, b"refused halfway by a full disk")[:-7])
+    journal.append(PROTOBUF, b"acknowledged after", [B])
+    journal.append(JSON, b"and after that", [A])
+    with caplog.at_level(logging.WARNING):
+        assert [r.payload for r in read_segment(path)] == [
+            b"before",
+            b"acknowledged after",
+            b"and after that",
+        ]
+    assert "left out" in caplog.text
 
 
 def test_a_changed_byte_fails_the_checksum(tmp_path: Path) -> None:
@@ -165,3 +190,46 @@ def test_two_journals_cannot_share_a_directory(tmp_path: Path) -> None:
         Journal(tmp_path, fsync=False)
     first.close()
     Journal(tmp_path, fsync=False).close()
+
+
+def test_on_a_full_disk_an_append_fails_and_leaves_the_segment_as_it_was(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with small_tmpfs(tmp_path / "disk", "1m") as disk:
+        journal = Journal(disk / "journal", fsync=True)
+        journal.sync(journal.append(PROTOBUF, b"acknowledged", [A]))
+        (path,) = (disk / "journal").glob("segment-*")
+        before = path.read_bytes()
+        filler = fill(disk)
+        with pytest.raises(OSError) as refused:
+            journal.append(PROTOBUF, bytes(64 << 10), [B])  # more than any page left
+        assert refused.value.errno == errno.ENOSPC
+        assert path.read_bytes() == before
+        filler.unlink()
+        journal.sync(journal.append(JSON, b"acknowledged once space was back", [B]))
+        journal.close()
+        with caplog.at_level(logging.WARNING):
+            _, records = Journal(disk / "journal", fsync=True).replay()
+            assert [r.payload for r in records] == [
+                b"acknowledged",
+                b"acknowledged once space was back",
+            ]
+        assert "left out" not in caplog.text
+
+
+def test_on_a_full_disk_done_traces_still_free_their_segments(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A done marker the disk refuses is only a marker lost (its traces would be mapped
+    again after a crash, which stores nothing twice): the segments go all the same, which
+    is what gives the space back."""
+    with small_tmpfs(tmp_path / "disk", "1m") as disk:
+        journal = Journal(disk / "journal", fsync=True, segment_bytes=1)  # a segment a record
+        first = journal.append(PROTOBUF, b"A", [A])
+        second = journal.append(PROTOBUF, b"B", [B])
+        fill(disk)
+        with caplog.at_level(logging.WARNING):
+            journal.done([(A, first)])
+            journal.done([(B, second)])
+        assert segments(disk / "journal") == []
+        assert caplog.text.count("cannot write a done marker") == 1  # once, not per marker

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
+from otel_prov.prov._span_record import SpanRecord
 from tests.builders import make_span
 
 A, B, C = 0xA1, 0xB2, 0xC3
@@ -45,12 +46,19 @@ def test_a_trace_in_several_requests_is_due_once_whole_after_idle() -> None:
     assert traces.due(100.0) == [] and traces.pending_spans == 0 and traces.open_traces == 0
 
 
-def test_a_retried_request_adds_nothing_to_map() -> None:
+def test_a_retried_request_adds_no_span_but_its_journal_record_goes_with_the_trace() -> None:
+    """The sender did not get our answer and sent the request again: its spans are known,
+    but the journal holds the second record too until a due trace covers its number."""
     traces = buffer()
     spans = [make_span(1, trace_id=A), make_span(2, 1, trace_id=A)]
     traces.add(spans, 1, now=0.0)
-    assert len(traces.due(5.0)) == 1
-    traces.add(spans, 2, now=6.0)  # the sender did not get our answer and sent it again
+    traces.add(spans, 2, now=1.0)  # before the trace is mapped
+    assert traces.pending_spans == 2
+    (due,) = traces.due(5.0)  # idle since its spans came, not since the retry
+    assert (ids(due), due.sequence) == ([1, 2], 2)
+    traces.add(spans, 3, now=6.0)  # after: mapped again, nothing new, so that 3 is released
+    (again,) = traces.due(6.0)
+    assert (ids(again), again.sequence) == ([1, 2], 3)
     assert traces.due(20.0) == [] and traces.open_traces == 0
 
 
@@ -124,6 +132,7 @@ def test_draining_maps_every_open_trace() -> None:
 _operations = st.lists(
     st.one_of(
         st.tuples(st.just("add"), st.sampled_from([A, B, C]), st.integers(1, 6)),
+        st.tuples(st.just("retry"), st.sampled_from([A, B, C]), st.integers(1, 6)),
         st.tuples(st.just("wait"), st.floats(0.0, 30.0)),
         st.tuples(st.just("due"), st.booleans()),
         st.tuples(st.just("expire")),
@@ -134,20 +143,36 @@ _operations = st.lists(
 
 @settings(max_examples=200, deadline=None)
 @given(_operations)
-def test_every_span_added_is_mapped_and_the_counts_add_up(
+def test_every_span_added_is_mapped_every_record_released_and_the_counts_add_up(
     operations: list[tuple[Any, ...]],
 ) -> None:
+    """``add`` sends a new version of a span; ``retry`` sends the last one again, as an
+    exporter does that got no answer.  In the end every version is mapped, and the
+    journal may release every record: a due trace came after it with its number."""
     traces = buffer(max_spans_per_trace=4, max_open_traces=2, retain_s=10.0)
     now, sequence = 0.0, 0
     unmapped: set[tuple[int, int, str]] = set()
+    sent: dict[tuple[int, int], SpanRecord] = {}
+    journaled: dict[int, int] = {}
+    released: dict[int, int] = {}
+
+    def stored(due: Due) -> None:
+        nonlocal unmapped
+        unmapped -= {(due.trace_id, span.span_id, span.name) for span in due.spans}
+        released[due.trace_id] = max(released.get(due.trace_id, 0), due.sequence)
+
     for operation in operations:
-        if operation[0] == "add":
+        if operation[0] in ("add", "retry"):
+            key = (operation[1], operation[2])
+            if operation[0] == "retry" and key not in sent:
+                continue
             sequence += 1
-            # A new version each time: the same span sent again is not new (tested above).
-            span = make_span(operation[2], trace_id=operation[1], name=f"v{sequence}")
-            traces.add([span], sequence, now)
-            unmapped = {u for u in unmapped if u[:2] != (span.trace_id, span.span_id)}
-            unmapped.add((span.trace_id, span.span_id, span.name))  # replaces what it was
+            if operation[0] == "add":
+                sent[key] = make_span(operation[2], trace_id=operation[1], name=f"v{sequence}")
+                unmapped = {u for u in unmapped if u[:2] != key}
+                unmapped.add((*key, sent[key].name))  # replaces what it was
+            traces.add([sent[key]], sequence, now)
+            journaled[operation[1]] = sequence
         elif operation[0] == "wait":
             now += operation[1]
         elif operation[0] == "due":
@@ -155,13 +180,14 @@ def test_every_span_added_is_mapped_and_the_counts_add_up(
                 if operation[1]:  # the destination failed: back it goes
                     traces.restore(due, now)
                 else:
-                    unmapped -= {(due.trace_id, span.span_id, span.name) for span in due.spans}
+                    stored(due)
         else:
             traces.expire(now)
         _check_counts(traces)
     for due in traces.due(now, drain=True):
-        unmapped -= {(due.trace_id, span.span_id, span.name) for span in due.spans}
+        stored(due)
     assert unmapped == set()
+    assert all(released.get(trace, 0) >= upto for trace, upto in journaled.items())
 
 
 def _check_counts(traces: TraceBuffer) -> None:

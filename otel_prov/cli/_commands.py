@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from otel_prov._extras import MissingExtraError, needs_extra
-from otel_prov._settings import env_str
+from otel_prov._settings import env_str, is_loopback
 from otel_prov._version import __version__
 from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
@@ -733,7 +733,7 @@ def _serve(args: argparse.Namespace) -> ExitCode:
     """Open the store (or endpoint) first, so that one that cannot be read fails at once."""
     with needs_extra("serve", "serve"):
         from otel_prov.view._app import create_app
-        from otel_prov.view._server import is_loopback, serve
+        from otel_prov.view._server import serve
     graph = _graph(args)[1:-1]
     _backend(args)  # --store and --endpoint together are refused before anything opens
     app = create_app(

@@ -12,11 +12,17 @@ left out: a root span has no ``parentSpanId``, an unset status is ``{}`` or abse
 span without ``endTimeUnixNano`` (or with 0) never ended and is mapped ``incomplete``.
 
 Pure: text in, records and problems out, so that every rule is tested without files.
-Nothing here raises on bad input.  Each problem names the source, the line the JSON
-value starts on and what is wrong (``traces.jsonl:12: span 3 has no traceId; skipped``),
-and only the broken part is left out: a line that is not JSON, a span without valid
-ids, start time or status, or one attribute, event or link of the wrong shape.  After
-invalid JSON, reading resumes at the next line that starts with ``{``.
+Nothing here raises on bad input (:func:`parse_otlp_json_body`, for a request body,
+raises :class:`InvalidRequestError` only, for a body that is not a JSON object at all).
+Each problem names the source, the line the JSON value starts on and what is wrong
+(``traces.jsonl:12: span 3 has no traceId; skipped``), and only the broken part is left
+out: a line that is not JSON (or nested too deep for Python's recursion limit to read),
+a span without valid ids, start time or status, or one attribute, event or link of the
+wrong shape.  After invalid JSON, reading resumes at the next line that starts with
+``{``.  Hostile input is bounded: a number of any length is read without ``int()``
+(which refuses more than 4,300 digits) and is out of the 64-bit range when it is long,
+and an attribute value nested more than 64 arrays or kvlists deep (deeper than any
+OTLP/protobuf request can carry) is left out.
 
 What a file cannot tell: the attribute length limit of the SDK that recorded the span,
 so ``SpanRecord.truncated`` stays empty; and a top-level attribute whose ``AnyValue`` is
@@ -40,11 +46,18 @@ from otel_prov.prov._span_record import (
     SpanRecord,
     classify,
     clean_record,
+    clean_text,
     parent_is_remote,
 )
 from otel_prov.semconv import SERVICE_NAME
 
-__all__ = ["ParsedSpans", "parse_otlp_json", "parse_otlp_request"]
+__all__ = [
+    "InvalidRequestError",
+    "ParsedSpans",
+    "parse_otlp_json",
+    "parse_otlp_json_body",
+    "parse_otlp_request",
+]
 
 _VALUE_START = re.compile(r"[^ \t\n\r]")
 _RESUME = re.compile(r"\n(?=\{)")
@@ -71,6 +84,34 @@ _VALUE_KINDS = (
 )
 _INT64 = range(-(1 << 63), 1 << 63)
 _UINT64 = range(1 << 64)
+_MAX_DIGITS = 20
+"""Of 2**64 - 1; an integer with more digits is out of range, and is never converted."""
+_MAX_DEPTH = 64
+"""AnyValues nested in one another at most (protobuf's decoders stop before 50)."""
+
+
+class InvalidRequestError(ValueError):
+    """A request body that is not an OTLP trace request at all (an OTLP receiver answers
+    it with HTTP 400 or gRPC INVALID_ARGUMENT); the message starts with the source."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LongNumber:
+    """A JSON integer with more digits than any 64-bit one: kept as its text, so that
+    reading it cannot fail, and refused where an integer is expected."""
+
+    text: str
+
+    @property
+    def digits(self) -> int:
+        return len(self.text.lstrip("-"))
+
+
+def _json_int(text: str) -> int | _LongNumber:
+    return int(text) if len(text) <= _MAX_DIGITS else _LongNumber(text)
+
+
+_DECODER = json.JSONDecoder(parse_int=_json_int)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +141,8 @@ def parse_otlp_json(text: str, source: str) -> ParsedSpans:
                 f"{where}: invalid JSON: {document.msg} (line {document.lineno}, column "
                 f"{document.colno}); skipped"
             )
+        elif isinstance(document, RecursionError):
+            problems.append(f"{where}: JSON nested too deep to read; skipped")
         else:
             found, left_out = _request(document, where, problems)
             spans.extend(found)
@@ -107,9 +150,21 @@ def parse_otlp_json(text: str, source: str) -> ParsedSpans:
     return ParsedSpans(tuple(spans), tuple(problems), skipped)
 
 
+def parse_otlp_json_body(body: bytes, source: str) -> ParsedSpans:
+    """The spans of one OTLP/HTTP JSON request body; :class:`InvalidRequestError` when it
+    is no JSON object (refused whole), while spans that are bad are problems."""
+    try:
+        document = json.loads(body, parse_int=_json_int)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        problem = "nested too deep to read" if isinstance(exc, RecursionError) else exc
+        raise InvalidRequestError(clean_text(f"{source}: not JSON: {problem}")) from exc
+    if not isinstance(document, dict):
+        raise InvalidRequestError(f"{source}: not an OTLP trace request (a JSON object)")
+    return parse_otlp_request(document, source)
+
+
 def parse_otlp_request(document: Any, source: str) -> ParsedSpans:
-    """The spans of one request already read as JSON (``json.loads`` of an OTLP/HTTP body):
-    the receiver tells a body that is no JSON (refused whole) from spans that are bad."""
+    """The spans of one request already read as JSON."""
     problems: list[str] = []
     spans, skipped = _request(document, source, problems)
     return ParsedSpans(tuple(spans), tuple(problems), skipped)
@@ -117,15 +172,15 @@ def parse_otlp_request(document: Any, source: str) -> ParsedSpans:
 
 def _documents(text: str) -> Iterator[tuple[int, Any]]:
     """(line it starts on, value) for each JSON value in ``text``; the value is the
-    ``JSONDecodeError`` for one that does not parse."""
-    decoder = json.JSONDecoder()
+    ``JSONDecodeError`` for one that does not parse, a ``RecursionError`` for one nested
+    too deep to."""
     position, line = 0, 1
     while (found := _VALUE_START.search(text, position)) is not None:
         start = found.start()
         line += text.count("\n", position, start)
         try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as exc:
+            value, end = _DECODER.raw_decode(text, start)
+        except (json.JSONDecodeError, RecursionError) as exc:
             value = exc
             resume = _RESUME.search(text, start)
             end = resume.start() if resume else len(text)
@@ -135,9 +190,15 @@ def _documents(text: str) -> Iterator[tuple[int, Any]]:
 
 
 def _shown(value: Any) -> str:
-    """A value as it appears in the input, cut short for a one-line message."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
+    """A value as it appears in the input, cut short for a one-line message (and with
+    any lone surrogate replaced: the message must be writable)."""
+    if isinstance(value, _LongNumber):
+        return f"{value.text[:8]}... ({value.digits} digits)"
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=_shown)
+    except RecursionError:
+        text = f"a {type(value).__name__} nested too deep to show"
+    return clean_text(text if len(text) <= 40 else text[:37] + "...")
 
 
 def _request(document: Any, where: str, problems: list[str]) -> tuple[list[SpanRecord], int]:
@@ -237,7 +298,7 @@ def _flags(raw: dict[str, Any]) -> int:
     """``flags`` (a fixed32: a JSON number, or a decimal string from some writers); 0 when
     absent or unreadable, which says nothing about the parent."""
     value = raw.get("flags", 0)
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and len(value) <= _MAX_DIGITS and _UNSIGNED.fullmatch(value):
         value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
@@ -287,14 +348,21 @@ def _integer(value: Any, what: str, *, signed: bool) -> int:
     """A 64-bit integer written as a JSON number or a decimal string."""
     pattern, bounds = (_SIGNED, _INT64) if signed else (_UNSIGNED, _UINT64)
     if isinstance(value, str) and pattern.fullmatch(value):
+        if len(value.lstrip("-").lstrip("0")) > _MAX_DIGITS:
+            raise _Invalid(f"has {what} of {len(value.lstrip('-'))} digits, {_OUT_OF_RANGE}")
         number = int(value)
+    elif isinstance(value, _LongNumber):
+        raise _Invalid(f"has {what} of {value.digits} digits, {_OUT_OF_RANGE}")
     elif isinstance(value, int) and not isinstance(value, bool):
         number = value
     else:
         raise _Invalid(f"has {what} {_shown(value)}, not an integer")
     if number not in bounds:
-        raise _Invalid(f"has {what} {value}, out of the 64-bit range")
+        raise _Invalid(f"has {what} {value}, {_OUT_OF_RANGE}")
     return number
+
+
+_OUT_OF_RANGE = "out of the 64-bit range"
 
 
 def _status(raw: Any) -> tuple[str, str | None]:
@@ -329,11 +397,14 @@ def _attributes(raw: dict[str, Any], where: str, problems: list[str]) -> dict[st
     return attributes
 
 
-def _any_value(raw: Any) -> Any:
+def _any_value(raw: Any, depth: int = 0) -> Any:
     """An ``AnyValue`` as the SDK holds attribute values: arrays as tuples, kvlists as
-    dicts, bytes as bytes; ``None`` when empty (no value)."""
+    dicts, bytes as bytes; ``None`` when empty (no value).  ``depth``: how many it is
+    nested in."""
     if raw is None:
         return None
+    if depth > _MAX_DEPTH:
+        raise _Invalid(f"has values nested more than {_MAX_DEPTH} deep")
     if not isinstance(raw, dict):
         raise _Invalid(f"has value {_shown(raw)}, not an AnyValue object")
     kinds = [kind for kind in _VALUE_KINDS if kind in raw]
@@ -353,14 +424,14 @@ def _any_value(raw: Any) -> Any:
     if kind == "bytesValue" and isinstance(value, str):
         return _bytes(value)
     if kind == "arrayValue" and isinstance(value, dict):
-        return tuple(_any_value(item) for item in _values(value, kind))
+        return tuple(_any_value(item, depth + 1) for item in _values(value, kind))
     if kind == "kvlistValue" and isinstance(value, dict):
         pairs: dict[str, Any] = {}
         for item in _values(value, kind):
             key = item.get("key") if isinstance(item, dict) else None
             if not isinstance(key, str):
                 raise _Invalid(f"has a kvlistValue entry without a key: {_shown(item)}")
-            pairs[key] = _any_value(item.get("value"))
+            pairs[key] = _any_value(item.get("value"), depth + 1)
         return pairs
     raise _Invalid(f"has {kind} {_shown(value)} of the wrong type")
 
@@ -376,6 +447,8 @@ def _double(value: Any) -> float:
     """A JSON number, or the strings proto3 JSON uses for non-finite and exact values."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
+    if isinstance(value, _LongNumber):
+        return float(value.text)  # a double: infinite past about 309 digits, as it should
     if isinstance(value, str):
         if value in _NON_FINITE:
             return _NON_FINITE[value]

@@ -10,9 +10,10 @@ is absent (no parent: a root span; an end time of 0: a span that never ended, ma
 readers give the same records for the same spans (a test holds them to it).
 
 Pure: bytes in, records and problems out.  Bytes that are not a protobuf request raise
-:class:`InvalidRequestError` (an OTLP receiver answers them with HTTP 400 or gRPC
-INVALID_ARGUMENT); anything else wrong is one problem each and only the broken part is
-left out, so that the receiver can answer with ``partial_success``.
+:class:`~otel_prov.prov._otlp_json.InvalidRequestError` (an OTLP receiver answers them
+with HTTP 400 or gRPC INVALID_ARGUMENT); anything else wrong is one problem each and
+only the broken part is left out, so that the receiver can answer with
+``partial_success``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from otel_prov.prov._iris import span_hex
-from otel_prov.prov._otlp_json import ParsedSpans
+from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans
 from otel_prov.prov._span_record import (
     SpanEvent,
     SpanRecord,
@@ -37,13 +38,9 @@ from otel_prov.prov._span_record import (
 )
 from otel_prov.semconv import SERVICE_NAME
 
-__all__ = ["InvalidRequestError", "parse_otlp_proto"]
+__all__ = ["parse_otlp_proto"]
 
 _STATUS = {0: "unset", 1: "ok", 2: "error"}
-
-
-class InvalidRequestError(ValueError):
-    """The bytes are not a serialized ``ExportTraceServiceRequest``."""
 
 
 class _Invalid(ValueError):

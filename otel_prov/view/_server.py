@@ -6,24 +6,13 @@ reported as the port it became, and the URL is announced only once it answers.
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from collections.abc import Callable
 
 import uvicorn
 from starlette.applications import Starlette
 
-__all__ = ["is_loopback", "serve"]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether only this machine can reach ``host`` (``localhost``, 127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+__all__ = ["serve"]
 
 
 def serve(app: Starlette, host: str, port: int, *, announce: Callable[[str], None]) -> None:

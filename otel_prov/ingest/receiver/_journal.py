@@ -22,8 +22,17 @@ spans in it is done up to them, and every older segment is gone: deleting oldest
 keeps a done marker on disk as long as any span it covers.  One trace open for long
 holds back the segments after it, up to its ``--trace-idle`` or session timeout.
 
-A record cut short or with a bad checksum ends its segment's replay (a crash mid-write
-leaves one, never acknowledged) and is logged.
+**A full disk.** A record the disk refuses (``ENOSPC``, or any other write error) is
+taken off the segment again, so the next record follows the last whole one; the request
+is then refused, never acknowledged.  A done marker the disk refuses is logged (once,
+until one is written again) and its traces are released all the same: a marker lost
+only means mapping again, as after a crash, and deleting the segments is what gives
+the space back.
+
+**Damage.** A record cut short or with a bad checksum (a crash mid-write leaves one,
+never acknowledged) is logged and skipped: replay reads on at the next intact record
+(its kind, a sequence number above the last one read, its length and its checksum all
+hold), so nothing written after it is lost.
 """
 
 from __future__ import annotations
@@ -45,6 +54,8 @@ _logger = logging.getLogger(__name__)
 
 PROTOBUF, JSON, DONE = b"P", b"J", b"D"
 _KINDS = frozenset((PROTOBUF, JSON, DONE))
+_KIND_BYTE = re.compile(b"[%s]" % b"".join(sorted(_KINDS)))
+"""Where a record may start: replay looks for the next one past damage."""
 _HEADER = struct.Struct(">cQII")
 """kind, sequence number, payload length, CRC-32."""
 _PAIR = struct.Struct(">16sQ")
@@ -68,27 +79,49 @@ def _encode(kind: bytes, sequence: int, payload: bytes) -> bytes:
 
 
 def read_segment(path: Path, *, report: bool = True) -> Iterator[JournalRecord]:
-    """The intact records of one segment, up to the first one that is cut or corrupt
-    (logged when ``report``)."""
+    """The intact records of one segment, in order; bytes that are no intact record are
+    skipped to the next one that is (and logged when ``report``)."""
     data = path.read_bytes()
-    position = 0
+    position, last = 0, 0
     while position < len(data):
-        end = position + _HEADER.size
-        if end > len(data):
-            break
-        kind, sequence, length, crc = _HEADER.unpack_from(data, position)
-        payload = data[end : end + length]
-        if kind not in _KINDS or len(payload) != length or _crc(kind, sequence, payload) != crc:
-            break
-        yield JournalRecord(kind, sequence, payload)
-        position = end + length
-    if report and position < len(data):
-        _logger.warning(
-            "journal %s: %d bytes after the last intact record left out (cut off by a crash "
-            "before they were acknowledged, or damaged)",
-            path,
-            len(data) - position,
-        )
+        record = _record_at(data, position, last)
+        if record is None:
+            resumed = next(
+                (
+                    found.start()
+                    for found in _KIND_BYTE.finditer(data, position + 1)
+                    if _record_at(data, found.start(), last) is not None
+                ),
+                len(data),
+            )
+            if report:
+                _logger.warning(
+                    "journal %s: %d bytes at offset %d that are no intact record left out "
+                    "(a record cut off by a crash or a full disk before it was "
+                    "acknowledged, or damaged)",
+                    path,
+                    resumed - position,
+                    position,
+                )
+            position = resumed
+            continue
+        yield record
+        position += _HEADER.size + len(record.payload)
+        last = record.sequence
+
+
+def _record_at(data: bytes, position: int, after: int) -> JournalRecord | None:
+    """The record that starts at ``position``, if one intact does, numbered above ``after``
+    (numbers only grow within a segment: that makes a false match after damage rarer
+    still than the checksum alone does)."""
+    end = position + _HEADER.size
+    if end > len(data):
+        return None
+    kind, sequence, length, crc = _HEADER.unpack_from(data, position)
+    if kind not in _KINDS or sequence <= after or end + length > len(data):
+        return None
+    payload = data[end : end + length]
+    return JournalRecord(kind, sequence, payload) if _crc(kind, sequence, payload) == crc else None
 
 
 def _lock(directory: Path) -> int:
@@ -141,6 +174,7 @@ class Journal:
                 self._holds[first] = {}
                 self._sizes[first] = path.stat().st_size
         self._next = 1
+        self._marker_failing = False
         self._fd = -1
         self._current = 0
         self._written = 0
@@ -169,7 +203,9 @@ class Journal:
     def append(self, kind: bytes, payload: bytes, traces: Iterable[int]) -> int:
         """Write a request record holding spans of ``traces``; its sequence number.
 
-        Not durable until :meth:`sync` with that number returns.
+        Not durable until :meth:`sync` with that number returns.  Raises ``OSError`` when
+        the disk refuses (full, say), leaving the journal as it was: the request must then
+        be refused.
         """
         with self._lock:
             sequence = self._next
@@ -209,7 +245,8 @@ class Journal:
 
     def done(self, traces: Iterable[tuple[int, int]]) -> None:
         """Traces mapped and stored, each up to a sequence number: their marker, and the
-        segments nothing holds any more deleted."""
+        segments nothing holds any more deleted.  Never raises for a disk that refuses
+        the marker (see the module documentation)."""
         pairs = list(traces)
         if not pairs:
             return
@@ -217,13 +254,29 @@ class Journal:
         with self._lock:
             sequence = self._next
             self._next += 1
-            self._write(_encode(DONE, sequence, payload), sequence)
+            try:
+                self._write(_encode(DONE, sequence, payload), sequence)
+            except OSError as exc:
+                if not self._marker_failing:
+                    _logger.warning(
+                        "journal %s: cannot write a done marker (%s); releasing its traces "
+                        "all the same (after a crash they would be mapped again, which "
+                        "stores nothing twice)",
+                        self.directory,
+                        exc.strerror or exc,
+                    )
+                self._marker_failing = True
+            else:
+                self._marker_failing = False
             for trace, upto in pairs:
                 for holds in self._holds.values():
                     if holds.get(trace, upto + 1) <= upto:
                         del holds[trace]
-            if not self._holds[self._current]:
-                self._close_segment()  # all done: the next request starts a new one
+            if self._fd >= 0 and not self._holds[self._current]:
+                try:
+                    self._close_segment()  # all done: the next request starts a new one
+                except OSError:
+                    _logger.exception("journal %s: cannot close a segment", self.directory)
             self._delete_released()
 
     @property
@@ -240,33 +293,57 @@ class Journal:
 
     # --- under the lock ----------------------------------------------------------------------
     def _write(self, data: bytes, sequence: int) -> None:
+        """Append one record, or raise ``OSError`` with the segment as it was."""
         if self._fd < 0 or self._sizes[self._current] >= self._segment_bytes:
             self._open_segment(sequence)
+        size = self._sizes[self._current]
         view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self._fd, view) :]
+        except OSError:
+            self._cut_back(size)
+            raise
         self._sizes[self._current] += len(data)
         self._written = sequence
 
+    def _cut_back(self, size: int) -> None:
+        """Take a record the disk refused halfway off again (shrinking a file needs no
+        space).  Should even that fail, the segment is closed: the next record starts a
+        new one, and replay skips the torn end."""
+        try:
+            os.ftruncate(self._fd, size)
+        except OSError:
+            _logger.exception("journal %s: cannot cut a torn record off", self.directory)
+            fd, self._fd = self._fd, -1
+            os.close(fd)
+
     def _close_segment(self) -> None:
         if self._fd >= 0:
-            if self._fsync:
-                os.fsync(self._fd)
-                self._synced = self._written
-            os.close(self._fd)
-            self._fd = -1
+            fd, self._fd = self._fd, -1
+            try:
+                if self._fsync:
+                    os.fsync(fd)
+                    self._synced = self._written
+            finally:
+                os.close(fd)
 
     def _open_segment(self, first: int) -> None:
         """Start a new segment (never append to one a crash may have cut short)."""
         self._close_segment()
         path = self.directory / f"segment-{first:020d}.log"
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         if self._fsync:  # the new name must survive a crash too
-            directory = os.open(self.directory, os.O_RDONLY)
             try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+                directory = os.open(self.directory, os.O_RDONLY)
+                try:
+                    os.fsync(directory)
+                finally:
+                    os.close(directory)
+            except OSError:
+                os.close(fd)
+                raise
+        self._fd = fd
         self._current = first
         self._segments[first] = path
         self._holds[first] = {}

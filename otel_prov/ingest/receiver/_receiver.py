@@ -15,7 +15,8 @@ Failure is never silent:
 * a request that cannot be decoded raises :class:`InvalidRequestError` (HTTP 400);
 * spans that break the OTLP rules are left out and counted (``partial_success``);
 * past ``max_pending_spans`` buffered, or ``max_journal_bytes`` journaled, or before
-  the journal is replayed, or while draining, a request raises
+  the journal is replayed, or while draining, or while the disk refuses the journal
+  (full, say: logged once until a request goes in again), a request raises
   :class:`RequestRefusedError` with a retry delay (HTTP 429/503 with ``Retry-After``,
   gRPC UNAVAILABLE with ``RetryInfo``), and the sender keeps it;
 * a cycle whose traces the destination did not take (store down, SPARQL exporter still
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import json
 import logging
 import os
 import threading
@@ -52,8 +52,8 @@ from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
 from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
-from otel_prov.prov._otlp_json import ParsedSpans, parse_otlp_request
-from otel_prov.prov._otlp_proto import InvalidRequestError, parse_otlp_proto
+from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_otlp_json_body
+from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
@@ -211,6 +211,7 @@ class Receiver:
         self._stop = threading.Event()
         self._ready = False
         self._closing = False
+        self._journal_failing = False
         self._sealer: Sealer | None = None
         self._batch: list[Due] = []
         self._batch_since = 0.0
@@ -305,21 +306,28 @@ class Receiver:
                 raise refusal
         prepared = [self._prepare(span) for span in spans]
         with self._lock:
-            sequence = self._journal.append(
-                JSON if encoding == "json" else PROTOBUF,
-                body,
-                {span.trace_id for span in prepared},
-            )
+            try:
+                sequence = self._journal.append(
+                    JSON if encoding == "json" else PROTOBUF,
+                    body,
+                    {span.trace_id for span in prepared},
+                )
+            except OSError as exc:
+                self._counts["spans_refused"] += len(spans)
+                raise self._journal_failed("cannot be written", exc) from exc
             self._buffer.add(prepared, sequence, self._clock())
             self._counts["spans_received"] += len(spans)
             self._counts["spans_rejected"] += parsed.skipped
         try:
             self._journal.sync(sequence)
         except OSError as exc:
-            _logger.exception("cannot make the journal durable")
-            raise RequestRefusedError(
-                f"journal not durable: {exc.strerror}", overloaded=False
-            ) from exc
+            with self._lock:
+                raise self._journal_failed("is not durable", exc) from exc
+        if self._journal_failing:  # read without the lock: the usual case costs nothing
+            with self._lock:
+                if self._journal_failing:
+                    self._journal_failing = False
+                    _logger.info("journal %s: written again", self._journal.directory)
         return Accepted(
             len(spans), parsed.skipped, "; ".join(parsed.problems[:_PROBLEMS_IN_MESSAGE])
         )
@@ -327,13 +335,20 @@ class Receiver:
     def _decode(self, body: bytes, encoding: Encoding, source: str) -> ParsedSpans:
         if encoding == "protobuf":
             return parse_otlp_proto(body, source)
-        try:
-            document = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise InvalidRequestError(f"{source}: not JSON: {exc}") from exc
-        if not isinstance(document, dict):
-            raise InvalidRequestError(f"{source}: not an OTLP trace request (a JSON object)")
-        return parse_otlp_request(document, source)
+        return parse_otlp_json_body(body, source)
+
+    def _journal_failed(self, what: str, exc: OSError) -> RequestRefusedError:
+        """A request refused for a disk that refuses the journal (full, say), to be sent
+        again (HTTP 503, gRPC UNAVAILABLE); logged once until a request goes in again, not
+        once per request (under the lock)."""
+        problem = f"the journal in {self._journal.directory} {what}: {exc.strerror or exc}"
+        if not self._journal_failing:
+            self._journal_failing = True
+            _logger.error(
+                "%s; refusing requests until it can be written again (the senders retry them)",
+                problem,
+            )
+        return RequestRefusedError(problem, overloaded=False)
 
     def _refusal(self) -> RequestRefusedError | None:
         """Why a request cannot be taken now (under the lock); ``None`` when it can."""

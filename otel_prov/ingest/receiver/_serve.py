@@ -22,6 +22,8 @@ from types import FrameType
 import grpc as grpc_module
 import uvicorn
 
+from otel_prov._settings import is_loopback
+from otel_prov.environment_variables import OTEL_PROV_RECEIVER_TOKEN
 from otel_prov.ingest.receiver._auth import BearerToken
 from otel_prov.ingest.receiver._grpc import grpc_server
 from otel_prov.ingest.receiver._http import http_app
@@ -70,6 +72,7 @@ def serve(
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
+    _warn_if_open(listen)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     grpc: grpc_module.Server | None = None
     http: _HttpServer | None = None
@@ -107,6 +110,23 @@ def serve(
             receiver.settings.data_dir,
         )
     return stored
+
+
+def _warn_if_open(listen: Listen) -> None:
+    """Without a token, anyone who can reach a port beyond the loopback can have sessions
+    of their making sealed, and they verify: say so (``serve`` warns alike)."""
+    if listen.token is not None:
+        return
+    for transport, address in (("OTLP/gRPC", listen.grpc), ("OTLP/HTTP", listen.http)):
+        if address is not None and not is_loopback(address[0]):
+            _logger.warning(
+                "%s listens on %s, beyond this machine, without a token: anyone who can "
+                "reach it can have sessions of their making sealed as provenance (require "
+                "one with --token-file or $%s)",
+                transport,
+                address[0],
+                OTEL_PROV_RECEIVER_TOKEN,
+            )
 
 
 class _HttpServer:

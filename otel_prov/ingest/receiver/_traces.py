@@ -97,24 +97,28 @@ class TraceBuffer:
 
     def add(self, spans: Iterable[SpanRecord], sequence: int, now: float) -> None:
         """Spans of one request (journaled as ``sequence``).  A span seen before counts as
-        new only when it changed (a retried request adds nothing to map)."""
+        new only when it changed: a retried request adds nothing to map, and does not keep
+        its trace from going idle.  But the journal holds its record until a due trace
+        carries its number, so it still raises the trace's ``sequence``; and a trace
+        already mapped is opened again (mapped once more, its stored sessions read back
+        unchanged) rather than keep that record for ever."""
         for span in spans:
             trace = self._traces.get(span.trace_id)
             if trace is None:
                 trace = self._traces[span.trace_id] = _Trace(opened=now)
-            known = trace.spans.get(span.span_id)
-            if known == span or (known is not None and known.end_ns and not span.end_ns):
-                continue  # the same again, or a snapshot of a span that has since ended
             if span.trace_id in self._retained:
                 del self._retained[span.trace_id]
                 self.retained_spans -= len(trace.spans)
-                self.pending_spans += len(trace.spans) - trace.fresh
+                self.pending_spans += len(trace.spans)
                 trace.fresh, trace.opened = len(trace.spans), now
+            trace.sequence = max(trace.sequence, sequence)
+            known = trace.spans.get(span.span_id)
+            if known == span or (known is not None and known.end_ns and not span.end_ns):
+                continue  # the same again, or a snapshot of a span that has since ended
             trace.spans[span.span_id] = span
             trace.fresh += 1
             self.pending_spans += known is None
             trace.last_seen = now
-            trace.sequence = max(trace.sequence, sequence)
 
     def due(self, now: float, *, drain: bool = False) -> list[Due]:
         """The traces to map now, taken out of the open set (retained, unless too big)."""
@@ -153,14 +157,8 @@ class TraceBuffer:
 
     def restore(self, due: Due, now: float) -> None:
         """A trace whose mapping failed: open again, to be retried when next due."""
-        self.add(due.spans, due.sequence, now)
-        trace = self._traces[due.trace_id]
-        if not trace.fresh:  # retained as it was: every span is to map again
-            self._retained.pop(due.trace_id, None)
-            self.retained_spans -= len(trace.spans)
-            self.pending_spans += len(trace.spans)
-            trace.fresh, trace.opened = len(trace.spans), now
-        trace.last_seen = now - self._idle_s
+        self.add(due.spans, due.sequence, now)  # opens it again if it was only retained
+        self._traces[due.trace_id].last_seen = now - self._idle_s
 
     def expire(self, now: float) -> int:
         """Forget mapped traces retained long enough (or past the bound); how many."""

@@ -55,6 +55,7 @@ from otel_prov.prov._conventions import (
     COST_SOURCE_KEYS,
     DATA_SOURCE_KEYS,
     INPUT_TOKEN_KEYS,
+    MESSAGE_LIST_KEYS,
     MODEL_KEYS,
     OUTPUT_TOKEN_KEYS,
     PLACEHOLDERS,
@@ -77,6 +78,9 @@ from otel_prov.prov._conventions import (
     model_output_text,
     requested_calls,
     retrieved_documents,
+    span_answer,
+    span_question,
+    tool_exchange,
     tool_name_from_span_name,
     unwrapped,
 )
@@ -329,7 +333,7 @@ class _Tree:
         if steps:
             self._steps[session.span_id] = steps
         for step in steps:
-            requests = requested_calls(step.model.attributes)
+            requests = requested_calls(step.model.attributes, step.model.events)
             for tool in step.tools:
                 name = _first_text(tool.attributes, TOOL_NAME_KEYS)
                 for index, (requested, arguments, call_id) in enumerate(requests):
@@ -527,7 +531,10 @@ class _Out:
             if key in self.span.truncated:
                 return _Content(text, None, None, truncated=True)
             if pick is not None and key in WRAPPED_KEYS:
-                text = unwrapped(text, pick) or text
+                inner = unwrapped(text, pick)
+                if inner is None and key in MESSAGE_LIST_KEYS:
+                    continue  # messages without that text: the list itself is not it
+                text = inner or text
             return _Content.of(text)
         for key in keys:
             whole = self._declared(key)
@@ -892,7 +899,7 @@ def _evaluated_output(span: SpanRecord, tree: _Tree) -> str | None:
         return entity_iri(activity, "answer")
     if span.role is Role.TOOL_CALL and _succeeded(span):
         return entity_iri(activity, "observation")
-    if tree.opens_step(span) and model_output_text(span.attributes) is not None:
+    if tree.opens_step(span) and model_output_text(span.attributes, span.events) is not None:
         return entity_iri(entity_iri(activity, "step"), "thought")
     return None
 
@@ -938,9 +945,12 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((activity, P.wasInformedBy, starter))
     steps = tree.steps(span)
     question = out.content(*QUESTION_KEYS, pick="question")
-    if question is None and steps:
-        # No question of its own: the one its first model call was asked.
-        text = first_user_message(steps[0].model.attributes)
+    if question is None:
+        # No question under a key: its own first user message (a message event), else the
+        # one its first model call was asked.
+        text = span_question(span.attributes, span.events)
+        if text is None and steps:
+            text = first_user_message(steps[0].model.attributes, steps[0].model.events)
         question = _Content.of(text) if text is not None else None
     if question is not None:
         entity = entity_iri(activity, "question")
@@ -986,9 +996,12 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             sources.append(chunk)
 
     answer = out.content(*ANSWER_KEYS, pick="answer")
-    if answer is None and steps and not steps[-1].tools:
-        # No answer of its own: what its last model call said, having called no tool.
-        text = model_output_text(steps[-1].model.attributes)
+    if answer is None:
+        # No answer under a key: its own output message, else what its last model call
+        # said, having called no tool.
+        text = span_answer(span.attributes, span.events)
+        if text is None and steps and not steps[-1].tools:
+            text = model_output_text(steps[-1].model.attributes, steps[-1].model.events)
         answer = _Content.of(text) if text is not None else None
     if answer is not None:
         entity = entity_iri(activity, "answer")
@@ -1019,7 +1032,7 @@ def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> str | None
     actions = [_first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
     if step.tools and actions[0]:
         add((iri, O.action, literal(actions[0])))
-    text = model_output_text(model.attributes)
+    text = model_output_text(model.attributes, model.events)
     if text is None:
         return None
     thought = entity_iri(iri, "thought")
@@ -1106,6 +1119,9 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
     content = _Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
+    exchanged, result = tool_exchange(span.attributes, span.events)
+    if content is None and exchanged is not None:
+        content = _Content.of(exchanged)  # the call sent as a message (Strands Agents)
     if content is None and only_call and iteration is not None:
         content = _Out(iteration, out.problems).content(sc.OTEL_PROV_ARGUMENTS)
     if content is not None:
@@ -1122,6 +1138,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         return  # a failed or unfinished call produced nothing: no Observation claims success
     observation = entity_iri(activity, "observation")
     content = out.content(*RESULT_KEYS, pick="result")
+    if content is None and result is not None:
+        content = _Content.of(unwrapped(result, "result") or result)
     if content is None and only_call and iteration is not None:
         content = _Out(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
     out.entity(observation, O.Observation, content)

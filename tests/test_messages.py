@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from otel_prov.prov._conventions import MESSAGE_SOURCES
 from otel_prov.prov._messages import (
     Message,
+    SpanMessages,
     ToolCall,
     block_text,
     message,
     messages,
-    span_messages,
     system_instructions,
 )
+from otel_prov.prov._messages import span_messages as _span_messages
 from otel_prov.prov._span_record import SpanEvent
+
+
+def span_messages(attributes: dict[str, Any], events: Sequence[SpanEvent] = ()) -> SpanMessages:
+    """A span's messages, from where the conventions say they are."""
+    return _span_messages(attributes, events, MESSAGE_SOURCES)
+
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(),

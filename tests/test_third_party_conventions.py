@@ -535,3 +535,92 @@ def test_pydantic_ai_version_2_tool_arguments_and_response() -> None:
     facts = _facts(spans)
     assert facts["arguments"] == ['{"city": "Paris"}']
     assert facts["observation"] == ["18 °C"]
+
+
+def _agent_workflow(
+    kind_key: str, wrapper: dict[str, str], agent: dict[str, str]
+) -> list[SpanRecord]:
+    """A run under a workflow span around one agent, as OpenInference's and OpenLLMetry's
+    openai-agents instrumentations record it: the agent's model call, a tool that answers
+    and one that fails."""
+    user = {"llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "Weather in Paris?"}  # fmt: skip
+    llm = {k.replace(".", "__"): v for k, v in user.items()}
+    return [
+        make_span(1, name="Agent workflow", end_ms=2, **wrapper),
+        make_span(2, 1, name="Agent workflow", end_ms=2, openinference__span__kind="CHAIN"),
+        make_span(3, 2, name="weather", start_ms=0.1, end_ms=1.9, **agent),
+        make_span(4, 3, name="generation", start_ms=0.2, end_ms=0.3,
+                  openinference__span__kind="LLM", **llm),
+        make_span(5, 3, name="get_weather", start_ms=0.4, end_ms=0.5,
+                  **{kind_key: "TOOL" if kind_key.startswith("open") else "tool"},
+                  tool__name="get_weather", input__value='{"city": "Paris"}', output__value="18"),
+        make_span(6, 3, name="get_weather", start_ms=0.6, end_ms=0.7, status="error",
+                  **{kind_key: "TOOL" if kind_key.startswith("open") else "tool"},
+                  tool__name="get_weather", input__value='{"city": "Atlantis"}'),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind_key", "wrapper", "agent"),
+    [
+        (
+            "openinference__span__kind",
+            {"openinference__span__kind": "AGENT"},
+            {"openinference__span__kind": "AGENT", "agent__name": "weather"},
+        ),
+        (
+            "traceloop__span__kind",
+            {"traceloop__span__kind": "workflow", "traceloop__workflow__name": "Agent Workflow"},
+            {"traceloop__span__kind": "agent", "gen_ai__agent__name": "weather",
+             "gen_ai__operation__name": "invoke_agent"},
+        ),
+    ],
+    ids=["openinference", "openllmetry"],
+)  # fmt: skip
+def test_a_workflow_around_one_agent_is_folded_into_the_run(
+    kind_key: str, wrapper: dict[str, str], agent: dict[str, str]
+) -> None:
+    """The outer session had no name and no question, and FAILED 0 while its sub-session
+    held the failed call: the run is the agent's."""
+    facts = _facts(_agent_workflow(kind_key, wrapper, agent))
+    assert facts["sessions"] == 1
+    assert facts["agents"] == ["weather"]
+    assert facts["question"] == ["Weather in Paris?"]
+    assert facts["failed"] == ["1"]
+    spans = _agent_workflow(kind_key, wrapper, agent)
+    assert map_spans(spans).root == activity_iri(TRACE, 3)
+
+
+def test_a_workflow_of_several_agents_stays_the_run() -> None:
+    spans = [
+        make_span(1, name="Agent workflow", end_ms=2, openinference__span__kind="AGENT"),
+        make_span(2, 1, name="triage", openinference__span__kind="AGENT", agent__name="triage"),
+        make_span(3, 1, name="weather", start_ms=1, openinference__span__kind="AGENT",
+                  agent__name="weather"),
+    ]  # fmt: skip
+    assert map_spans(spans).root == activity_iri(TRACE, 1)
+
+
+def test_a_model_span_inside_one_of_the_same_name_is_one_model_call() -> None:
+    """LlamaIndex's OpenAILike nests an LLM span in another of the same name; the inner one
+    has the messages and the tokens."""
+    inner = {
+        "llm__input_messages__0__message__role": "user",
+        "llm__input_messages__0__message__content": "Weather in Paris?",
+        "llm__output_messages__0__message__role": "assistant",
+        "llm__output_messages__0__message__content": "18 °C.",
+        "llm__token_count__prompt": 11,
+    }
+    spans = [
+        make_span(1, name="ReActAgent.run", openinference__span__kind="AGENT",
+                  agent__name="react", end_ms=1),
+        make_span(2, 1, name="OpenAILike.achat", openinference__span__kind="LLM", start_ms=0.1,
+                  end_ms=0.9),
+        make_span(3, 2, name="OpenAILike.achat", openinference__span__kind="LLM", start_ms=0.2,
+                  end_ms=0.8, **inner),
+    ]  # fmt: skip
+    facts = _facts(spans)
+    assert facts["model_calls"] == 1
+    assert facts["question"] == ["Weather in Paris?"]
+    assert facts["answer"] == ["18 °C."]

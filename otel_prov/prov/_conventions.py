@@ -43,6 +43,7 @@ from otel_prov.prov._messages import (
     USER,
     EventLike,
     Message,
+    MessageSources,
     SpanMessages,
     block_text,
     json_text,
@@ -67,6 +68,7 @@ __all__ = [
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MESSAGE_LIST_KEYS",
+    "MESSAGE_SOURCES",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
     "PLACEHOLDERS",
@@ -485,8 +487,33 @@ def is_run_record(text: str, pick: str) -> bool:
     return isinstance(parsed, dict) and any(key in parsed for key in RUN_ARGUMENTS)
 
 
+MESSAGE_SOURCES = MessageSources(
+    instructions=("gen_ai.system_instructions",),
+    input_lists=("gen_ai.input.messages",),
+    output_lists=("gen_ai.output.messages",),
+    input_flattened=("llm.input_messages.",),  # OpenInference
+    output_flattened=("llm.output_messages.",),
+    input_legacy=("gen_ai.prompt.",),  # OpenLLMetry before the GenAI message lists
+    output_legacy=("gen_ai.completion.",),
+    # The deprecated GenAI message events (Strands Agents' default).
+    input_events={
+        "gen_ai.system.message": "system",
+        "gen_ai.user.message": USER,
+        "gen_ai.assistant.message": ASSISTANT,
+        "gen_ai.tool.message": TOOL,
+    },
+    output_events=("gen_ai.choice",),
+    detail_events=("gen_ai.client.inference.operation.details",),
+    # OpenInference's whole request and response, when it flattened no text of them
+    # (openai-agents' generation spans of Responses items).
+    input_late=("input.value",),
+    output_late=("output.value",),
+)
+"""Where each convention records a span's chat messages (see :mod:`._messages`)."""
+
+
 def _messages(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> SpanMessages:
-    return span_messages(attributes, tuple(events))
+    return span_messages(attributes, tuple(events), MESSAGE_SOURCES)
 
 
 def _first(found: Iterable[Message], role: str) -> str | None:

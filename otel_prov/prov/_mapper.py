@@ -288,20 +288,37 @@ class _Tree:
         return self._loose.get(session.span_id, [])
 
     def _merge_wrapper_sessions(self) -> None:
-        """A session whose direct child is a session of the same agent is one run recorded
-        twice (OpenLLMetry wraps LangGraph's ``workflow`` span in an ``invoke_agent`` one):
-        the outer span becomes a plain span, the inner one, with input and output, stays."""
+        """Spans that record one thing twice become plain spans, the one with the content
+        stays:
+
+        * a session whose direct child is a session of the same agent (OpenLLMetry wraps
+          LangGraph's ``workflow`` span in an ``invoke_agent`` one): the outer one;
+        * a session that names no agent around exactly one session, with only plain spans
+          between them (the "Agent workflow"
+          of OpenInference's openai-agents, OpenLLMetry's ``workflow``): the wrapper, so
+          that the run is the agent's, named, with its question and its failed calls;
+        * a model call whose direct child is a model call of the same name (LlamaIndex's
+          OpenAILike): the outer one, so that one request is one model call.
+        """
         wrappers: set[int] = set()
+        inner: dict[int, list[SpanRecord]] = {}
         for span in self.spans:
             parent = self.parent(span)
-            if (
-                span.role is Role.SESSION
-                and parent is not None
-                and parent.role is Role.SESSION
-                and _run_name(span) is not None
-                and _run_name(span) == _run_name(parent)
-            ):
+            if span.role is Role.SESSION:
+                # Only plain spans between (a tool call that starts an agent is no wrapper).
+                outer = self.starter(span)
+                if outer is not None and outer.role is Role.SESSION:
+                    inner.setdefault(outer.span_id, []).append(span)
+            if parent is None or parent.role is not span.role:
+                continue
+            same_request = span.role is Role.MODEL_CALL and span.name == parent.name
+            same_run = span.role is Role.SESSION and _run_name(span) is not None
+            if same_request or (same_run and _run_name(span) == _run_name(parent)):
                 wrappers.add(parent.span_id)
+        for span_id, sessions in inner.items():
+            wrapper = self.by_id[span_id]
+            if len(sessions) == 1 and _agent_key(wrapper) is None and _run_name(wrapper) is None:
+                wrappers.add(span_id)
         if wrappers:
             self.spans = [
                 dataclasses.replace(span, role=Role.SPAN) if span.span_id in wrappers else span

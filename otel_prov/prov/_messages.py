@@ -9,8 +9,9 @@ messages of typed ``parts``), OpenInference's flattened attributes
 ``gen_ai.client.inference.operation.details`` event, and the serialised messages of the
 frameworks themselves (``{"role", "content"}``, LangChain's ``{"type", "data"}``, content
 blocks ``[{"text": ...}]``, Bedrock's ``toolUse`` / ``toolResult``).  This module reads
-them all into one :class:`Message` type; :mod:`otel_prov.prov._conventions` says which
-span attribute holds which, and picks the question, answer, thought, arguments and result.
+them all into one :class:`Message` type.  Which attribute and which event holds which
+form is :mod:`otel_prov.prov._conventions`' to say (a :class:`MessageSources`), as it
+picks the question, answer, thought, arguments and result from what is read here.
 
 Pure functions, and total: any value (not JSON, JSON of another shape, nested too deep)
 gives fewer messages, never an exception.  JSON escapes (``\\u00b0``) come out decoded.
@@ -27,6 +28,7 @@ from typing import Any, Protocol
 __all__ = [
     "EventLike",
     "Message",
+    "MessageSources",
     "SpanMessages",
     "ToolCall",
     "block_text",
@@ -90,6 +92,29 @@ class SpanMessages:
 
     input: tuple[Message, ...] = ()
     output: tuple[Message, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MessageSources:
+    """Where a span's messages are, per side, in the order they are tried (the first that
+    gives any wins): JSON message lists, flattened prefixes, legacy numbered prefixes,
+    events; ``late``: JSON lists tried after the events."""
+
+    instructions: tuple[str, ...] = ()
+    """Keys of system instructions (JSON parts or text), put before the input."""
+    input_lists: tuple[str, ...] = ()
+    output_lists: tuple[str, ...] = ()
+    input_flattened: tuple[str, ...] = ()
+    output_flattened: tuple[str, ...] = ()
+    input_legacy: tuple[str, ...] = ()
+    output_legacy: tuple[str, ...] = ()
+    input_events: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Event name -> the role of the message it carries."""
+    output_events: tuple[str, ...] = ()
+    detail_events: tuple[str, ...] = ()
+    """Events that hold the JSON lists (and instructions) under the same keys as a span."""
+    input_late: tuple[str, ...] = ()
+    output_late: tuple[str, ...] = ()
 
 
 def loads(text: str) -> Any:
@@ -339,30 +364,18 @@ def flattened(
     return tuple(found)
 
 
-def _legacy(attributes: Mapping[str, Any], prefix: str) -> tuple[Message, ...]:
-    """OpenLLMetry's legacy ``gen_ai.prompt.N.role/content`` (``gen_ai.completion.N.``)."""
+def _legacy(attributes: Mapping[str, Any], prefix: str, role: str) -> tuple[Message, ...]:
+    """Numbered ``{prefix}N.role`` / ``{prefix}N.content`` attributes, from 0 or from 1."""
     found = []
     for index in range(len(attributes)):
-        role = attributes.get(f"{prefix}{index}.role")
+        named = attributes.get(f"{prefix}{index}.role")
         content = attributes.get(f"{prefix}{index}.content")
-        if role is None and content is None:
+        if named is None and content is None:
             if index == 0:
-                continue  # numbered from 1 as well as from 0
+                continue
             break
-        named = _role(role) or (ASSISTANT if prefix.startswith("gen_ai.completion") else USER)
-        found.append(Message(named, block_text(content)))
+        found.append(Message(_role(named) or role, block_text(content)))
     return tuple(found)
-
-
-_EVENT_ROLES = {
-    "gen_ai.system.message": SYSTEM,
-    "gen_ai.user.message": USER,
-    "gen_ai.assistant.message": ASSISTANT,
-    "gen_ai.tool.message": TOOL,
-}
-"""The deprecated GenAI message events of the input, by the role each carries."""
-CHOICE_EVENT = "gen_ai.choice"
-DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
 def _event_message(attributes: Mapping[str, Any], role: str) -> Message | None:
@@ -394,41 +407,78 @@ def _event_message(attributes: Mapping[str, Any], role: str) -> Message | None:
     )
 
 
-def _events(events: Iterable[EventLike]) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+def _said(found: tuple[Message, ...]) -> tuple[Message, ...]:
+    """``found`` if any of its messages says something (text, calls, reasoning, the call
+    it answers), else none: a source of empty messages gives way to the next one."""
+    return found if any(m.text or m.calls or m.reasoning or m.call_id for m in found) else ()
+
+
+def _lists(attributes: Mapping[str, Any], keys: Iterable[str]) -> tuple[Message, ...]:
+    return next((found for key in keys if (found := _said(messages(attributes.get(key))))), ())
+
+
+def _instructions(attributes: Mapping[str, Any], keys: Iterable[str]) -> tuple[Message, ...]:
+    return tuple(m for key in keys for m in system_instructions(attributes.get(key)))
+
+
+def _events(
+    events: Iterable[EventLike], sources: MessageSources
+) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
     """(input, output) messages of a span's events."""
     sent: list[Message] = []
     received: list[Message] = []
     for event in events:
         attributes = event.attributes
-        if event.name in _EVENT_ROLES:
-            found = _event_message(attributes, _EVENT_ROLES[event.name])
+        if event.name in sources.input_events:
+            found = _event_message(attributes, sources.input_events[event.name])
             if found is not None:
                 sent.append(found)
-        elif event.name == CHOICE_EVENT:
+        elif event.name in sources.output_events:
             found = _event_message(attributes, ASSISTANT)
             if found is not None:
                 received.append(found)
-        elif event.name == DETAILS_EVENT:
-            sent.extend(system_instructions(attributes.get("gen_ai.system_instructions")))
-            sent.extend(messages(attributes.get("gen_ai.input.messages")))
-            received.extend(messages(attributes.get("gen_ai.output.messages")))
+        elif event.name in sources.detail_events:
+            sent.extend(_instructions(attributes, sources.instructions))
+            sent.extend(_lists(attributes, sources.input_lists))
+            received.extend(_lists(attributes, sources.output_lists))
     return tuple(sent), tuple(received)
 
 
-def span_messages(attributes: Mapping[str, Any], events: Iterable[EventLike] = ()) -> SpanMessages:
-    """Every message a span records, from the first form that has any on each side."""
-    from_events = _events(events) if events else ((), ())
-    system = system_instructions(attributes.get("gen_ai.system_instructions"))
+def _side(
+    attributes: Mapping[str, Any],
+    lists: tuple[str, ...],
+    prefixes: tuple[str, ...],
+    legacy: tuple[str, ...],
+    role: str | None,
+) -> tuple[Message, ...]:
+    found = _lists(attributes, lists)
+    for prefix in prefixes:
+        found = found or _said(flattened(attributes, prefix, role))
+    for prefix in legacy:
+        found = found or _said(_legacy(attributes, prefix, role or USER))
+    return found
+
+
+def span_messages(
+    attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
+) -> SpanMessages:
+    """Every message a span records, on each side from the first source that has any."""
+    sent_events, received_events = _events(events, sources) if events else ((), ())
+    from_events = (_said(sent_events), _said(received_events))
     sent = (
-        messages(attributes.get("gen_ai.input.messages"))
-        or flattened(attributes, "llm.input_messages.")
-        or _legacy(attributes, "gen_ai.prompt.")
+        _side(attributes, sources.input_lists, sources.input_flattened, sources.input_legacy, None)
         or from_events[0]
+        or _lists(attributes, sources.input_late)
     )
     received = (
-        messages(attributes.get("gen_ai.output.messages"))
-        or flattened(attributes, "llm.output_messages.", ASSISTANT)
-        or _legacy(attributes, "gen_ai.completion.")
+        _side(
+            attributes,
+            sources.output_lists,
+            sources.output_flattened,
+            sources.output_legacy,
+            ASSISTANT,
+        )
         or from_events[1]
+        or _lists(attributes, sources.output_late)
     )
-    return SpanMessages(system + sent, received)
+    return SpanMessages(_instructions(attributes, sources.instructions) + sent, received)

@@ -97,6 +97,7 @@ from otel_prov.prov._iris import (
     tool_iri,
     trace_hex,
 )
+from otel_prov.prov._messages import loads
 from otel_prov.prov._prices import PriceTable, Usage
 from otel_prov.prov._rdf import (
     Triple,
@@ -590,7 +591,7 @@ class _Out:
         add((entity, RDF_TYPE, P.Entity))
         if content is None:
             return
-        if content.text is not None:
+        if content.text is not None and not self.span.content_withheld:
             add((entity, P.value, literal(content.text)))
         if content.sha256 is not None:
             add((entity, O.contentHash, literal(content.sha256)))
@@ -702,6 +703,8 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
         message = span.status_message or _exception_field(span, "exception.message")
         if error_type:
             add((activity, O.errorType, literal(error_type)))
+        if message and span.content_withheld:
+            message = _without_content(message, _content_texts(span, tree))
         if message:
             add((activity, O.errorMessage, literal(message)))
     elif span.end_ns is None:
@@ -720,6 +723,55 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     for link_trace, link_span in span.links:
         add((activity, P.wasInformedBy, activity_iri(link_trace, link_span)))
     return activity
+
+
+_WITHHELD = "[withheld]"
+_SHORT = 4
+"""Content words shorter than this are withheld from a message only as whole words."""
+
+
+def _content_texts(span: SpanRecord, tree: _Tree) -> list[str]:
+    """The span's content as the mapper reads it (question, arguments, result, answer,
+    query, what the model asked this call for), and every string and number inside it
+    when it is JSON: what an error message may repeat."""
+    texts = [
+        value
+        for key in (*QUESTION_KEYS, *ARGUMENT_KEYS, *RESULT_KEYS, *ANSWER_KEYS, *QUERY_KEYS)
+        if isinstance(value := span.attributes.get(key), str)
+    ]
+    texts += [
+        text
+        for text in (tree.requested(span)[0], *tool_exchange(span.attributes, span.events))
+        if text
+    ]
+    leaves: list[str] = []
+    for text in texts:
+        _leaves(loads(text), leaves)
+    return texts + leaves
+
+
+def _leaves(value: Any, into: list[str]) -> None:
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        into.append(str(value))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _leaves(item, into)
+    elif isinstance(value, list):
+        for item in value:
+            _leaves(item, into)
+
+
+def _without_content(message: str, texts: list[str]) -> str:
+    """``message`` with every content text in it replaced by ``[withheld]``, longest first;
+    a short one (a number, a two-letter code) only where it stands as a word."""
+    for text in sorted({t.strip() for t in texts if t.strip()}, key=len, reverse=True):
+        if len(text) >= _SHORT:
+            message = message.replace(text, _WITHHELD)
+        else:
+            message = re.sub(rf"(?<!\w){re.escape(text)}(?!\w)", _WITHHELD, message)
+    return message
 
 
 def _is_plan(span: SpanRecord) -> bool:

@@ -67,6 +67,16 @@ OTEL_PROV_CAPTURE_CONTENT = "OTEL_PROV_CAPTURE_CONTENT"
 the ``otel_prov.*`` attributes; ``false`` records structure only.
 """
 
+OTEL_PROV_STRIP_CONTENT = "OTEL_PROV_STRIP_CONTENT"
+"""
+.. envvar:: OTEL_PROV_STRIP_CONTENT
+
+For ``otel-prov receive`` and ``otel-prov import`` (as their ``--no-content``): ``true``
+stores no content of any span, whoever recorded it and whatever the agents' own switches
+were (sizes and hashes stay), so that a Collector-side deployment strips what agents sent.
+Default: ``false``.
+"""
+
 OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT = (
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 )

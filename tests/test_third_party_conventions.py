@@ -28,10 +28,10 @@ from otel_prov.prov._conventions import (
     unwrapped,
 )
 from otel_prov.prov._iris import activity_iri
-from otel_prov.prov._rdf import literal
-from otel_prov.prov._span_record import Role, classify
-from otel_prov.prov._vocab import RDF_TYPE, O
-from tests.builders import TRACE, make_span
+from otel_prov.prov._rdf import literal, parse_literal
+from otel_prov.prov._span_record import Role, SpanEvent, SpanRecord, classify
+from otel_prov.prov._vocab import RDF_TYPE, O, P
+from tests.builders import T0, TRACE, make_span
 
 _ROLES = st.sampled_from(["user", "human", "assistant", "ai", "system", "tool"])
 _MESSAGES = st.lists(
@@ -63,8 +63,9 @@ def test_question_is_the_first_user_message_and_answer_the_last_assistant_one(
         return data["content"] if isinstance(data, dict) else message["content"]
 
     payload = json.dumps({"messages": messages})
-    users = [content(m) for m in messages if role(m) in ("user", "human")]
-    assistants = [content(m) for m in messages if role(m) in ("assistant", "ai")]
+    # A message without text says nothing: the first (last) one with text is taken.
+    users = [content(m) for m in messages if role(m) in ("user", "human") and content(m)]
+    assistants = [content(m) for m in messages if role(m) in ("assistant", "ai") and content(m)]
     assert unwrapped(payload, "question") == (users[0] if users else None)
     assert unwrapped(payload, "answer") == (assistants[-1] if assistants else None)
 
@@ -273,3 +274,353 @@ def test_a_placeholder_call_id_gives_way_to_the_one_the_model_chose() -> None:
     sessions = {s for s, p, o in triples if p == RDF_TYPE and o == O.AgentSession}
     assert sessions == {activity_iri(TRACE, 2)}
     assert (activity_iri(TRACE, 4), O.toolCallId, literal("c1")) in triples
+
+
+# --- message content in every form, and the names around it (issue 25) -----------------
+def _facts(spans: list[SpanRecord]) -> dict[str, object]:
+    """What a reader would say of the run: its sessions, their agents, each content
+    entity's text by class, the model calls and their usage and provider."""
+    triples = set(map_spans(spans).triples)
+
+    def of(cls: str) -> list[str]:
+        return sorted(s for s, p, o in triples if p == RDF_TYPE and o == cls)
+
+    def values(cls: str) -> list[str]:
+        return sorted(parse_literal(o) for s in of(cls) for p, o in _po(triples, s, P.value))
+
+    def literals(subjects: list[str], predicate: str) -> list[str]:
+        return sorted(parse_literal(o) for s in subjects for _, o in _po(triples, s, predicate))
+
+    sessions, models = of(O.AgentSession), of(O.ModelCall)
+    return {
+        "sessions": len(sessions),
+        "agents": literals(sessions, O.agentLabel),
+        "failed": literals(sessions, O.failedCalls),
+        "question": values(O.Question),
+        "answer": values(O.Answer),
+        "thought": values(O.Thought),
+        "arguments": values(O.Arguments),
+        "observation": values(O.Observation),
+        "model_calls": len(models),
+        "call_ids": literals(of(O.ToolCall), O.toolCallId),
+        "providers": sorted(set(literals(models, O.providerName))),
+        "cache_write": literals(models, O.cacheWriteTokens),
+    }
+
+
+def _po(triples: set[tuple[str, str, str]], subject: str, predicate: str) -> list[tuple[str, str]]:
+    return [(p, o) for s, p, o in triples if s == subject and p == predicate]
+
+
+_GENAI_IN = [
+    {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+    {"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]},
+]
+_GENAI_CALL = [{"role": "assistant", "finish_reason": "tool_call", "parts": [
+    {"type": "text", "content": "Looking it up."},
+    {"type": "tool_call", "id": "call_1", "name": "get_weather", "arguments": {"city": "Paris"}},
+]}]  # fmt: skip
+_GENAI_OUT = [{"role": "assistant", "finish_reason": "stop", "parts": [
+    {"type": "text", "content": "18 °C in Paris."}
+]}]  # fmt: skip
+
+
+def test_official_genai_messages_are_plain_text_not_json() -> None:
+    """``gen_ai.input.messages`` / ``gen_ai.output.messages`` on the agent span were the
+    question and answer as raw JSON, ``\\u00b0`` escapes kept."""
+    spans = [
+        make_span(1, name="invoke_agent weather", gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="weather", gen_ai__input__messages=json.dumps(_GENAI_IN),
+                  gen_ai__output__messages=json.dumps(_GENAI_OUT)),
+        make_span(2, 1, name="chat m", start_ms=0.1, end_ms=0.2, gen_ai__operation__name="chat",
+                  gen_ai__input__messages=json.dumps(_GENAI_IN),
+                  gen_ai__output__messages=json.dumps(_GENAI_CALL)),
+        make_span(3, 1, name="execute_tool get_weather", start_ms=0.3, end_ms=0.4,
+                  gen_ai__operation__name="execute_tool", gen_ai__tool__name="get_weather",
+                  gen_ai__tool__call__result=json.dumps([{"text": "18 °C"}])),
+    ]  # fmt: skip
+    facts = _facts(spans)
+    assert facts["question"] == ["Weather in Paris?"]
+    assert facts["answer"] == ["18 °C in Paris."]
+    assert facts["thought"] == ["Looking it up."]
+    assert facts["arguments"] == ['{"city": "Paris"}']
+    assert facts["observation"] == ["18 °C"]  # content blocks: their text
+    assert facts["call_ids"] == ["call_1"]
+
+
+def test_openinference_responses_messages_numbered_from_one() -> None:
+    """OpenInference's Responses API spans number the input from 1 and put the tool call
+    in ``llm.output_messages.1``."""
+    model = {
+        "openinference.span.kind": "LLM",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.contents.0.message_content.type": "text",
+        "llm.input_messages.1.message.contents.0.message_content.text": "Weather in Paris?",
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.1.message.role": "assistant",
+        "llm.output_messages.1.message.tool_calls.0.tool_call.id": "call_1",
+        "llm.output_messages.1.message.tool_calls.0.tool_call.function.name": "get_weather",
+    }
+    model["llm.output_messages.1.message.tool_calls.0.tool_call.function.arguments"] = (
+        '{"city":"Paris"}'
+    )
+    spans = [
+        make_span(1, name="weather", openinference__span__kind="AGENT", agent__name="weather"),
+        make_span(2, 1, name="response", start_ms=0.1, end_ms=0.2,
+                  **{k.replace(".", "__"): v for k, v in model.items()}),
+        make_span(3, 1, name="get_weather", start_ms=0.3, end_ms=0.4,
+                  openinference__span__kind="TOOL", tool__name="get_weather",
+                  input__value='{"city": "Paris"}', output__value="18 °C"),
+    ]  # fmt: skip
+    facts = _facts(spans)
+    assert facts["question"] == ["Weather in Paris?"]
+    assert facts["call_ids"] == ["call_1"]
+    assert facts["arguments"] == ['{"city":"Paris"}']
+    assert facts["agents"] == ["weather"]  # OpenInference's agent.name
+
+
+def _event(name: str, **attributes: object) -> SpanEvent:
+    return SpanEvent(name, T0, attributes)
+
+
+def _strands(latest: bool) -> list[SpanRecord]:
+    """Strands Agents' own spans: content in message events (default) or in the
+    operation details event (``gen_ai_latest_experimental``)."""
+    details = "gen_ai.client.inference.operation.details"
+    question = [{"text": "Weather in Paris?"}]
+    use = {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Paris"}}
+    result = [{"text": "18 °C"}]
+    if latest:
+        agent = (
+            _event(
+                details,
+                **{
+                    "gen_ai.input.messages": json.dumps(
+                        [
+                            {
+                                "role": "user",
+                                "parts": [{"type": "text", "content": "Weather in Paris?"}],
+                            }
+                        ]
+                    )
+                },
+            ),
+            _event(details, **{"gen_ai.output.messages": json.dumps(_GENAI_OUT)}),
+        )
+        chat = (
+            _event(
+                details,
+                **{
+                    "gen_ai.input.messages": json.dumps(
+                        [
+                            {
+                                "role": "user",
+                                "parts": [{"type": "text", "content": "Weather in Paris?"}],
+                            }
+                        ]
+                    )
+                },
+            ),
+            _event(details, **{"gen_ai.output.messages": json.dumps(_GENAI_CALL)}),
+        )
+        tool = (
+            _event(
+                details,
+                **{
+                    "gen_ai.input.messages": json.dumps(
+                        [
+                            {
+                                "role": "tool",
+                                "parts": [
+                                    {
+                                        "type": "tool_call",
+                                        "name": "get_weather",
+                                        "id": "t1",
+                                        "arguments": {"city": "Paris"},
+                                    }
+                                ],
+                            }
+                        ]
+                    )
+                },
+            ),
+            _event(
+                details,
+                **{
+                    "gen_ai.output.messages": json.dumps(
+                        [
+                            {
+                                "role": "tool",
+                                "parts": [
+                                    {"type": "tool_call_response", "id": "t1", "response": result}
+                                ],
+                            }
+                        ]
+                    )
+                },
+            ),
+        )
+    else:
+        agent = (
+            _event("gen_ai.user.message", content=json.dumps(question)),
+            _event("gen_ai.choice", message="18 °C in Paris.\n", finish_reason="end_turn"),
+        )
+        chat = (
+            _event("gen_ai.user.message", content=json.dumps(question)),
+            _event(
+                "gen_ai.choice",
+                finish_reason="tool_use",
+                message=json.dumps([{"text": "Looking it up."}, {"toolUse": use}]),
+            ),
+        )
+        tool = (
+            _event(
+                "gen_ai.tool.message", role="tool", content=json.dumps({"city": "Paris"}), id="t1"
+            ),
+            _event("gen_ai.choice", message=json.dumps(result), id="t1"),
+        )
+    return [
+        make_span(1, name="invoke_agent weather", gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="weather", gen_ai__system="strands-agents", events=agent),
+        make_span(2, 1, name="execute_event_loop_cycle", start_ms=0.05, end_ms=0.5),
+        make_span(3, 2, name="chat", start_ms=0.1, end_ms=0.2, gen_ai__operation__name="chat",
+                  gen_ai__system="strands-agents", gen_ai__request__model="m",
+                  gen_ai__usage__cache_write_input_tokens=3, events=chat),
+        make_span(4, 2, name="execute_tool get_weather", start_ms=0.3, end_ms=0.4,
+                  gen_ai__operation__name="execute_tool", gen_ai__tool__name="get_weather",
+                  gen_ai__tool__call__id="t1", events=tool),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("latest", [False, True], ids=["default", "latest-experimental"])
+def test_strands_message_events_give_every_content_field(latest: bool) -> None:
+    facts = _facts(_strands(latest))
+    assert facts["question"] == ["Weather in Paris?"]
+    assert facts["thought"] == ["Looking it up."]
+    assert json.loads(str(facts["arguments"][0])) == {"city": "Paris"}  # type: ignore[index]
+    assert facts["observation"] == ["18 °C"]
+    assert [str(a).strip() for a in facts["answer"]] == ["18 °C in Paris."]  # type: ignore[attr-defined]
+    # gen_ai.system is the provider's name before gen_ai.provider.name; cache_write.
+    assert facts["providers"] == ["strands-agents"]
+    assert facts["cache_write"] == ["3"]
+
+
+def test_cache_write_under_its_current_genai_name() -> None:
+    spans = [
+        make_span(1, name="invoke_agent a", gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="a"),
+        make_span(2, 1, name="chat m", gen_ai__operation__name="chat", gen_ai__request__model="m",
+                  gen_ai__usage__cache_write__input_tokens=5),
+    ]  # fmt: skip
+    assert _facts(spans)["cache_write"] == ["5"]
+
+
+def test_smolagents_question_is_the_task_of_its_run_arguments() -> None:
+    run = json.dumps({"task": "Weather in Paris?", "stream": False, "reset": True})
+    spans = [
+        make_span(1, name="weather.run", openinference__span__kind="AGENT", input__value=run,
+                  output__value="18 °C"),
+    ]  # fmt: skip
+    assert _facts(spans)["question"] == ["Weather in Paris?"]
+
+
+def test_pydantic_ai_version_2_tool_arguments_and_response() -> None:
+    spans = [
+        make_span(1, name="agent run", gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="a"),
+        make_span(2, 1, name="running tool", gen_ai__operation__name="execute_tool",
+                  gen_ai__tool__name="get_weather", tool_arguments='{"city": "Paris"}',
+                  tool_response="18 °C"),
+    ]  # fmt: skip
+    facts = _facts(spans)
+    assert facts["arguments"] == ['{"city": "Paris"}']
+    assert facts["observation"] == ["18 °C"]
+
+
+def _agent_workflow(
+    kind_key: str, wrapper: dict[str, str], agent: dict[str, str]
+) -> list[SpanRecord]:
+    """A run under a workflow span around one agent, as OpenInference's and OpenLLMetry's
+    openai-agents instrumentations record it: the agent's model call, a tool that answers
+    and one that fails."""
+    user = {"llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": "Weather in Paris?"}  # fmt: skip
+    llm = {k.replace(".", "__"): v for k, v in user.items()}
+    return [
+        make_span(1, name="Agent workflow", end_ms=2, **wrapper),
+        make_span(2, 1, name="Agent workflow", end_ms=2, openinference__span__kind="CHAIN"),
+        make_span(3, 2, name="weather", start_ms=0.1, end_ms=1.9, **agent),
+        make_span(4, 3, name="generation", start_ms=0.2, end_ms=0.3,
+                  openinference__span__kind="LLM", **llm),
+        make_span(5, 3, name="get_weather", start_ms=0.4, end_ms=0.5,
+                  **{kind_key: "TOOL" if kind_key.startswith("open") else "tool"},
+                  tool__name="get_weather", input__value='{"city": "Paris"}', output__value="18"),
+        make_span(6, 3, name="get_weather", start_ms=0.6, end_ms=0.7, status="error",
+                  **{kind_key: "TOOL" if kind_key.startswith("open") else "tool"},
+                  tool__name="get_weather", input__value='{"city": "Atlantis"}'),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kind_key", "wrapper", "agent"),
+    [
+        (
+            "openinference__span__kind",
+            {"openinference__span__kind": "AGENT"},
+            {"openinference__span__kind": "AGENT", "agent__name": "weather"},
+        ),
+        (
+            "traceloop__span__kind",
+            {"traceloop__span__kind": "workflow", "traceloop__workflow__name": "Agent Workflow"},
+            {"traceloop__span__kind": "agent", "gen_ai__agent__name": "weather",
+             "gen_ai__operation__name": "invoke_agent"},
+        ),
+    ],
+    ids=["openinference", "openllmetry"],
+)  # fmt: skip
+def test_a_workflow_around_one_agent_is_folded_into_the_run(
+    kind_key: str, wrapper: dict[str, str], agent: dict[str, str]
+) -> None:
+    """The outer session had no name and no question, and FAILED 0 while its sub-session
+    held the failed call: the run is the agent's."""
+    facts = _facts(_agent_workflow(kind_key, wrapper, agent))
+    assert facts["sessions"] == 1
+    assert facts["agents"] == ["weather"]
+    assert facts["question"] == ["Weather in Paris?"]
+    assert facts["failed"] == ["1"]
+    spans = _agent_workflow(kind_key, wrapper, agent)
+    assert map_spans(spans).root == activity_iri(TRACE, 3)
+
+
+def test_a_workflow_of_several_agents_stays_the_run() -> None:
+    spans = [
+        make_span(1, name="Agent workflow", end_ms=2, openinference__span__kind="AGENT"),
+        make_span(2, 1, name="triage", openinference__span__kind="AGENT", agent__name="triage"),
+        make_span(3, 1, name="weather", start_ms=1, openinference__span__kind="AGENT",
+                  agent__name="weather"),
+    ]  # fmt: skip
+    assert map_spans(spans).root == activity_iri(TRACE, 1)
+
+
+def test_a_model_span_inside_one_of_the_same_name_is_one_model_call() -> None:
+    """LlamaIndex's OpenAILike nests an LLM span in another of the same name; the inner one
+    has the messages and the tokens."""
+    inner = {
+        "llm__input_messages__0__message__role": "user",
+        "llm__input_messages__0__message__content": "Weather in Paris?",
+        "llm__output_messages__0__message__role": "assistant",
+        "llm__output_messages__0__message__content": "18 °C.",
+        "llm__token_count__prompt": 11,
+    }
+    spans = [
+        make_span(1, name="ReActAgent.run", openinference__span__kind="AGENT",
+                  agent__name="react", end_ms=1),
+        make_span(2, 1, name="OpenAILike.achat", openinference__span__kind="LLM", start_ms=0.1,
+                  end_ms=0.9),
+        make_span(3, 2, name="OpenAILike.achat", openinference__span__kind="LLM", start_ms=0.2,
+                  end_ms=0.8, **inner),
+    ]  # fmt: skip
+    facts = _facts(spans)
+    assert facts["model_calls"] == 1
+    assert facts["question"] == ["Weather in Paris?"]
+    assert facts["answer"] == ["18 °C."]

@@ -23,7 +23,12 @@ from otel_prov._settings import env_str, is_loopback
 from otel_prov._version import __version__
 from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._receive import add_receive_arguments, receive
+from otel_prov.cli._receive import (
+    add_no_content_argument,
+    add_receive_arguments,
+    content_policy,
+    receive,
+)
 from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_views
 from otel_prov.cli._render_diff import DIFF_FORMATS, render_diff
 from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
@@ -344,6 +349,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     imports.add_argument("files", metavar="FILE", nargs="+", help="a trace file, or - for stdin")
     _writes(imports)
+    add_no_content_argument(imports)
     imports.add_argument(
         "--format",
         choices=("text", "json"),
@@ -663,7 +669,7 @@ def _import(args: argparse.Namespace) -> ExitCode:
             exporter=exporter,
             backend=destination.reader,
             graph=graph,
-            prepare=RecordPreparer.from_settings(),
+            prepare=RecordPreparer.from_settings(content=content_policy(args)),
             prices=prices_from_settings(),
             now_ns=time.time_ns(),
         )

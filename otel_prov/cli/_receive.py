@@ -10,19 +10,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 from otel_prov._extras import needs_extra
-from otel_prov._settings import env_str
+from otel_prov._settings import env_bool, env_str
 from otel_prov.cli._exit import ExitCode
 from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
     OTEL_PROV_RECEIVER_TOKEN,
+    OTEL_PROV_STRIP_CONTENT,
 )
 from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
 
-__all__ = ["add_receive_arguments", "receive"]
+__all__ = ["add_no_content_argument", "add_receive_arguments", "content_policy", "receive"]
 
 DEFAULT_GRPC = "127.0.0.1:4317"
 DEFAULT_HTTP = "127.0.0.1:4318"
@@ -53,12 +54,29 @@ def add_receive_arguments(parser: argparse.ArgumentParser) -> None:
         help="map a trace once no span of it came for this long (default: "
         "$OTEL_PROV_TRACE_IDLE or 5)",
     )
+    add_no_content_argument(parser)
     parser.add_argument(
         "--token-file",
         type=Path,
         help=f"require 'Authorization: Bearer <the file's content>' (default: "
         f"${OTEL_PROV_RECEIVER_TOKEN}; unset: no token)",
     )
+
+
+def add_no_content_argument(parser: argparse.ArgumentParser) -> None:
+    """``--no-content``, of ``receive`` and ``import`` (read by :func:`content_policy`)."""
+    parser.add_argument(
+        "--no-content",
+        action="store_true",
+        help="store no content of any span (sizes and hashes only), whatever the agents "
+        f"sent (default: ${OTEL_PROV_STRIP_CONTENT}, else the capture switches)",
+    )
+
+
+def content_policy(args: argparse.Namespace) -> bool | None:
+    """The ``content`` of a ``RecordPreparer``: False (store none) for ``--no-content`` or
+    ``OTEL_PROV_STRIP_CONTENT=true``, else None (the capture switches decide)."""
+    return False if args.no_content or env_bool(OTEL_PROV_STRIP_CONTENT, False) else None
 
 
 def receive(
@@ -105,7 +123,7 @@ def receive(
             exporter=opened.exporter,
             reader=_reader(opened.reader),
             graph=graph,
-            prepare=RecordPreparer.from_settings(),
+            prepare=RecordPreparer.from_settings(content=content_policy(args)),
             prices=prices_from_settings(),
             spool_bytes=None
             if opened.spool is None

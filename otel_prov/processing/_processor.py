@@ -29,6 +29,7 @@ counts each span it pushes out.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import functools
 import logging
 import os
@@ -50,6 +51,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from otel_prov._forks import reset_in_child
 from otel_prov._repeated import RepeatedFailure
 from otel_prov._settings import env_float, env_int, env_str, fsync_always
+from otel_prov.capture._content import capture_prov_content
 from otel_prov.capture._redaction import redact_span_record
 from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
@@ -82,18 +84,25 @@ _TIMEOUT_CHECK_INTERVAL_NS = 1_000_000_000
 
 @dataclass(frozen=True)
 class RecordPreparer:
-    """Makes a span record what the mapper may see: redacted, then big values moved out.
+    """Makes a span record what the mapper may see: redacted, then big values moved out,
+    or, under a content policy that keeps content out, marked for the mapper to withhold.
 
     Redaction comes first because third-party attributes bypass the redaction our
     instrumentation applies where it sets content; only then are values over
-    ``threshold`` bytes written to ``blobs`` (so a blob never holds a secret).  One
-    definition for the processor and for ``otel-prov import``, so that spans read from a
-    file are stored exactly as the same spans recorded live would be.
+    ``threshold`` bytes written to ``blobs`` (so a blob never holds a secret).  With
+    ``content`` false, nothing is written to the blob store and the record is marked
+    ``content_withheld``: the mapper keeps sizes and hashes, not text (other
+    instrumentations set their content on the span whatever our switches say).  One
+    definition for the processor, ``otel-prov import`` and ``otel-prov receive``, so that
+    spans read from a file or received are stored exactly as the same spans recorded
+    live would be, and the content policy holds on every path.
     """
 
     blobs: BlobStore
     threshold: int
     """Bytes (UTF-8) above which a value goes to the blob store."""
+    content: bool = True
+    """Store the content of spans (text of questions, arguments, results, answers)?"""
 
     @classmethod
     def from_settings(
@@ -101,15 +110,25 @@ class RecordPreparer:
         *,
         blob_dir: str | os.PathLike[str] | None = None,
         blob_threshold: int | None = None,
+        content: bool | None = None,
     ) -> RecordPreparer:
-        """The arguments, else their ``OTEL_PROV_BLOB_*`` variables, else the defaults."""
+        """The arguments, else their ``OTEL_PROV_BLOB_*`` variables, else the defaults.
+        ``content``: None follows the capture switches (``OTEL_PROV_CAPTURE_CONTENT``, the
+        GenAI opt-in's ``NO_CONTENT``, ``configure(capture_content=...)``); False
+        withholds whatever they say (``--no-content``)."""
+        if content is None:
+            content = capture_prov_content()
         return cls(
             BlobStore(blob_directory(blob_dir)),
             blob_threshold or env_int(OTEL_PROV_BLOB_THRESHOLD, DEFAULT_THRESHOLD),
+            content,
         )
 
     def __call__(self, record: SpanRecord) -> SpanRecord:
-        return externalize(redact_span_record(record), self.blobs, self.threshold)
+        redacted = redact_span_record(record)
+        if not self.content:
+            return dataclasses.replace(redacted, content_withheld=True)
+        return externalize(redacted, self.blobs, self.threshold)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ Adding a convention (spans some other instrumentation emits):
    ``CONVENTIONS`` is the order keys are tried in: a value under an earlier
    convention's key wins;
 2. if it wraps its text in a serialised framework payload, its keys in ``wrapped``
-   (and, for a payload of a new shape, a branch in :func:`unwrapped`);
+   (``message_lists`` for those that hold a list of chat messages and nothing else; a
+   message of a new shape is read in :mod:`otel_prov.prov._messages`, a payload of a new
+   shape in :func:`unwrapped`);
 3. if it records tool calls or tool definitions in structured attributes, their reading
    in :func:`requested_calls` or :func:`defined_tools`; retrieved documents are read by
    :func:`retrieved_documents` from the patterns in ``documents``;
@@ -31,10 +33,24 @@ import dataclasses
 import enum
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from otel_prov import semconv as sc
+from otel_prov.prov._messages import (
+    ASSISTANT,
+    TOOL,
+    USER,
+    EventLike,
+    Message,
+    MessageSources,
+    SpanMessages,
+    block_text,
+    json_text,
+    loads,
+    messages,
+    span_messages,
+)
 
 __all__ = [
     "AGENT_NAME_KEYS",
@@ -51,12 +67,15 @@ __all__ = [
     "HELPER_NAMES",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
+    "MESSAGE_LIST_KEYS",
+    "MESSAGE_SOURCES",
     "MODEL_KEYS",
     "OUTPUT_TOKEN_KEYS",
     "PLACEHOLDERS",
     "PRICED_MODEL_KEYS",
     "PROVIDER_KEYS",
     "QUERY_KEYS",
+    "QUESTION_FIELDS",
     "QUESTION_KEYS",
     "REASONING_TOKEN_KEYS",
     "RESULT_KEYS",
@@ -81,7 +100,10 @@ __all__ = [
     "model_output_text",
     "requested_calls",
     "retrieved_documents",
+    "span_answer",
+    "span_question",
     "starts_as_tool_call",
+    "tool_exchange",
     "tool_name_from_span_name",
     "tool_schema_name",
     "unwrapped",
@@ -145,6 +167,12 @@ class Convention:
     recorded twice, by two instrumentations, has the same name in both."""
     wrapped: frozenset[str] = frozenset()
     """Keys whose text may be wrapped in a serialised framework payload (:func:`unwrapped`)."""
+    message_lists: frozenset[str] = frozenset()
+    """Of those, the keys that hold a list of chat messages: their question or answer is a
+    message's text, or there is none (the list itself is never the text)."""
+    question_fields: tuple[str, ...] = ()
+    """Fields of a JSON object under the question key that hold the question itself
+    (a run's keyword arguments, ``{"task": ...}``)."""
     query: tuple[str, ...] = ()
     """What a retrieval searched with."""
     data_source: tuple[str, ...] = ()
@@ -201,18 +229,25 @@ CONVENTIONS: tuple[Convention, ...] = (
         tool_name=(sc.GEN_AI_TOOL_NAME,),
         tool_call_id=(sc.GEN_AI_TOOL_CALL_ID,),
         model=(sc.GEN_AI_REQUEST_MODEL, sc.GEN_AI_RESPONSE_MODEL),
-        provider=(sc.GEN_AI_PROVIDER_NAME,),
+        # ``gen_ai.system``: the provider's name before the conventions renamed it.
+        provider=(sc.GEN_AI_PROVIDER_NAME, "gen_ai.system"),
         priced_model=(sc.GEN_AI_RESPONSE_MODEL, sc.GEN_AI_REQUEST_MODEL),
         input_tokens=(sc.GEN_AI_USAGE_INPUT_TOKENS,),
         output_tokens=(sc.GEN_AI_USAGE_OUTPUT_TOKENS,),
         cache_read_tokens=(sc.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS,),
-        cache_write_tokens=(sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,),
+        # ``cache_creation`` was renamed ``cache_write`` (semantic-conventions-genai).
+        cache_write_tokens=(
+            sc.GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS,
+            "gen_ai.usage.cache_write.input_tokens",
+        ),
         reasoning_tokens=(sc.GEN_AI_USAGE_REASONING_OUTPUT_TOKENS,),
         cost_amount=(sc.GEN_AI_USAGE_COST_AMOUNT,),
         cost_currency=(sc.GEN_AI_USAGE_COST_CURRENCY,),
         cost_source=(sc.GEN_AI_USAGE_COST_SOURCE,),
         session_id=(sc.GEN_AI_CONVERSATION_ID,),
         agent_name=(sc.GEN_AI_AGENT_NAME,),
+        # A result may be content blocks (``[{"text": ...}]``: MCP, Strands Agents).
+        wrapped=frozenset({sc.GEN_AI_TOOL_CALL_RESULT}),
         # A workflow run of one agent (Google ADK's ``invoke_workflow``) has its name.
         run_name=(sc.GEN_AI_AGENT_NAME, "gen_ai.workflow.name"),
         query=(sc.GEN_AI_RETRIEVAL_QUERY_TEXT,),
@@ -244,6 +279,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         cache_write_tokens=("llm.token_count.prompt_details.cache_write",),
         reasoning_tokens=("llm.token_count.completion_details.reasoning",),
         session_id=("session.id",),
+        agent_name=("agent.name",),
+        run_name=("agent.name",),
         wrapped=frozenset({"input.value", "output.value"}),
         query=("input.value",),
         documents=(
@@ -264,7 +301,11 @@ CONVENTIONS: tuple[Convention, ...] = (
         tool_name=("traceloop.entity.name",),
         # Its usage keys from before the GenAI conventions named cached and reasoning tokens.
         cache_read_tokens=("gen_ai.usage.cache_read_input_tokens",),
-        cache_write_tokens=("gen_ai.usage.cache_creation_input_tokens",),
+        # Strands Agents writes ``cache_write`` under the same older scheme.
+        cache_write_tokens=(
+            "gen_ai.usage.cache_creation_input_tokens",
+            "gen_ai.usage.cache_write_input_tokens",
+        ),
         reasoning_tokens=("gen_ai.usage.reasoning_tokens",),
         run_name=("traceloop.entity.name",),
         wrapped=frozenset({"traceloop.entity.input", "traceloop.entity.output"}),
@@ -281,12 +322,19 @@ CONVENTIONS: tuple[Convention, ...] = (
     # Pydantic AI's own GenAI instrumentation (``Instrumentation()``, ``Agent.instrument_all()``):
     # its spans are GenAI ones, but its ``invoke_agent`` span keeps the question only in the
     # run's message history and the answer under a key of its own.
+    # Its instrumentation version 2 names a tool call's arguments and result its own way.
     Convention(
         "Pydantic AI",
         question=("pydantic_ai.all_messages",),
         answer=("final_result",),
+        arguments=("tool_arguments",),
+        result=("tool_response",),
         wrapped=frozenset({"pydantic_ai.all_messages"}),
+        message_lists=frozenset({"pydantic_ai.all_messages"}),
     ),
+    # smolagents through OpenInference: the run's ``input.value`` is the JSON of ``run()``'s
+    # keyword arguments, its task the question.
+    Convention("smolagents (OpenInference)", question_fields=("task",)),
     # LlamaIndex agents through OpenInference's instrumentor: the run (``FunctionAgent.run``,
     # a root CHAIN) records the workflow's arguments and a truncated repr of its result,
     # the model is asked in an LLM span inside another (``achat`` -> ``chat``), a third LLM
@@ -307,6 +355,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         "OpenTelemetry GenAI messages",
         question=("gen_ai.input.messages",),
         answer=("gen_ai.output.messages",),
+        wrapped=frozenset({"gen_ai.input.messages", "gen_ai.output.messages"}),
+        message_lists=frozenset({"gen_ai.input.messages", "gen_ai.output.messages"}),
     ),
 )
 """Every convention the mapper reads, in the order their keys are tried."""
@@ -343,6 +393,8 @@ RUN_NAME_KEYS = _keys("run_name")
 QUERY_KEYS = _keys("query")
 DATA_SOURCE_KEYS = _keys("data_source")
 WRAPPED_KEYS = frozenset().union(*(convention.wrapped for convention in CONVENTIONS))
+MESSAGE_LIST_KEYS = frozenset().union(*(convention.message_lists for convention in CONVENTIONS))
+QUESTION_FIELDS = _keys("question_fields")
 HELPER_NAMES = _keys("helpers")
 RUN_ARGUMENTS = _keys("run_arguments")
 RUN_RESULTS = _keys("run_results")
@@ -435,159 +487,145 @@ def is_run_record(text: str, pick: str) -> bool:
     return isinstance(parsed, dict) and any(key in parsed for key in RUN_ARGUMENTS)
 
 
-def _flattened_text(attributes: Mapping[str, Any], prefix: str) -> str | None:
-    """The text of an OpenInference message flattened under ``prefix``
-    (``llm.output_messages.0.message.``): its ``content``, else its text ``contents``."""
-    content = attributes.get(f"{prefix}content")
-    if isinstance(content, str) and content:
-        return content
-    texts = []
-    for index in range(len(attributes)):
-        part = f"{prefix}contents.{index}.message_content."
-        if f"{part}type" not in attributes:
-            break
-        text = attributes.get(f"{part}text")
-        if isinstance(text, str):
-            texts.append(text)
-    return "\n".join(texts) or None
+MESSAGE_SOURCES = MessageSources(
+    instructions=("gen_ai.system_instructions",),
+    input_lists=("gen_ai.input.messages",),
+    output_lists=("gen_ai.output.messages",),
+    input_flattened=("llm.input_messages.",),  # OpenInference
+    output_flattened=("llm.output_messages.",),
+    input_legacy=("gen_ai.prompt.",),  # OpenLLMetry before the GenAI message lists
+    output_legacy=("gen_ai.completion.",),
+    # The deprecated GenAI message events (Strands Agents' default).
+    input_events={
+        "gen_ai.system.message": "system",
+        "gen_ai.user.message": USER,
+        "gen_ai.assistant.message": ASSISTANT,
+        "gen_ai.tool.message": TOOL,
+    },
+    output_events=("gen_ai.choice",),
+    detail_events=("gen_ai.client.inference.operation.details",),
+    # OpenInference's whole request and response, when it flattened no text of them
+    # (openai-agents' generation spans of Responses items).
+    input_late=("input.value",),
+    output_late=("output.value",),
+)
+"""Where each convention records a span's chat messages (see :mod:`._messages`)."""
 
 
-def first_user_message(attributes: Mapping[str, Any]) -> str | None:
-    """The first user message a model call was sent: the question, for a session that
-    records none of its own.  OpenInference's flattened input messages, or GenAI's."""
-    for index in range(len(attributes)):
-        role = attributes.get(f"llm.input_messages.{index}.message.role")
-        if role is None:
-            break
-        if role in _USER:
-            return _flattened_text(attributes, f"llm.input_messages.{index}.message.")
-    messages = attributes.get("gen_ai.input.messages")
-    return unwrapped(messages, "question") if isinstance(messages, str) else None
+def _messages(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> SpanMessages:
+    return span_messages(attributes, tuple(events), MESSAGE_SOURCES)
 
 
-def model_output_text(attributes: Mapping[str, Any]) -> str | None:
-    """The text a model call answered with (its reasoning when it also called tools):
-    OpenInference, OpenLLMetry's legacy completion, or the GenAI output messages."""
-    text = _flattened_text(attributes, "llm.output_messages.0.message.")
-    if text is not None:
-        return text
-    value = attributes.get("gen_ai.completion.0.content")
-    if isinstance(value, str) and value:
-        return value
-    messages = attributes.get("gen_ai.output.messages")
-    if not isinstance(messages, str):
-        return None
-    try:
-        parsed = json.loads(messages)
-    except ValueError:
-        return None
-    texts = [
-        _message_content(message)
-        for message in (parsed if isinstance(parsed, list) else [])
-        if isinstance(message, dict) and isinstance(message.get("parts"), list)
-    ]
-    return "\n".join(text for text in texts if text is not None) or None
+def _first(found: Iterable[Message], role: str) -> str | None:
+    return next((m.text for m in found if m.role == role and m.text), None)
 
 
-_USER = frozenset({"user", "human"})
-_ASSISTANT = frozenset({"assistant", "ai"})
+def _last(found: Iterable[Message], role: str) -> str | None:
+    return _first(reversed(tuple(found)), role)
+
+
+def first_user_message(
+    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+) -> str | None:
+    """The text of the first user message a model call was sent: the question, for a
+    session that records none of its own.  Any form :mod:`._messages` reads."""
+    return _first(_messages(attributes, events).input, USER)
+
+
+def model_output_text(
+    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+) -> str | None:
+    """The text a model call answered with (its reasoning when it gave no text, also when
+    it called tools): every output message's text but a tool's, in order."""
+    output = [m for m in _messages(attributes, events).output if m.role != TOOL]
+    texts = [m.text for m in output if m.text]
+    if texts:
+        return "\n".join(texts)
+    reasoning = [m.reasoning for m in output if m.reasoning]
+    return "\n".join(reasoning) if reasoning else None
+
+
+def span_question(attributes: Mapping[str, Any], events: Iterable[EventLike] = ()) -> str | None:
+    """A session's question from its own messages (attributes or events): its first user
+    message, when no question key holds it."""
+    return first_user_message(attributes, events)
+
+
+def span_answer(attributes: Mapping[str, Any], events: Iterable[EventLike] = ()) -> str | None:
+    """A session's answer from its own output messages: the last assistant text."""
+    return _last(_messages(attributes, events).output, ASSISTANT)
+
+
+def tool_exchange(
+    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+) -> tuple[str | None, str | None]:
+    """(arguments, result) of a tool call recorded as messages (Strands Agents: the call
+    sent as a ``tool_call`` part or a ``gen_ai.tool.message`` event, its result as a
+    ``tool_call_response`` part or a ``gen_ai.choice`` event)."""
+    found = _messages(attributes, events)
+    calls = [call for m in found.input for call in m.calls]
+    arguments = calls[0].arguments if calls else _first(found.input, TOOL)
+    result = next((m.text for m in found.output if m.text), None)
+    return arguments, result
 
 
 def unwrapped(text: str, pick: str) -> str | None:
     """The plain text inside a serialised framework payload, or None if it is not one.
 
-    ``pick``: ``question`` (the first user message of ``{"messages": [...]}`` or of a bare
-    message list), ``answer`` (the last assistant message), ``result`` (a serialised tool
-    message, ``{"type": "tool", "data": {"content": ...}}``) or ``query`` (a retriever's input,
-    ``{"query": ...}``).  Messages come as
-    ``{"role", "content"}``, as LangChain's ``{"type", "data": {"content"}}`` or as GenAI
-    ``{"role", "parts": [{"type": "text", "content"}]}`` (Pydantic AI's run history).
+    ``pick``: ``question`` (a run's task, ``{"task": ...}``, else the first user message of
+    ``{"messages": [...]}`` or of a bare message list), ``answer`` (the last assistant
+    message), ``result`` (a serialised tool message, ``{"type": "tool", "data":
+    {"content": ...}}``, LlamaIndex's ``ToolOutput`` or content blocks ``[{"text": ...}]``)
+    or ``query`` (a retriever's input, ``{"query": ...}``).  Messages in any form
+    :func:`otel_prov.prov._messages.message` reads; a message without text says nothing.
     """
     if not text.lstrip().startswith(("{", "[")):
         return None
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return None
+    parsed = loads(text)
     if pick == "result":
         return _tool_output(parsed)
     if pick == "query":
         query = parsed.get("query") if isinstance(parsed, dict) else None
         return query if isinstance(query, str) else None
-    messages = parsed.get("messages") if isinstance(parsed, dict) else parsed
-    if not isinstance(messages, list):
-        return None
-    roles = _USER if pick == "question" else _ASSISTANT
-    ordered = messages if pick == "question" else list(reversed(messages))
-    for message in ordered:
-        role = (message.get("role") or message.get("type")) if isinstance(message, dict) else None
-        content = _message_content(message) if role in roles else None
-        if content is not None:
-            return content
-    return None
+    if pick == "question" and isinstance(parsed, dict):
+        task = next((parsed[f] for f in QUESTION_FIELDS if isinstance(parsed.get(f), str)), None)
+        if task is not None:
+            return str(task)
+    found = messages(parsed) if isinstance(parsed, (dict, list)) else ()
+    return _first(found, USER) if pick == "question" else _last(found, ASSISTANT)
 
 
 def _tool_output(parsed: Any) -> str | None:
-    """What a tool returned, in LangChain's serialised tool message or LlamaIndex's
-    ``ToolOutput`` (``raw_output``: the tool's own return value, before it became blocks)."""
+    """What a tool returned, in LangChain's serialised tool message, LlamaIndex's
+    ``ToolOutput`` (``raw_output``: the tool's own return value, before it became blocks)
+    or a list of content blocks (``[{"text": ...}]``, Strands Agents, MCP)."""
+    if (
+        isinstance(parsed, list)
+        and parsed
+        and all(isinstance(b, dict) and isinstance(b.get("text"), str) for b in parsed)
+    ):
+        return block_text(parsed)
     if not isinstance(parsed, dict):
         return None
     if parsed.get("type") == "tool":
-        return _message_content(parsed)
+        found = messages(parsed)
+        return found[0].text if found else None
     if "raw_output" in parsed and "tool_name" in parsed:
-        return _json_text(parsed["raw_output"])
+        return json_text(parsed["raw_output"])
     return None
 
 
-def _message_content(message: Mapping[str, Any]) -> str | None:
-    data = message.get("data")
-    parts = message.get("parts")
-    if isinstance(parts, list):
-        texts = [
-            part["content"]
-            for part in parts
-            if isinstance(part, dict)
-            and part.get("type") == "text"
-            and isinstance(part.get("content"), str)
-        ]
-        return "\n".join(texts) if texts else None
-    content = data.get("content") if isinstance(data, dict) else message.get("content")
-    return content if isinstance(content, str) else None
-
-
-def _json_text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def requested_calls(attributes: Mapping[str, Any]) -> list[tuple[str, str, str | None]]:
+def requested_calls(
+    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+) -> list[tuple[str, str, str | None]]:
     """(tool name, arguments JSON, call id) of each tool call a model call's output asked
-    for: official GenAI ``gen_ai.output.messages`` parts, else OpenInference's flattened
-    ``llm.output_messages.*.message.tool_calls.*`` attributes."""
-    calls: list[tuple[str, str, str | None]] = []
-    messages = attributes.get("gen_ai.output.messages")
-    if isinstance(messages, str):
-        try:
-            parsed = json.loads(messages)
-        except ValueError:
-            parsed = []
-        for message in parsed if isinstance(parsed, list) else []:
-            parts = message.get("parts") if isinstance(message, dict) else None
-            for part in parts if isinstance(parts, list) else []:
-                if isinstance(part, dict) and part.get("type") == "tool_call" and part.get("name"):
-                    arguments = _json_text(part.get("arguments", {}))
-                    call_id = part.get("id")
-                    calls.append((str(part["name"]), arguments, str(call_id) if call_id else None))
-        return calls
-    prefix = "llm.output_messages.0.message.tool_calls."
-    for index in range(len(attributes)):
-        base = f"{prefix}{index}.tool_call."
-        name = attributes.get(f"{base}function.name")
-        if not isinstance(name, str):
-            break
-        arguments = _json_text(attributes.get(f"{base}function.arguments", "{}"))
-        call_id = attributes.get(f"{base}id")
-        calls.append((name, arguments, str(call_id) if call_id else None))
-    return calls
+    for, in order: GenAI ``tool_call`` parts, OpenInference's flattened ``tool_calls`` of
+    any output message, ``toolUse`` blocks of a ``gen_ai.choice`` event."""
+    return [
+        (call.name, call.arguments, call.call_id)
+        for found in _messages(attributes, events).output
+        for call in found.calls
+    ]
 
 
 def defined_tools(attributes: Mapping[str, Any]) -> list[str]:

@@ -55,6 +55,7 @@ from otel_prov.prov._conventions import (
     COST_SOURCE_KEYS,
     DATA_SOURCE_KEYS,
     INPUT_TOKEN_KEYS,
+    MESSAGE_LIST_KEYS,
     MODEL_KEYS,
     OUTPUT_TOKEN_KEYS,
     PLACEHOLDERS,
@@ -77,6 +78,9 @@ from otel_prov.prov._conventions import (
     model_output_text,
     requested_calls,
     retrieved_documents,
+    span_answer,
+    span_question,
+    tool_exchange,
     tool_name_from_span_name,
     unwrapped,
 )
@@ -93,6 +97,7 @@ from otel_prov.prov._iris import (
     tool_iri,
     trace_hex,
 )
+from otel_prov.prov._messages import loads
 from otel_prov.prov._prices import PriceTable, Usage
 from otel_prov.prov._rdf import (
     Triple,
@@ -284,20 +289,37 @@ class _Tree:
         return self._loose.get(session.span_id, [])
 
     def _merge_wrapper_sessions(self) -> None:
-        """A session whose direct child is a session of the same agent is one run recorded
-        twice (OpenLLMetry wraps LangGraph's ``workflow`` span in an ``invoke_agent`` one):
-        the outer span becomes a plain span, the inner one, with input and output, stays."""
+        """Spans that record one thing twice become plain spans, the one with the content
+        stays:
+
+        * a session whose direct child is a session of the same agent (OpenLLMetry wraps
+          LangGraph's ``workflow`` span in an ``invoke_agent`` one): the outer one;
+        * a session that names no agent around exactly one session, with only plain spans
+          between them (the "Agent workflow"
+          of OpenInference's openai-agents, OpenLLMetry's ``workflow``): the wrapper, so
+          that the run is the agent's, named, with its question and its failed calls;
+        * a model call whose direct child is a model call of the same name (LlamaIndex's
+          OpenAILike): the outer one, so that one request is one model call.
+        """
         wrappers: set[int] = set()
+        inner: dict[int, list[SpanRecord]] = {}
         for span in self.spans:
             parent = self.parent(span)
-            if (
-                span.role is Role.SESSION
-                and parent is not None
-                and parent.role is Role.SESSION
-                and _run_name(span) is not None
-                and _run_name(span) == _run_name(parent)
-            ):
+            if span.role is Role.SESSION:
+                # Only plain spans between (a tool call that starts an agent is no wrapper).
+                outer = self.starter(span)
+                if outer is not None and outer.role is Role.SESSION:
+                    inner.setdefault(outer.span_id, []).append(span)
+            if parent is None or parent.role is not span.role:
+                continue
+            same_request = span.role is Role.MODEL_CALL and span.name == parent.name
+            same_run = span.role is Role.SESSION and _run_name(span) is not None
+            if same_request or (same_run and _run_name(span) == _run_name(parent)):
                 wrappers.add(parent.span_id)
+        for span_id, sessions in inner.items():
+            wrapper = self.by_id[span_id]
+            if len(sessions) == 1 and _agent_key(wrapper) is None and _run_name(wrapper) is None:
+                wrappers.add(span_id)
         if wrappers:
             self.spans = [
                 dataclasses.replace(span, role=Role.SPAN) if span.span_id in wrappers else span
@@ -329,7 +351,7 @@ class _Tree:
         if steps:
             self._steps[session.span_id] = steps
         for step in steps:
-            requests = requested_calls(step.model.attributes)
+            requests = requested_calls(step.model.attributes, step.model.events)
             for tool in step.tools:
                 name = _first_text(tool.attributes, TOOL_NAME_KEYS)
                 for index, (requested, arguments, call_id) in enumerate(requests):
@@ -527,7 +549,10 @@ class _Out:
             if key in self.span.truncated:
                 return _Content(text, None, None, truncated=True)
             if pick is not None and key in WRAPPED_KEYS:
-                text = unwrapped(text, pick) or text
+                inner = unwrapped(text, pick)
+                if inner is None and key in MESSAGE_LIST_KEYS:
+                    continue  # messages without that text: the list itself is not it
+                text = inner or text
             return _Content.of(text)
         for key in keys:
             whole = self._declared(key)
@@ -566,7 +591,7 @@ class _Out:
         add((entity, RDF_TYPE, P.Entity))
         if content is None:
             return
-        if content.text is not None:
+        if content.text is not None and not self.span.content_withheld:
             add((entity, P.value, literal(content.text)))
         if content.sha256 is not None:
             add((entity, O.contentHash, literal(content.sha256)))
@@ -678,6 +703,8 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
         message = span.status_message or _exception_field(span, "exception.message")
         if error_type:
             add((activity, O.errorType, literal(error_type)))
+        if message and span.content_withheld:
+            message = _without_content(message, _content_texts(span, tree))
         if message:
             add((activity, O.errorMessage, literal(message)))
     elif span.end_ns is None:
@@ -696,6 +723,55 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
     for link_trace, link_span in span.links:
         add((activity, P.wasInformedBy, activity_iri(link_trace, link_span)))
     return activity
+
+
+_WITHHELD = "[withheld]"
+_SHORT = 4
+"""Content words shorter than this are withheld from a message only as whole words."""
+
+
+def _content_texts(span: SpanRecord, tree: _Tree) -> list[str]:
+    """The span's content as the mapper reads it (question, arguments, result, answer,
+    query, what the model asked this call for), and every string and number inside it
+    when it is JSON: what an error message may repeat."""
+    texts = [
+        value
+        for key in (*QUESTION_KEYS, *ARGUMENT_KEYS, *RESULT_KEYS, *ANSWER_KEYS, *QUERY_KEYS)
+        if isinstance(value := span.attributes.get(key), str)
+    ]
+    texts += [
+        text
+        for text in (tree.requested(span)[0], *tool_exchange(span.attributes, span.events))
+        if text
+    ]
+    leaves: list[str] = []
+    for text in texts:
+        _leaves(loads(text), leaves)
+    return texts + leaves
+
+
+def _leaves(value: Any, into: list[str]) -> None:
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        into.append(str(value))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _leaves(item, into)
+    elif isinstance(value, list):
+        for item in value:
+            _leaves(item, into)
+
+
+def _without_content(message: str, texts: list[str]) -> str:
+    """``message`` with every content text in it replaced by ``[withheld]``, longest first;
+    a short one (a number, a two-letter code) only where it stands as a word."""
+    for text in sorted({t.strip() for t in texts if t.strip()}, key=len, reverse=True):
+        if len(text) >= _SHORT:
+            message = message.replace(text, _WITHHELD)
+        else:
+            message = re.sub(rf"(?<!\w){re.escape(text)}(?!\w)", _WITHHELD, message)
+    return message
 
 
 def _is_plan(span: SpanRecord) -> bool:
@@ -892,7 +968,7 @@ def _evaluated_output(span: SpanRecord, tree: _Tree) -> str | None:
         return entity_iri(activity, "answer")
     if span.role is Role.TOOL_CALL and _succeeded(span):
         return entity_iri(activity, "observation")
-    if tree.opens_step(span) and model_output_text(span.attributes) is not None:
+    if tree.opens_step(span) and model_output_text(span.attributes, span.events) is not None:
         return entity_iri(entity_iri(activity, "step"), "thought")
     return None
 
@@ -938,9 +1014,12 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((activity, P.wasInformedBy, starter))
     steps = tree.steps(span)
     question = out.content(*QUESTION_KEYS, pick="question")
-    if question is None and steps:
-        # No question of its own: the one its first model call was asked.
-        text = first_user_message(steps[0].model.attributes)
+    if question is None:
+        # No question under a key: its own first user message (a message event), else the
+        # one its first model call was asked.
+        text = span_question(span.attributes, span.events)
+        if text is None and steps:
+            text = first_user_message(steps[0].model.attributes, steps[0].model.events)
         question = _Content.of(text) if text is not None else None
     if question is not None:
         entity = entity_iri(activity, "question")
@@ -986,9 +1065,12 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             sources.append(chunk)
 
     answer = out.content(*ANSWER_KEYS, pick="answer")
-    if answer is None and steps and not steps[-1].tools:
-        # No answer of its own: what its last model call said, having called no tool.
-        text = model_output_text(steps[-1].model.attributes)
+    if answer is None:
+        # No answer under a key: its own output message, else what its last model call
+        # said, having called no tool.
+        text = span_answer(span.attributes, span.events)
+        if text is None and steps and not steps[-1].tools:
+            text = model_output_text(steps[-1].model.attributes, steps[-1].model.events)
         answer = _Content.of(text) if text is not None else None
     if answer is not None:
         entity = entity_iri(activity, "answer")
@@ -1019,7 +1101,7 @@ def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> str | None
     actions = [_first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
     if step.tools and actions[0]:
         add((iri, O.action, literal(actions[0])))
-    text = model_output_text(model.attributes)
+    text = model_output_text(model.attributes, model.events)
     if text is None:
         return None
     thought = entity_iri(iri, "thought")
@@ -1106,6 +1188,9 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
     content = _Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
+    exchanged, result = tool_exchange(span.attributes, span.events)
+    if content is None and exchanged is not None:
+        content = _Content.of(exchanged)  # the call sent as a message (Strands Agents)
     if content is None and only_call and iteration is not None:
         content = _Out(iteration, out.problems).content(sc.OTEL_PROV_ARGUMENTS)
     if content is not None:
@@ -1122,6 +1207,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         return  # a failed or unfinished call produced nothing: no Observation claims success
     observation = entity_iri(activity, "observation")
     content = out.content(*RESULT_KEYS, pick="result")
+    if content is None and result is not None:
+        content = _Content.of(unwrapped(result, "result") or result)
     if content is None and only_call and iteration is not None:
         content = _Out(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
     out.entity(observation, O.Observation, content)

@@ -84,6 +84,10 @@ class SpanRecord:
     remote_parent: bool = False
     """The parent's context came from another process (W3C trace context in a request, an
     MCP ``_meta``): that process records the parent, this one never sees it end."""
+    content_withheld: bool = False
+    """The content policy keeps this span's content out of the store (capture off, or a
+    receiver told to strip it): the mapper records each content value's size and hash, not
+    its text, and no argument of the span inside its error message."""
 
 
 def is_remote_root(span: SpanRecord) -> bool:

@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_prov import map_spans, record_from_span
 from otel_prov.instrumentation.langchain import LangChainInstrumentor
-from otel_prov.prov._rdf import RDF_TYPE, parse_literal, to_ntriples
+from otel_prov.prov._rdf import RDF_TYPE, integer, parse_literal, to_ntriples
 from otel_prov.prov._vocab import O, P
 from otel_prov.semconv import SHAPES_PATH
 from tests.instrumentation.test_langchain import ask, faq_agent, get_weather, weather_agent
@@ -256,3 +256,68 @@ def test_retriever_documents_are_read_from_openinference_as_from_ours(
     (observation,) = of_type(triples, O.Observation)
     assert chunks <= objects(triples, observation, P.wasDerivedFrom)
     assert_shacl(triples)
+
+
+def _openinference_agents() -> Any:
+    return importlib.import_module(
+        "openinference.instrumentation.openai_agents"
+    ).OpenAIAgentsInstrumentor()
+
+
+def _openllmetry_agents() -> Any:
+    return importlib.import_module(
+        "opentelemetry.instrumentation.openai_agents"
+    ).OpenAIAgentsInstrumentor()
+
+
+@pytest.mark.parametrize(
+    "make", [_openinference_agents, _openllmetry_agents], ids=["openinference", "openllmetry"]
+)
+def test_an_openai_agents_workflow_is_the_agents_run(
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter], make: Callable[[], Any]
+) -> None:
+    """Both instrumentations wrap the agent in an "Agent workflow" span: the run is the
+    agent's, named, with its question, its failed call and the tool's result."""
+    agents = importlib.import_module("agents")
+    tracing = importlib.import_module("agents.tracing")
+    responses = importlib.import_module("openai.types.responses")
+    scripted = importlib.import_module("tests.instrumentation.scripted_openai")
+
+    @agents.function_tool
+    def get_weather(city: str) -> str:
+        """The weather in a city."""
+        if city == "Atlantis":
+            raise ValueError("no such city")
+        return f"18 °C in {city}"
+
+    def call(call_id: str, city: str) -> Any:
+        return responses.ResponseFunctionToolCall(
+            type="function_call", call_id=call_id, name="get_weather",
+            arguments=json.dumps({"city": city}),
+        )  # fmt: skip
+
+    answer = responses.ResponseOutputMessage(
+        id="m", type="message", role="assistant", status="completed",
+        content=[responses.ResponseOutputText(type="output_text", text="18 °C", annotations=[])],
+    )  # fmt: skip
+    model = scripted.ScriptedModel(
+        [[call("call_1", "Paris"), call("call_2", "Atlantis")], [answer]]
+    )
+    agent = agents.Agent(name="weather", instructions="Be brief.", tools=[get_weather])
+    provider, memory = memory_provider
+    tracing.set_trace_processors([])  # nothing goes to OpenAI's exporter
+    instrumentor = make()
+    instrumentor.instrument(tracer_provider=provider)
+    try:
+        config = agents.RunConfig(model_provider=scripted.ScriptedProvider(model))
+        assert agents.Runner.run_sync(agent, "Weather in Paris?", run_config=config).final_output
+    finally:
+        instrumentor.uninstrument()
+    triples = _map(memory)
+    (session,) = of_type(triples, O.AgentSession)
+    assert objects(triples, session, O.agentLabel) == {'"weather"'}
+    assert objects(triples, session, O.failedCalls) == {integer(1)}
+    (question,) = of_type(triples, O.Question)
+    assert value(triples, question) == "Weather in Paris?"
+    (observation,) = of_type(triples, O.Observation)
+    assert value(triples, observation) == "18 °C in Paris"

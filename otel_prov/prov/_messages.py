@@ -1,0 +1,484 @@
+"""Chat messages, in every form instrumentations record them, as plain text per role.
+
+A model call's conversation reaches us in many shapes: the official GenAI JSON
+(``gen_ai.input.messages``, ``gen_ai.output.messages``, ``gen_ai.system_instructions``:
+messages of typed ``parts``), OpenInference's flattened attributes
+(``llm.input_messages.N.message.*``, numbered from 0 or from 1), OpenLLMetry's legacy
+``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``, the deprecated GenAI message events
+(``gen_ai.user.message``, ``gen_ai.choice``, ... that Strands Agents still emits), the
+``gen_ai.client.inference.operation.details`` event, and the serialised messages of the
+frameworks themselves (``{"role", "content"}``, LangChain's ``{"type", "data"}``, content
+blocks ``[{"text": ...}]``, Bedrock's ``toolUse`` / ``toolResult``).  This module reads
+them all into one :class:`Message` type.  Which attribute and which event holds which
+form is :mod:`otel_prov.prov._conventions`' to say (a :class:`MessageSources`), as it
+picks the question, answer, thought, arguments and result from what is read here.
+
+Pure functions, and total: any value (not JSON, JSON of another shape, nested too deep)
+gives fewer messages, never an exception.  JSON escapes (``\\u00b0``) come out decoded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+__all__ = [
+    "EventLike",
+    "Message",
+    "MessageSources",
+    "SpanMessages",
+    "ToolCall",
+    "block_text",
+    "flattened",
+    "json_text",
+    "loads",
+    "message",
+    "messages",
+    "span_messages",
+]
+
+USER, ASSISTANT, SYSTEM, TOOL = "user", "assistant", "system", "tool"
+_ROLES = {
+    "human": USER,
+    "ai": ASSISTANT,
+    "model": ASSISTANT,
+    "developer": SYSTEM,
+    "function": TOOL,
+}
+"""Role names of other vocabularies (LangChain, Gemini, OpenAI) -> the GenAI role."""
+_TYPE_ROLES = frozenset({"human", "ai", "system", "tool", "function", "user", "assistant"})
+"""LangChain's message ``type`` values: a ``type`` of another value (a content block's
+``text``) names no role."""
+
+
+class EventLike(Protocol):
+    """A span event, as the span record (or the SDK) holds it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def attributes(self) -> Mapping[str, Any]: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A tool call a model asked for: the tool's name, its arguments as JSON text, its id."""
+
+    name: str
+    arguments: str
+    call_id: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Message:
+    """One message: its GenAI role, its text (None: it has none), the tool calls it asked
+    for, the id of the call it answers (a tool message) and its reasoning text."""
+
+    role: str
+    text: str | None = None
+    calls: tuple[ToolCall, ...] = ()
+    call_id: str | None = None
+    reasoning: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SpanMessages:
+    """What a span says was sent to the model (``input``, system instructions first) and
+    what came back (``output``)."""
+
+    input: tuple[Message, ...] = ()
+    output: tuple[Message, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MessageSources:
+    """Where a span's messages are, per side, in the order they are tried (the first that
+    gives any wins): JSON message lists, flattened prefixes, legacy numbered prefixes,
+    events; ``late``: JSON lists tried after the events."""
+
+    instructions: tuple[str, ...] = ()
+    """Keys of system instructions (JSON parts or text), put before the input."""
+    input_lists: tuple[str, ...] = ()
+    output_lists: tuple[str, ...] = ()
+    input_flattened: tuple[str, ...] = ()
+    output_flattened: tuple[str, ...] = ()
+    input_legacy: tuple[str, ...] = ()
+    output_legacy: tuple[str, ...] = ()
+    input_events: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Event name -> the role of the message it carries."""
+    output_events: tuple[str, ...] = ()
+    detail_events: tuple[str, ...] = ()
+    """Events that hold the JSON lists (and instructions) under the same keys as a span."""
+    input_late: tuple[str, ...] = ()
+    output_late: tuple[str, ...] = ()
+
+
+def loads(text: str) -> Any:
+    """``text`` parsed as JSON, or None when it is not JSON (or nests too deep to parse)."""
+    if not text.lstrip().startswith(("{", "[", '"')):
+        return None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def json_text(value: Any) -> str:
+    """A value as text: a string itself, anything else as JSON (non-ASCII kept)."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (ValueError, RecursionError):  # a circular or too deep structure
+        return str(value)
+
+
+def _role(value: Any) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    role = value.strip().lower()
+    return _ROLES.get(role, role)
+
+
+def _joined(texts: Iterable[str | None]) -> str | None:
+    found = [text for text in texts if text]
+    return "\n".join(found) if found else None
+
+
+def block_text(value: Any) -> str | None:
+    """The text of a message's content: a string, a content block (``{"text"}``,
+    ``{"type": "text", "content"}``, OpenAI's ``output_text``) or a list of them."""
+    if isinstance(value, str):
+        return value or None
+    if isinstance(value, Mapping):
+        for key in ("text", "content"):
+            text = value.get(key)
+            if isinstance(text, str):
+                return text or None
+            if key == "content" and isinstance(text, list):
+                return block_text(text)
+        return None
+    if isinstance(value, list):
+        return _joined(block_text(item) for item in value if not _is_tool_block(item))
+    return None
+
+
+def _is_tool_block(value: Any) -> bool:
+    return isinstance(value, Mapping) and ("toolUse" in value or "toolResult" in value)
+
+
+def _call(name: Any, arguments: Any, call_id: Any) -> ToolCall | None:
+    if not isinstance(name, str) or not name:
+        return None
+    text = json_text({} if arguments is None else arguments)
+    return ToolCall(name, text, str(call_id) if call_id not in (None, "") else None)
+
+
+def _part_calls(parts: Sequence[Any]) -> tuple[ToolCall, ...]:
+    calls = []
+    for part in parts:
+        if isinstance(part, Mapping) and part.get("type") == "tool_call":
+            call = _call(part.get("name"), part.get("arguments"), part.get("id"))
+            if call is not None:
+                calls.append(call)
+    return tuple(calls)
+
+
+def _from_parts(role: str, parts: Sequence[Any]) -> Message:
+    """A GenAI message: ``text``, ``reasoning``, ``tool_call`` and ``tool_call_response``
+    parts read, others (``blob``, ``uri``, ``file``, ``server_tool_call``) skipped."""
+    texts, reasoning, call_id = [], [], None
+    response: str | None = None
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("content"), str):
+            texts.append(part["content"])
+        elif kind == "reasoning" and isinstance(part.get("content"), str):
+            reasoning.append(part["content"])
+        elif kind == "tool_call_response":
+            # ``response`` (current), ``result`` (semantic conventions before 1.37)
+            result = part.get("response", part.get("result"))
+            response = block_text(result) if isinstance(result, list) else json_text(result)
+            call_id = part.get("id") if isinstance(part.get("id"), str) else None
+    return Message(
+        role,
+        _joined(texts) if texts else response,
+        _part_calls(parts),
+        call_id or None,
+        _joined(reasoning),
+    )
+
+
+def _block_calls(blocks: Sequence[Any]) -> tuple[ToolCall, ...]:
+    """Bedrock / Strands ``{"toolUse": {"toolUseId", "name", "input"}}`` blocks."""
+    calls = []
+    for block in blocks:
+        use = block.get("toolUse") if isinstance(block, Mapping) else None
+        if isinstance(use, Mapping):
+            call = _call(use.get("name"), use.get("input"), use.get("toolUseId"))
+            if call is not None:
+                calls.append(call)
+    return tuple(calls)
+
+
+def _tool_result(blocks: Sequence[Any]) -> tuple[str | None, str | None]:
+    """(text, call id) of a ``{"toolResult": {"toolUseId", "content"}}`` block."""
+    for block in blocks:
+        result = block.get("toolResult") if isinstance(block, Mapping) else None
+        if isinstance(result, Mapping):
+            call_id = result.get("toolUseId")
+            return block_text(result.get("content")), call_id if isinstance(call_id, str) else None
+    return None, None
+
+
+def _openai_calls(value: Any) -> tuple[ToolCall, ...]:
+    """OpenAI chat ``tool_calls`` (``{"id", "function": {"name", "arguments"}}``) or
+    LangChain's (``{"name", "args", "id"}``)."""
+    calls = []
+    for item in value if isinstance(value, list) else []:
+        if not isinstance(item, Mapping):
+            continue
+        function = item.get("function")
+        if isinstance(function, Mapping):
+            call = _call(function.get("name"), function.get("arguments"), item.get("id"))
+        else:
+            call = _call(item.get("name"), item.get("args", item.get("arguments")), item.get("id"))
+        if call is not None:
+            calls.append(call)
+    return tuple(calls)
+
+
+def message(value: Any, role: str | None = None) -> Message | None:
+    """One message in any of the serialised forms above (None: not a message).  ``role``:
+    the role when the value itself names none (an event's)."""
+    if not isinstance(value, Mapping):
+        return None
+    data = value.get("data")
+    body: Mapping[str, Any] = data if isinstance(data, Mapping) else value
+    kind = value.get("type")
+    typed = _role(kind) if isinstance(kind, str) and kind in _TYPE_ROLES else None
+    named = _role(value.get("role")) or typed or role
+    if named is None:
+        return None
+    parts = value.get("parts")
+    if isinstance(parts, list):
+        return _from_parts(named, parts)
+    content = body.get("content")
+    calls = _openai_calls(body.get("tool_calls"))
+    call_id = body.get("tool_call_id") or body.get("id") if named == TOOL else None
+    if isinstance(content, list):
+        calls += _block_calls(content)
+        result, result_id = _tool_result(content)
+        if result is not None or result_id is not None:
+            return Message(TOOL, result, calls, result_id)
+    return Message(named, block_text(content), calls, str(call_id) if call_id else None)
+
+
+def messages(value: Any) -> tuple[Message, ...]:
+    """The messages of a JSON text or a parsed value: a list of messages, one message,
+    or an object holding them under ``messages``."""
+    parsed = loads(value) if isinstance(value, str) else value
+    if isinstance(parsed, Mapping) and isinstance(parsed.get("messages"), list):
+        parsed = parsed["messages"]
+    if isinstance(parsed, Mapping):
+        parsed = [parsed]
+    if not isinstance(parsed, list):
+        return ()
+    found = (message(item) for item in parsed)
+    return tuple(item for item in found if item is not None)
+
+
+def system_instructions(value: Any) -> tuple[Message, ...]:
+    """``gen_ai.system_instructions``: a JSON list of parts (or plain text) as one message."""
+    parsed = loads(value) if isinstance(value, str) else value
+    if isinstance(parsed, list):
+        found = _from_parts(SYSTEM, parsed)
+        return (found,) if found.text or found.reasoning else ()
+    if isinstance(value, str) and value and parsed is None:
+        return (Message(SYSTEM, value),)
+    return ()
+
+
+_FLATTENED = re.compile(r"(?P<index>[0-9]{1,9})\.message\.(?P<field>.+)")
+_CONTENT = re.compile(r"contents\.(?P<index>[0-9]{1,9})\.message_content\.(?P<field>type|text)")
+_TOOL_CALL = re.compile(
+    r"tool_calls\.(?P<index>[0-9]{1,9})\.tool_call\.(?P<field>function\.name|function\.arguments|id)"
+)
+
+
+def flattened(
+    attributes: Mapping[str, Any], prefix: str, role: str | None = None
+) -> tuple[Message, ...]:
+    """OpenInference messages flattened under ``prefix`` (``llm.input_messages.``), in
+    index order, at whatever index they start: ``role`` (``role`` when it names none),
+    ``content`` or text ``contents``, ``tool_calls`` (name, arguments, id) and
+    ``tool_call_id``."""
+    fields: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        match = _FLATTENED.fullmatch(key, len(prefix))
+        if match is not None:
+            fields.setdefault(int(match["index"]), {})[match["field"]] = value
+    found = []
+    for index in sorted(fields):
+        item = fields[index]
+        named = _role(item.get("role")) or role
+        if named is None:
+            continue
+        content = item.get("content")
+        text = content if isinstance(content, str) and content else None
+        contents: dict[int, dict[str, Any]] = {}
+        calls: dict[int, dict[str, Any]] = {}
+        for field, value in item.items():
+            if (part := _CONTENT.fullmatch(field)) is not None:
+                contents.setdefault(int(part["index"]), {})[part["field"]] = value
+            elif (call := _TOOL_CALL.fullmatch(field)) is not None:
+                calls.setdefault(int(call["index"]), {})[call["field"]] = value
+        if text is None:
+            text = _joined(
+                contents[i].get("text")
+                for i in sorted(contents)
+                if contents[i].get("type", "text") == "text"
+                and isinstance(contents[i].get("text"), str)
+            )
+        requested = (
+            _call(c.get("function.name"), c.get("function.arguments"), c.get("id"))
+            for c in (calls[i] for i in sorted(calls))
+        )
+        call_id = item.get("tool_call_id")
+        found.append(
+            Message(
+                named,
+                text,
+                tuple(c for c in requested if c is not None),
+                call_id if isinstance(call_id, str) and call_id else None,
+            )
+        )
+    return tuple(found)
+
+
+def _legacy(attributes: Mapping[str, Any], prefix: str, role: str) -> tuple[Message, ...]:
+    """Numbered ``{prefix}N.role`` / ``{prefix}N.content`` attributes, from 0 or from 1."""
+    found = []
+    for index in range(len(attributes)):
+        named = attributes.get(f"{prefix}{index}.role")
+        content = attributes.get(f"{prefix}{index}.content")
+        if named is None and content is None:
+            if index == 0:
+                continue
+            break
+        found.append(Message(_role(named) or role, block_text(content)))
+    return tuple(found)
+
+
+def _event_message(attributes: Mapping[str, Any], role: str) -> Message | None:
+    """A message event's body: ``content`` (text, JSON blocks or a JSON value) or, for a
+    choice, ``message``; with the call ``id`` a tool message answers."""
+    body = attributes.get("content", attributes.get("message"))
+    call_id = attributes.get("id")
+    parsed = loads(body) if isinstance(body, str) else body
+    if isinstance(parsed, Mapping) and ("role" in parsed or "parts" in parsed):
+        return message(parsed, role)
+    calls: tuple[ToolCall, ...] = ()
+    if isinstance(parsed, list):
+        calls = _block_calls(parsed)
+        result, result_id = _tool_result(parsed)
+        if result is not None or result_id is not None:
+            return Message(TOOL, result, calls, result_id)
+        text = block_text(parsed)
+    elif isinstance(parsed, Mapping) and ("text" in parsed or "content" in parsed):
+        text = block_text(parsed)
+    else:
+        text = body if isinstance(body, str) and body else None
+        if text is None and body is not None:
+            text = json_text(body)
+    return Message(
+        _role(attributes.get("role")) or role,
+        text,
+        calls,
+        call_id if isinstance(call_id, str) and call_id else None,
+    )
+
+
+def _said(found: tuple[Message, ...]) -> tuple[Message, ...]:
+    """``found`` if any of its messages says something (text, calls, reasoning, the call
+    it answers), else none: a source of empty messages gives way to the next one."""
+    return found if any(m.text or m.calls or m.reasoning or m.call_id for m in found) else ()
+
+
+def _lists(attributes: Mapping[str, Any], keys: Iterable[str]) -> tuple[Message, ...]:
+    return next((found for key in keys if (found := _said(messages(attributes.get(key))))), ())
+
+
+def _instructions(attributes: Mapping[str, Any], keys: Iterable[str]) -> tuple[Message, ...]:
+    return tuple(m for key in keys for m in system_instructions(attributes.get(key)))
+
+
+def _events(
+    events: Iterable[EventLike], sources: MessageSources
+) -> tuple[tuple[Message, ...], tuple[Message, ...]]:
+    """(input, output) messages of a span's events."""
+    sent: list[Message] = []
+    received: list[Message] = []
+    for event in events:
+        attributes = event.attributes
+        if event.name in sources.input_events:
+            found = _event_message(attributes, sources.input_events[event.name])
+            if found is not None:
+                sent.append(found)
+        elif event.name in sources.output_events:
+            found = _event_message(attributes, ASSISTANT)
+            if found is not None:
+                received.append(found)
+        elif event.name in sources.detail_events:
+            sent.extend(_instructions(attributes, sources.instructions))
+            sent.extend(_lists(attributes, sources.input_lists))
+            received.extend(_lists(attributes, sources.output_lists))
+    return tuple(sent), tuple(received)
+
+
+def _side(
+    attributes: Mapping[str, Any],
+    lists: tuple[str, ...],
+    prefixes: tuple[str, ...],
+    legacy: tuple[str, ...],
+    role: str | None,
+) -> tuple[Message, ...]:
+    found = _lists(attributes, lists)
+    for prefix in prefixes:
+        found = found or _said(flattened(attributes, prefix, role))
+    for prefix in legacy:
+        found = found or _said(_legacy(attributes, prefix, role or USER))
+    return found
+
+
+def span_messages(
+    attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
+) -> SpanMessages:
+    """Every message a span records, on each side from the first source that has any."""
+    sent_events, received_events = _events(events, sources) if events else ((), ())
+    from_events = (_said(sent_events), _said(received_events))
+    sent = (
+        _side(attributes, sources.input_lists, sources.input_flattened, sources.input_legacy, None)
+        or from_events[0]
+        or _lists(attributes, sources.input_late)
+    )
+    received = (
+        _side(
+            attributes,
+            sources.output_lists,
+            sources.output_flattened,
+            sources.output_legacy,
+            ASSISTANT,
+        )
+        or from_events[1]
+        or _lists(attributes, sources.output_late)
+    )
+    return SpanMessages(_instructions(attributes, sources.instructions) + sent, received)

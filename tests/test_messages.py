@@ -1,0 +1,257 @@
+"""Chat messages in every recorded form, read as plain text per role (``_messages``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from otel_prov.prov._conventions import MESSAGE_SOURCES
+from otel_prov.prov._messages import (
+    Message,
+    SpanMessages,
+    ToolCall,
+    block_text,
+    message,
+    messages,
+    system_instructions,
+)
+from otel_prov.prov._messages import span_messages as _span_messages
+from otel_prov.prov._span_record import SpanEvent
+
+
+def span_messages(attributes: dict[str, Any], events: Sequence[SpanEvent] = ()) -> SpanMessages:
+    """A span's messages, from where the conventions say they are."""
+    return _span_messages(attributes, events, MESSAGE_SOURCES)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "role",
+                    "type",
+                    "parts",
+                    "content",
+                    "text",
+                    "data",
+                    "messages",
+                    "tool_calls",
+                    "function",
+                    "name",
+                    "arguments",
+                    "id",
+                    "response",
+                    "result",
+                    "toolUse",
+                    "toolResult",
+                    "input",
+                    "toolUseId",
+                    "args",
+                    "tool_call_id",
+                    "x",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+_EVENT_NAMES = st.sampled_from(
+    [
+        "gen_ai.user.message",
+        "gen_ai.system.message",
+        "gen_ai.assistant.message",
+        "gen_ai.tool.message",
+        "gen_ai.choice",
+        "gen_ai.client.inference.operation.details",
+        "exception",
+    ]
+)
+_EVENT_KEYS = st.sampled_from(
+    ["content", "message", "id", "role", "gen_ai.input.messages", "gen_ai.output.messages",
+     "gen_ai.system_instructions"]
+)  # fmt: skip
+_VALUE = st.one_of(_JSON.map(json.dumps), st.text(), st.integers(), st.none())
+_ANY_TEXT = st.text(min_size=1).filter(lambda t: t.strip() == t and t != "")
+
+
+def _all_messages_of(value: Any) -> None:
+    for found in (*messages(value), message(value) or Message("x")):
+        assert isinstance(found.role, str)
+        assert found.text is None or isinstance(found.text, str)
+        assert all(isinstance(call.arguments, str) for call in found.calls)
+    assert block_text(value) is None or isinstance(block_text(value), str)
+    system_instructions(value)
+
+
+@given(_JSON)
+def test_any_json_value_reads_without_raising(value: Any) -> None:
+    _all_messages_of(value)
+    _all_messages_of(json.dumps(value))
+
+
+@given(
+    st.dictionaries(
+        st.tuples(
+            st.sampled_from(["llm.input_messages.", "llm.output_messages."]),
+            st.integers(0, 3).map(str) | st.just("9" * 12) | st.just("x"),
+            st.sampled_from(
+                [
+                    "role",
+                    "content",
+                    "tool_call_id",
+                    "contents.0.message_content.text",
+                    "contents.1.message_content.type",
+                    "tool_calls.0.tool_call.function.name",
+                    "tool_calls.0.tool_call.function.arguments",
+                    "tool_calls.0.tool_call.id",
+                ]
+            ),
+        ).map(lambda k: f"{k[0]}{k[1]}.message.{k[2]}"),
+        _VALUE,
+    ),
+    st.lists(
+        st.builds(SpanEvent, _EVENT_NAMES, st.just(0), st.dictionaries(_EVENT_KEYS, _VALUE)),
+        max_size=4,
+    ),
+)
+def test_any_attributes_and_events_read_without_raising(
+    attributes: dict[str, Any], events: list[SpanEvent]
+) -> None:
+    found = span_messages(attributes, events)
+    for item in found.input + found.output:
+        assert item.text is None or isinstance(item.text, str)
+
+
+@given(_ANY_TEXT, _ANY_TEXT, st.booleans())
+def test_genai_json_text_round_trips_decoded(question: str, answer: str, ascii: bool) -> None:
+    """Whatever the text (odd Unicode, surrogates, escapes), the JSON's ``\\u`` escapes
+    come back as the characters they stand for."""
+    sent = [
+        {"role": "system", "parts": [{"type": "text", "content": "Be brief."}]},
+        {"role": "user", "parts": [{"type": "text", "content": question}]},
+    ]
+    received = [
+        {"role": "assistant", "parts": [
+            {"type": "reasoning", "content": "hm"},
+            {"type": "tool_call", "id": "c1", "name": "lookup", "arguments": {"q": question}},
+        ]},
+        {"role": "assistant", "parts": [{"type": "text", "content": answer}]},
+    ]  # fmt: skip
+    attributes = {
+        "gen_ai.input.messages": json.dumps(sent, ensure_ascii=ascii),
+        "gen_ai.output.messages": json.dumps(received, ensure_ascii=ascii),
+    }
+    found = span_messages(attributes)
+    assert [m.role for m in found.input] == ["system", "user"]
+    assert found.input[1].text == question
+    assert found.output[0].calls == (
+        ToolCall("lookup", json.dumps({"q": question}, ensure_ascii=False), "c1"),
+    )
+    assert found.output[0].reasoning == "hm" and found.output[0].text is None
+    assert found.output[1].text == answer
+
+
+@given(st.integers(0, 3), _ANY_TEXT)
+def test_flattened_messages_are_read_at_any_index(start: int, text: str) -> None:
+    attributes = {
+        f"llm.input_messages.{start}.message.role": "system",
+        f"llm.input_messages.{start}.message.content": "Be brief.",
+        f"llm.input_messages.{start + 10}.message.role": "user",
+        f"llm.input_messages.{start + 10}.message.contents.0.message_content.type": "text",
+        f"llm.input_messages.{start + 10}.message.contents.0.message_content.text": text,
+        f"llm.output_messages.{start}.message.role": "assistant",
+        f"llm.output_messages.{start + 1}.message.role": "assistant",
+        f"llm.output_messages.{start + 1}.message.tool_calls.1.tool_call.function.name": "b",
+        f"llm.output_messages.{start + 1}.message.tool_calls.0.tool_call.function.name": "a",
+        f"llm.output_messages.{start + 1}.message.tool_calls.0.tool_call.function.arguments": "{}",
+        f"llm.output_messages.{start + 1}.message.tool_calls.0.tool_call.id": "c1",
+    }
+    found = span_messages(attributes)
+    assert [(m.role, m.text) for m in found.input] == [("system", "Be brief."), ("user", text)]
+    assert found.output[1].calls == (ToolCall("a", "{}", "c1"), ToolCall("b", "{}", None))
+
+
+@given(_ANY_TEXT)
+def test_message_events_give_text_per_role(text: str) -> None:
+    """The deprecated events Strands Agents emits: content blocks as JSON text."""
+    blocks = json.dumps([{"text": text}])
+    events = [
+        SpanEvent("gen_ai.system.message", 1, {"content": json.dumps([{"text": "Be brief."}])}),
+        SpanEvent("gen_ai.user.message", 2, {"content": blocks}),
+        SpanEvent("gen_ai.tool.message", 3, {"content": json.dumps(
+            [{"toolResult": {"toolUseId": "t1", "content": [{"text": "18"}], "status": "success"}}]
+        )}),
+        SpanEvent("gen_ai.choice", 4, {"message": json.dumps(
+            [{"text": "Looking."}, {"toolUse": {"toolUseId": "t2", "name": "w", "input": {"c": 1}}}]
+        ), "finish_reason": "tool_use"}),
+    ]  # fmt: skip
+    found = span_messages({}, events)
+    assert [(m.role, m.text) for m in found.input] == [
+        ("system", "Be brief."),
+        ("user", text),
+        ("tool", "18"),
+    ]
+    assert found.input[2].call_id == "t1"
+    (choice,) = found.output
+    assert (choice.role, choice.text) == ("assistant", "Looking.")
+    assert choice.calls == (ToolCall("w", '{"c": 1}', "t2"),)
+
+
+def test_the_operation_details_event_holds_the_genai_messages() -> None:
+    details = "gen_ai.client.inference.operation.details"
+    call = [{"role": "tool", "parts": [
+        {"type": "tool_call", "name": "w", "id": "t1", "arguments": {"city": "Paris"}}
+    ]}]  # fmt: skip
+    response = [{"role": "tool", "parts": [
+        {"type": "tool_call_response", "id": "t1", "response": [{"text": "18 \u00b0C"}]}
+    ]}]  # fmt: skip
+    events = [
+        SpanEvent(details, 1, {"gen_ai.input.messages": json.dumps(call)}),
+        SpanEvent(details, 2, {"gen_ai.output.messages": json.dumps(response)}),
+    ]
+    found = span_messages({}, events)
+    assert found.input[0].calls == (ToolCall("w", '{"city": "Paris"}', "t1"),)
+    assert (found.output[0].text, found.output[0].call_id) == ("18 °C", "t1")
+
+
+def test_system_instructions_come_first_and_other_parts_are_skipped() -> None:
+    instructions = [{"type": "text", "content": "Be brief."}, {"type": "blob", "content": "AA=="}]
+    sent = [{"role": "user", "parts": [
+        {"type": "uri", "uri": "https://x.example/a.png", "modality": "image"},
+        {"type": "text", "content": "What is this?"},
+    ]}]  # fmt: skip
+    found = span_messages(
+        {
+            "gen_ai.system_instructions": json.dumps(instructions),
+            "gen_ai.input.messages": json.dumps(sent),
+        }
+    )
+    assert [(m.role, m.text) for m in found.input] == [
+        ("system", "Be brief."),
+        ("user", "What is this?"),
+    ]
+    assert system_instructions("plain text") == (Message("system", "plain text"),)
+
+
+def test_serialised_framework_messages() -> None:
+    openai = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "w", "arguments": '{"c": 1}'}}
+    ]}  # fmt: skip
+    assert message(openai) == Message("assistant", None, (ToolCall("w", '{"c": 1}', "c1"),))
+    langchain = {"type": "ai", "data": {"content": "hi", "tool_calls": [
+        {"name": "w", "args": {"c": 1}, "id": "c2"}
+    ]}}  # fmt: skip
+    assert message(langchain) == Message("assistant", "hi", (ToolCall("w", '{"c": 1}', "c2"),))
+    blocks = {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image"}]}
+    assert message(blocks) == Message("user", "a")
+    assert message({"type": "text", "text": "a"}) is None  # a content block, not a message
+    assert messages('{"messages": [{"role": "human", "content": "q"}]}') == (Message("user", "q"),)

@@ -6,9 +6,12 @@ session arrive after it was sealed), its bundle chain is intact (the previous bu
 the same agent exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <= end),
 34 (generation within its activity), 37 (generation before use) and 55 (nothing both
 Entity and Activity) hold on it, and every value kept in the blob store is still there,
-unchanged.  A failure names what changed: the subjects whose
-triples differ, are missing, or were added.  The agent label readers show is the one
-sealed with the session; a session sealed before that fails as not covering it.
+unchanged.  Times are only ordered on one clock: where 37 compares a generation on one
+service with a use on another, and the second clock is behind by no more than
+:data:`CLOCK_SKEW_BOUND_S`, the check warns of clock skew and still passes.  A failure
+names what changed: the subjects whose triples differ, are missing, or were added.
+The agent label readers show is the one sealed with the session; a session sealed
+before that fails as not covering it.
 
 An evaluation added after the run (``otel-prov annotate``) has a bundle of its own,
 chained per evaluator; it is checked the same way, with the run it judges, and never
@@ -27,10 +30,12 @@ saying so.
 from __future__ import annotations
 
 import json
+import math
 import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 import pyoxigraph
 
@@ -60,6 +65,7 @@ from otel_prov.read._members import member_triples, session_members
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
 __all__ = [
+    "CLOCK_SKEW_BOUND_S",
     "CONSTRAINTS",
     "GATES",
     "SessionCheck",
@@ -160,6 +166,12 @@ CONSTRAINTS = (
     "55 entity and activity disjoint",
 )
 """The PROV-CONSTRAINTS checked on each session's content, by name."""
+CLOCK_SKEW_BOUND_S = 300
+"""How far (seconds) the clocks of two services may disagree before verify stops calling
+it skew.  Time across hosts is not ordered: a tool that ran on a host 5 s behind the
+agent's "starts" before the arguments it used were made, with nothing changed.  NTP
+keeps hosts within milliseconds; five minutes is the tolerance Kerberos allows, past
+which a host's clock is itself a fault worth failing on."""
 GATES = ("tool_use_verified", "plan_followed")
 _XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 _XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
@@ -177,6 +189,9 @@ class SessionCheck:
     revised: tuple[str, ...] = ()
     """What the newest bundle, a revision, changed from the bundle it revised (from the
     two manifests): ``changed: ...``, ``added: ...``, ``removed: ...`` parts."""
+    warnings: tuple[str, ...] = ()
+    """What is odd but no sign of an edit: clock skew between services within
+    :data:`CLOCK_SKEW_BOUND_S`."""
 
     @property
     def ok(self) -> bool:
@@ -234,11 +249,13 @@ def constraint_violations(triples: Iterable[Triple]) -> list[str]:
     run, where a SPARQL store per session cost more than reading the whole graph.
     Times are compared as instants, as SPARQL compares ``xsd:dateTime`` values.
     """
-    return _violations(by_predicate(triples))
+    return _constraints(by_predicate(triples))[0]
 
 
-def _violations(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
-    """:func:`constraint_violations` over a run's triples indexed by predicate."""
+def _constraints(index: Mapping[str, list[tuple[str, str]]]) -> tuple[list[str], list[str]]:
+    """:func:`constraint_violations` over a run's triples indexed by predicate, and the
+    warnings for what 37 would otherwise fail across two services' clocks, within
+    :data:`CLOCK_SKEW_BOUND_S`."""
     times: dict[str, dict[str, list[tuple[str, str]]]] = {p: {} for p in _TIMED}
     links: dict[str, dict[str, list[str]]] = {p: {} for p in _LINKS}
     for p in _TIMED:
@@ -259,18 +276,67 @@ def _violations(index: Mapping[str, list[tuple[str, str]]]) -> list[str]:
                 ends = ended.get(a, ())
                 if any(at < start or any(at > end for end in ends) for start in started.get(a, ())):
                     found[CONSTRAINTS[1]].add(x)
+    services = dict(index.get(O.serviceName, ()))
+    skewed: dict[tuple[str, str], tuple[float, set[str]]] = {}
     for user, used in links[P.used].items():
         for x in used:
-            if any(g > u for g in generated.get(x, ()) for u in started.get(user, ())):
+            late = [(g, u) for g in generated.get(x, ()) for u in started.get(user, ()) if g > u]
+            if not late:
+                continue
+            clocks = _clocks(links[P.wasGeneratedBy].get(x, ()), user, services)
+            seconds = max(_seconds_apart(g, u) for g, u in late)
+            if clocks is None or seconds > CLOCK_SKEW_BOUND_S:
                 found[CONSTRAINTS[2]].add(x)
+            else:
+                most, culprits = skewed.get(clocks, (0.0, set()))
+                skewed[clocks] = (max(most, seconds), culprits | {x})
     for x, types in links[RDF_TYPE].items():
         if P.Entity in types and P.Activity in types:
             found[CONSTRAINTS[3]].add(x)
-    return [
-        f"PROV constraint {name} violated by {', '.join(sorted(named(x) for x in xs)[:3])}"
-        for name, xs in found.items()
-        if xs
+    violations = [
+        f"PROV constraint {name} violated by {_culprits(xs)}" for name, xs in found.items() if xs
     ]
+    warnings = [
+        f"clock skew of up to {seconds:.3g} s between services {clocks[0]} and {clocks[1]}: "
+        f"PROV constraint {CONSTRAINTS[2]} does not hold across their clocks for "
+        f"{_culprits(xs)}; within {CLOCK_SKEW_BOUND_S} s, taken as their hosts' clocks "
+        "disagreeing, not as an edit"
+        for clocks, (seconds, xs) in sorted(skewed.items())
+    ]
+    return violations, warnings
+
+
+def _culprits(subjects: Iterable[str]) -> str:
+    """Up to 3 of ``subjects``, named to people, in a stable order."""
+    return ", ".join(sorted(named(x) for x in subjects)[:3])
+
+
+def _clocks(
+    generators: Iterable[str], user: str, services: Mapping[str, str]
+) -> tuple[str, str] | None:
+    """The two services whose clocks timed a generation (by ``generators``) and its use
+    (by ``user``); ``None`` when one clock timed both, or a service is not known (then
+    nothing says the clocks differ)."""
+    theirs = {services.get(a) for a in generators}
+    mine = services.get(user)
+    if mine is None or None in theirs or len(theirs) != 1 or mine in theirs:
+        return None
+    return parse_literal(theirs.pop() or ""), parse_literal(mine)
+
+
+def _seconds_apart(later: tuple[str, str], earlier: tuple[str, str]) -> float:
+    """Seconds between two :func:`~otel_prov.prov._rdf.instant_order` keys; infinite
+    for a year Python's ``datetime`` cannot hold (only a hand-edited store has one)."""
+
+    def seconds(instant: tuple[str, str]) -> float:
+        whole, fraction = instant
+        epoch = datetime.fromisoformat(whole).replace(tzinfo=timezone.utc).timestamp()
+        return epoch + (int(fraction) / 10 ** len(fraction) if fraction else 0.0)
+
+    try:
+        return seconds(later) - seconds(earlier)
+    except ValueError:
+        return math.inf
 
 
 def _tool_use_verified(
@@ -492,7 +558,8 @@ def _check(
         )
     index = by_predicate(content)
     problems.extend(_unsealed_agent_labels(content, index))
-    problems.extend(_violations(index))
+    violations, warnings = _constraints(index)
+    problems.extend(violations)
     problems.extend(_blob_problems(index))
     gates = {
         "tool_use_verified": _tool_use_verified(index, iri(session)),
@@ -505,6 +572,7 @@ def _check(
         tuple(problems),
         {name: passed for name, (passed, _) in gates.items()},
         tuple(revised) if row["revised"] else (),
+        tuple(warnings),
     )
 
 

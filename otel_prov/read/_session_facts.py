@@ -1,5 +1,5 @@
 """What a listing row and a session view both show of each session: its tokens and
-cost, summed by the store over its model calls, and its evaluations.
+cost, summed over its model calls, and its evaluations.
 
 Both are read for many sessions at once (a page of runs, or a run and the sessions
 nested in it): one query finds what belongs to each session, a second reads it with
@@ -9,7 +9,7 @@ those IRIs written in.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import MAX_PREC, Context, Decimal, InvalidOperation
 
 from otel_prov.prov._rdf import OPROV, iri
 from otel_prov.read._backend import QueryBackend
@@ -39,25 +39,26 @@ SELECT DISTINCT ?s ?call WHERE {{ GRAPH {graph} {{
 }} }} ORDER BY ?s ?call"""
 
 
-def usage_totals_query(graph: str, calls: Sequence[tuple[str, str]]) -> str:
-    """SELECT ``?s ?p ?currency ?total``: each session's tokens of each kind and its cost
-    in each currency, summed over its model ``calls`` ((session, call) IRI pairs, as
-    :func:`model_calls_query` finds them).  Costs in different currencies come as
-    separate rows: they are never added (``?currency`` is ``""`` where none was said).
+def usage_query(graph: str, calls: Sequence[tuple[str, str]]) -> str:
+    """SELECT ``?s ?call ?p ?n ?currency``: the tokens of each kind and the cost of each
+    of the model ``calls`` ((session, call) IRI pairs, as :func:`model_calls_query` finds
+    them), one row per value, for :func:`usage_totals` to add up (``?currency`` is ``""``
+    where none was said).
 
-    The calls come written in: summed beside the transitive path itself, Virtuoso (7.2)
-    counts one call and one kind only, and joined to it as a subquery, Oxigraph reads
-    the usage of every call in the store (8 s over 100,000 runs).
+    Not summed by the store: Oxigraph's integers are 64-bit and its decimals 128-bit
+    (about 1.7e20), and a SUM past either fails, so a run with a call of 10**30 tokens
+    totalled 0.  The calls come written in: joined to the transitive path as a subquery,
+    Oxigraph reads the usage of every call in the store (8 s over 100,000 runs).
     """
     kinds = ", ".join(f"oprov:{name}" for name in [*TOKEN_PROPERTIES.values(), "costAmount"])
     pairs = " ".join(f"({iri(session)} {iri(call)})" for session, call in calls)
     return f"""{SPARQL_PREFIXES}
-SELECT ?s ?p ?currency (SUM(?n) AS ?total) WHERE {{ GRAPH {graph} {{
+SELECT ?s ?call ?p ?n ?currency WHERE {{ GRAPH {graph} {{
   VALUES (?s ?call) {{ {pairs} }}
   ?call ?p ?n . FILTER(?p IN ({kinds}))
   OPTIONAL {{ ?call oprov:costCurrency ?c . FILTER(?p = oprov:costAmount) }}
   BIND(COALESCE(?c, "") AS ?currency)
-}} }} GROUP BY ?s ?p ?currency ORDER BY ?s ?p ?currency"""
+}} }} ORDER BY ?s ?call ?p ?n ?currency"""
 
 
 def evaluated_query(graph: str, sessions: Sequence[str]) -> str:
@@ -93,28 +94,38 @@ WHERE {{ GRAPH {graph} {{
 
 
 _TOKEN_KINDS = {f"{OPROV}{name}": kind for kind, name in TOKEN_PROPERTIES.items()}
+_EXACT = Context(prec=MAX_PREC)
+"""Adds decimals without rounding (the default context keeps 28 digits)."""
 
 
 def usage_totals(backend: QueryBackend, graph: str, sessions: Sequence[str]) -> dict[str, Usage]:
-    """Each session's :class:`Usage`, summed by the store (two queries for all of them:
-    the calls, then their usage)."""
+    """Each session's :class:`Usage`, added up exactly from its calls' values (two
+    queries for all of them: the calls, then their usage).  A value that is no number
+    (only a hand-edited store has one) is left out."""
     tokens: dict[str, dict[str, int]] = {session: {} for session in sessions}
-    costs: dict[str, list[Cost]] = {session: [] for session in sessions}
+    costs: dict[str, dict[str, Decimal]] = {session: {} for session in sessions}
     calls = [
         (row["s"] or "", row["call"] or "")
         for row in backend.query(model_calls_query(graph, sessions)).rows
     ]
-    totals = backend.query(usage_totals_query(graph, calls)).rows if calls else []
-    for row in totals:
-        session, prop, total = row["s"] or "", row["p"] or "", row["total"] or "0"
+    for row in backend.query(usage_query(graph, calls)).rows if calls else []:
+        session, prop = row["s"] or "", row["p"] or ""
+        try:
+            value = Decimal(row["n"] or "")
+        except InvalidOperation:
+            continue
+        if not value.is_finite():
+            continue
         if prop in _TOKEN_KINDS:
-            tokens[session][_TOKEN_KINDS[prop]] = int(Decimal(total))
+            kind = _TOKEN_KINDS[prop]
+            tokens[session][kind] = tokens[session].get(kind, 0) + int(value)
         else:
-            costs[session].append(Cost(Decimal(total), row["currency"] or None))
+            currency = row["currency"] or ""
+            costs[session][currency] = _EXACT.add(costs[session].get(currency, Decimal(0)), value)
     return {
         session: Usage(
             {kind: tokens[session][kind] for kind in TOKEN_PROPERTIES if kind in tokens[session]},
-            tuple(costs[session]),
+            tuple(Cost(total, each or None) for each, total in sorted(costs[session].items())),
         )
         for session in sessions
     }

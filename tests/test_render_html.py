@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from otel_prov.read._session_view import IterationView, ModelCallView, SessionView, ToolCallView
+from otel_prov.read._views import IterationView, ModelCallView, SessionView, ToolCallView
 from otel_prov.view._pages import session_page
 from tests.cli import run_cli
 

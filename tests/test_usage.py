@@ -235,3 +235,41 @@ def test_costs_in_different_currencies_are_not_added(tmp_path: Path) -> None:
     assert "0.00303 EUR + 0.25 USD (mixed currencies, not added)" in shown
     told = open_store(store).summary(run.id).text()
     assert "; it cost 0.00303 EUR and 0.25 USD (different currencies, not added)." in told
+
+
+HUGE = {"input": 10**30 + 5, "output": 2**63 + 3}
+"""Totals past a 64-bit integer (a store's ``xsd:integer``) and past ``xsd:decimal``'s
+range in Oxigraph (about 1.7e20): a SUM there fails, and the total read back was 0."""
+
+
+def huge_usage_spans() -> list[SpanRecord]:
+    """A run whose two model calls report token counts no 64-bit integer holds."""
+    return [
+        make_span(1, None, end_ms=10, gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="huge", gen_ai__conversation__id="huge"),
+        make_span(2, 1, start_ms=1, end_ms=2, gen_ai__operation__name="chat",
+                  gen_ai__request__model="m", gen_ai__usage__input_tokens=10**30,
+                  gen_ai__usage__output_tokens=2**63),
+        make_span(3, 1, start_ms=3, end_ms=4, gen_ai__operation__name="chat",
+                  gen_ai__request__model="m", gen_ai__usage__input_tokens=5,
+                  gen_ai__usage__output_tokens=3),
+    ]  # fmt: skip
+
+
+def test_huge_token_counts_are_summed_exactly(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    handle = configure(store=store, set_global=False, otlp=False)
+    at = handle.tracer_provider
+    with otel_prov.agent_session("huge", question="q", tracer_provider=at):
+        with otel_prov.model_call("m", tracer_provider=at):
+            otel_prov.set_usage(input_tokens=10**30, output_tokens=2**63)
+        with otel_prov.model_call("m", tracer_provider=at):
+            otel_prov.set_usage(input_tokens=5, output_tokens=3)
+    handle.shutdown()
+
+    reader = open_store(store)
+    (run,) = reader.sessions().sessions
+    assert dict(run.usage.tokens) == HUGE
+    assert dict(reader.session(run.id).usage.tokens) == HUGE
+    (row,) = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert row["tokens"] == HUGE

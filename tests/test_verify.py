@@ -21,12 +21,12 @@ from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._bundle import bundle_iri, bundle_triples, content_hash, session_content
-from otel_prov.prov._queries import session_construct_query
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._span_record import record_from_span
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import open_store
 from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.read._reader import session_construct_query
 from tests.cli import run_cli
 from tests.session_tree import known_session
 
@@ -470,3 +470,64 @@ def test_the_graph_reads_the_same_in_parts_as_in_one_dump(store: Path) -> None:
     lines = sorted("".join(in_parts).split("\n"))
     assert len(in_parts) > 20 and lines == sorted(dumped.split("\n"))
     assert f'<{run}> <urn:example:odd> "line\u2028separator" .' in lines
+
+
+def _with_a_tool_elsewhere(path: Path, *, service: str, behind_s: float) -> None:
+    """``known_session`` stored with its successful tool call (``0x25``) recorded by
+    ``service``, whose clock is ``behind_s`` seconds behind the agent's."""
+    behind = int(behind_s * 1e9)
+    spans = [
+        dataclasses.replace(
+            span,
+            start_ns=span.start_ns - behind,
+            end_ns=None if span.end_ns is None else span.end_ns - behind,
+            service_name=service,
+        )
+        if span.span_id == 0x25
+        else span
+        for span in known_session()
+    ]
+    exporter = OxigraphStoreExporter(path)
+    exporter.export([map_spans(spans)])
+    exporter.shutdown()
+
+
+def test_a_tool_on_a_host_seconds_behind_is_a_warning_not_tampering(tmp_path: Path) -> None:
+    """Time across hosts is not ordered: the tool's arguments "generated after" the call
+    that used them started, by 5 s on another service's clock, is skew, not an edit."""
+    path = tmp_path / "store"
+    _with_a_tool_elsewhere(path, service="weather-tools", behind_s=5)
+    result = run_cli("verify", "--store", str(path))
+    assert result.returncode == 0, result.stdout
+    assert "warning: clock skew" in result.stdout and "weather-tools" in result.stdout
+    assert "violated" not in result.stdout
+    assert result.stdout.splitlines()[-1] == "1 verified, 0 failed"
+    (check,) = json.loads(run_cli("verify", "--store", str(path), "--format", "json").stdout)
+    assert check["ok"] and check["problems"] == []
+    assert len(check["warnings"]) == 1 and ":0000000000000025:arguments" in check["warnings"][0]
+
+
+def test_skew_beyond_the_bound_or_inside_one_clock_still_fails(tmp_path: Path) -> None:
+    from otel_prov.read._verify import CLOCK_SKEW_BOUND_S
+
+    for name, service, behind_s in [
+        ("one-clock", "agent-service", 5),
+        ("too-far", "weather-tools", CLOCK_SKEW_BOUND_S + 60),
+    ]:
+        path = tmp_path / name
+        _with_a_tool_elsewhere(path, service=service, behind_s=behind_s)
+        result = run_cli("verify", "--store", str(path))
+        assert result.returncode == 1, (name, result.stdout)
+        assert "PROV constraint 37 generation precedes usage violated by" in result.stdout
+
+
+def test_an_edit_beside_clock_skew_still_fails(tmp_path: Path) -> None:
+    path = tmp_path / "store"
+    _with_a_tool_elsewhere(path, service="weather-tools", behind_s=5)
+    _update(
+        path,
+        """DELETE { GRAPH ?g { ?o prov:value ?v } } INSERT { GRAPH ?g { ?o prov:value "sunny" } }
+        WHERE { GRAPH ?g { ?o a oprov:Observation ; prov:value "18 °C" } }""",
+    )
+    result = run_cli("verify", "--store", str(path))
+    assert result.returncode == 1 and "content changed since export" in result.stdout

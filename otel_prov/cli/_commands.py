@@ -48,7 +48,6 @@ from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._annotation import annotation_record
 from otel_prov.prov._otlp_json import parse_otlp_json
-from otel_prov.prov._queries import STATUSES
 from otel_prov.prov._rdf import SPARQL_PREFIXES
 from otel_prov.prov._sealer import Sealer
 from otel_prov.read._backend import (
@@ -58,6 +57,7 @@ from otel_prov.read._backend import (
 )
 from otel_prov.read._delivery import delivery_status, render_status
 from otel_prov.read._reader import ProvenanceReader, parse_moment
+from otel_prov.read._sparql import STATUSES
 from otel_prov.read._user_query import run_user_query
 from otel_prov.setup._destination import (
     Destination,

@@ -11,7 +11,7 @@ from typing import Any
 from otel_prov._extras import needs_extra
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
-from otel_prov.read._session_view import SessionSummary, SessionView, Usage
+from otel_prov.read._views import SessionSummary, SessionView, Usage
 from otel_prov.view._labels import (
     answerer_label,
     cost_total_label,

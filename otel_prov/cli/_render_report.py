@@ -23,6 +23,7 @@ def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
                 "ok": c.ok,
                 "gates": c.gates,
                 "problems": c.problems,
+                "warnings": c.warnings,
                 "revised": c.revised,
             }
             for c in checks
@@ -32,6 +33,7 @@ def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
     for check in checks:
         lines.append(f"{'ok' if check.ok else 'FAILED'}  {check.session}")
         lines.extend(f"    {problem}" for problem in check.problems)
+        lines.extend(f"    warning: {warning}" for warning in check.warnings)
         if check.revised:
             lines.append(f"    revised after sealing ({'; '.join(check.revised)})")
     failed = sum(not c.ok for c in checks)

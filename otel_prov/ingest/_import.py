@@ -31,20 +31,19 @@ from otel_prov.prov._bundle import bundles_in
 from otel_prov.prov._iris import trace_hex
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._prices import PriceTable
-from otel_prov.prov._queries import stored_sessions_query
 from otel_prov.prov._rdf import iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
 from otel_prov.prov._vocab import P
 from otel_prov.read._backend import QueryBackend
+from otel_prov.read._sealed import sealed_sessions
 from otel_prov.read._verify import stored_content
 
 __all__ = ["ImportSummary", "import_spans"]
 
 _EXPORT_BATCH = 64
 """Records per ``export`` call, as the processor sends them."""
-_TRACES_PER_QUERY = 100
 
 
 @dataclass
@@ -97,7 +96,7 @@ def import_spans(
         known = copies.get(span.span_id)
         if known is None or known.end_ns is None or span.end_ns is not None:
             copies[span.span_id] = span
-    stored = _stored_sessions(backend, graph, [trace_hex(t) for t in traces])
+    stored = sealed_sessions(backend, graph, [trace_hex(t) for t in traces])
     if sealer is None:
         sealer = Sealer()
         sealer.continue_chains(exporter.chain_heads())
@@ -136,18 +135,3 @@ def import_spans(
 def _export(exporter: ProvExporter, records: list[ProvRecord]) -> int:
     """How many of ``records`` were not stored."""
     return 0 if exporter.export(records) is ExportResult.SUCCESS else len(records)
-
-
-def _stored_sessions(
-    backend: QueryBackend, graph: str, trace_ids: list[str]
-) -> dict[str, list[tuple[str, str, int]]]:
-    """Trace id -> (session IRI, its newest bundle, how many bundles it has) of each
-    sealed session the destination holds for it."""
-    found: dict[str, list[tuple[str, str, int]]] = {}
-    for start in range(0, len(trace_ids), _TRACES_PER_QUERY):
-        chunk = trace_ids[start : start + _TRACES_PER_QUERY]
-        for row in backend.query(stored_sessions_query(graph, chunk)).rows:
-            found.setdefault(row["trace"] or "", []).append(
-                (row["session"] or "", row["bundle"] or "", int(row["bundles"] or 1))
-            )
-    return found

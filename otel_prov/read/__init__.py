@@ -59,7 +59,9 @@ from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._plans import PlanStepView, PlanView, PostconditionView
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
-from otel_prov.read._session_view import (
+from otel_prov.read._summary import RunSummary, Sentence
+from otel_prov.read._verify import SessionCheck
+from otel_prov.read._views import (
     Cost,
     EvaluationView,
     IterationView,
@@ -69,8 +71,6 @@ from otel_prov.read._session_view import (
     ToolCallView,
     Usage,
 )
-from otel_prov.read._summary import RunSummary, Sentence
-from otel_prov.read._verify import SessionCheck
 from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode
 
 __all__ = [

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from otel_prov.read._session_view import IterationView, SessionView, ToolCallView
+from otel_prov.read._views import IterationView, SessionView, ToolCallView
 
 __all__ = [
     "DIFF_FIELDS",

@@ -13,11 +13,40 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from otel_prov.prov._queries import plans_query, postconditions_query
-from otel_prov.prov._rdf import is_true
+from otel_prov.prov._rdf import iri, is_true
 from otel_prov.read._backend import QueryBackend
+from otel_prov.read._sparql import SPARQL_PREFIXES
 
 __all__ = ["PlanStepView", "PlanView", "PostconditionView", "plans_and_postconditions"]
+
+
+def plans_query(graph: str, session: str) -> str:
+    """SELECT each step of each plan made in the run (sub-sessions included), in the
+    order the plans were made and their steps numbered, with what became of it."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?plan ?name ?made ?step ?n ?label ?outcome WHERE {{ GRAPH {graph} {{
+  ?plan a prov:Plan ; prov:wasGeneratedBy ?act .
+  ?act oprov:partOf* {iri(session)} .
+  ?step p-plan:isStepOfPlan ?plan ; oprov:stepNumber ?n .
+  OPTIONAL {{ ?plan rdfs:label ?name }}
+  OPTIONAL {{ ?plan prov:generatedAtTime ?made }}
+  OPTIONAL {{ ?step rdfs:label ?label }}
+  OPTIONAL {{ ?step oprov:stepOutcome ?outcome }}
+}} }} ORDER BY ?made ?plan ?n"""
+
+
+def postconditions_query(graph: str, session: str) -> str:
+    """SELECT each postcondition checked in the run, oldest first, with the plan step
+    it was checked for (unbound: checked outside any plan)."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?post ?name ?ok ?detail ?step ?at WHERE {{ GRAPH {graph} {{
+  ?post a oprov:Postcondition ; prov:wasGeneratedBy ?act ; rdfs:label ?name ;
+        oprov:satisfied ?ok .
+  ?act oprov:partOf* {iri(session)} .
+  OPTIONAL {{ ?post oprov:detail ?detail }}
+  OPTIONAL {{ ?post oprov:planStep ?step }}
+  OPTIONAL {{ ?post prov:generatedAtTime ?at }}
+}} }} ORDER BY ?at ?post"""
 
 
 @dataclass(frozen=True)

@@ -14,21 +14,17 @@ import pyoxigraph
 import rdflib
 
 from otel_prov.exporters._base import graph_term
-from otel_prov.prov._queries import STATUSES, RunFilter, session_construct_query
 from otel_prov.prov._rdf import PREFIXES, datetime_literal, iri, literal
+from otel_prov.read._assembly import load_session
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 from otel_prov.read._diff import SessionDiff, diff_sessions
-from otel_prov.read._session_view import (
-    SessionSummary,
-    SessionView,
-    find_sessions,
-    list_runs,
-    load_session,
-    member_triples,
-)
+from otel_prov.read._listing import RunFilter, find_sessions, list_runs
+from otel_prov.read._members import member_triples, session_members
+from otel_prov.read._sparql import SPARQL_PREFIXES, STATUSES
 from otel_prov.read._summary import RunSummary, summarize
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._verify import SessionCheck, verify_sessions
+from otel_prov.read._views import SessionSummary, SessionView
 from otel_prov.read._why import WhyGraph, load_why
 
 __all__ = [
@@ -39,6 +35,21 @@ __all__ = [
     "open_endpoint",
     "open_store",
 ]
+
+
+def session_construct_query(graph: str, session: str) -> str:
+    """CONSTRUCT every triple about the session, its activities, entities and agents.
+
+    The members are found in a subquery (here and in :func:`stored_content_query`):
+    joined with ``?x ?p ?o`` beside the union itself, Virtuoso (7.2) drops most rows
+    once the union has more than a few branches."""
+    return f"""{SPARQL_PREFIXES}
+CONSTRUCT {{ ?x ?p ?o }} WHERE {{
+  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
+    {session_members(iri(session), agents=True)}
+  }} }} }}
+  GRAPH {graph} {{ ?x ?p ?o }}
+}}"""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from otel_prov.read._session_view import IterationView, SessionView, ToolCallView
+from otel_prov.read._views import IterationView, SessionView, ToolCallView
 from otel_prov.read._why import WhyGraph, WhyNode
 
 __all__ = ["RunSummary", "Sentence", "summarize"]

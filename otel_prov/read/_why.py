@@ -4,7 +4,7 @@ From the answer back: the observations and thoughts it derives from, the tool ca
 returned those observations and the arguments they were called with, the steps that
 chose them and the earlier observations those steps used, retrieved chunks and their
 source documents, the question, and the earlier turns of the conversation.  The graph is
-followed along PROV relations generically (see :data:`~otel_prov.prov._queries.WHY_RELATIONS`),
+followed along PROV relations generically (see :data:`WHY_RELATIONS`),
 so kinds of nodes the mapper gains later come along without a change here.
 
 A failed call returned nothing, so no derivation reaches it; it is still part of why
@@ -12,7 +12,7 @@ the agent did what it did (it retried, it gave up), so the failed activities of 
 step reached are added, with their error, marked as not supporting the answer.
 
 A fixed number of queries reads it all, whatever the size of the run: a few find where to
-start, one follows property paths from there (:func:`~otel_prov.prov._queries.why_query`),
+start, one follows property paths from there (:func:`why_query`),
 and two read what is said of the nodes reached and of the failed attempts among them.  The rows
 become a :class:`WhyGraph` in pure functions.
 """
@@ -24,19 +24,26 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from otel_prov.prov._queries import (
-    WHY_RELATIONS,
-    answers_query,
-    earlier_turns_query,
-    why_attempts_query,
-    why_node_query,
-    why_properties_query,
-    why_query,
-    why_starts_query,
+from otel_prov.prov._rdf import (
+    OPROV,
+    PROV,
+    RDF,
+    RDFS,
+    InvalidIRIError,
+    instant_order,
+    iri,
+    is_true,
+    literal,
 )
-from otel_prov.prov._rdf import OPROV, PROV, RDF, RDFS, InvalidIRIError, instant_order, is_true
+from otel_prov.read._assembly import CONTENT_DESCRIPTORS, content_text
 from otel_prov.read._backend import QueryBackend
-from otel_prov.read._session_view import CONTENT_DESCRIPTORS, content_text, settled_status
+from otel_prov.read._sparql import (
+    SPARQL_PREFIXES,
+    named_sessions,
+    outermost,
+    settled_status,
+    values,
+)
 
 __all__ = [
     "FOLLOWS_TURN",
@@ -48,6 +55,151 @@ __all__ = [
     "load_why",
     "plan_why",
 ]
+
+
+WHY_RELATIONS = (
+    "wasDerivedFrom",
+    "used",
+    "wasGeneratedBy",
+    "hadPrimarySource",
+    "wasQuotedFrom",
+    "wasInformedBy",
+)
+"""The PROV relations a derivation is followed along, from what was made to what it was
+made from: they hold for any kind of node (retrieved chunks and their sources, earlier
+turns linked by span links), not only the ones the mapper writes today."""
+
+
+_WHY_PATH = (
+    "(" + "|".join([*(f"prov:{name}" for name in WHY_RELATIONS), "^prov:wasGeneratedBy"]) + ")*"
+)
+"""Everything behind a node.  ``^prov:wasGeneratedBy`` adds what an activity reached
+produced (a step's thought, a session's answer): the reasoning that chose a call is
+behind what the call returned."""
+
+
+WHY_PROPERTIES = (
+    "rdf:type",
+    "rdfs:label",
+    "prov:value",
+    "prov:startedAtTime",
+    "prov:generatedAtTime",
+    "oprov:contentHash",
+    "oprov:byteSize",
+    "oprov:contentLocation",
+    "oprov:truncated",
+    "oprov:toolName",
+    "oprov:toolCallId",
+    "oprov:status",
+    "oprov:errorType",
+    "oprov:errorMessage",
+    "oprov:iterationNumber",
+    "oprov:partOf",
+    *(f"prov:{name}" for name in WHY_RELATIONS),
+)
+"""What :func:`why_query` reads of each node: how to show it, and its links."""
+
+
+def why_starts_query(graph: str, ident: str) -> str:
+    """SELECT ``?s ?start ?conversation``: the runs ``ident`` names (as
+    :func:`find_query` finds them) with their conversation ids, where ``why`` starts.
+
+    The earlier turns of the conversations (:func:`earlier_turns_query`), a node that is
+    no session (:func:`why_node_query`) and the answers (:func:`answers_query`) are
+    asked for apart, each query anchored on the literal or IRIs the one before found: in
+    one query, Oxigraph joined every session and every answer of the store to the few
+    named (21 s over 100,000 runs).
+    """
+    pattern = (
+        "a oprov:AgentSession ; prov:startedAtTime ?start .\n"
+        "    OPTIONAL { ?s oprov:sessionId ?conversation }"
+    )
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?s ?start ?conversation WHERE {{ GRAPH {graph} {{
+  {named_sessions("?s", ident, pattern)}
+  {outermost("?s")}
+}} }} ORDER BY ?start ?s ?conversation"""
+
+
+def earlier_turns_query(graph: str, turns: Sequence[tuple[str, str]]) -> str:
+    """SELECT ``?s ?start``: the runs of each conversation started before a turn of it;
+    ``turns`` are (conversation id, ``xsd:dateTime`` lexical form) pairs."""
+    values = " ".join(
+        f"({literal(conversation)} {literal(start)}^^xsd:dateTime)" for conversation, start in turns
+    )
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?s ?start WHERE {{ GRAPH {graph} {{
+  VALUES (?conversation ?runStart) {{ {values} }}
+  ?s oprov:sessionId ?conversation ; a oprov:AgentSession ; prov:startedAtTime ?start .
+  FILTER(?start < ?runStart)
+  {outermost("?s")}
+}} }} ORDER BY ?start ?s"""
+
+
+def why_node_query(graph: str, node: str) -> str:
+    """SELECT ``?kind``: the types of ``node`` (an IRI); one row with ``?kind`` unbound
+    when it has none but is in the graph, no row when the graph does not know it."""
+    term = iri(node)
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?kind WHERE {{ GRAPH {graph} {{
+  {{ SELECT ?p WHERE {{ {{ {term} ?p ?o }} UNION {{ ?o ?p {term} }} }} LIMIT 1 }}
+  OPTIONAL {{ {term} a ?kind }}
+}} }} ORDER BY ?kind"""
+
+
+def answers_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT ``?s ?answer ?answerBy``: each answer given in each of ``sessions``
+    (IRIs), sub-sessions included (``?answerBy`` the session that gave it)."""
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?s ?answer ?answerBy WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {values(sessions)} }}
+  ?answerBy oprov:partOf* ?s ; a oprov:AgentSession .
+  ?answer prov:wasGeneratedBy ?answerBy ; a oprov:Answer .
+}} }} ORDER BY ?s ?answerBy ?answer"""
+
+
+def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str:
+    """SELECT ``?n``: every node behind ``starts`` (IRIs), and behind what is part of
+    ``sessions`` (IRIs: sessions that gave no answer: their steps), by property paths.
+
+    What is said of each node is asked for apart (:func:`why_properties_query`), with
+    the nodes written in: joined to the paths here, as an ``OPTIONAL`` or a subquery,
+    it took Oxigraph longer than the paths themselves.
+    """
+    # One branch per start, its IRI written in: Virtuoso runs a transitive path only
+    # from an end bound that way (not by VALUES).
+    branches = [f"{{ {iri(start)} {_WHY_PATH} ?n }}" for start in starts]
+    branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} ?n }}" for s in sessions]
+    body = "\n  UNION ".join(branches)
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?n WHERE {{ GRAPH {graph} {{
+  {body}
+}} }}"""
+
+
+def why_properties_query(graph: str, nodes: Sequence[str]) -> str:
+    """SELECT ``?n ?p ?o``: what :data:`WHY_PROPERTIES` says of each of ``nodes`` (IRIs).
+    No ORDER BY: on a 200-step run, sorting the 8,000 rows took Oxigraph longer than
+    finding them, and the reader orders the graph."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
+  VALUES ?n {{ {values(nodes)} }}
+  ?n ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
+}} }}"""
+
+
+def why_attempts_query(graph: str, holders: Sequence[str]) -> str:
+    """SELECT ``?n ?p ?o``: each failed activity (``oprov:status "error"``) directly part
+    of one of ``holders`` (IRIs of the sessions and steps ``why`` reached), with what
+    :data:`WHY_PROPERTIES` says of it.  A failed tool call produced nothing, so no
+    derivation leads to it, yet it is part of why the agent did what it did."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
+  VALUES ?holder {{ {values(holders)} }}
+  ?n oprov:partOf ?holder ; oprov:status "error" .
+  ?n ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
+}} }}"""
+
 
 FOLLOWS_TURN = "followsTurn"
 """The relation from a session to the turn before it in the same conversation (same
@@ -188,7 +340,7 @@ def _graph_rows(backend: QueryBackend, graph: str, start: WhyStart) -> list[dict
     """The rows :func:`assemble_why` reads (``n``, ``attempt``, ``p``, ``o``), from three
     queries: the nodes reached by the paths, what is said of them, and the failed
     activities of the steps and sessions among them, each anchored on IRIs the one
-    before found (see :func:`~otel_prov.prov._queries.why_query`)."""
+    before found (see :func:`why_query`)."""
     reached = [
         row["n"] or ""
         for row in backend.query(why_query(graph, start.starts, start.unanswered)).rows
@@ -212,7 +364,7 @@ def _graph_rows(backend: QueryBackend, graph: str, start: WhyStart) -> list[dict
 def _start_rows(backend: QueryBackend, graph: str, ident: str) -> list[dict[str, str | None]]:
     """The rows :func:`plan_why` reads (``s``, ``start``, ``kind``, ``answer``,
     ``answerBy``), from queries each anchored on what the one before found (see
-    :func:`~otel_prov.prov._queries.why_starts_query`): the runs ``ident`` names, the
+    :func:`why_starts_query`): the runs ``ident`` names, the
     earlier turns of their conversations, else the node ``ident`` is an IRI of; then
     the answers given in each."""
     runs = backend.query(why_starts_query(graph, ident)).rows
@@ -247,7 +399,7 @@ def _start_rows(backend: QueryBackend, graph: str, ident: str) -> list[dict[str,
 
 
 def plan_why(rows: Sequence[Mapping[str, str | None]]) -> WhyStart | None:
-    """Rows of :func:`~otel_prov.prov._queries.why_starts_query` -> where to start.
+    """Rows of :func:`why_starts_query` -> where to start.
 
     A session starts from its answer (one of its own, else the last of a sub-session's:
     a handoff's specialist answers) and from itself (its question); a session that gave
@@ -289,7 +441,7 @@ def _answer_of(session: str, answers: Iterable[tuple[str, str]]) -> str | None:
 
 
 def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> WhyGraph:
-    """Rows of :func:`~otel_prov.prov._queries.why_query` -> the graph (pure)."""
+    """Rows of :func:`why_query` -> the graph (pure)."""
     props: dict[str, dict[str, list[str]]] = {}
     reached: set[str] = set()
     for row in rows:

@@ -25,7 +25,6 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from otel_prov.prov._queries import STATUSES
 from otel_prov.read._backend import QueryBackend, QueryResult, StoreUnavailableError
 from otel_prov.read._rdf_documents import (
     render_jsonld,
@@ -34,6 +33,7 @@ from otel_prov.read._rdf_documents import (
     render_turtle,
 )
 from otel_prov.read._reader import ProvenanceReader, parse_moment
+from otel_prov.read._sparql import STATUSES
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
 from otel_prov.view._pages import (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from otel_prov.read._plans import PlanStepView, PostconditionView
-from otel_prov.read._session_view import (
+from otel_prov.read._views import (
     Cost,
     EvaluationView,
     ModelCallView,

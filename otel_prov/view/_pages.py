@@ -23,11 +23,11 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from otel_prov.prov._queries import STATUSES
 from otel_prov.read._backend import QueryResult
 from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
-from otel_prov.read._session_view import SessionView
+from otel_prov.read._sparql import STATUSES
+from otel_prov.read._views import SessionView
 from otel_prov.view._labels import (
     answerer_label,
     cost_total_label,

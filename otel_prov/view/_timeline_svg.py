@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from html import escape
 
 from otel_prov.prov._rdf import instant_order
-from otel_prov.read._session_view import SessionView
+from otel_prov.read._views import SessionView
 
 __all__ = ["TimelineRow", "timeline_rows", "timeline_svg"]
 

@@ -20,9 +20,10 @@ from tests.cli import run_cli
 from tests.integration.store_queries import store_both
 from tests.planned_session import planned_session
 from tests.recording_exporter import RecordingExporter
-from tests.servers import SparqlServer
+from tests.servers import SparqlServer, start_oxigraph
 from tests.session_tree import known_session
 from tests.test_rdf import HOSTILE
+from tests.test_usage import HUGE, huge_usage_spans
 
 pytestmark = pytest.mark.integration
 
@@ -232,3 +233,17 @@ def test_query_never_sends_an_update(server: SparqlServer, tmp_path: Path, updat
     assert refused.returncode == 2
     assert "an update is never sent" in refused.stderr
     assert run_cli("query", count, "--format", "json", *remote_args).stdout == before.stdout
+
+
+def test_huge_token_counts_total_exactly_from_an_oxigraph_server(tmp_path: Path) -> None:
+    """Oxigraph's integers are 64-bit: its SUM of 10**30 fails, and the total read 0."""
+    server = start_oxigraph(tmp_path)
+    try:
+        local_args, remote_args = store_both([map_spans(huge_usage_spans())], server, tmp_path)
+        for args in (local_args, remote_args):
+            (row,) = json.loads(run_cli("sessions", "--format", "json", *args).stdout)
+            assert row["tokens"] == HUGE, args
+            (view,) = json.loads(run_cli("show", "huge", "--format", "json", *args).stdout)
+            assert view["tokens"] == HUGE, args
+    finally:
+        server.stop()

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_prov.read._session_view import IterationView, ModelCallView, SessionView, ToolCallView
+from otel_prov.read._views import IterationView, ModelCallView, SessionView, ToolCallView
 from otel_prov.view._timeline_svg import timeline_rows, timeline_svg
 from otel_prov.view._why_svg import layout, why_svg
 

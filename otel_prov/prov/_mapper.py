@@ -1,7 +1,7 @@
 """Span tree -> PROV-O triples.  Pure and deterministic: no I/O, no clock, no globals.
 
 The same spans (in any order) always give the same triples with the same IRIs.  The
-model is ``shared/docs/PROV-MODEL.md``; in short:
+model is ``docs/provenance-model.md``; in short:
 
 * each span is an activity (``oprov:AgentSession``, ``Iteration``, ``ToolCall``,
   ``ModelCall``, ``Retrieval`` or plain ``oprov:Span``) with its trace and span id,
@@ -33,12 +33,9 @@ mapping fails, it is still written as a plain ``oprov:Span`` with its ids and ti
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
 import json
-import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -55,29 +52,21 @@ from otel_prov.prov._conventions import (
     COST_SOURCE_KEYS,
     DATA_SOURCE_KEYS,
     INPUT_TOKEN_KEYS,
-    MESSAGE_LIST_KEYS,
     MODEL_KEYS,
     OUTPUT_TOKEN_KEYS,
-    PLACEHOLDERS,
     PRICED_MODEL_KEYS,
     PROVIDER_KEYS,
     QUERY_KEYS,
     QUESTION_KEYS,
     REASONING_TOKEN_KEYS,
     RESULT_KEYS,
-    RUN_NAME_KEYS,
     SESSION_ID_KEYS,
     TOOL_CALL_ID_KEYS,
     TOOL_NAME_KEYS,
-    WRAPPED_KEYS,
     RetrievedDocument,
     agent_name,
-    defined_tools,
     first_user_message,
-    is_run_record,
     model_output_text,
-    requested_calls,
-    retrieved_documents,
     span_answer,
     span_question,
     tool_exchange,
@@ -85,11 +74,9 @@ from otel_prov.prov._conventions import (
     unwrapped,
 )
 from otel_prov.prov._iris import (
-    STEP,
     activity_iri,
     agent_iri,
     entity_iri,
-    evaluator_iri,
     model_iri,
     service_iri,
     source_iri,
@@ -98,6 +85,14 @@ from otel_prov.prov._iris import (
     trace_hex,
 )
 from otel_prov.prov._messages import loads
+from otel_prov.prov._plan_triples import (
+    evaluation_triples,
+    map_evaluations,
+    map_plan,
+    map_plan_association,
+    map_postconditions,
+    within,
+)
 from otel_prov.prov._prices import PriceTable, Usage
 from otel_prov.prov._rdf import (
     Triple,
@@ -106,14 +101,22 @@ from otel_prov.prov._rdf import (
     decimal,
     double,
     integer,
-    iri,
     literal,
 )
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._span_record import BlobRef, Role, SpanRecord
-from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._span_tree import (
+    SpanTree,
+    Step,
+    first_text,
+    is_plan,
+    succeeded,
+)
+from otel_prov.prov._span_triples import Content, SpanTriples, as_text
+from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
 __all__ = ["evaluation_triples", "map_spans"]
+"""``evaluation_triples`` is ``_plan_triples``'s, kept here for ``otel-prov annotate``."""
 
 _ACTIVITY_CLASS = {
     Role.SESSION: O.AgentSession,
@@ -124,39 +127,6 @@ _ACTIVITY_CLASS = {
     Role.SPAN: O.Span,
 }
 
-_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
-_TWIN_OF = {twin: key for key, twin in sc.GEN_AI_CONTENT_TWINS.items()}
-
-
-def _digest_keys(key: str) -> tuple[str, str]:
-    """(size, hash) attributes describing the whole value of content attribute ``key``,
-    set by our instrumentation when the value was left off or cut by a length limit."""
-    return sc.content_digest_keys(_TWIN_OF.get(key, key)) or ("", "")
-
-
-def _recorded(attributes: Mapping[str, Any], key: str) -> bool:
-    """Was a value recorded under ``key``: the value itself, or (content capture off) the
-    hash our instrumentation records in its place.  The graph's shape must not depend on
-    whether the text was captured."""
-    return key in attributes or _digest_keys(key)[1] in attributes
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Content:
-    """A content value and what describes it when the value itself is partial or absent."""
-
-    text: str | None
-    """What ``prov:value`` holds: the value, a preview, or None (capture was off)."""
-    sha256: str | None
-    size: int | None
-    truncated: bool = False
-    blob: BlobRef | None = None
-
-    @classmethod
-    def of(cls, text: str) -> _Content:
-        data = text.encode()
-        return cls(text, "sha256:" + hashlib.sha256(data).hexdigest(), len(data))
-
 
 def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) -> ProvRecord:
     """The PROV-O triples of a set of spans of one trace (usually one agent session).
@@ -164,11 +134,11 @@ def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) 
     ``prices`` prices the model calls that report tokens and no cost (``oprov:costSource
     "local"``); a call that reports its cost keeps it.
     """
-    tree = _Tree(spans)
+    tree = SpanTree(spans)
     triples: list[Triple] = []
     problems: list[str] = []
     for span in tree.spans:
-        out = _Out(span, problems)
+        out = SpanTriples(span, problems)
         try:
             _map_span(span, tree, out, prices)
         except Exception as exc:  # noqa: BLE001 - one bad span must not lose the session
@@ -176,7 +146,7 @@ def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) 
                 f"span {span_hex(span.span_id)} ({span.name!r}) could not be converted "
                 f"({type(exc).__name__}: {exc}); kept as a plain oprov:Span"
             )
-            out = _Out(span, problems)
+            out = SpanTriples(span, problems)
             _activity(span, O.Span, tree, out)
         triples.extend(out.triples)
     triples = list(dict.fromkeys(triples))
@@ -197,470 +167,16 @@ def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) 
     )
 
 
-@dataclasses.dataclass(slots=True)
-class _Step:
-    """An iteration inferred from a model call and the tool calls that followed it."""
-
-    model: SpanRecord
-    number: int
-    tools: list[SpanRecord] = dataclasses.field(default_factory=list)
-
-    @property
-    def iri(self) -> str:
-        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), STEP)
-
-    @property
-    def end_ns(self) -> int | None:
-        ends = [span.end_ns for span in [self.model, *self.tools]]
-        return None if None in ends else max(end for end in ends if end is not None)
-
-    def within(self, at_ns: int) -> int:
-        at_ns = max(at_ns, self.model.start_ns)
-        end = self.end_ns
-        return min(at_ns, end) if end is not None else at_ns
-
-
-class _Tree:
-    """Index of the spans: parents, roles, and the session/iteration each span belongs to."""
-
-    def __init__(self, spans: Iterable[SpanRecord]) -> None:
-        self.spans: Sequence[SpanRecord] = sorted(spans, key=lambda s: (s.start_ns, s.span_id))
-        self.by_id = {span.span_id: span for span in self.spans}
-        self._merge_wrapper_sessions()
-        self._tools: dict[int, list[SpanRecord]] = {}
-        for span in self.spans:
-            if span.role is Role.TOOL_CALL:
-                iteration = self.enclosing(span, Role.ITERATION)
-                if iteration is not None:
-                    self._tools.setdefault(iteration.span_id, []).append(span)
-        self._documents: dict[int, list[RetrievedDocument]] = {}
-        self._chunks: dict[int, list[str]] = {}
-        self._loose: dict[int, list[tuple[int, list[str]]]] = {}
-        for span in self.spans:
-            if span.role is Role.RETRIEVAL:
-                self._index_retrieval(span)
-        self.by_response_id = {
-            span.attributes[sc.GEN_AI_RESPONSE_ID]: span
-            for span in self.spans
-            if isinstance(span.attributes.get(sc.GEN_AI_RESPONSE_ID), str)
-        }
-        """Spans by the GenAI response id they produced: an evaluation may name one."""
-        self._steps: dict[int, list[_Step]] = {}
-        self._step_of: dict[int, _Step] = {}
-        self._requested: dict[int, tuple[str | None, str | None]] = {}
-        for span in self.spans:
-            if span.role is Role.SESSION and not self.iterations(span):
-                self._infer_steps(span)
-
-    def _index_retrieval(self, span: SpanRecord) -> None:
-        """Where a retrieval's documents go, as an observation's would: to the tool call it
-        ran in, else to its iteration and, with its end time, to what its session decided
-        after it (its next thought, its answer)."""
-        self._documents[span.span_id] = retrieved_documents(span.attributes)
-        if not _succeeded(span) or span.end_ns is None:
-            return  # a failed retrieval returned nothing anything could rest on
-        chunks = self.chunks(span)
-        owner = self.enclosing(span, Role.TOOL_CALL) or self.enclosing(span, Role.ITERATION)
-        if owner is not None:
-            self._chunks.setdefault(owner.span_id, []).extend(chunks)
-        session = self.enclosing(span, Role.SESSION)
-        if session is not None and (owner is None or owner.role is Role.ITERATION):
-            self._loose.setdefault(session.span_id, []).append((span.end_ns, chunks))
-
-    def documents(self, retrieval: SpanRecord) -> list[RetrievedDocument]:
-        return self._documents.get(retrieval.span_id, [])
-
-    def chunks(self, retrieval: SpanRecord) -> list[str]:
-        """IRIs of the Documents a retrieval generated, by rank (none if it failed)."""
-        if not _succeeded(retrieval):
-            return []
-        activity = activity_iri(retrieval.trace_id, retrieval.span_id)
-        return [
-            entity_iri(activity, f"document-{rank}")
-            for rank in range(1, len(self.documents(retrieval)) + 1)
-        ]
-
-    def retrieved_in(self, span: SpanRecord) -> list[str]:
-        """Documents retrieved inside a tool call or (outside its tool calls) an iteration."""
-        return self._chunks.get(span.span_id, [])
-
-    def retrieved_before(self, session: SpanRecord) -> list[tuple[int, list[str]]]:
-        """(end time, documents) of the session's retrievals that ran outside tool calls."""
-        return self._loose.get(session.span_id, [])
-
-    def _merge_wrapper_sessions(self) -> None:
-        """Spans that record one thing twice become plain spans, the one with the content
-        stays:
-
-        * a session whose direct child is a session of the same agent (OpenLLMetry wraps
-          LangGraph's ``workflow`` span in an ``invoke_agent`` one): the outer one;
-        * a session that names no agent around exactly one session, with only plain spans
-          between them (the "Agent workflow"
-          of OpenInference's openai-agents, OpenLLMetry's ``workflow``): the wrapper, so
-          that the run is the agent's, named, with its question and its failed calls;
-        * a model call whose direct child is a model call of the same name (LlamaIndex's
-          OpenAILike): the outer one, so that one request is one model call.
-        """
-        wrappers: set[int] = set()
-        inner: dict[int, list[SpanRecord]] = {}
-        for span in self.spans:
-            parent = self.parent(span)
-            if span.role is Role.SESSION:
-                # Only plain spans between (a tool call that starts an agent is no wrapper).
-                outer = self.starter(span)
-                if outer is not None and outer.role is Role.SESSION:
-                    inner.setdefault(outer.span_id, []).append(span)
-            if parent is None or parent.role is not span.role:
-                continue
-            same_request = span.role is Role.MODEL_CALL and span.name == parent.name
-            same_run = span.role is Role.SESSION and _run_name(span) is not None
-            if same_request or (same_run and _run_name(span) == _run_name(parent)):
-                wrappers.add(parent.span_id)
-        for span_id, sessions in inner.items():
-            wrapper = self.by_id[span_id]
-            if len(sessions) == 1 and _agent_key(wrapper) is None and _run_name(wrapper) is None:
-                wrappers.add(span_id)
-        if wrappers:
-            self.spans = [
-                dataclasses.replace(span, role=Role.SPAN) if span.span_id in wrappers else span
-                for span in self.spans
-            ]
-            self.by_id = {span.span_id: span for span in self.spans}
-
-    def _infer_steps(self, session: SpanRecord) -> None:
-        """Iterations of a session that has no iteration spans: each model call opens a step
-        that takes the tool calls after it, up to the next model call.  Calls made inside a
-        tool call (a tool that asks a model) belong to that tool, not to the loop, and a
-        model call inside a model call (LlamaIndex's ``achat`` -> ``chat``) is the same call."""
-        steps: list[_Step] = []
-        for span in self.spans:
-            if span.role not in (Role.MODEL_CALL, Role.TOOL_CALL):
-                continue
-            if self.enclosing(span, Role.SESSION) is not session:
-                continue
-            if (
-                self.enclosing(span, Role.TOOL_CALL) is not None
-                or self.enclosing(span, Role.MODEL_CALL) is not None
-            ):
-                continue
-            if span.role is Role.MODEL_CALL:
-                steps.append(_Step(span, len(steps) + 1))
-            elif steps:
-                steps[-1].tools.append(span)
-                self._step_of[span.span_id] = steps[-1]
-        if steps:
-            self._steps[session.span_id] = steps
-        for step in steps:
-            requests = requested_calls(step.model.attributes, step.model.events)
-            for tool in step.tools:
-                name = _first_text(tool.attributes, TOOL_NAME_KEYS)
-                for index, (requested, arguments, call_id) in enumerate(requests):
-                    if requested == name:
-                        self._requested[tool.span_id] = (arguments, call_id)
-                        del requests[index]
-                        break
-
-    def steps(self, session: SpanRecord) -> list[_Step]:
-        return self._steps.get(session.span_id, [])
-
-    def plan(self, attributes: Mapping[str, Any]) -> str | None:
-        """The IRI of the plan that an activity run for a step (or an event) names, if it
-        is in this trace."""
-        plan_id = attributes.get(sc.OTEL_PROV_PLAN_ID)
-        try:
-            planner = self.by_id.get(int(str(plan_id), 16))
-        except ValueError:
-            return None
-        if planner is None or not _is_plan(planner):
-            return None
-        return entity_iri(activity_iri(planner.trace_id, planner.span_id), "plan")
-
-    def step_outcomes(self, planner: SpanRecord) -> dict[int, str]:
-        """Step number -> what became of it: the latest outcome event, else ``failed`` when
-        an activity run for it failed, ``executed`` when all succeeded."""
-        plan_id = span_hex(planner.span_id)
-        run: dict[int, list[bool]] = {}
-        marked: dict[int, tuple[int, str]] = {}
-        for span in self.spans:
-            if span.attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id:
-                number = span.attributes.get(sc.OTEL_PROV_PLAN_STEP)
-                if isinstance(number, int):
-                    run.setdefault(number, []).append(_succeeded(span))
-            for event in span.events:
-                attributes = event.attributes
-                if (
-                    event.name == sc.STEP_OUTCOME_EVENT
-                    and attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id
-                    and isinstance(number := attributes.get(sc.OTEL_PROV_PLAN_STEP), int)
-                    and attributes.get(sc.OTEL_PROV_PLAN_STEP_OUTCOME) in sc.STEP_OUTCOMES
-                    and (number not in marked or marked[number][0] <= event.time_ns)
-                ):
-                    outcome = str(attributes[sc.OTEL_PROV_PLAN_STEP_OUTCOME])
-                    marked[number] = (event.time_ns, outcome)
-        derived = {n: "executed" if all(ok) else "failed" for n, ok in run.items()}
-        return {**derived, **{n: outcome for n, (_, outcome) in marked.items()}}
-
-    def opens_step(self, model: SpanRecord) -> bool:
-        """Whether ``model`` is the model call that opened an inferred step."""
-        return any(step.model is model for steps in self._steps.values() for step in steps)
-
-    def step_of(self, tool: SpanRecord) -> _Step | None:
-        return self._step_of.get(tool.span_id)
-
-    def requested(self, tool: SpanRecord) -> tuple[str | None, str | None]:
-        """(arguments, call id) the model asked for this tool call, in an inferred step."""
-        return self._requested.get(tool.span_id, (None, None))
-
-    @property
-    def root(self) -> SpanRecord | None:
-        for span in self.spans:
-            if span.role is Role.SESSION and self.enclosing(span, Role.SESSION) is None:
-                return span
-        return self.spans[0] if self.spans else None
-
-    def parent(self, span: SpanRecord) -> SpanRecord | None:
-        return self.by_id.get(span.parent_id) if span.parent_id is not None else None
-
-    def enclosing(self, span: SpanRecord, role: Role) -> SpanRecord | None:
-        """The nearest ancestor with ``role``, not crossing a session boundary."""
-        seen = {span.span_id}
-        current = self.parent(span)
-        while current is not None and current.span_id not in seen:
-            if current.role is role:
-                return current
-            if current.role is Role.SESSION:
-                return None
-            seen.add(current.span_id)
-            current = self.parent(current)
-        return None
-
-    def starter(self, session: SpanRecord) -> SpanRecord | None:
-        """The activity that started a sub-session: its nearest ancestor that is more than
-        a plain span.  A session in another service hangs below the HTTP client and
-        server spans of the request that reached it; the tool call that sent the
-        request started it, and ``partOf`` keeps the chain through the HTTP spans."""
-        seen = {session.span_id}
-        current = self.parent(session)
-        while current is not None and current.role is Role.SPAN and current.span_id not in seen:
-            seen.add(current.span_id)
-            current = self.parent(current)
-        return current
-
-    def tool_calls(self, iteration: SpanRecord) -> list[SpanRecord]:
-        return self._tools.get(iteration.span_id, [])
-
-    def iterations(self, session: SpanRecord) -> list[SpanRecord]:
-        found = [
-            span
-            for span in self.spans
-            if span.role is Role.ITERATION and self.enclosing(span, Role.SESSION) is session
-        ]
-        return sorted(found, key=lambda s: (_iteration_number(s) or 1 << 62, s.start_ns))
-
-    def observations(self, iteration: SpanRecord) -> list[str]:
-        """IRIs of the Observations an iteration produced (one per successful tool call)."""
-        tools = self.tool_calls(iteration)
-        activity = activity_iri(iteration.trace_id, iteration.span_id)
-        if not tools:
-            present = _recorded(iteration.attributes, sc.OTEL_PROV_OBSERVATION)
-            return [entity_iri(activity, "observation")] if present else []
-        return [
-            entity_iri(activity_iri(tool.trace_id, tool.span_id), "observation")
-            for tool in tools
-            if _succeeded(tool)
-        ]
-
-    def failed_calls(self, session: SpanRecord) -> int:
-        """Tool and model calls of the session that failed.  One that has not ended is
-        not counted: it may yet succeed (a late span), or its process died with it, which
-        its own ``incomplete`` status and the session's say."""
-        return sum(
-            1
-            for span in self.spans
-            if span.role in (Role.TOOL_CALL, Role.MODEL_CALL)
-            and span.status == "error"
-            and self.enclosing(span, Role.SESSION) is session
-        )
-
-    def declared_tools(self, session: SpanRecord) -> list[str]:
-        """Names of the tools the agent was given: ``otel_prov.agent.tools`` on the session,
-        else ``gen_ai.tool.definitions`` (or OpenInference's ``llm.tools``) on the session or
-        its model calls."""
-        names = session.attributes.get(sc.OTEL_PROV_AGENT_TOOLS)
-        if isinstance(names, (list, tuple)):
-            return sorted({str(name) for name in names if name})
-        found: set[str] = set()
-        for span in self.spans:
-            if span is session or (
-                span.role is Role.MODEL_CALL and self.enclosing(span, Role.SESSION) is session
-            ):
-                found.update(defined_tools(span.attributes))
-        return sorted(found)
-
-    def thought(self, iteration: SpanRecord) -> str | None:
-        if not _recorded(iteration.attributes, sc.OTEL_PROV_THOUGHT):
-            return None
-        return entity_iri(activity_iri(iteration.trace_id, iteration.span_id), "thought")
-
-
-class _Out:
-    """Triples of one span, plus typed attribute readers that report what they convert."""
-
-    def __init__(self, span: SpanRecord, problems: list[str]) -> None:
-        self.span = span
-        self.triples: list[Triple] = []
-        self.problems = problems
-        self.add = self.triples.append
-
-    def report(self, message: str) -> None:
-        self.problems.append(f"span {span_hex(self.span.span_id)} ({self.span.name!r}): {message}")
-
-    def text(self, *keys: str) -> str | None:
-        """The first of ``keys`` present, as text (other types are converted and reported)."""
-        for key in keys:
-            value = self.span.attributes.get(key)
-            if value is None or (isinstance(value, str) and value in PLACEHOLDERS):
-                continue
-            if isinstance(value, str):
-                return value
-            self.report(f"{key} is {type(value).__name__}, expected a string; stored as text")
-            return _as_text(value)
-        return None
-
-    def content(self, *keys: str, pick: str | None = None) -> _Content | None:
-        """The first content value among ``keys``, with its hash and size; or, when our
-        instrumentation left the content off, the hash and size it recorded instead.
-        ``pick`` (``question``, ``answer``, ``result``): the text to take out of a
-        third-party payload that wraps it (see ``_conventions.unwrapped``)."""
-        attributes = self.span.attributes
-        for key in keys:
-            if attributes.get(key) is None:
-                continue
-            text = self.text(key)
-            assert text is not None
-            if pick is not None and is_run_record(text, pick):
-                continue  # the session's steps say it instead (see _session)
-            blob = self.span.blobs.get(key)
-            if blob is not None:
-                return _Content(text, blob.sha256, blob.size, blob=blob)
-            whole = self._declared(key)
-            if whole is not None and whole.size is not None and whole.size > len(text.encode()):
-                return dataclasses.replace(whole, text=text, truncated=True)
-            if key in self.span.truncated:
-                return _Content(text, None, None, truncated=True)
-            if pick is not None and key in WRAPPED_KEYS:
-                inner = unwrapped(text, pick)
-                if inner is None and key in MESSAGE_LIST_KEYS:
-                    continue  # messages without that text: the list itself is not it
-                text = inner or text
-            return _Content.of(text)
-        for key in keys:
-            whole = self._declared(key)
-            if whole is not None:
-                return whole
-        return None
-
-    def _declared(self, key: str) -> _Content | None:
-        size_key, hash_key = _digest_keys(key)
-        digest = self.span.attributes.get(hash_key)
-        if not isinstance(digest, str):
-            return None
-        if not _SHA256.fullmatch(digest):
-            # A length limit under 71 characters cuts the hash too: claim no hash then.
-            self.report(f"{hash_key} is not sha256:<64 hex digits>; left out")
-            return _Content(None, None, self.integer(size_key))
-        return _Content(None, digest, self.integer(size_key))
-
-    def integer(self, *keys: str) -> int | None:
-        """The first of ``keys`` present, as an int (other types converted and reported)."""
-        key = next((k for k in keys if self.span.attributes.get(k) is not None), keys[0])
-        value = self.span.attributes.get(key)
-        if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-            return value
-        try:
-            converted = int(str(value).strip())
-        except ValueError:
-            self.report(f"{key} is {value!r}, not an integer; left out")
-            return None
-        self.report(f"{key} is {type(value).__name__}, expected an int; converted")
-        return converted
-
-    def entity(self, entity: str, cls: str, content: _Content | None) -> None:
-        add = self.add
-        add((entity, RDF_TYPE, cls))
-        add((entity, RDF_TYPE, P.Entity))
-        if content is None:
-            return
-        if content.text is not None and not self.span.content_withheld:
-            add((entity, P.value, literal(content.text)))
-        if content.sha256 is not None:
-            add((entity, O.contentHash, literal(content.sha256)))
-        if content.size is not None:
-            add((entity, O.byteSize, integer(content.size)))
-        if content.truncated:
-            add((entity, O.truncated, boolean(True)))
-        if content.blob is not None:
-            add((entity, O.mediaType, literal(content.blob.media_type)))
-            add((entity, O.contentLocation, iri(content.blob.location)))
-
-    def generated(self, entity: str, activity: str, at_ns: int | None) -> None:
-        self.add((entity, P.wasGeneratedBy, activity))
-        if at_ns is not None:
-            self.add((entity, P.generatedAtTime, datetime_from_ns(at_ns)))
-
-    def agent(self, iri: str, cls: str, label: str) -> None:
-        self.add((iri, RDF_TYPE, cls))
-        self.add((iri, RDF_TYPE, P.SoftwareAgent))
-        self.add((iri, RDF_TYPE, P.Agent))
-        self.add((iri, RDFS_LABEL, literal(label)))
-
-
-def _as_text(value: Any) -> str:
-    if isinstance(value, (list, tuple)):
-        return json.dumps(list(value), ensure_ascii=False, default=str)
-    return str(value)
-
-
-def _first_text(attributes: Mapping[str, Any], keys: Sequence[str]) -> str | None:
-    for key in keys:
-        value = attributes.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _run_name(span: SpanRecord) -> str | None:
-    return _first_text(span.attributes, RUN_NAME_KEYS)
-
-
-def _succeeded(span: SpanRecord) -> bool:
-    return span.status != "error" and span.end_ns is not None
-
-
-def _iteration_number(span: SpanRecord) -> int | None:
-    value = span.attributes.get(sc.OTEL_PROV_ITERATION_NUMBER)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    try:
-        return int(str(value))
-    except ValueError:
-        return None
-
-
-def _within(at_ns: int, span: SpanRecord) -> int:
-    """``at_ns`` moved inside ``span``'s interval (PROV constraint 34)."""
-    at_ns = max(at_ns, span.start_ns)
-    return min(at_ns, span.end_ns) if span.end_ns is not None else at_ns
-
-
-def _map_span(span: SpanRecord, tree: _Tree, out: _Out, prices: PriceTable | None) -> None:
+def _map_span(
+    span: SpanRecord, tree: SpanTree, out: SpanTriples, prices: PriceTable | None
+) -> None:
     activity = _activity(span, _ACTIVITY_CLASS[span.role], tree, out)
-    _evaluations(span, activity, tree, out)
-    if _is_plan(span):
-        _plan(span, activity, tree, out)
+    map_evaluations(span, activity, tree, out)
+    if is_plan(span):
+        map_plan(span, activity, tree, out)
     if sc.OTEL_PROV_PLAN_ID in span.attributes:
-        _plan_association(span, activity, tree, out)
-    _postconditions(span, activity, tree, out)
+        map_plan_association(span, activity, tree, out)
+    map_postconditions(span, activity, tree, out)
     if span.role is Role.SESSION:
         _session(span, activity, tree, out)
     elif span.role is Role.ITERATION:
@@ -673,7 +189,7 @@ def _map_span(span: SpanRecord, tree: _Tree, out: _Out, prices: PriceTable | Non
         _retrieval(span, activity, tree, out)
 
 
-def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
+def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> str:
     """Triples every activity has: type, ids, times, status, parent, service, links."""
     add = out.add
     activity = activity_iri(span.trace_id, span.span_id)
@@ -726,11 +242,13 @@ def _activity(span: SpanRecord, cls: str, tree: _Tree, out: _Out) -> str:
 
 
 _WITHHELD = "[withheld]"
+
+
 _SHORT = 4
 """Content words shorter than this are withheld from a message only as whole words."""
 
 
-def _content_texts(span: SpanRecord, tree: _Tree) -> list[str]:
+def _content_texts(span: SpanRecord, tree: SpanTree) -> list[str]:
     """The span's content as the mapper reads it (question, arguments, result, answer,
     query, what the model asked this call for), and every string and number inside it
     when it is JSON: what an error message may repeat."""
@@ -774,205 +292,6 @@ def _without_content(message: str, texts: list[str]) -> str:
     return message
 
 
-def _is_plan(span: SpanRecord) -> bool:
-    return (
-        span.attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.PLAN_OPERATION
-        or sc.OTEL_PROV_PLAN_STEPS in span.attributes
-    )
-
-
-def _plan(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
-    """A ``prov:Plan`` generated when it was made, with its ordered P-Plan steps and what
-    became of each (``oprov:stepOutcome``; none: the step was neither run nor marked)."""
-    add = out.add
-    plan = entity_iri(activity, "plan")
-    out.entity(plan, P.Plan, None)
-    add((plan, RDFS_LABEL, literal(span.name)))
-    out.generated(plan, activity, span.end_ns if span.end_ns is not None else span.start_ns)
-    steps = span.attributes.get(sc.OTEL_PROV_PLAN_STEPS, ())
-    if isinstance(steps, str):
-        steps = (steps,)
-    outcomes = tree.step_outcomes(span)
-    previous = None
-    for number, text in enumerate(steps, start=1):
-        step = entity_iri(plan, f"step-{number}")
-        add((step, RDF_TYPE, PP.Step))
-        add((step, RDFS_LABEL, literal(str(text))))
-        add((step, PP.isStepOfPlan, plan))
-        add((step, O.stepNumber, integer(number)))
-        if previous is not None:
-            add((step, PP.isPrecededBy, previous))
-        if number in outcomes:
-            add((step, O.stepOutcome, literal(outcomes[number])))
-        previous = step
-
-
-def _plan_step(attributes: Mapping[str, Any], plan: str, out: _Out) -> str | None:
-    number = attributes.get(sc.OTEL_PROV_PLAN_STEP)
-    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
-        out.report(f"{sc.OTEL_PROV_PLAN_STEP} is {number!r}, not a step number; left out")
-        return None
-    return entity_iri(plan, f"step-{number}")
-
-
-def _plan_association(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
-    """An activity run for a plan step: its association ``prov:hadPlan`` the plan and
-    names the step.  The agent is the tool for a tool call, else the session's agent."""
-    plan = tree.plan(span.attributes)
-    if plan is None:
-        out.report(f"{sc.OTEL_PROV_PLAN_ID} names no plan of this trace; left out")
-        return
-    step = _plan_step(span.attributes, plan, out)
-    if step is None:
-        return
-    association = entity_iri(activity, "association")
-    add = out.add
-    add((activity, P.qualifiedAssociation, association))
-    add((association, RDF_TYPE, P.Association))
-    add((association, P.hadPlan, plan))
-    add((association, O.planStep, step))
-    session = span if span.role is Role.SESSION else tree.enclosing(span, Role.SESSION)
-    if span.role is Role.TOOL_CALL:
-        name = _first_text(span.attributes, TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
-        add((association, P.agent, tool_iri(name)))
-    elif session is not None and (key := _agent_key(session)) is not None:
-        add((association, P.agent, agent_iri(key)))
-
-
-def _agent_key(session: SpanRecord) -> str | None:
-    """What names a session's AI agent (its IRI): the GenAI agent id, else its name."""
-    attributes = session.attributes
-    name = _first_text(attributes, AGENT_NAME_KEYS) or agent_name(attributes)
-    return _first_text(attributes, (sc.GEN_AI_AGENT_ID,)) or name
-
-
-def _postconditions(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
-    """Each postcondition checked while the span was current: an ``oprov:Postcondition``
-    the span's activity generated, naming the plan step it was checked for."""
-    events = [e for e in span.events if e.name == sc.POSTCONDITION_EVENT]
-    add = out.add
-    for index, event in enumerate(events, start=1):
-        attributes = event.attributes
-        name = attributes.get(sc.OTEL_PROV_POSTCONDITION_NAME)
-        ok = attributes.get(sc.OTEL_PROV_POSTCONDITION_OK)
-        if not isinstance(name, str) or not name or not isinstance(ok, bool):
-            out.report(f"postcondition {index} has no name or no boolean ok; left out")
-            continue
-        entity = entity_iri(activity, f"postcondition-{index}")
-        out.entity(entity, O.Postcondition, None)
-        add((entity, RDFS_LABEL, literal(name)))
-        add((entity, O.satisfied, boolean(ok)))
-        detail = attributes.get(sc.OTEL_PROV_POSTCONDITION_DETAIL)
-        if isinstance(detail, str):
-            add((entity, O.detail, literal(detail)))
-        out.generated(entity, activity, _within(event.time_ns, span))
-        # Checked for the step running then, else for the step the span itself runs.
-        named = attributes if sc.OTEL_PROV_PLAN_ID in attributes else span.attributes
-        plan = tree.plan(named)
-        if plan is not None and (step := _plan_step(named, plan, out)) is not None:
-            add((entity, O.planStep, step))
-
-
-def _evaluations(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
-    """Each ``gen_ai.evaluation.result`` event of the span: an ``oprov:Evaluation`` of
-    the span's activity, or of the span whose ``gen_ai.response.id`` it names.
-
-    Generated by no activity of the trace: that is how the seal tells an evaluation made
-    in the run (part of its content) from one added afterwards (``otel-prov annotate``,
-    sealed on its own)."""
-    events = [e for e in span.events if e.name == sc.GEN_AI_EVALUATION_RESULT]
-    for index, event in enumerate(events, start=1):
-        attributes = event.attributes
-        name = attributes.get(sc.GEN_AI_EVALUATION_NAME)
-        if not isinstance(name, str) or not name:
-            out.report(f"evaluation event {index} has no {sc.GEN_AI_EVALUATION_NAME}; left out")
-            continue
-        target = tree.by_response_id.get(attributes.get(sc.GEN_AI_RESPONSE_ID), span)
-        evaluated = activity_iri(target.trace_id, target.span_id)
-        score = attributes.get(sc.GEN_AI_EVALUATION_SCORE_VALUE)
-        if score is not None and not _finite_number(score):
-            out.report(f"evaluation {name!r}: score {score!r} is not a number; left out")
-            score = None
-        evaluator = attributes.get(sc.OTEL_PROV_EVALUATION_EVALUATOR)
-        out.triples.extend(
-            evaluation_triples(
-                entity_iri(activity, f"evaluation-{index}"),
-                evaluated,
-                name=name,
-                score=None if score is None else float(score),
-                label=_text_or_none(attributes.get(sc.GEN_AI_EVALUATION_SCORE_LABEL)),
-                explanation=_text_or_none(attributes.get(sc.GEN_AI_EVALUATION_EXPLANATION)),
-                evaluator=evaluator if isinstance(evaluator, str) and evaluator else name,
-                derived_from=_evaluated_output(target, tree),
-                at_ns=event.time_ns,
-            )
-        )
-
-
-def evaluation_triples(
-    entity: str,
-    evaluated: str,
-    *,
-    name: str,
-    score: float | None,
-    label: str | None,
-    explanation: str | None,
-    evaluator: str,
-    derived_from: str | None,
-    at_ns: int,
-) -> list[Triple]:
-    """An ``oprov:Evaluation`` of the activity ``evaluated``, attributed to ``evaluator``
-    (an ``oprov:Evaluator`` agent by that name) and derived from the output it judged."""
-    agent = evaluator_iri(evaluator)
-    triples = [
-        (entity, RDF_TYPE, O.Evaluation),
-        (entity, RDF_TYPE, P.Entity),
-        (entity, O.evaluationName, literal(name)),
-        (entity, O.evaluates, evaluated),
-        (entity, P.wasAttributedTo, agent),
-        (entity, P.generatedAtTime, datetime_from_ns(at_ns)),
-        (agent, RDF_TYPE, O.Evaluator),
-        (agent, RDF_TYPE, P.Agent),
-        (agent, RDFS_LABEL, literal(evaluator)),
-    ]
-    if score is not None:
-        triples.append((entity, O.score, double(score)))
-    if label is not None:
-        triples.append((entity, O.scoreLabel, literal(label)))
-    if explanation is not None:
-        triples.append((entity, O.explanation, literal(explanation)))
-    if derived_from is not None:
-        triples.append((entity, P.wasDerivedFrom, derived_from))
-    return triples
-
-
-def _finite_number(value: Any) -> bool:
-    try:
-        return not isinstance(value, bool) and math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _evaluated_output(span: SpanRecord, tree: _Tree) -> str | None:
-    """The entity an evaluation of ``span`` judged: a session's answer, a successful tool
-    call's observation, an inferred step's thought for its model call."""
-    activity = activity_iri(span.trace_id, span.span_id)
-    answered = _recorded(span.attributes, sc.OTEL_PROV_ANSWER) or any(
-        span.attributes.get(key) is not None for key in ANSWER_KEYS
-    )
-    if span.role is Role.SESSION and answered:
-        return entity_iri(activity, "answer")
-    if span.role is Role.TOOL_CALL and _succeeded(span):
-        return entity_iri(activity, "observation")
-    if tree.opens_step(span) and model_output_text(span.attributes, span.events) is not None:
-        return entity_iri(entity_iri(activity, "step"), "thought")
-    return None
-
-
 def _exception_field(span: SpanRecord, key: str) -> str | None:
     for event in span.events:
         if event.name == "exception" and key in event.attributes:
@@ -980,7 +299,7 @@ def _exception_field(span: SpanRecord, key: str) -> str | None:
     return None
 
 
-def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:
     add = out.add
     session_id = out.text(*SESSION_ID_KEYS)
     if session_id:
@@ -1020,7 +339,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         text = span_question(span.attributes, span.events)
         if text is None and steps:
             text = first_user_message(steps[0].model.attributes, steps[0].model.events)
-        question = _Content.of(text) if text is not None else None
+        question = Content.of(text) if text is not None else None
     if question is not None:
         entity = entity_iri(activity, "question")
         out.entity(entity, O.Question, question)
@@ -1043,7 +362,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         previous_observations = [
             entity_iri(activity_iri(tool.trace_id, tool.span_id), "observation")
             for tool in step.tools
-            if _succeeded(tool)
+            if succeeded(tool)
         ]
         sources.extend(([thought] if thought else []) + previous_observations)
     for iteration in tree.iterations(span):
@@ -1071,7 +390,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         text = span_answer(span.attributes, span.events)
         if text is None and steps and not steps[-1].tools:
             text = model_output_text(steps[-1].model.attributes, steps[-1].model.events)
-        answer = _Content.of(text) if text is not None else None
+        answer = Content.of(text) if text is not None else None
     if answer is not None:
         entity = entity_iri(activity, "answer")
         out.entity(entity, O.Answer, answer)
@@ -1082,7 +401,7 @@ def _session(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             add((entity, P.wasDerivedFrom, source))
 
 
-def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> str | None:
+def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str | None:
     """The activity of an inferred iteration (the model call that opened it gives its ids),
     and the IRI of its Thought: the text the model answered with, if any."""
     add, model = out.add, step.model
@@ -1098,19 +417,19 @@ def _inferred_step(step: _Step, iri: str, session: str, out: _Out) -> str | None
     if end_ns is not None:
         add((iri, P.endedAtTime, datetime_from_ns(max(end_ns, model.start_ns))))
     add((iri, O.status, literal("ok" if end_ns is not None else "incomplete")))
-    actions = [_first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
+    actions = [first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
     if step.tools and actions[0]:
         add((iri, O.action, literal(actions[0])))
     text = model_output_text(model.attributes, model.events)
     if text is None:
         return None
     thought = entity_iri(iri, "thought")
-    out.entity(thought, O.Thought, _Content.of(text))
+    out.entity(thought, O.Thought, Content.of(text))
     out.generated(thought, iri, _inferred_decision(step))
     return thought
 
 
-def _inferred_decision(step: _Step) -> int:
+def _inferred_decision(step: Step) -> int:
     """When an inferred step chose its action: its first tool call's start, else the end
     of its model call."""
     model = step.model
@@ -1118,15 +437,15 @@ def _inferred_decision(step: _Step) -> int:
     return step.within(decided)
 
 
-def _decision_time(span: SpanRecord, tree: _Tree) -> int:
+def _decision_time(span: SpanRecord, tree: SpanTree) -> int:
     """When the step chose its action: when its first tool call started, else its end."""
     tools = tree.tool_calls(span)
     if tools:
-        return _within(min(tool.start_ns for tool in tools), span)
+        return within(min(tool.start_ns for tool in tools), span)
     return span.end_ns if span.end_ns is not None else span.start_ns
 
 
-def _iteration(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+def _iteration(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:
     add = out.add
     number = out.integer(sc.OTEL_PROV_ITERATION_NUMBER)
     if number is not None:
@@ -1159,7 +478,7 @@ def _iteration(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
             add((observation, P.wasDerivedFrom, chunk))
 
 
-def _check_json(content: _Content, key: str, out: _Out) -> None:
+def _check_json(content: Content, key: str, out: SpanTriples) -> None:
     if content.text is None or content.truncated or content.blob is not None:
         return  # left off, cut or a preview: not the whole JSON text
     try:
@@ -1168,7 +487,7 @@ def _check_json(content: _Content, key: str, out: _Out) -> None:
         out.report(f"{key} is not JSON ({exc}); stored as text")
 
 
-def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:
     add = out.add
     name = out.text(*TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
     add((activity, O.toolName, literal(name)))
@@ -1187,30 +506,30 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
     arguments = entity_iri(activity, "arguments")
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
-    content = _Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
+    content = Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
     exchanged, result = tool_exchange(span.attributes, span.events)
     if content is None and exchanged is not None:
-        content = _Content.of(exchanged)  # the call sent as a message (Strands Agents)
+        content = Content.of(exchanged)  # the call sent as a message (Strands Agents)
     if content is None and only_call and iteration is not None:
-        content = _Out(iteration, out.problems).content(sc.OTEL_PROV_ARGUMENTS)
+        content = SpanTriples(iteration, out.problems).content(sc.OTEL_PROV_ARGUMENTS)
     if content is not None:
         _check_json(content, "tool call arguments", out)
     out.entity(arguments, O.Arguments, content)
     add((activity, P.used, arguments))
     if iteration is not None:
         iteration_activity = activity_iri(iteration.trace_id, iteration.span_id)
-        out.generated(arguments, iteration_activity, _within(span.start_ns, iteration))
+        out.generated(arguments, iteration_activity, within(span.start_ns, iteration))
     elif (step := tree.step_of(span)) is not None:
         out.generated(arguments, step.iri, step.within(span.start_ns))
 
-    if not _succeeded(span):
+    if not succeeded(span):
         return  # a failed or unfinished call produced nothing: no Observation claims success
     observation = entity_iri(activity, "observation")
     content = out.content(*RESULT_KEYS, pick="result")
     if content is None and result is not None:
-        content = _Content.of(unwrapped(result, "result") or result)
+        content = Content.of(unwrapped(result, "result") or result)
     if content is None and only_call and iteration is not None:
-        content = _Out(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
+        content = SpanTriples(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
     out.entity(observation, O.Observation, content)
     out.generated(observation, activity, span.end_ns)
     add((observation, P.wasDerivedFrom, arguments))
@@ -1218,7 +537,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         add((observation, P.wasDerivedFrom, chunk))
 
 
-def _model_call(activity: str, out: _Out, prices: PriceTable | None) -> None:
+def _model_call(activity: str, out: SpanTriples, prices: PriceTable | None) -> None:
     add = out.add
     model = out.text(*MODEL_KEYS)
     provider = out.text(*PROVIDER_KEYS)
@@ -1259,7 +578,7 @@ def _model_call(activity: str, out: _Out, prices: PriceTable | None) -> None:
         add((activity, O.costSource, literal(source)))
 
 
-def _reported_cost(out: _Out) -> tuple[Decimal | None, str | None, str | None]:
+def _reported_cost(out: SpanTriples) -> tuple[Decimal | None, str | None, str | None]:
     """(amount, currency, source) of the cost a model call's span reports."""
     key = next((k for k in COST_AMOUNT_KEYS if out.span.attributes.get(k) is not None), None)
     if key is None:
@@ -1275,7 +594,7 @@ def _reported_cost(out: _Out) -> tuple[Decimal | None, str | None, str | None]:
     return amount, out.text(*COST_CURRENCY_KEYS), out.text(*COST_SOURCE_KEYS)
 
 
-def _retrieval(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
+def _retrieval(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:
     add = out.add
     data_source = out.text(*DATA_SOURCE_KEYS)
     if data_source:
@@ -1293,7 +612,7 @@ def _retrieval(span: SpanRecord, activity: str, tree: _Tree, out: _Out) -> None:
         out.generated(chunk, activity, span.end_ns)
 
 
-def _document(chunk: str, rank: int, document: RetrievedDocument, out: _Out) -> None:
+def _document(chunk: str, rank: int, document: RetrievedDocument, out: SpanTriples) -> None:
     """One retrieved document: its text as any content entity's, its id, rank and score,
     its metadata and the document it was taken from."""
     add, fields = out.add, document.fields
@@ -1301,12 +620,12 @@ def _document(chunk: str, rank: int, document: RetrievedDocument, out: _Out) -> 
         content = out.content(document.content_key)
     else:
         text = fields.get("content")
-        content = None if text is None else _Content.of(_as_text(text))
+        content = None if text is None else Content.of(as_text(text))
     out.entity(chunk, O.Document, content)
     add((chunk, O.rank, integer(rank)))
     identifier = fields.get("id")
     if identifier is not None:
-        add((chunk, O.documentId, literal(_as_text(identifier))))
+        add((chunk, O.documentId, literal(as_text(identifier))))
     score = fields.get("score")
     if score is not None:
         try:
@@ -1323,7 +642,7 @@ def _document(chunk: str, rank: int, document: RetrievedDocument, out: _Out) -> 
             f"left out of the graph, kept in {blob.location}"
         )
     elif metadata is not None:
-        text = _as_text(metadata)
+        text = as_text(metadata)
         try:
             parsed = json.loads(text)
         except (ValueError, RecursionError):

@@ -1,0 +1,407 @@
+"""The spans of one trace, indexed for the mapper: parents, roles, the session and step
+each span belongs to, and the steps inferred where a convention records none.
+
+Pure: built from span records, read by the mapper, no I/O.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from otel_prov import semconv as sc
+from otel_prov.prov._conventions import (
+    AGENT_NAME_KEYS,
+    RUN_NAME_KEYS,
+    TOOL_NAME_KEYS,
+    RetrievedDocument,
+    agent_name,
+    defined_tools,
+    requested_calls,
+    retrieved_documents,
+)
+from otel_prov.prov._iris import (
+    STEP,
+    activity_iri,
+    entity_iri,
+    span_hex,
+)
+from otel_prov.prov._span_record import Role, SpanRecord
+
+__all__ = [
+    "SpanTree",
+    "Step",
+    "digest_keys",
+    "first_text",
+    "is_plan",
+    "iteration_number",
+    "recorded",
+    "run_name",
+    "session_agent_key",
+    "succeeded",
+]
+_TWIN_OF = {twin: key for key, twin in sc.GEN_AI_CONTENT_TWINS.items()}
+
+
+def digest_keys(key: str) -> tuple[str, str]:
+    """(size, hash) attributes describing the whole value of content attribute ``key``,
+    set by our instrumentation when the value was left off or cut by a length limit."""
+    return sc.content_digest_keys(_TWIN_OF.get(key, key)) or ("", "")
+
+
+def recorded(attributes: Mapping[str, Any], key: str) -> bool:
+    """Was a value recorded under ``key``: the value itself, or (content capture off) the
+    hash our instrumentation records in its place.  The graph's shape must not depend on
+    whether the text was captured."""
+    return key in attributes or digest_keys(key)[1] in attributes
+
+
+def first_text(attributes: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        value = attributes.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def run_name(span: SpanRecord) -> str | None:
+    return first_text(span.attributes, RUN_NAME_KEYS)
+
+
+def succeeded(span: SpanRecord) -> bool:
+    return span.status != "error" and span.end_ns is not None
+
+
+def iteration_number(span: SpanRecord) -> int | None:
+    value = span.attributes.get(sc.OTEL_PROV_ITERATION_NUMBER)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def is_plan(span: SpanRecord) -> bool:
+    return (
+        span.attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.PLAN_OPERATION
+        or sc.OTEL_PROV_PLAN_STEPS in span.attributes
+    )
+
+
+def session_agent_key(session: SpanRecord) -> str | None:
+    """What names a session's AI agent (its IRI): the GenAI agent id, else its name."""
+    attributes = session.attributes
+    name = first_text(attributes, AGENT_NAME_KEYS) or agent_name(attributes)
+    return first_text(attributes, (sc.GEN_AI_AGENT_ID,)) or name
+
+
+@dataclasses.dataclass(slots=True)
+class Step:
+    """An iteration inferred from a model call and the tool calls that followed it."""
+
+    model: SpanRecord
+    number: int
+    tools: list[SpanRecord] = dataclasses.field(default_factory=list)
+
+    @property
+    def iri(self) -> str:
+        return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), STEP)
+
+    @property
+    def end_ns(self) -> int | None:
+        ends = [span.end_ns for span in [self.model, *self.tools]]
+        return None if None in ends else max(end for end in ends if end is not None)
+
+    def within(self, at_ns: int) -> int:
+        at_ns = max(at_ns, self.model.start_ns)
+        end = self.end_ns
+        return min(at_ns, end) if end is not None else at_ns
+
+
+class SpanTree:
+    """Index of the spans: parents, roles, and the session/iteration each span belongs to."""
+
+    def __init__(self, spans: Iterable[SpanRecord]) -> None:
+        self.spans: Sequence[SpanRecord] = sorted(spans, key=lambda s: (s.start_ns, s.span_id))
+        self.by_id = {span.span_id: span for span in self.spans}
+        self._merge_wrapper_sessions()
+        self._tools: dict[int, list[SpanRecord]] = {}
+        for span in self.spans:
+            if span.role is Role.TOOL_CALL:
+                iteration = self.enclosing(span, Role.ITERATION)
+                if iteration is not None:
+                    self._tools.setdefault(iteration.span_id, []).append(span)
+        self._documents: dict[int, list[RetrievedDocument]] = {}
+        self._chunks: dict[int, list[str]] = {}
+        self._loose: dict[int, list[tuple[int, list[str]]]] = {}
+        for span in self.spans:
+            if span.role is Role.RETRIEVAL:
+                self._index_retrieval(span)
+        self.by_response_id = {
+            span.attributes[sc.GEN_AI_RESPONSE_ID]: span
+            for span in self.spans
+            if isinstance(span.attributes.get(sc.GEN_AI_RESPONSE_ID), str)
+        }
+        """Spans by the GenAI response id they produced: an evaluation may name one."""
+        self._steps: dict[int, list[Step]] = {}
+        self._step_of: dict[int, Step] = {}
+        self._requested: dict[int, tuple[str | None, str | None]] = {}
+        for span in self.spans:
+            if span.role is Role.SESSION and not self.iterations(span):
+                self._infer_steps(span)
+
+    def _index_retrieval(self, span: SpanRecord) -> None:
+        """Where a retrieval's documents go, as an observation's would: to the tool call it
+        ran in, else to its iteration and, with its end time, to what its session decided
+        after it (its next thought, its answer)."""
+        self._documents[span.span_id] = retrieved_documents(span.attributes)
+        if not succeeded(span) or span.end_ns is None:
+            return  # a failed retrieval returned nothing anything could rest on
+        chunks = self.chunks(span)
+        owner = self.enclosing(span, Role.TOOL_CALL) or self.enclosing(span, Role.ITERATION)
+        if owner is not None:
+            self._chunks.setdefault(owner.span_id, []).extend(chunks)
+        session = self.enclosing(span, Role.SESSION)
+        if session is not None and (owner is None or owner.role is Role.ITERATION):
+            self._loose.setdefault(session.span_id, []).append((span.end_ns, chunks))
+
+    def documents(self, retrieval: SpanRecord) -> list[RetrievedDocument]:
+        return self._documents.get(retrieval.span_id, [])
+
+    def chunks(self, retrieval: SpanRecord) -> list[str]:
+        """IRIs of the Documents a retrieval generated, by rank (none if it failed)."""
+        if not succeeded(retrieval):
+            return []
+        activity = activity_iri(retrieval.trace_id, retrieval.span_id)
+        return [
+            entity_iri(activity, f"document-{rank}")
+            for rank in range(1, len(self.documents(retrieval)) + 1)
+        ]
+
+    def retrieved_in(self, span: SpanRecord) -> list[str]:
+        """Documents retrieved inside a tool call or (outside its tool calls) an iteration."""
+        return self._chunks.get(span.span_id, [])
+
+    def retrieved_before(self, session: SpanRecord) -> list[tuple[int, list[str]]]:
+        """(end time, documents) of the session's retrievals that ran outside tool calls."""
+        return self._loose.get(session.span_id, [])
+
+    def _merge_wrapper_sessions(self) -> None:
+        """Spans that record one thing twice become plain spans, the one with the content
+        stays:
+
+        * a session whose direct child is a session of the same agent (OpenLLMetry wraps
+          LangGraph's ``workflow`` span in an ``invoke_agent`` one): the outer one;
+        * a session that names no agent around exactly one session, with only plain spans
+          between them (the "Agent workflow"
+          of OpenInference's openai-agents, OpenLLMetry's ``workflow``): the wrapper, so
+          that the run is the agent's, named, with its question and its failed calls;
+        * a model call whose direct child is a model call of the same name (LlamaIndex's
+          OpenAILike): the outer one, so that one request is one model call.
+        """
+        wrappers: set[int] = set()
+        inner: dict[int, list[SpanRecord]] = {}
+        for span in self.spans:
+            parent = self.parent(span)
+            if span.role is Role.SESSION:
+                # Only plain spans between (a tool call that starts an agent is no wrapper).
+                outer = self.starter(span)
+                if outer is not None and outer.role is Role.SESSION:
+                    inner.setdefault(outer.span_id, []).append(span)
+            if parent is None or parent.role is not span.role:
+                continue
+            same_request = span.role is Role.MODEL_CALL and span.name == parent.name
+            same_run = span.role is Role.SESSION and run_name(span) is not None
+            if same_request or (same_run and run_name(span) == run_name(parent)):
+                wrappers.add(parent.span_id)
+        for span_id, sessions in inner.items():
+            wrapper = self.by_id[span_id]
+            if (
+                len(sessions) == 1
+                and session_agent_key(wrapper) is None
+                and run_name(wrapper) is None
+            ):
+                wrappers.add(span_id)
+        if wrappers:
+            self.spans = [
+                dataclasses.replace(span, role=Role.SPAN) if span.span_id in wrappers else span
+                for span in self.spans
+            ]
+            self.by_id = {span.span_id: span for span in self.spans}
+
+    def _infer_steps(self, session: SpanRecord) -> None:
+        """Iterations of a session that has no iteration spans: each model call opens a step
+        that takes the tool calls after it, up to the next model call.  Calls made inside a
+        tool call (a tool that asks a model) belong to that tool, not to the loop, and a
+        model call inside a model call (LlamaIndex's ``achat`` -> ``chat``) is the same call."""
+        steps: list[Step] = []
+        for span in self.spans:
+            if span.role not in (Role.MODEL_CALL, Role.TOOL_CALL):
+                continue
+            if self.enclosing(span, Role.SESSION) is not session:
+                continue
+            if (
+                self.enclosing(span, Role.TOOL_CALL) is not None
+                or self.enclosing(span, Role.MODEL_CALL) is not None
+            ):
+                continue
+            if span.role is Role.MODEL_CALL:
+                steps.append(Step(span, len(steps) + 1))
+            elif steps:
+                steps[-1].tools.append(span)
+                self._step_of[span.span_id] = steps[-1]
+        if steps:
+            self._steps[session.span_id] = steps
+        for step in steps:
+            requests = requested_calls(step.model.attributes, step.model.events)
+            for tool in step.tools:
+                name = first_text(tool.attributes, TOOL_NAME_KEYS)
+                for index, (requested, arguments, call_id) in enumerate(requests):
+                    if requested == name:
+                        self._requested[tool.span_id] = (arguments, call_id)
+                        del requests[index]
+                        break
+
+    def steps(self, session: SpanRecord) -> list[Step]:
+        return self._steps.get(session.span_id, [])
+
+    def plan(self, attributes: Mapping[str, Any]) -> str | None:
+        """The IRI of the plan that an activity run for a step (or an event) names, if it
+        is in this trace."""
+        plan_id = attributes.get(sc.OTEL_PROV_PLAN_ID)
+        try:
+            planner = self.by_id.get(int(str(plan_id), 16))
+        except ValueError:
+            return None
+        if planner is None or not is_plan(planner):
+            return None
+        return entity_iri(activity_iri(planner.trace_id, planner.span_id), "plan")
+
+    def step_outcomes(self, planner: SpanRecord) -> dict[int, str]:
+        """Step number -> what became of it: the latest outcome event, else ``failed`` when
+        an activity run for it failed, ``executed`` when all succeeded."""
+        plan_id = span_hex(planner.span_id)
+        run: dict[int, list[bool]] = {}
+        marked: dict[int, tuple[int, str]] = {}
+        for span in self.spans:
+            if span.attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id:
+                number = span.attributes.get(sc.OTEL_PROV_PLAN_STEP)
+                if isinstance(number, int):
+                    run.setdefault(number, []).append(succeeded(span))
+            for event in span.events:
+                attributes = event.attributes
+                if (
+                    event.name == sc.STEP_OUTCOME_EVENT
+                    and attributes.get(sc.OTEL_PROV_PLAN_ID) == plan_id
+                    and isinstance(number := attributes.get(sc.OTEL_PROV_PLAN_STEP), int)
+                    and attributes.get(sc.OTEL_PROV_PLAN_STEP_OUTCOME) in sc.STEP_OUTCOMES
+                    and (number not in marked or marked[number][0] <= event.time_ns)
+                ):
+                    outcome = str(attributes[sc.OTEL_PROV_PLAN_STEP_OUTCOME])
+                    marked[number] = (event.time_ns, outcome)
+        derived = {n: "executed" if all(ok) else "failed" for n, ok in run.items()}
+        return {**derived, **{n: outcome for n, (_, outcome) in marked.items()}}
+
+    def opens_step(self, model: SpanRecord) -> bool:
+        """Whether ``model`` is the model call that opened an inferred step."""
+        return any(step.model is model for steps in self._steps.values() for step in steps)
+
+    def step_of(self, tool: SpanRecord) -> Step | None:
+        return self._step_of.get(tool.span_id)
+
+    def requested(self, tool: SpanRecord) -> tuple[str | None, str | None]:
+        """(arguments, call id) the model asked for this tool call, in an inferred step."""
+        return self._requested.get(tool.span_id, (None, None))
+
+    @property
+    def root(self) -> SpanRecord | None:
+        for span in self.spans:
+            if span.role is Role.SESSION and self.enclosing(span, Role.SESSION) is None:
+                return span
+        return self.spans[0] if self.spans else None
+
+    def parent(self, span: SpanRecord) -> SpanRecord | None:
+        return self.by_id.get(span.parent_id) if span.parent_id is not None else None
+
+    def enclosing(self, span: SpanRecord, role: Role) -> SpanRecord | None:
+        """The nearest ancestor with ``role``, not crossing a session boundary."""
+        seen = {span.span_id}
+        current = self.parent(span)
+        while current is not None and current.span_id not in seen:
+            if current.role is role:
+                return current
+            if current.role is Role.SESSION:
+                return None
+            seen.add(current.span_id)
+            current = self.parent(current)
+        return None
+
+    def starter(self, session: SpanRecord) -> SpanRecord | None:
+        """The activity that started a sub-session: its nearest ancestor that is more than
+        a plain span.  A session in another service hangs below the HTTP client and
+        server spans of the request that reached it; the tool call that sent the
+        request started it, and ``partOf`` keeps the chain through the HTTP spans."""
+        seen = {session.span_id}
+        current = self.parent(session)
+        while current is not None and current.role is Role.SPAN and current.span_id not in seen:
+            seen.add(current.span_id)
+            current = self.parent(current)
+        return current
+
+    def tool_calls(self, iteration: SpanRecord) -> list[SpanRecord]:
+        return self._tools.get(iteration.span_id, [])
+
+    def iterations(self, session: SpanRecord) -> list[SpanRecord]:
+        found = [
+            span
+            for span in self.spans
+            if span.role is Role.ITERATION and self.enclosing(span, Role.SESSION) is session
+        ]
+        return sorted(found, key=lambda s: (iteration_number(s) or 1 << 62, s.start_ns))
+
+    def observations(self, iteration: SpanRecord) -> list[str]:
+        """IRIs of the Observations an iteration produced (one per successful tool call)."""
+        tools = self.tool_calls(iteration)
+        activity = activity_iri(iteration.trace_id, iteration.span_id)
+        if not tools:
+            present = recorded(iteration.attributes, sc.OTEL_PROV_OBSERVATION)
+            return [entity_iri(activity, "observation")] if present else []
+        return [
+            entity_iri(activity_iri(tool.trace_id, tool.span_id), "observation")
+            for tool in tools
+            if succeeded(tool)
+        ]
+
+    def failed_calls(self, session: SpanRecord) -> int:
+        """Tool and model calls of the session that failed.  One that has not ended is
+        not counted: it may yet succeed (a late span), or its process died with it, which
+        its own ``incomplete`` status and the session's say."""
+        return sum(
+            1
+            for span in self.spans
+            if span.role in (Role.TOOL_CALL, Role.MODEL_CALL)
+            and span.status == "error"
+            and self.enclosing(span, Role.SESSION) is session
+        )
+
+    def declared_tools(self, session: SpanRecord) -> list[str]:
+        """Names of the tools the agent was given: ``otel_prov.agent.tools`` on the session,
+        else ``gen_ai.tool.definitions`` (or OpenInference's ``llm.tools``) on the session or
+        its model calls."""
+        names = session.attributes.get(sc.OTEL_PROV_AGENT_TOOLS)
+        if isinstance(names, (list, tuple)):
+            return sorted({str(name) for name in names if name})
+        found: set[str] = set()
+        for span in self.spans:
+            if span is session or (
+                span.role is Role.MODEL_CALL and self.enclosing(span, Role.SESSION) is session
+            ):
+                found.update(defined_tools(span.attributes))
+        return sorted(found)
+
+    def thought(self, iteration: SpanRecord) -> str | None:
+        if not recorded(iteration.attributes, sc.OTEL_PROV_THOUGHT):
+            return None
+        return entity_iri(activity_iri(iteration.trace_id, iteration.span_id), "thought")

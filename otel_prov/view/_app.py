@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -123,10 +123,12 @@ def create_app(
     trace_links: Mapping[str, str] | None = None,
     query_timeout_s: float = 10.0,
     refresh_s: float = 2.0,
+    allow_service: Collection[str] = (),
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
     ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
-    template with ``{trace_id}``.  Opens the backend once now, so that a store that
+    template with ``{trace_id}``; a query of the SPARQL page may call SERVICE only on the
+    endpoints of ``allow_service``.  Opens the backend once now, so that a store that
     cannot be read fails here (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
@@ -214,7 +216,12 @@ def create_app(
             return html(sparql_page("", None, timeout_s=query_timeout_s))
         try:
             result = await run_in_threadpool(
-                run_timed_query, fresh.get(), text, graph=graph, timeout_s=query_timeout_s
+                run_timed_query,
+                fresh.get(),
+                text,
+                graph=graph,
+                timeout_s=query_timeout_s,
+                allow_service=allow_service,
             )
         except UpdateRefusedError as exc:
             return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)

@@ -18,7 +18,7 @@ import requests
 
 from benchmarks.bench_reads import build_store
 from tests.cli import run_cli
-from tests.serving import Served, serving
+from tests.serving import TARGET_BODY, Served, counting_target, serving
 
 JAEGER = "http://jaeger.local/trace/{trace_id}"
 
@@ -131,6 +131,24 @@ def test_the_app_only_reads(served: Served, demo_store: Path) -> None:
         assert answer.status_code == 400, update
         assert "never sent" in answer.text
     assert len(_session_links(requests.get(served.url + "/", timeout=30).text)) == 1
+
+
+def test_a_query_calling_service_is_refused_and_its_endpoint_gets_no_request(
+    served: Served,
+) -> None:
+    """SERVICE would have the server (or its store) send requests to any host, and show
+    what it answered: refused with 400, naming SERVICE, wherever the query puts it."""
+    with counting_target() as target:
+        for query in (
+            f"SELECT * WHERE {{ ?c oprov:toolName ?t . SERVICE <{target.url}> {{ ?s ?p ?o }} }}",
+            f"select * {{ {{ select ?s {{ service silent <{target.url}> {{ ?s ?p ?o }} }} }} }}",
+            f"SELECT * {{ VALUES ?e {{ <{target.url}> }} ?c oprov:toolName ?t SERVICE ?e {{ }} }}",
+        ):
+            answer = requests.post(served.url + "/sparql", data={"query": query}, timeout=60)
+            assert answer.status_code == 400, (query, answer.text)
+            assert "SERVICE" in answer.text and "is refused" in answer.text
+            assert TARGET_BODY not in answer.text
+        assert target.requests == []
 
 
 def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:

@@ -372,6 +372,14 @@ def _parser() -> argparse.ArgumentParser:
         help="address to listen on (127.0.0.1: this machine only; any other is warned about)",
     )
     serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the server is reached by, besides the address it listens on "
+        "(repeatable); a request naming any other host is refused (DNS rebinding)",
+    )
+    serve.add_argument(
         "--port", type=_port, default=8080, metavar="N", help="port (8080; 0 picks a free one)"
     )
     serve.add_argument(
@@ -754,6 +762,8 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         trace_links=_trace_links(),
         query_timeout_s=args.query_timeout,
         allow_service=args.allow_service,
+        bound_host=args.host,
+        allowed_hosts=args.allowed_host,
     )
     if not is_loopback(args.host):
         _say(

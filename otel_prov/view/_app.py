@@ -14,7 +14,7 @@ import json
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +36,7 @@ from otel_prov.read._rdf_documents import (
 from otel_prov.read._reader import ProvenanceReader, parse_moment
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
+from otel_prov.view._guards import HostCheck, host_policy
 from otel_prov.view._pages import (
     SCRIPT,
     STYLE_HASH,
@@ -124,12 +125,17 @@ def create_app(
     query_timeout_s: float = 10.0,
     refresh_s: float = 2.0,
     allow_service: Collection[str] = (),
+    bound_host: str = "127.0.0.1",
+    allowed_hosts: Iterable[str] = (),
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
     ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
     template with ``{trace_id}``; a query of the SPARQL page may call SERVICE only on the
-    endpoints of ``allow_service``.  Opens the backend once now, so that a store that
-    cannot be read fails here (``StoreUnavailableError``)."""
+    endpoints of ``allow_service``.  It answers requests whose ``Host`` names
+    ``bound_host`` (the address it listens on), one of ``allowed_hosts``, or the
+    loopback names when bound to loopback (:func:`~otel_prov.view._guards.host_policy`).
+    Opens the backend once now, so that a store that cannot be read fails here
+    (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
 
@@ -258,6 +264,8 @@ def create_app(
             _NotFound: _not_found,
         },
     )
+    # The last added runs first: the headers go on every answer, refusals included.
+    app.add_middleware(HostCheck, policy=host_policy(bound_host, allowed_hosts))
     app.add_middleware(_SecurityHeaders)
     return app
 

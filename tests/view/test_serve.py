@@ -7,6 +7,7 @@ store, or over a store of generated runs for paging.
 from __future__ import annotations
 
 import re
+import socket
 import time
 import urllib.parse
 from collections.abc import Iterator
@@ -208,6 +209,56 @@ def test_paging_goes_through_every_run_once(tmp_path: Path) -> None:
         assert len(seen) == len(set(seen)) == 120
         first = requests.get(server.url + "/", timeout=30).text
         assert len(_session_links(first)) == 50
+
+
+def _raw_get(url: str, host: str | None, path: str = "/") -> tuple[int, str]:
+    """``GET path`` sent by hand to the server at ``url``, with ``host`` as its Host header
+    (none at all for None), as a page whose name was rebound to this address sends it."""
+    address = urllib.parse.urlsplit(url)
+    assert address.hostname is not None and address.port is not None
+    with socket.create_connection((address.hostname, address.port), timeout=30) as sock:
+        header = "" if host is None else f"Host: {host}\r\n"
+        version = "HTTP/1.0" if host is None else "HTTP/1.1"
+        sock.sendall(f"GET {path} {version}\r\n{header}Connection: close\r\n\r\n".encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.decode("utf-8", errors="replace").partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+DEMO_QUESTION = "What is the temperature in Paris right now"
+
+
+def test_a_host_header_naming_another_host_is_refused(served: Served) -> None:
+    """DNS rebinding: a page of attacker.example whose name now resolves to 127.0.0.1
+    reaches the server with ``Host: attacker.example``; it must get nothing of the store."""
+    port = urllib.parse.urlsplit(served.url).port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}"):
+        status, body = _raw_get(served.url, host)
+        assert status == 200 and DEMO_QUESTION in body, host
+    for host in (f"attacker.example:{port}", "attacker.example", f"127.0.0.1.nip.io:{port}"):
+        for path in ("/", "/session.ttl?id=demo-conversation", "/sparql"):
+            status, body = _raw_get(served.url, host, path)
+            assert status == 421, (host, path, status)
+            assert "Paris" not in body and "--allowed-host" in body, body
+    status, body = _raw_get(served.url, None)
+    assert status == 400 and "Paris" not in body
+
+
+def test_allowed_host_names_another_host_and_a_wildcard_bind_takes_addresses(
+    demo_store: Path,
+) -> None:
+    with serving("--store", str(demo_store), "--allowed-host", "prov.example.org") as server:
+        assert _raw_get(server.url, "prov.example.org:8080")[0] == 200
+        assert _raw_get(server.url, "PROV.example.org.")[0] == 200
+        assert _raw_get(server.url, "attacker.example")[0] == 421
+    with serving("--store", str(demo_store), "--host", "0.0.0.0") as server:
+        # Every address of the machine is served; an address cannot be rebound, a name can.
+        assert _raw_get(server.url, "192.0.2.7:8080")[0] == 200
+        assert _raw_get(server.url, "[2001:db8::1]:8080")[0] == 200
+        assert _raw_get(server.url, "localhost")[0] == 200
+        assert _raw_get(server.url, "attacker.example")[0] == 421
 
 
 def test_listening_beyond_this_machine_is_warned_about(demo_store: Path) -> None:

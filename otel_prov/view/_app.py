@@ -1,7 +1,8 @@
 """The Starlette app of ``otel-prov serve``: routes, and what each answers.
 
-Read-only by construction: the routes answer GET (the SPARQL box also POST, for long
-queries), and every read goes through the read API or the checked user query.  The
+Read-only by construction: the routes answer GET, the SPARQL box runs a query by POST
+only (from this server's own page: :mod:`otel_prov.view._guards`), and every read goes
+through the read API or the checked user query.  The
 embedded store is opened read-only and opened again when the last opening is more
 than ``refresh_s`` old, since a read-only opening sees the store as it was then while
 agents keep writing.  Every answer carries the security headers of :data:`HEADERS`.
@@ -36,7 +37,7 @@ from otel_prov.read._rdf_documents import (
 from otel_prov.read._reader import ProvenanceReader, parse_moment
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
-from otel_prov.view._guards import HostCheck, host_policy
+from otel_prov.view._guards import HostCheck, SameOrigin, host_policy
 from otel_prov.view._pages import (
     SCRIPT,
     STYLE_HASH,
@@ -58,10 +59,13 @@ HEADERS = {
         "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with the page's own POST,
+    # and a browser that sends no Sec-Fetch-Site then has nothing else to show it is ours.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
-"""Only the page's own stylesheet (by hash) and script (``/static/app.js``) may run."""
+"""Only the page's own stylesheet (by hash) and script (``/static/app.js``) may run; no
+other site is sent where a link of ours was followed from."""
 
 
 class _SecurityHeaders:
@@ -213,10 +217,10 @@ def create_app(
         return html(diff_page(a, b, (sides[0], sides[1]), links=links))
 
     async def sparql(request: Request) -> Response:
-        values = dict(request.query_params)
-        if request.method == "POST":
-            body = (await request.body()).decode("utf-8", errors="replace")
-            values.update(urllib.parse.parse_qsl(body, keep_blank_values=True))
+        if request.method == "GET":
+            return _sparql_get(request.query_params.get("query", ""), query_timeout_s)
+        body = (await request.body()).decode("utf-8", errors="replace")
+        values = dict(urllib.parse.parse_qsl(body, keep_blank_values=True))
         text, fmt = values.get("query", ""), values.get("format", "html")
         if not text.strip():
             return html(sparql_page("", None, timeout_s=query_timeout_s))
@@ -265,9 +269,23 @@ def create_app(
         },
     )
     # The last added runs first: the headers go on every answer, refusals included.
+    app.add_middleware(SameOrigin)
     app.add_middleware(HostCheck, policy=host_policy(bound_host, allowed_hosts))
     app.add_middleware(_SecurityHeaders)
     return app
+
+
+def _sparql_get(text: str, timeout_s: float) -> Response:
+    """The SPARQL page; a query given in the URL is shown, not run (405): a link or an
+    image on any site could send that GET, and a query costs what it costs."""
+    if not text.strip():
+        return HTMLResponse(sparql_page("", None, timeout_s=timeout_s))
+    error = "a query runs only when posted by this page's Run button; press it to run this one"
+    return HTMLResponse(
+        sparql_page(text, None, timeout_s=timeout_s, error=error),
+        status_code=405,
+        headers={"allow": "POST"},
+    )
 
 
 def _warm(index: TextIndex, backend: QueryBackend, graph: str) -> None:

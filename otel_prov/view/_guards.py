@@ -6,6 +6,9 @@ machine what a query costs.  A browser lets any web page send requests to it, so
 - :class:`HostCheck`: the ``Host`` header must name this server.  DNS rebinding points a
   name the attacker owns at 127.0.0.1, so that their page reads ours as same-origin; the
   browser still sends ``Host: attacker.example``, and that is refused with 421.
+- :class:`SameOrigin`: a request that is not a plain read (a POST, which is how a query
+  runs) must come from this server's own pages.  A page elsewhere can post a form or a
+  no-cors ``fetch`` here, unread but run; :func:`same_origin` refuses it with 403.
 
 Each class wraps the app below it and answers the refusal itself, so that others (a
 login, TLS) sit beside them without touching the routes.
@@ -24,7 +27,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from otel_prov.view._server import is_loopback
 
-__all__ = ["HostCheck", "HostPolicy", "host_name", "host_policy"]
+__all__ = ["HostCheck", "HostPolicy", "SameOrigin", "host_name", "host_policy", "same_origin"]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 """Names a browser on this machine may use for a server bound to a loopback address."""
@@ -118,4 +121,48 @@ class HostCheck:
         else:
             await self.app(scope, receive, send)
             return
+        await refusal(scope, receive, send)
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that only read: the routes answering them run no query and change nothing."""
+
+
+def same_origin(headers: Headers) -> bool:
+    """Whether a request that is not a plain read may go on: the browser says it comes
+    from this origin (``Sec-Fetch-Site: same-origin``, or ``none`` when the user typed
+    it), or, from a browser that sends no ``Sec-Fetch-Site`` (one too old, or a page not
+    in a secure context, such as plain HTTP to a LAN address), an ``Origin`` naming this
+    host; a request with neither comes from no browser, and no page can send it.  This is
+    the rule of Go's ``http.CrossOriginProtection``.  ``Origin: null`` (a sandboxed page,
+    a redirect) is no origin of ours.  The Host header has passed :class:`HostCheck`."""
+    site = headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("same-origin", "none")
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    return origin.partition("://")[2].lower() == headers.get("host", "").lower()
+
+
+class SameOrigin:
+    """Answers 403 to a request other than GET, HEAD or OPTIONS that another site's page
+    sent (:func:`same_origin`); passes the others on."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] != "http"
+            or scope["method"] in SAFE_METHODS
+            or same_origin(Headers(scope=scope))
+        ):
+            await self.app(scope, receive, send)
+            return
+        refusal = PlainTextResponse(
+            "refused: this request came from a page of another site; a query runs only "
+            "from this server's own SPARQL page\n",
+            403,
+        )
         await refusal(scope, receive, send)

@@ -164,14 +164,43 @@ def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:
     assert csv.text.splitlines() == [
         "tool,status", "calculator,ok", "get_weather,error", "get_weather,ok",
     ]  # fmt: skip
-    rows = requests.get(
-        served.url + "/sparql", params={"query": query, "format": "json"}, timeout=30
+    rows = requests.post(
+        served.url + "/sparql", data={"query": query, "format": "json"}, timeout=30
     ).json()
     assert rows[1] == {"tool": "get_weather", "status": "error"}
     bad = requests.post(
         served.url + "/sparql", data={"query": "SELECT ?x WHERE { ?x nope:y ?z }"}, timeout=30
     )
     assert bad.status_code == 400 and "nope:" in bad.text
+
+
+def test_a_query_runs_by_post_only_and_only_from_a_page_of_this_server(served: Served) -> None:
+    """A link or an image anywhere sends a GET; a form or a no-cors fetch on another site
+    sends a POST the browser marks as theirs (Sec-Fetch-Site, or Origin)."""
+    query = "SELECT ?tool WHERE { ?c oprov:toolName ?tool } ORDER BY ?tool LIMIT 1"
+    shown = requests.get(served.url + "/sparql", params={"query": query}, timeout=30)
+    assert shown.status_code == 405 and shown.headers["allow"] == "POST"
+    assert "Run button" in shown.text and "calculator" not in shown.text
+    assert "oprov:toolName" in shown.text  # the form holds it, for the user to run
+    ours = served.url
+    for headers, status in (
+        ({"sec-fetch-site": "cross-site"}, 403),
+        ({"sec-fetch-site": "same-site", "origin": ours}, 403),  # another port of this host
+        ({"origin": "http://attacker.example"}, 403),
+        ({"origin": "null"}, 403),
+        ({"origin": ours.replace("127.0.0.1", "localhost")}, 403),
+        ({"sec-fetch-site": "same-origin", "origin": ours}, 200),
+        ({"sec-fetch-site": "none"}, 200),  # typed by the user
+        ({"origin": ours}, 200),  # a browser without Sec-Fetch-Site, on this page
+        ({}, 200),  # no browser: curl, a script
+    ):
+        answer = requests.post(
+            served.url + "/sparql", data={"query": query}, headers=headers, timeout=30
+        )
+        assert answer.status_code == status, (headers, answer.text)
+        assert ("calculator" in answer.text) == (status == 200), headers
+        if status == 403:
+            assert "another site" in answer.text
 
 
 def test_a_long_query_is_stopped_at_its_time(served: Served) -> None:

@@ -389,6 +389,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop a query of the SPARQL page after this long (10)",
     )
+    serve.add_argument(
+        "--max-queries",
+        type=_at_least_one,
+        default=2,
+        metavar="N",
+        help="queries of the SPARQL page run at once, at most (2); one more gets 503",
+    )
     _allow_service(serve)
     verify = command(
         "verify",
@@ -764,6 +771,7 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         allow_service=args.allow_service,
         bound_host=args.host,
         allowed_hosts=args.allowed_host,
+        max_queries=args.max_queries,
     )
     if not is_loopback(args.host):
         _say(

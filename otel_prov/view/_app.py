@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
 import time
 import urllib.parse
@@ -131,6 +132,7 @@ def create_app(
     allow_service: Collection[str] = (),
     bound_host: str = "127.0.0.1",
     allowed_hosts: Iterable[str] = (),
+    max_queries: int = 2,
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
     ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
@@ -138,10 +140,13 @@ def create_app(
     endpoints of ``allow_service``.  It answers requests whose ``Host`` names
     ``bound_host`` (the address it listens on), one of ``allowed_hosts``, or the
     loopback names when bound to loopback (:func:`~otel_prov.view._guards.host_policy`).
-    Opens the backend once now, so that a store that cannot be read fails here
-    (``StoreUnavailableError``)."""
+    At most ``max_queries`` queries of the SPARQL page run at once: each may hold a core,
+    and on the embedded store a process, until its time is up; one more is told to come
+    back (503, ``Retry-After``) rather than wait.  Opens the backend once now, so that a
+    store that cannot be read fails here (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
+    free = threading.BoundedSemaphore(max_queries)  # taken without waiting, in the event loop
 
     index = TextIndex()  # one for the app's life: each run's text is read once
     # Read every run's text now, not at the first search (a minute over 100,000 runs).
@@ -224,6 +229,8 @@ def create_app(
         text, fmt = values.get("query", ""), values.get("format", "html")
         if not text.strip():
             return html(sparql_page("", None, timeout_s=query_timeout_s))
+        if not free.acquire(blocking=False):
+            return _busy(text, max_queries, query_timeout_s)
         try:
             result = await run_in_threadpool(
                 run_timed_query,
@@ -239,6 +246,8 @@ def create_app(
             return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 504)
         except ValueError as exc:
             return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
+        finally:
+            free.release()
         if fmt in ("csv", "json"):
             return _download_answer(result, fmt)
         turtle = render_turtle(result.triples) if result.kind == "graph" else ""
@@ -285,6 +294,19 @@ def _sparql_get(text: str, timeout_s: float) -> Response:
         sparql_page(text, None, timeout_s=timeout_s, error=error),
         status_code=405,
         headers={"allow": "POST"},
+    )
+
+
+def _busy(text: str, max_queries: int, timeout_s: float) -> Response:
+    """503 for a query beyond the ``max_queries`` running: a slot frees within the time
+    limit, which ``Retry-After`` gives."""
+    running = "1 query is" if max_queries == 1 else f"{max_queries} queries are"
+    retry = str(math.ceil(timeout_s))
+    error = f"{running} running, the most at once (--max-queries); try again in {retry} s"
+    return HTMLResponse(
+        sparql_page(text, None, timeout_s=timeout_s, error=error),
+        status_code=503,
+        headers={"retry-after": retry},
     )
 
 

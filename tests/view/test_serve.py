@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import re
 import socket
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyoxigraph
@@ -210,6 +212,72 @@ def test_a_long_query_is_stopped_at_its_time(served: Served) -> None:
     assert "ran past 2 s and was stopped" in answer.text
     # ...and the server still answers at once
     assert requests.get(served.url + "/", timeout=5).status_code == 200
+
+
+ENDLESS = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+
+
+def _query_children(pid: int) -> int:
+    """How many query processes the server ``pid`` has running now (read from /proc)."""
+    running = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:  # it ended while we looked
+            continue
+        if int(fields[1]) == pid and b"otel_prov.view._query_process" in cmdline:
+            running += 1
+    return running
+
+
+def _flood(server: Served, requests_sent: int) -> tuple[list[requests.Response], int, float]:
+    """``requests_sent`` endless queries at once: their answers, the most query processes
+    seen at one time, and how long it all took."""
+    most, done = 0, threading.Event()
+
+    def watch() -> None:
+        nonlocal most
+        while not done.is_set():
+            most = max(most, _query_children(server.process.pid))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    begin = time.monotonic()
+    try:
+        with ThreadPoolExecutor(requests_sent) as pool:
+            answers = list(
+                pool.map(
+                    lambda _: requests.post(
+                        server.url + "/sparql", data={"query": ENDLESS}, timeout=120
+                    ),
+                    range(requests_sent),
+                )
+            )
+    finally:
+        done.set()
+        watcher.join()
+    return answers, most, time.monotonic() - begin
+
+
+def test_runaway_queries_start_at_most_two_processes_and_the_rest_get_503(
+    demo_store: Path,
+) -> None:
+    """30 runaway queries started 30 query processes at once, each holding a core until
+    its time was up.  At most two run (``--max-queries``); the others are told to come
+    back (503, Retry-After) at once, and the pages still answer."""
+    with serving("--store", str(demo_store), "--query-timeout", "3") as server:
+        answers, most, took = _flood(server, 12)
+        statuses = sorted(answer.status_code for answer in answers)
+        assert most <= 2 and statuses == [503] * 10 + [504] * 2, (most, statuses)
+        busy = next(answer for answer in answers if answer.status_code == 503)
+        assert busy.headers["retry-after"] == "3" and "--max-queries" in busy.text
+        assert took < 60, took
+        assert requests.get(server.url + "/", timeout=10).status_code == 200
+    with serving("--store", str(demo_store), "--query-timeout", "2", "--max-queries", "1") as one:
+        answers, most, _ = _flood(one, 4)
+        assert most <= 1 and sorted(a.status_code for a in answers) == [503] * 3 + [504]
 
 
 def test_two_sessions_side_by_side(served: Served) -> None:

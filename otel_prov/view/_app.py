@@ -2,10 +2,10 @@
 
 Read-only by construction: the routes answer GET, the SPARQL box runs a query by POST
 only (from this server's own page: :mod:`otel_prov.view._guards`), and every read goes
-through the read API or the checked user query.  The
-embedded store is opened read-only and opened again when the last opening is more
-than ``refresh_s`` old, since a read-only opening sees the store as it was then while
-agents keep writing.  Every answer carries the security headers of :data:`HEADERS`.
+through the read API or the checked user query.  The embedded store is opened
+read-only and opened again when the last opening is more than ``refresh_s`` old, since
+a read-only opening sees the store as it was then while agents keep writing.  Every
+answer carries the security headers of :data:`HEADERS`.
 """
 
 from __future__ import annotations

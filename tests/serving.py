@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import http.server
 import os
 import selectors
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tests.cli import CLI
 
-__all__ = ["Served", "serving"]
+__all__ = ["TARGET_BODY", "Served", "Target", "counting_target", "serving"]
+
+TARGET_BODY = "the-ssrf-target-answered-this"
+"""What :func:`counting_target` answers: no page of ours may show it."""
 
 
 @dataclass
@@ -65,3 +70,45 @@ def serving(
         if process.stdout is not None:
             process.stdout.close()
         log.close()
+
+
+@dataclass
+class Target:
+    url: str
+    """``http://127.0.0.1:port/sparql``: an endpoint a query might name in SERVICE."""
+    requests: list[str] = field(default_factory=list)
+    """``METHOD path`` of every request it was sent, in order."""
+
+
+@contextlib.contextmanager
+def counting_target() -> Iterator[Target]:
+    """A tiny HTTP server on 127.0.0.1 that counts every request it gets (any method) and
+    answers 500 with :data:`TARGET_BODY`: the host a SERVICE clause would make us fetch."""
+    target = Target("")
+
+    class Counting(http.server.BaseHTTPRequestHandler):
+        def answer(self) -> None:
+            target.requests.append(f"{self.command} {self.path}")
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            body = TARGET_BODY.encode()
+            self.send_response(500)
+            self.send_header("content-type", "text/plain")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = answer
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet: the test reads :attr:`Target.requests`."""
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Counting)
+    target.url = f"http://127.0.0.1:{server.server_address[1]}/sparql"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield target
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)

@@ -271,6 +271,7 @@ def _parser() -> argparse.ArgumentParser:
         "otel-prov query 'SELECT ?tool WHERE { ?call oprov:toolName ?tool }'",
     )
     query.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
+    _allow_service(query)
     query.add_argument(
         "--format",
         choices=QUERY_FORMATS,
@@ -376,6 +377,14 @@ def _parser() -> argparse.ArgumentParser:
         help="address to listen on (127.0.0.1: this machine only; any other is warned about)",
     )
     serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the server is reached by, besides the address it listens on "
+        "(repeatable); a request naming any other host is refused (DNS rebinding)",
+    )
+    serve.add_argument(
         "--port", type=_port, default=8080, metavar="N", help="port (8080; 0 picks a free one)"
     )
     serve.add_argument(
@@ -385,6 +394,14 @@ def _parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="stop a query of the SPARQL page after this long (10)",
     )
+    serve.add_argument(
+        "--max-queries",
+        type=_at_least_one,
+        default=2,
+        metavar="N",
+        help="queries of the SPARQL page run at once, at most (2); one more gets 503",
+    )
+    _allow_service(serve)
     verify = command(
         "verify",
         "check that stored sessions are unchanged since export",
@@ -462,6 +479,18 @@ def _writes(sub: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="SPARQL update endpoint to write to instead of a store (default: "
         "$OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is then where what is stored is read",
+    )
+
+
+def _allow_service(sub: argparse.ArgumentParser) -> None:
+    """A query may name these endpoints in SERVICE; none by default (the store would fetch)."""
+    sub.add_argument(
+        "--allow-service",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an endpoint a query may call with SERVICE (repeatable; none by default, since "
+        "SERVICE makes the store send requests to any host it can reach)",
     )
 
 
@@ -580,7 +609,7 @@ def _query(args: argparse.Namespace) -> ExitCode:
     backend = _backend(args)
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
     try:
-        result = run_user_query(backend, text, graph=graph[1:-1])
+        result = run_user_query(backend, text, graph=graph[1:-1], allow_service=args.allow_service)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     sys.stdout.write(render_query_result(result, args.format))
@@ -747,6 +776,10 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         graph=graph,
         trace_links=_trace_links(),
         query_timeout_s=args.query_timeout,
+        allow_service=args.allow_service,
+        bound_host=args.host,
+        allowed_hosts=args.allowed_host,
+        max_queries=args.max_queries,
     )
     if not is_loopback(args.host):
         _say(

@@ -9,21 +9,38 @@ as the SPARQL grammar has it and returns the keyword that follows, and
 prefixes are predeclared, as Oxigraph and most stores do, so a query pasted without its
 PREFIX lines still runs; a prefix that is neither predeclared nor declared is named when
 the store refuses the query.
+
+Nor may a query make the store fetch from elsewhere: ``SERVICE <url>`` has the store
+send requests to any host it can reach (the web view's store is on the user's machine
+or network), so it runs only for an endpoint allowed by name
+(:func:`refuse_services`).  That is read on the query as rdflib's SPARQL parser parses
+it, prefixes and BASE resolved, wherever the pattern sits.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterator
+
+from pyparsing import ParseResults
+from rdflib.plugins.sparql.algebra import translateQuery
+from rdflib.plugins.sparql.parser import parseQuery
+from rdflib.plugins.sparql.parserutils import CompValue
+from rdflib.term import Variable
 
 from otel_prov.prov._rdf import PREFIXES
 from otel_prov.read._backend import QueryBackend, QueryResult
 
 __all__ = [
     "QUERY_FORMS",
+    "ServiceRefusedError",
     "UpdateRefusedError",
     "check_user_query",
     "query_form",
+    "refuse_services",
+    "refuse_updates",
     "run_user_query",
+    "service_endpoints",
     "undeclared_prefixes",
     "with_prefixes",
 ]
@@ -98,9 +115,18 @@ class UpdateRefusedError(ValueError):
     """The text is not a SELECT, ASK, CONSTRUCT or DESCRIBE query; it was not sent."""
 
 
-def check_user_query(text: str) -> None:
-    """Raises :class:`UpdateRefusedError` unless ``text`` is a query :func:`run_user_query`
-    runs: a check that needs no store."""
+class ServiceRefusedError(ValueError):
+    """The query calls SERVICE on an endpoint that was not allowed; it was not sent."""
+
+
+_MAY_CALL_SERVICE = re.compile(r"service|\\[uU]", re.I)
+"""Text without these has no SERVICE for any store to read: the keyword needs its letters,
+unless written with ``\\u`` escapes, which some stores decode before reading keywords."""
+
+
+def refuse_updates(text: str) -> None:
+    """Raises :class:`UpdateRefusedError` unless ``text`` is a SELECT, ASK, CONSTRUCT or
+    DESCRIBE query: a check of its first keyword, at once."""
     if query_form(text) is None:
         raise UpdateRefusedError(
             "only SELECT, ASK, CONSTRUCT or DESCRIBE queries run, and this is none of them "
@@ -108,17 +134,93 @@ def check_user_query(text: str) -> None:
         )
 
 
-def run_user_query(backend: QueryBackend, text: str, *, graph: str) -> QueryResult:
+def service_endpoints(text: str) -> list[str]:
+    """The endpoint of each SERVICE the query calls, as the SPARQL grammar reads it: an
+    IRI (``<...>``, prefixes and BASE resolved) or a variable (``?name``).
+
+    Read on rdflib's parse of the query, so comments, strings, case, nesting (subqueries,
+    EXISTS, OPTIONAL, UNION) and SILENT are the grammar's business, not a pattern's.  Text
+    that cannot hold the keyword is not parsed.  Raises ``ValueError`` ("invalid SPARQL")
+    when rdflib cannot read the query: what cannot be read is not sent.  rdflib's parser
+    has limits a store may not: it stops at about 30 nested brackets or 100 triple
+    patterns in one block, and a ``#`` (in an IRI, say) before a SERVICE on its line
+    fails it.  Each SERVICE costs a pass over the whole text, so a query with many is
+    slow to read: the web view reads it in the process its time limit stops.
+    """
+    if not _MAY_CALL_SERVICE.search(text):
+        return []
+    try:
+        algebra = translateQuery(parseQuery(text), initNs=PREFIXES).algebra
+    except RecursionError as exc:
+        raise _naming_prefixes(text, "invalid SPARQL: it nests too deeply to be read") from exc
+    except Exception as exc:  # a ParseException; a bare Exception for an unknown prefix
+        reason = (str(exc).splitlines() or [type(exc).__name__])[0]
+        raise _naming_prefixes(text, f"invalid SPARQL: {reason}") from exc
+    return [
+        f"?{term}" if isinstance(term, Variable) else f"<{term}>"
+        for term in _service_terms(algebra)
+    ]
+
+
+def _service_terms(algebra: CompValue) -> Iterator[object]:
+    """The endpoint term of every SERVICE pattern in the algebra, however deep (a loop,
+    not recursion: the depth is the query's)."""
+    stack: list[object] = [algebra]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, CompValue):
+            if node.name == "ServiceGraphPattern":
+                yield dict.get(node, "term")
+            stack.extend(dict.values(node))
+        elif isinstance(node, (list, tuple, ParseResults)):
+            stack.extend(node)
+
+
+def refuse_services(text: str, allowed: Collection[str] = ()) -> None:
+    """Raises :class:`ServiceRefusedError` when the query calls SERVICE on an endpoint
+    that is not one of the IRIs ``allowed``; a variable endpoint is never allowed, since
+    it could name any host.  Raises ``ValueError`` for a query that cannot be read."""
+    for endpoint in service_endpoints(text):
+        if endpoint.startswith("?"):
+            raise ServiceRefusedError(
+                f"SERVICE {endpoint} is refused: its endpoint is a variable, which could "
+                "name any host (a query may not make the store fetch from elsewhere)"
+            )
+        if endpoint[1:-1] not in allowed:
+            raise ServiceRefusedError(
+                f"SERVICE {endpoint} is refused: a query may not make the store fetch from "
+                f"another endpoint unless it is allowed (--allow-service {endpoint[1:-1]})"
+            )
+
+
+def check_user_query(text: str, *, allow_service: Collection[str] = ()) -> None:
+    """Raises :class:`UpdateRefusedError` unless ``text`` is a query, and
+    :class:`ServiceRefusedError` when it calls SERVICE on an endpoint not in
+    ``allow_service``: every check :func:`run_user_query` makes, none needing a store."""
+    refuse_updates(text)
+    refuse_services(text, allow_service)
+
+
+def run_user_query(
+    backend: QueryBackend, text: str, *, graph: str, allow_service: Collection[str] = ()
+) -> QueryResult:
     """Run ``text`` on ``backend`` with the provenance graph ``graph`` (an IRI) as its
     default graph and the project's prefixes predeclared.
 
-    Raises :class:`UpdateRefusedError` for anything but a query (nothing is sent), and
-    ``ValueError`` for a query the store cannot parse, naming undeclared prefixes.
+    Raises :class:`UpdateRefusedError` for anything but a query and
+    :class:`ServiceRefusedError` for a SERVICE on an endpoint not in ``allow_service``
+    (nothing is sent), and ``ValueError`` for a query that cannot be parsed, naming
+    undeclared prefixes.
     """
-    check_user_query(text)
+    check_user_query(text, allow_service=allow_service)
     try:
         return backend.query(with_prefixes(text), default_graph=graph)
     except ValueError as exc:
-        unknown = undeclared_prefixes(text)
-        named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
-        raise ValueError(str(exc).splitlines()[0] + named) from exc
+        raise _naming_prefixes(text, str(exc).splitlines()[0]) from exc
+
+
+def _naming_prefixes(text: str, message: str) -> ValueError:
+    """``message``, with the prefixes the query uses undeclared named after it."""
+    unknown = undeclared_prefixes(text)
+    named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
+    return ValueError(message + named)

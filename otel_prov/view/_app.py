@@ -1,20 +1,22 @@
 """The Starlette app of ``otel-prov serve``: routes, and what each answers.
 
-Read-only by construction: the routes answer GET (the SPARQL box also POST, for long
-queries), and every read goes through the read API or the checked user query.  The
-embedded store is opened read-only and opened again when the last opening is more
-than ``refresh_s`` old, since a read-only opening sees the store as it was then while
-agents keep writing.  Every answer carries the security headers of :data:`HEADERS`.
+Read-only by construction: the routes answer GET, the SPARQL box runs a query by POST
+only (from this server's own page: :mod:`otel_prov.view._guards`), and every read goes
+through the read API or the checked user query.  The embedded store is opened
+read-only and opened again when the last opening is more than ``refresh_s`` old, since
+a read-only opening sees the store as it was then while agents keep writing.  Every
+answer carries the security headers of :data:`HEADERS`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +38,7 @@ from otel_prov.read._reader import ProvenanceReader, parse_moment
 from otel_prov.read._sparql import STATUSES
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
+from otel_prov.view._guards import HostCheck, SameOrigin, host_policy
 from otel_prov.view._pages import (
     SCRIPT,
     STYLE_HASH,
@@ -57,10 +60,13 @@ HEADERS = {
         "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: under it a browser sends "Origin: null" with the page's own POST,
+    # and a browser that sends no Sec-Fetch-Site then has nothing else to show it is ours.
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
-"""Only the page's own stylesheet (by hash) and script (``/static/app.js``) may run."""
+"""Only the page's own stylesheet (by hash) and script (``/static/app.js``) may run; no
+other site is sent where a link of ours was followed from."""
 
 
 class _SecurityHeaders:
@@ -123,13 +129,24 @@ def create_app(
     trace_links: Mapping[str, str] | None = None,
     query_timeout_s: float = 10.0,
     refresh_s: float = 2.0,
+    allow_service: Collection[str] = (),
+    bound_host: str = "127.0.0.1",
+    allowed_hosts: Iterable[str] = (),
+    max_queries: int = 2,
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
     ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
-    template with ``{trace_id}``.  Opens the backend once now, so that a store that
-    cannot be read fails here (``StoreUnavailableError``)."""
+    template with ``{trace_id}``; a query of the SPARQL page may call SERVICE only on the
+    endpoints of ``allow_service``.  It answers requests whose ``Host`` names
+    ``bound_host`` (the address it listens on), one of ``allowed_hosts``, or the
+    loopback names when bound to loopback (:func:`~otel_prov.view._guards.host_policy`).
+    At most ``max_queries`` queries of the SPARQL page run at once: each may hold a core,
+    and on the embedded store a process, until its time is up; one more is told to come
+    back (503, ``Retry-After``) rather than wait.  Opens the backend once now, so that a
+    store that cannot be read fails here (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
+    free = threading.BoundedSemaphore(max_queries)  # taken without waiting, in the event loop
 
     index = TextIndex()  # one for the app's life: each run's text is read once
     # Read every run's text now, not at the first search (a minute over 100,000 runs).
@@ -205,16 +222,23 @@ def create_app(
         return html(diff_page(a, b, (sides[0], sides[1]), links=links))
 
     async def sparql(request: Request) -> Response:
-        values = dict(request.query_params)
-        if request.method == "POST":
-            body = (await request.body()).decode("utf-8", errors="replace")
-            values.update(urllib.parse.parse_qsl(body, keep_blank_values=True))
+        if request.method == "GET":
+            return _sparql_get(request.query_params.get("query", ""), query_timeout_s)
+        body = (await request.body()).decode("utf-8", errors="replace")
+        values = dict(urllib.parse.parse_qsl(body, keep_blank_values=True))
         text, fmt = values.get("query", ""), values.get("format", "html")
         if not text.strip():
             return html(sparql_page("", None, timeout_s=query_timeout_s))
+        if not free.acquire(blocking=False):
+            return _busy(text, max_queries, query_timeout_s)
         try:
             result = await run_in_threadpool(
-                run_timed_query, fresh.get(), text, graph=graph, timeout_s=query_timeout_s
+                run_timed_query,
+                fresh.get(),
+                text,
+                graph=graph,
+                timeout_s=query_timeout_s,
+                allow_service=allow_service,
             )
         except UpdateRefusedError as exc:
             return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
@@ -222,6 +246,8 @@ def create_app(
             return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 504)
         except ValueError as exc:
             return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
+        finally:
+            free.release()
         if fmt in ("csv", "json"):
             return _download_answer(result, fmt)
         turtle = render_turtle(result.triples) if result.kind == "graph" else ""
@@ -251,8 +277,37 @@ def create_app(
             _NotFound: _not_found,
         },
     )
+    # The last added runs first: the headers go on every answer, refusals included.
+    app.add_middleware(SameOrigin)
+    app.add_middleware(HostCheck, policy=host_policy(bound_host, allowed_hosts))
     app.add_middleware(_SecurityHeaders)
     return app
+
+
+def _sparql_get(text: str, timeout_s: float) -> Response:
+    """The SPARQL page; a query given in the URL is shown, not run (405): a link or an
+    image on any site could send that GET, and a query costs what it costs."""
+    if not text.strip():
+        return HTMLResponse(sparql_page("", None, timeout_s=timeout_s))
+    error = "a query runs only when posted by this page's Run button; press it to run this one"
+    return HTMLResponse(
+        sparql_page(text, None, timeout_s=timeout_s, error=error),
+        status_code=405,
+        headers={"allow": "POST"},
+    )
+
+
+def _busy(text: str, max_queries: int, timeout_s: float) -> Response:
+    """503 for a query beyond the ``max_queries`` running: a slot frees within the time
+    limit, which ``Retry-After`` gives."""
+    running = "1 query is" if max_queries == 1 else f"{max_queries} queries are"
+    retry = str(math.ceil(timeout_s))
+    error = f"{running} running, the most at once (--max-queries); try again in {retry} s"
+    return HTMLResponse(
+        sparql_page(text, None, timeout_s=timeout_s, error=error),
+        status_code=503,
+        headers={"retry-after": retry},
+    )
 
 
 def _warm(index: TextIndex, backend: QueryBackend, graph: str) -> None:

@@ -1,9 +1,10 @@
 """The child process :mod:`otel_prov.view._timed_query` runs one query in.
 
 Once imported it writes :data:`READY` on stdout; then it reads ``{"store", "graph",
-"query"}`` as JSON on stdin, opens the store read-only, runs the query as ``otel-prov
-query`` would, and writes the answer as JSON on stdout (rows, a boolean, or the triples
-as N-Triples), or ``{"error"}``.
+"query", "allow_service"}`` as JSON on stdin, opens the store read-only, runs the query
+as ``otel-prov query`` would (SERVICE only on an endpoint of ``allow_service``), and
+writes the answer as JSON on stdout (rows, a boolean, or the triples as N-Triples), or
+``{"error"}``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ def main() -> None:
     request = json.load(sys.stdin)
     try:
         result = run_user_query(
-            EmbeddedBackend(request["store"]), request["query"], graph=request["graph"]
+            EmbeddedBackend(request["store"]),
+            request["query"],
+            graph=request["graph"],
+            allow_service=request["allow_service"],
         )
     except StoreUnavailableError as exc:
         json.dump({"error": str(exc)}, sys.stdout)

@@ -9,7 +9,8 @@ machine, which must not stop a query of milliseconds before it began.  A SPARQL
 endpoint does the work itself: there the request is given up at the limit
 (SPARQLWrapper's own socket timeout ends the waiting thread soon after), and the
 server's own timeout, if set, stops the query.
-Updates are refused before anything starts.
+Updates are refused before anything starts; SERVICE is looked for where the query runs
+(in the child, or the waiting thread), since reading a long query can take a while.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import selectors
 import subprocess
 import sys
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -29,7 +31,7 @@ from otel_prov.read._backend import (
     QueryResult,
     StoreUnavailableError,
 )
-from otel_prov.read._user_query import check_user_query, run_user_query
+from otel_prov.read._user_query import refuse_updates, run_user_query
 from otel_prov.view._query_process import READY
 
 __all__ = ["QueryTimeoutError", "run_timed_query"]
@@ -44,17 +46,24 @@ class QueryTimeoutError(Exception):
 
 
 def run_timed_query(
-    backend: QueryBackend, text: str, *, graph: str, timeout_s: float
+    backend: QueryBackend,
+    text: str,
+    *,
+    graph: str,
+    timeout_s: float,
+    allow_service: Collection[str] = (),
 ) -> QueryResult:
     """:func:`~otel_prov.read._user_query.run_user_query`, stopped after ``timeout_s``.
 
-    Raises ``UpdateRefusedError`` (nothing started), ``ValueError`` (the store cannot
-    parse it), :class:`QueryTimeoutError` or ``StoreUnavailableError``.
+    Raises ``UpdateRefusedError`` (nothing started), ``ValueError`` (a SERVICE not in
+    ``allow_service``, or a query that cannot be parsed: nothing sent),
+    :class:`QueryTimeoutError` or ``StoreUnavailableError``.
     """
-    check_user_query(text)
+    refuse_updates(text)
+    allowed = sorted(allow_service)
     if isinstance(backend, EmbeddedBackend):
-        return _in_child(backend, text, graph, timeout_s)
-    future = _REMOTE.submit(run_user_query, backend, text, graph=graph)
+        return _in_child(backend, text, graph, timeout_s, allowed)
+    future = _REMOTE.submit(run_user_query, backend, text, graph=graph, allow_service=allowed)
     try:
         return future.result(timeout=timeout_s)
     except FutureTimeout as exc:
@@ -77,8 +86,12 @@ def _stopped(timeout_s: float) -> str:
     return f"the query ran past {timeout_s:g} s and was stopped"
 
 
-def _in_child(backend: EmbeddedBackend, text: str, graph: str, timeout_s: float) -> QueryResult:
-    request = json.dumps({"store": str(backend.path), "graph": graph, "query": text})
+def _in_child(
+    backend: EmbeddedBackend, text: str, graph: str, timeout_s: float, allow_service: list[str]
+) -> QueryResult:
+    request = json.dumps(
+        {"store": str(backend.path), "graph": graph, "query": text, "allow_service": allow_service}
+    )
     with subprocess.Popen(
         [sys.executable, "-m", "otel_prov.view._query_process"],
         stdin=subprocess.PIPE,

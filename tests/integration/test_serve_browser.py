@@ -4,14 +4,21 @@ through Debian's chromedriver (``make servers`` installs both).
 A user opens the list, clicks into the demo run and sees the failed call and its error;
 a run whose every field holds markup and script shows it as text, and no script of it
 runs; the console stays free of errors (a blocked inline script would be a CSP error
-there).  Screenshots go to ``build/test-artifacts/``.
+there).  A page of another site cannot have the browser run a query.  Screenshots go
+to ``build/test-artifacts/``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import html
+import http.server
 import json
 import shutil
+import socket
 import tempfile
+import threading
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,7 +34,7 @@ from otel_prov import map_spans
 from otel_prov.exporters import OxigraphStoreExporter
 from tests.builders import make_span
 from tests.cli import run_cli
-from tests.serving import Served, serving
+from tests.serving import Served, counting_target, serving
 
 pytestmark = pytest.mark.integration
 
@@ -246,3 +253,114 @@ def test_the_diff_page_marks_the_first_divergence_the_read_api_finds(
     browser.get(served.url + "/diff?a=demo-conversation&b=demo-conversation")
     assert "No divergence" in browser.find_element(By.ID, "first-divergence").text
     assert browser.find_elements(By.CSS_SELECTOR, ".diverges") == []
+
+
+@contextlib.contextmanager
+def foreign_site(page: str) -> Iterator[int]:
+    """Another origin on this machine (a port of its own) that serves ``page`` at ``/``."""
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page.encode()
+            self.send_response(200)
+            self.send_header("content-type", "text/html; charset=utf-8")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+def _attack(url: str, query: str) -> str:
+    """A page that makes the browser ask ``url`` to run ``query`` three ways no site can
+    be stopped from: an image, a no-cors fetch and a form posted to it."""
+    sparql = html.escape(f"{url}/sparql?" + urllib.parse.urlencode({"query": query}))
+    body = json.dumps(urllib.parse.urlencode({"query": query}))
+    return f"""<!doctype html><html><body>
+<img src="{sparql}" onload="window.img = 'loaded'" onerror="window.img = 'failed'">
+<script>
+fetch("{url}/sparql", {{method: "POST", mode: "no-cors", body: {body},
+  headers: {{"content-type": "application/x-www-form-urlencoded"}}}})
+  .then(() => {{ window.posted = "answered"; }}, () => {{ window.posted = "failed"; }});
+</script>
+<form method="post" action="{html.escape(url)}/sparql">
+<input type="hidden" name="query" value="{html.escape(query)}">
+<button id="go" type="submit">win a prize</button></form>
+</body></html>"""
+
+
+@pytest.mark.usefixtures("served")  # it fills the store
+def test_a_page_of_another_site_cannot_make_the_browser_run_a_query(
+    store: Path, browser: webdriver.Chrome
+) -> None:
+    """SERVICE is allowed here for the counting endpoint, so that only the cross-site
+    checks stand between the foreign page and a query that would reach it: the image
+    (GET), the fetch and the form (POST from another origin) must run nothing, and the
+    server's own SPARQL box, posting the same query, does reach the endpoint."""
+    with (
+        counting_target() as target,
+        serving("--store", str(store), "--allow-service", target.url) as server,
+    ):
+        query = f"SELECT * WHERE {{ ?c oprov:toolName ?t . SERVICE <{target.url}> {{ ?s ?p ?o }} }}"
+        with foreign_site(_attack(server.url, query)) as port:
+            # Another port of this host (same site), then another host name (cross-site).
+            for origin in (f"http://127.0.0.1:{port}", f"http://localhost:{port}"):
+                browser.get(origin + "/")
+                wait = WebDriverWait(browser, PAGE_TIMEOUT)
+                wait.until(lambda d: d.execute_script("return window.img && window.posted"))
+                assert browser.execute_script("return window.img") == "failed"  # a 405 page
+                _follow(browser, browser.find_element(By.ID, "go"))
+                assert browser.current_url == server.url + "/sparql"
+                assert "refused" in browser.find_element(By.TAG_NAME, "body").text
+                assert target.requests == [], origin
+        _shot(browser, "cross-site-refused")
+        browser.get(server.url + "/sparql")
+        browser.find_element(By.NAME, "query").send_keys(query)
+        _follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[value="html"]'))
+        assert target.requests, browser.find_element(By.TAG_NAME, "body").text
+        # The refusals (and the endpoint's 500) are errors in the console, as they should be.
+        refused = _errors(browser)
+        assert any("status of 403" in e for e in refused), refused
+
+
+def _lan_address() -> str | None:
+    """An address of this machine other than loopback (where the default route leaves)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("198.51.100.1", 9))  # no packet is sent: this only picks a route
+        except OSError:
+            return None
+        address = str(probe.getsockname()[0])
+    return None if address.startswith("127.") else address
+
+
+@pytest.mark.usefixtures("served")  # it fills the store
+def test_the_sparql_box_runs_over_plain_http_to_a_lan_address(
+    store: Path, browser: webdriver.Chrome
+) -> None:
+    """Over plain HTTP to an address other than loopback the page is no secure context,
+    and Chromium sends no Sec-Fetch-Site: the box's POST shows it is ours by its Origin."""
+    address = _lan_address()
+    if address is None:
+        pytest.skip("this machine has no address but loopback to reach serve by")
+    with serving("--store", str(store), "--host", "0.0.0.0") as server:
+        url = server.url.replace("0.0.0.0", address)
+        browser.get(url + "/sparql")
+        browser.find_element(By.NAME, "query").send_keys(
+            "SELECT ?tool WHERE { ?c oprov:toolName ?tool } ORDER BY ?tool"
+        )
+        _follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[value="html"]'))
+        cells = browser.find_elements(By.CSS_SELECTOR, "table.results td")
+        assert "calculator" in [c.text for c in cells], browser.page_source[-500:]
+        assert _errors(browser) == []

@@ -13,7 +13,7 @@ import requests
 from otel_prov import map_spans
 from otel_prov.exporters import SparqlUpdateExporter
 from tests.servers import SparqlServer
-from tests.serving import serving
+from tests.serving import counting_target, serving
 from tests.session_tree import known_session
 
 pytestmark = pytest.mark.integration
@@ -41,6 +41,11 @@ def test_pages_read_the_endpoint_and_never_show_its_credentials(
         refused = requests.post(served.url + "/sparql", data={"query": "DROP ALL"}, timeout=60)
         assert refused.status_code == 400
         pages.append(refused)
+        with counting_target() as target:  # the SPARQL server would be the one to fetch
+            federated = f"SELECT * WHERE {{ SERVICE <{target.url}> {{ ?s ?p ?o }} }}"
+            refused = requests.post(served.url + "/sparql", data={"query": federated}, timeout=60)
+            assert refused.status_code == 400 and "SERVICE" in refused.text
+            assert target.requests == []
         server.stop()
         gone = requests.get(served.url + "/?agent=x", timeout=120)
         assert gone.status_code == 503 and "Store unavailable" in gone.text

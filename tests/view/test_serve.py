@@ -7,9 +7,12 @@ store, or over a store of generated runs for paging.
 from __future__ import annotations
 
 import re
+import socket
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyoxigraph
@@ -18,7 +21,7 @@ import requests
 
 from benchmarks.bench_reads import build_store
 from tests.cli import run_cli
-from tests.serving import Served, serving
+from tests.serving import TARGET_BODY, Served, counting_target, serving
 
 JAEGER = "http://jaeger.local/trace/{trace_id}"
 
@@ -133,6 +136,24 @@ def test_the_app_only_reads(served: Served, demo_store: Path) -> None:
     assert len(_session_links(requests.get(served.url + "/", timeout=30).text)) == 1
 
 
+def test_a_query_calling_service_is_refused_and_its_endpoint_gets_no_request(
+    served: Served,
+) -> None:
+    """SERVICE would have the server (or its store) send requests to any host, and show
+    what it answered: refused with 400, naming SERVICE, wherever the query puts it."""
+    with counting_target() as target:
+        for query in (
+            f"SELECT * WHERE {{ ?c oprov:toolName ?t . SERVICE <{target.url}> {{ ?s ?p ?o }} }}",
+            f"select * {{ {{ select ?s {{ service silent <{target.url}> {{ ?s ?p ?o }} }} }} }}",
+            f"SELECT * {{ VALUES ?e {{ <{target.url}> }} ?c oprov:toolName ?t SERVICE ?e {{ }} }}",
+        ):
+            answer = requests.post(served.url + "/sparql", data={"query": query}, timeout=60)
+            assert answer.status_code == 400, (query, answer.text)
+            assert "SERVICE" in answer.text and "is refused" in answer.text
+            assert TARGET_BODY not in answer.text
+        assert target.requests == []
+
+
 def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:
     query = (
         "SELECT ?tool ?status WHERE { ?c oprov:toolName ?tool ; oprov:status ?status } "
@@ -145,14 +166,43 @@ def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:
     assert csv.text.splitlines() == [
         "tool,status", "calculator,ok", "get_weather,error", "get_weather,ok",
     ]  # fmt: skip
-    rows = requests.get(
-        served.url + "/sparql", params={"query": query, "format": "json"}, timeout=30
+    rows = requests.post(
+        served.url + "/sparql", data={"query": query, "format": "json"}, timeout=30
     ).json()
     assert rows[1] == {"tool": "get_weather", "status": "error"}
     bad = requests.post(
         served.url + "/sparql", data={"query": "SELECT ?x WHERE { ?x nope:y ?z }"}, timeout=30
     )
     assert bad.status_code == 400 and "nope:" in bad.text
+
+
+def test_a_query_runs_by_post_only_and_only_from_a_page_of_this_server(served: Served) -> None:
+    """A link or an image anywhere sends a GET; a form or a no-cors fetch on another site
+    sends a POST the browser marks as theirs (Sec-Fetch-Site, or Origin)."""
+    query = "SELECT ?tool WHERE { ?c oprov:toolName ?tool } ORDER BY ?tool LIMIT 1"
+    shown = requests.get(served.url + "/sparql", params={"query": query}, timeout=30)
+    assert shown.status_code == 405 and shown.headers["allow"] == "POST"
+    assert "Run button" in shown.text and "calculator" not in shown.text
+    assert "oprov:toolName" in shown.text  # the form holds it, for the user to run
+    ours = served.url
+    for headers, status in (
+        ({"sec-fetch-site": "cross-site"}, 403),
+        ({"sec-fetch-site": "same-site", "origin": ours}, 403),  # another port of this host
+        ({"origin": "http://attacker.example"}, 403),
+        ({"origin": "null"}, 403),
+        ({"origin": ours.replace("127.0.0.1", "localhost")}, 403),
+        ({"sec-fetch-site": "same-origin", "origin": ours}, 200),
+        ({"sec-fetch-site": "none"}, 200),  # typed by the user
+        ({"origin": ours}, 200),  # a browser without Sec-Fetch-Site, on this page
+        ({}, 200),  # no browser: curl, a script
+    ):
+        answer = requests.post(
+            served.url + "/sparql", data={"query": query}, headers=headers, timeout=30
+        )
+        assert answer.status_code == status, (headers, answer.text)
+        assert ("calculator" in answer.text) == (status == 200), headers
+        if status == 403:
+            assert "another site" in answer.text
 
 
 def test_a_long_query_is_stopped_at_its_time(served: Served) -> None:
@@ -162,6 +212,72 @@ def test_a_long_query_is_stopped_at_its_time(served: Served) -> None:
     assert "ran past 2 s and was stopped" in answer.text
     # ...and the server still answers at once
     assert requests.get(served.url + "/", timeout=5).status_code == 200
+
+
+ENDLESS = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
+
+
+def _query_children(pid: int) -> int:
+    """How many query processes the server ``pid`` has running now (read from /proc)."""
+    running = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:  # it ended while we looked
+            continue
+        if int(fields[1]) == pid and b"otel_prov.view._query_process" in cmdline:
+            running += 1
+    return running
+
+
+def _flood(server: Served, requests_sent: int) -> tuple[list[requests.Response], int, float]:
+    """``requests_sent`` endless queries at once: their answers, the most query processes
+    seen at one time, and how long it all took."""
+    most, done = 0, threading.Event()
+
+    def watch() -> None:
+        nonlocal most
+        while not done.is_set():
+            most = max(most, _query_children(server.process.pid))
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    begin = time.monotonic()
+    try:
+        with ThreadPoolExecutor(requests_sent) as pool:
+            answers = list(
+                pool.map(
+                    lambda _: requests.post(
+                        server.url + "/sparql", data={"query": ENDLESS}, timeout=120
+                    ),
+                    range(requests_sent),
+                )
+            )
+    finally:
+        done.set()
+        watcher.join()
+    return answers, most, time.monotonic() - begin
+
+
+def test_runaway_queries_start_at_most_two_processes_and_the_rest_get_503(
+    demo_store: Path,
+) -> None:
+    """30 runaway queries started 30 query processes at once, each holding a core until
+    its time was up.  At most two run (``--max-queries``); the others are told to come
+    back (503, Retry-After) at once, and the pages still answer."""
+    with serving("--store", str(demo_store), "--query-timeout", "3") as server:
+        answers, most, took = _flood(server, 12)
+        statuses = sorted(answer.status_code for answer in answers)
+        assert most <= 2 and statuses == [503] * 10 + [504] * 2, (most, statuses)
+        busy = next(answer for answer in answers if answer.status_code == 503)
+        assert busy.headers["retry-after"] == "3" and "--max-queries" in busy.text
+        assert took < 60, took
+        assert requests.get(server.url + "/", timeout=10).status_code == 200
+    with serving("--store", str(demo_store), "--query-timeout", "2", "--max-queries", "1") as one:
+        answers, most, _ = _flood(one, 4)
+        assert most <= 1 and sorted(a.status_code for a in answers) == [503] * 3 + [504]
 
 
 def test_two_sessions_side_by_side(served: Served) -> None:
@@ -190,6 +306,56 @@ def test_paging_goes_through_every_run_once(tmp_path: Path) -> None:
         assert len(seen) == len(set(seen)) == 120
         first = requests.get(server.url + "/", timeout=30).text
         assert len(_session_links(first)) == 50
+
+
+def _raw_get(url: str, host: str | None, path: str = "/") -> tuple[int, str]:
+    """``GET path`` sent by hand to the server at ``url``, with ``host`` as its Host header
+    (none at all for None), as a page whose name was rebound to this address sends it."""
+    address = urllib.parse.urlsplit(url)
+    assert address.hostname is not None and address.port is not None
+    with socket.create_connection((address.hostname, address.port), timeout=30) as sock:
+        header = "" if host is None else f"Host: {host}\r\n"
+        version = "HTTP/1.0" if host is None else "HTTP/1.1"
+        sock.sendall(f"GET {path} {version}\r\n{header}Connection: close\r\n\r\n".encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    head, _, body = answer.decode("utf-8", errors="replace").partition("\r\n\r\n")
+    return int(head.split()[1]), body
+
+
+DEMO_QUESTION = "What is the temperature in Paris right now"
+
+
+def test_a_host_header_naming_another_host_is_refused(served: Served) -> None:
+    """DNS rebinding: a page of attacker.example whose name now resolves to 127.0.0.1
+    reaches the server with ``Host: attacker.example``; it must get nothing of the store."""
+    port = urllib.parse.urlsplit(served.url).port
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", "LOCALHOST", f"[::1]:{port}"):
+        status, body = _raw_get(served.url, host)
+        assert status == 200 and DEMO_QUESTION in body, host
+    for host in (f"attacker.example:{port}", "attacker.example", f"127.0.0.1.nip.io:{port}"):
+        for path in ("/", "/session.ttl?id=demo-conversation", "/sparql"):
+            status, body = _raw_get(served.url, host, path)
+            assert status == 421, (host, path, status)
+            assert "Paris" not in body and "--allowed-host" in body, body
+    status, body = _raw_get(served.url, None)
+    assert status == 400 and "Paris" not in body
+
+
+def test_allowed_host_names_another_host_and_a_wildcard_bind_takes_addresses(
+    demo_store: Path,
+) -> None:
+    with serving("--store", str(demo_store), "--allowed-host", "prov.example.org") as server:
+        assert _raw_get(server.url, "prov.example.org:8080")[0] == 200
+        assert _raw_get(server.url, "PROV.example.org.")[0] == 200
+        assert _raw_get(server.url, "attacker.example")[0] == 421
+    with serving("--store", str(demo_store), "--host", "0.0.0.0") as server:
+        # Every address of the machine is served; an address cannot be rebound, a name can.
+        assert _raw_get(server.url, "192.0.2.7:8080")[0] == 200
+        assert _raw_get(server.url, "[2001:db8::1]:8080")[0] == 200
+        assert _raw_get(server.url, "localhost")[0] == 200
+        assert _raw_get(server.url, "attacker.example")[0] == 421
 
 
 def test_listening_beyond_this_machine_is_warned_about(demo_store: Path) -> None:

@@ -25,7 +25,7 @@ from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from otel_prov.view._server import is_loopback
+from otel_prov._settings import is_loopback
 
 __all__ = ["HostCheck", "HostPolicy", "SameOrigin", "host_name", "host_policy", "same_origin"]
 

@@ -10,7 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from otel_prov._settings import env_str
-from otel_prov.cli._exit import ExitCode
+from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._parser import Command, Where
+from otel_prov.cli._shared import destination, graph
 from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
@@ -29,13 +31,13 @@ from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
 
-__all__ = ["add_receive_arguments", "receive"]
+__all__ = ["COMMANDS"]
 
 DEFAULT_GRPC = "127.0.0.1:4317"
 DEFAULT_HTTP = "127.0.0.1:4318"
 
 
-def add_receive_arguments(parser: argparse.ArgumentParser) -> None:
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--grpc",
         metavar="HOST:PORT|off",
@@ -68,14 +70,18 @@ def add_receive_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def receive(
-    args: argparse.Namespace, graph: str, destination: Callable[[], Destination]
-) -> ExitCode:
+def _receive(args: argparse.Namespace) -> ExitCode:
     """Run until SIGTERM; OK then, even when part of what was acknowledged stays journaled
-    for the next start (the log says so).  ``ValueError`` for a bad flag, ``OSError`` for
-    a port or data directory in use.
+    for the next start (the log says so)."""
+    try:
+        return _run(args, graph(args), lambda: destination(args))
+    except (ValueError, OSError) as exc:  # a bad flag; a port or data directory in use
+        raise UsageError(str(exc)) from exc
 
-    ``destination`` opens the exporter once the flags are checked."""
+
+def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destination]) -> ExitCode:
+    """As :func:`_receive`: ``ValueError`` for a bad flag, ``OSError`` for a port or data
+    directory in use; ``destination`` opens the exporter once the flags are checked."""
     listen = Listen(
         grpc=parse_address(
             args.grpc or env_str(OTEL_PROV_RECEIVER_GRPC, DEFAULT_GRPC) or "", "--grpc"
@@ -146,3 +152,16 @@ def _directory_bytes(directory: Path) -> int:
         except OSError:
             continue
     return total
+
+
+COMMANDS = (
+    Command(
+        "receive",
+        "an OTLP trace receiver (gRPC and HTTP) that maps whole traces, across services, "
+        "into provenance; SIGTERM drains and exits",
+        "otel-prov receive --endpoint-update http://localhost:7878/update",
+        _receive,
+        _arguments,
+        where=Where.WRITES,
+    ),
+)

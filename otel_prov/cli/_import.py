@@ -14,14 +14,11 @@ from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where, finite, formats
 from otel_prov.cli._render_report import render_import
 from otel_prov.cli._shared import destination, graph, no_session, say
-from otel_prov.exporters._base import ExportResult
+from otel_prov.ingest._annotate import annotate_run
 from otel_prov.ingest._import import import_spans
 from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
-from otel_prov.prov._annotation import annotation_record
 from otel_prov.prov._otlp_json import parse_otlp_json
-from otel_prov.prov._sealer import Sealer
-from otel_prov.read._reader import ProvenanceReader
 
 __all__ = ["COMMANDS"]
 
@@ -121,44 +118,41 @@ def _annotate(args: argparse.Namespace) -> ExitCode:
     if not args.name.strip():
         raise UsageError("--name must name what is judged (e.g. relevance)")
     opened = destination(args)
-    exporter = opened.exporter
     try:
-        reader = ProvenanceReader(opened.reader, graph=graph(args)[1:-1])
-        matches = reader.find(args.id)
-        if not matches:
-            say(no_session(args.id))
-            return ExitCode.NOTHING_FOUND
-        if len(matches) > 1:
-            raise UsageError(
-                f"{args.id!r} names {len(matches)} runs; give one session IRI: "
-                + ", ".join(matches)
-            )
-        view = reader.session(matches[0])
-        answered = view.answered_by or view.id
-        record = annotation_record(
-            f"<{view.id}>",
+        annotated = annotate_run(
+            args.id,
             name=args.name,
             score=args.score,
             label=args.label,
             explanation=args.explanation,
             evaluator=args.evaluator,
-            answer=f"<{answered}:answer>" if view.answer is not None else None,
+            exporter=opened.exporter,
+            backend=opened.reader,
+            graph=graph(args),
             now_ns=time.time_ns(),
         )
-        sealer = Sealer()
-        sealer.continue_chains(exporter.chain_heads())
-        sealed = sealer.seal(record, time.time_ns())
-        stored = exporter.export([sealed]) is ExportResult.SUCCESS and exporter.force_flush()
+    except LookupError:
+        say(no_session(args.id))
+        return ExitCode.NOTHING_FOUND
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     finally:
-        exporter.shutdown()
-    if not stored:
+        opened.exporter.shutdown()
+    if not annotated.stored:
         say("the annotation was not stored (see the log above)")
         return ExitCode.STORE_ERROR
-    annotation = record.root[1:-1]
     if args.format == "json":
-        print(json.dumps({"session": view.id, "annotation": annotation, "name": args.name}))
+        print(
+            json.dumps(
+                {
+                    "session": annotated.session,
+                    "annotation": annotated.annotation,
+                    "name": args.name,
+                }
+            )
+        )
     else:
-        print(f"annotated {view.id} with {args.name} ({annotation})")
+        print(f"annotated {annotated.session} with {args.name} ({annotated.annotation})")
     return ExitCode.OK
 
 

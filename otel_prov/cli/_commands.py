@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from otel_prov.cli import _demo, _import, _query, _receive, _serve, _sessions, _status, _verify
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, build_parser
-from otel_prov.cli._shared import say
+from otel_prov.cli._shared import log_one_line, say
 from otel_prov.read._backend import StoreUnavailableError
 
 __all__ = ["COMMANDS", "main", "parser"]
@@ -40,8 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parsing.print_help(sys.stderr)
         return ExitCode.USAGE_ERROR
+    command = COMMANDS[args.command]
+    if not command.logs_itself:
+        log_one_line()
     try:
-        return COMMANDS[args.command].run(args)
+        return command.run(args)
     except UsageError as exc:
         say(str(exc))
         return ExitCode.USAGE_ERROR

@@ -68,6 +68,9 @@ class Command:
     arguments: Callable[[argparse.ArgumentParser], None] | None = None
     """Adds the command's own flags (``--format`` described with :func:`formats`)."""
     where: Where = Where.READS
+    logs_itself: bool = False
+    """The command sets up logging of its own (``receive``: a service's log); the others
+    show what the pipeline logs one line each (:func:`~otel_prov.cli._shared.log_one_line`)."""
 
 
 def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
@@ -106,7 +109,9 @@ def _add_destination(sub: argparse.ArgumentParser, where: Where) -> None:
             "--endpoint",
             metavar="URL",
             help="SPARQL query endpoint to read instead of a store (default: "
-            "$OTEL_PROV_SPARQL_QUERY_ENDPOINT; headers from $OTEL_PROV_SPARQL_HEADERS)",
+            "$OTEL_PROV_SPARQL_QUERY_ENDPOINT, else $OTEL_PROV_SPARQL_UPDATE_ENDPOINT with "
+            "its last /update replaced by /query; headers from $OTEL_PROV_SPARQL_HEADERS; "
+            "user:password@ in the URL is sent as basic auth)",
         )
     if where is Where.WRITES:
         sub.add_argument(

@@ -163,5 +163,6 @@ COMMANDS = (
         _receive,
         _arguments,
         where=Where.WRITES,
+        logs_itself=True,
     ),
 )

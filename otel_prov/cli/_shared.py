@@ -4,7 +4,9 @@ graph, the trace backends' links, and one-line messages on stderr."""
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from pathlib import Path
 
 from otel_prov._settings import env_str
 from otel_prov.cli._exit import UsageError
@@ -23,7 +25,17 @@ from otel_prov.setup._destination import (
     reader_from_settings,
 )
 
-__all__ = ["backend", "destination", "graph", "no_session", "reader", "say", "trace_links"]
+__all__ = [
+    "backend",
+    "destination",
+    "graph",
+    "log_one_line",
+    "no_session",
+    "open_destination",
+    "reader",
+    "say",
+    "trace_links",
+]
 
 
 def backend(args: argparse.Namespace) -> QueryBackend:
@@ -56,12 +68,29 @@ def destination(args: argparse.Namespace) -> Destination:
             f"{args.command} writes: give the update endpoint with --endpoint-update "
             "(or OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is where it reads"
         )
+    return open_destination(
+        store=args.store,
+        update_endpoint=args.endpoint_update,
+        query_endpoint=args.endpoint,
+        graph=args.graph,
+    )
+
+
+def open_destination(
+    *,
+    store: Path | None,
+    graph: str | None,
+    update_endpoint: str | None = None,
+    query_endpoint: str | None = None,
+) -> Destination:
+    """:func:`~otel_prov.setup._destination.destination_from_settings`, its errors as the
+    CLI says them: a bad endpoint is a usage error, a store that cannot open a store error."""
     try:
         return destination_from_settings(
-            store=args.store,
-            sparql_update_endpoint=args.endpoint_update,
-            sparql_query_endpoint=args.endpoint,
-            graph=args.graph,
+            store=store,
+            sparql_update_endpoint=update_endpoint,
+            sparql_query_endpoint=query_endpoint,
+            graph=graph,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
@@ -82,3 +111,21 @@ def say(message: str) -> None:
 
 def no_session(ident: str) -> str:
     return f"no session with id, trace id or conversation id {ident!r}"
+
+
+class _OneLine(logging.Handler):
+    """A record of the pipeline's log as one line: its first, and the last of a traceback
+    (the exception's type and message)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        lines = record.getMessage().splitlines() or [""]
+        if record.exc_info is not None and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            lines.append(f"{type(error).__name__}: {error}".splitlines()[0])
+        say(lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1].strip()})")
+
+
+def log_one_line() -> None:
+    """The pipeline's warnings and errors on stderr, one line each, as the command's own
+    messages are: a traceback tells the user of a command nothing a line would not."""
+    logging.getLogger("otel_prov").addHandler(_OneLine(logging.WARNING))

@@ -7,16 +7,16 @@ import json
 from pathlib import Path
 
 from otel_prov._settings import env_str
-from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._exit import ExitCode
 from otel_prov.cli._parser import Command, Where, formats
-from otel_prov.cli._shared import say
+from otel_prov.cli._shared import open_destination, say
 from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
-from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._delivery import delivery_status, render_status
 from otel_prov.setup._destination import (
-    exporter_from_settings,
     parked_batches,
     spool_dir_from_settings,
+    store_path,
+    update_endpoint_from_settings,
 )
 
 __all__ = ["COMMANDS"]
@@ -66,24 +66,36 @@ def _status(args: argparse.Namespace) -> ExitCode:
 
 
 def _flush(args: argparse.Namespace) -> ExitCode:
-    """Have the exporter ``configure()`` would build store what waits on disk."""
+    """Have the exporter ``configure()`` would build store what waits on disk: what waits
+    beside the embedded store, or in the spool (a spool another process holds included:
+    that process sends it).  An embedded store that is not there, with nothing parked for
+    it, is not made."""
+    if (
+        update_endpoint_from_settings(store=args.store) is None
+        and not store_path(args.store).is_dir()
+        and not parked_batches(args.store)[0]
+    ):
+        print("0 batch(es) stored, 0 waiting")
+        return ExitCode.OK
+    opened = open_destination(store=args.store, graph=args.graph)
+    spool = opened.spool
+
+    def waiting() -> int:
+        if spool is None:
+            return opened.exporter.waiting()
+        return int(delivery_status(spool)["spooled_batches"])
+
     try:
-        exporter = exporter_from_settings(store=args.store, graph=args.graph)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    except OSError as exc:
-        raise StoreUnavailableError(str(exc)) from exc
-    try:
-        before = exporter.waiting()
-        exporter.force_flush()
+        before = waiting()
+        opened.exporter.force_flush()
     finally:
-        exporter.shutdown()
-    left = exporter.waiting()
-    print(f"{before - left} batch(es) stored, {left} waiting")
+        opened.exporter.shutdown()
+    left = waiting()
+    print(f"{max(before - left, 0)} batch(es) stored, {left} waiting")
     if left:
         say(
-            "some batches still wait: another process holds the store (it loads them "
-            "itself), or the store does not accept them (otel-prov status)"
+            "some batches still wait: another process holds the store or the spool (it "
+            "stores them itself), or the store does not accept them (otel-prov status)"
         )
         return ExitCode.CHECK_FAILED
     return ExitCode.OK

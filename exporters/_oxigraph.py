@@ -177,8 +177,8 @@ class OxigraphStoreExporter(ProvExporter):
             try:
                 self._store = open_writable(self.path)
                 self._unflushed = 0
-            except OSError as exc:
-                if _held_by_another(exc):
+            except (OSError, RuntimeError) as exc:  # RuntimeError: RocksDB's "Corruption: ..."
+                if isinstance(exc, OSError) and _held_by_another(exc):
                     return
                 raise OSError(
                     f"cannot open the embedded provenance store at {self.path}: {exc}"

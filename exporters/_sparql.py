@@ -77,7 +77,6 @@ from otel_prov._version import __version__
 from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT,
     OTEL_PROV_SPARQL_HEADERS,
-    OTEL_PROV_SPARQL_QUERY_ENDPOINT,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
 )
@@ -88,6 +87,7 @@ from otel_prov.exporters._sparql_client import (
     Outcome,
     SparqlUpdateClient,
     by_graph,
+    query_endpoint_from_settings,
     redact_url,
     to_nquad_lines,
 )
@@ -95,7 +95,11 @@ from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, Unre
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query, newest_heads
 
-__all__ = ["DEFAULT_SPOOL_DIR", "SparqlUpdateExporter", "sparql_headers"]
+__all__ = [
+    "DEFAULT_SPOOL_DIR",
+    "SparqlUpdateExporter",
+    "sparql_headers",
+]
 
 _logger = logging.getLogger(__name__)
 
@@ -114,13 +118,6 @@ def sparql_headers(value: str | None = None) -> dict[str, str]:
     """Headers from ``OTEL_PROV_SPARQL_HEADERS`` (or ``value``), OTLP syntax."""
     raw = value if value is not None else env_str(OTEL_PROV_SPARQL_HEADERS, "") or ""
     return dict(parse_env_headers(raw, liberal=True))
-
-
-def default_query_endpoint(update_endpoint: str) -> str:
-    """Oxigraph and Fuseki answer queries beside updates; Virtuoso on the same URL."""
-    if update_endpoint.endswith("/update"):
-        return update_endpoint.removesuffix("/update") + "/query"
-    return update_endpoint
 
 
 class SparqlUpdateExporter(ProvExporter):
@@ -162,11 +159,7 @@ class SparqlUpdateExporter(ProvExporter):
         if max_batch_triples is not None and max_batch_triples < 1:
             raise ValueError(f"max_batch_triples must be >= 1, not {max_batch_triples}")
         self.update_endpoint = endpoint
-        self.query_endpoint = (
-            query_endpoint
-            or env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
-            or default_query_endpoint(endpoint)
-        )
+        self.query_endpoint = query_endpoint_from_settings(endpoint, query_endpoint) or endpoint
         self.graph_store_endpoint = (
             graph_store_endpoint
             if graph_store_endpoint is not None

@@ -1,4 +1,5 @@
-"""One HTTP conversation with a SPARQL store: send a batch, say what became of it.
+"""One HTTP conversation with a SPARQL store: send a batch, say what became of it; and
+the URLs around it (the query endpoint beside an update endpoint, a URL fit to show).
 
 The client builds the update text (``INSERT DATA { GRAPH <g> { ... } }`` from N-Triples
 statements, whose terms are already escaped), posts it on a persistent connection and sorts
@@ -18,11 +19,16 @@ from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
 import requests
 from requests.auth import AuthBase
 
+from otel_prov._settings import env_str
+from otel_prov.environment_variables import OTEL_PROV_SPARQL_QUERY_ENDPOINT
+
 __all__ = [
     "Answer",
     "Outcome",
     "SparqlUpdateClient",
     "by_graph",
+    "default_query_endpoint",
+    "query_endpoint_from_settings",
     "redact_url",
     "to_nquad_lines",
     "update_text",
@@ -65,6 +71,34 @@ _SECRET_NAME = re.compile(
 ``api_key``, ``x-api-key``, ``password``, ``X-Amz-Signature``, ``X-Amz-Credential`` and
 whatever else holds one of these (an over-redacted URL in a log costs nothing)."""
 _REDACTED = "REDACTED"
+
+
+_UPDATE_SEGMENT = re.compile(r"/update(?=/|$)")
+
+
+def default_query_endpoint(update_endpoint: str) -> str:
+    """The update endpoint with the last ``/update`` of its path replaced by ``/query``:
+    Oxigraph and Fuseki answer queries beside updates (``/ds/update``, ``/ds/query``);
+    a URL without one is its own query endpoint (Virtuoso's ``/sparql``)."""
+    parts = urlsplit(update_endpoint)
+    found = list(_UPDATE_SEGMENT.finditer(parts.path))
+    if not found:
+        return update_endpoint
+    last = found[-1]
+    path = f"{parts.path[: last.start()]}/query{parts.path[last.end() :]}"
+    return urlunsplit(parts._replace(path=path))
+
+
+def query_endpoint_from_settings(
+    update_endpoint: str | None, query_endpoint: str | None = None
+) -> str | None:
+    """Where what is written to ``update_endpoint`` is read back: ``query_endpoint``, else
+    ``OTEL_PROV_SPARQL_QUERY_ENDPOINT``, else :func:`default_query_endpoint`; ``None``
+    when none of them is set.  The one rule, for the exporters as for the CLI."""
+    chosen = query_endpoint or env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
+    if chosen:
+        return chosen
+    return default_query_endpoint(update_endpoint) if update_endpoint else None
 
 
 def redact_url(url: str) -> str:

@@ -17,6 +17,7 @@ OTEL_PROV_SPARQL_QUERY_ENDPOINT = "OTEL_PROV_SPARQL_QUERY_ENDPOINT"
 .. envvar:: OTEL_PROV_SPARQL_QUERY_ENDPOINT
 
 SPARQL query endpoint; the CLI reads from it when ``--store``/``--endpoint`` are not given.
+Default: the update endpoint with its last ``/update`` replaced by ``/query``.
 """
 
 OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT = "OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT"

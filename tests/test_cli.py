@@ -9,7 +9,7 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
-from otel_prov.cli._commands import COMMANDS, _parser
+from otel_prov.cli._commands import COMMANDS, parser
 from otel_prov.cli._exit import ExitCode
 from tests.cli import run_cli
 
@@ -165,7 +165,7 @@ def test_exit_codes_have_the_three_documented_values() -> None:
 
 
 def test_every_command_the_parser_offers_has_a_handler() -> None:
-    assert set(subcommands(_parser())) == set(COMMANDS)
+    assert set(subcommands(parser())) == set(COMMANDS)
 
 
 @pytest.mark.parametrize(
@@ -223,8 +223,8 @@ def test_verify_of_an_unknown_id_says_what_show_says(store: Path) -> None:
 
 
 def test_help_describes_every_format_default_and_an_example() -> None:
-    parser = _parser()
-    for name, sub in subcommands(parser).items():
+    top = parser()
+    for name, sub in subcommands(top).items():
         text = sub.format_help()
         assert f"example: otel-prov {name}" in text, name
         formats = [a for a in sub._actions if a.dest == "format"]

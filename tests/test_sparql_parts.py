@@ -18,8 +18,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from otel_prov.exporters._heads import CHAIN_HEADS, adopt_heads
-from otel_prov.exporters._sparql import default_query_endpoint, sparql_headers
-from otel_prov.exporters._sparql_client import by_graph, redact_url, to_nquad_lines, update_text
+from otel_prov.exporters._sparql import sparql_headers
+from otel_prov.exporters._sparql_client import (
+    by_graph,
+    default_query_endpoint,
+    redact_url,
+    to_nquad_lines,
+    update_text,
+)
 from otel_prov.exporters._spool import Spool, SpoolFullError
 from otel_prov.prov._rdf import literal
 
@@ -133,6 +139,13 @@ def test_no_form_of_a_secret_parameter_value_survives_redaction(
 def test_query_endpoint_defaults_beside_the_update_endpoint() -> None:
     assert default_query_endpoint("http://h:7878/update") == "http://h:7878/query"
     assert default_query_endpoint("http://h:8890/sparql") == "http://h:8890/sparql"
+    # The last /update of the path, as a whole segment; never the host's or a parameter's.
+    assert default_query_endpoint("http://h/ds/update/") == "http://h/ds/query/"
+    assert default_query_endpoint("http://h/update/x/update?a=1") == "http://h/update/x/query?a=1"
+    assert (
+        default_query_endpoint("http://update.example/updates") == "http://update.example/updates"
+    )
+    assert default_query_endpoint("http://u:p@h/update?k=/update") == "http://u:p@h/query?k=/update"
 
 
 def test_spool_keeps_order_splits_and_dead_letters(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from otel_prov._extras import needs_extra
 from otel_prov._settings import env_bool, env_str
-from otel_prov.cli._exit import ExitCode
+from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._parser import Command, Where
+from otel_prov.cli._shared import destination, graph
 from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
@@ -23,13 +25,13 @@ from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
 
-__all__ = ["add_no_content_argument", "add_receive_arguments", "content_policy", "receive"]
+__all__ = ["COMMANDS", "add_no_content_argument", "content_policy"]
 
 DEFAULT_GRPC = "127.0.0.1:4317"
 DEFAULT_HTTP = "127.0.0.1:4318"
 
 
-def add_receive_arguments(parser: argparse.ArgumentParser) -> None:
+def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--grpc",
         metavar="HOST:PORT|off",
@@ -79,14 +81,18 @@ def content_policy(args: argparse.Namespace) -> bool | None:
     return False if args.no_content or env_bool(OTEL_PROV_STRIP_CONTENT, False) else None
 
 
-def receive(
-    args: argparse.Namespace, graph: str, destination: Callable[[], Destination]
-) -> ExitCode:
+def _receive(args: argparse.Namespace) -> ExitCode:
     """Run until SIGTERM; OK then, even when part of what was acknowledged stays journaled
-    for the next start (the log says so).  ``ValueError`` for a bad flag, ``OSError`` for
-    a port or data directory in use.
+    for the next start (the log says so)."""
+    try:
+        return _run(args, graph(args), lambda: destination(args))
+    except (ValueError, OSError) as exc:  # a bad flag; a port or data directory in use
+        raise UsageError(str(exc)) from exc
 
-    ``destination`` opens the exporter once the flags are checked."""
+
+def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destination]) -> ExitCode:
+    """As :func:`_receive`: ``ValueError`` for a bad flag, ``OSError`` for a port or data
+    directory in use; ``destination`` opens the exporter once the flags are checked."""
     with needs_extra("receive", "receive"):
         from otel_prov.ingest.receiver import (
             BearerToken,
@@ -168,3 +174,17 @@ def _directory_bytes(directory: Path) -> int:
         except OSError:
             continue
     return total
+
+
+COMMANDS = (
+    Command(
+        "receive",
+        "an OTLP trace receiver (gRPC and HTTP) that maps whole traces, across services, "
+        "into provenance; SIGTERM drains and exits",
+        "otel-prov receive --endpoint-update http://localhost:7878/update",
+        _receive,
+        _arguments,
+        where=Where.WRITES,
+        logs_itself=True,
+    ),
+)

@@ -14,6 +14,7 @@ import re
 import sys
 import time
 import urllib.error
+import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyoxigraph
-from SPARQLWrapper import JSON, POST, TURTLE, SPARQLWrapper
+from SPARQLWrapper import BASIC, JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
 from otel_prov.exporters._rocksdb import open_read_only, writer_here
@@ -211,7 +212,9 @@ class RemoteBackend:
     def __init__(
         self, endpoint: str, *, headers: Mapping[str, str] | None = None, page_size: int = 5000
     ) -> None:
-        self.endpoint = endpoint
+        self.endpoint, self._credentials = _split_credentials(endpoint)
+        """The URL without ``user:password@``, which is sent as basic auth instead (the
+        exporter writes with the same URL so, through ``requests``)."""
         self._headers = dict(headers or {})
         self._page_size = page_size
         self._default_graph: str | None = None
@@ -221,6 +224,9 @@ class RemoteBackend:
         wrapper.setMethod(POST)
         wrapper.setTimeout(60)
         wrapper.setReturnFormat(return_format)
+        if self._credentials is not None:
+            wrapper.setHTTPAuth(BASIC)
+            wrapper.setCredentials(*self._credentials)
         for name, value in self._headers.items():
             wrapper.addCustomHttpHeader(name, value)
         wrapper.setQuery(sparql)
@@ -234,18 +240,33 @@ class RemoteBackend:
             response = self._wrapper(sparql, return_format).query().response
             return response.read()
         except QueryBadFormed as exc:
+            self._not_an_update_endpoint(where)
             raise ValueError(f"invalid SPARQL (the server says: {_first_line(exc)})") from exc
         except urllib.error.HTTPError as exc:
             if exc.code in (401, 403):
                 raise StoreUnavailableError(
                     f"{where} refused the credentials (HTTP {exc.code})"
                 ) from exc
+            if 400 <= exc.code < 500:
+                self._not_an_update_endpoint(where)
             raise StoreUnavailableError(f"{where} answered HTTP {exc.code}") from exc
         except SPARQLWrapperException as exc:
             raise StoreUnavailableError(f"{where}: {_first_line(exc)}") from exc
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise StoreUnavailableError(f"cannot reach {where}: {reason}") from exc
+
+    def _not_an_update_endpoint(self, where: str) -> None:
+        """A query the server refused, sent to what looks like its update endpoint: the
+        URL is what is wrong, not the query (Oxigraph answers 400 there)."""
+        from otel_prov.exporters._sparql_client import default_query_endpoint, redact_url
+
+        query_endpoint = default_query_endpoint(self.endpoint)
+        if query_endpoint != self.endpoint:
+            raise StoreUnavailableError(
+                f"{where} refused the query: this looks like an update endpoint; the query "
+                f"endpoint is probably {redact_url(query_endpoint)}"
+            )
 
     def _select_page(self, sparql: str) -> tuple[tuple[str, ...], list[dict[str, str | None]]]:
         answer = json.loads(self._run(sparql, JSON))
@@ -294,6 +315,17 @@ class RemoteBackend:
                 )
             return QueryResult("select", variables=variables, rows=rows)
         return self._select_all(prologue, body)
+
+
+def _split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """``http://user:password@host/path`` -> ``http://host/path`` and the (unquoted) user and
+    password; a URL without user info as it is."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None:
+        return url, None
+    host = parts.netloc.rpartition("@")[2]
+    bare = urllib.parse.urlunsplit(parts._replace(netloc=host))
+    return bare, (urllib.parse.unquote(parts.username), urllib.parse.unquote(parts.password or ""))
 
 
 def _plain(term: Mapping[str, str]) -> str:

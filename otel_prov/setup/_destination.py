@@ -15,7 +15,6 @@ from pathlib import Path
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import (
-    OTEL_PROV_SPARQL_QUERY_ENDPOINT,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
 )
@@ -23,6 +22,7 @@ from otel_prov.exporters._base import ProvExporter
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
+from otel_prov.exporters._sparql_client import query_endpoint_from_settings
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "reader_from_settings",
     "spool_dir_from_settings",
     "store_path",
+    "update_endpoint_from_settings",
 ]
 
 
@@ -104,11 +105,8 @@ def destination_from_settings(
     Raises ``ValueError`` for an unusable endpoint and ``OSError`` for a store that cannot
     be opened for writing (another process holds it, say).
     """
-    endpoint = sparql_update_endpoint or (
-        None if store is not None else env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
-    )
     exporter = _exporter(
-        endpoint,
+        update_endpoint_from_settings(sparql_update_endpoint, store=store),
         store=store,
         sparql_query_endpoint=sparql_query_endpoint,
         sparql_headers=None,
@@ -121,16 +119,30 @@ def destination_from_settings(
     return Destination(exporter, EmbeddedBackend(exporter.path, writer=exporter.held_store), None)
 
 
+def update_endpoint_from_settings(
+    update_endpoint: str | None = None, *, store: str | os.PathLike[str] | None = None
+) -> str | None:
+    """The SPARQL update endpoint :func:`destination_from_settings` writes to: the one
+    given, else (no ``store`` given) ``OTEL_PROV_SPARQL_UPDATE_ENDPOINT``; ``None`` for
+    the embedded store."""
+    if update_endpoint:
+        return update_endpoint
+    return None if store is not None else env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)
+
+
 def reader_from_settings(
     *, store: str | os.PathLike[str] | None = None, sparql_query_endpoint: str | None = None
 ) -> QueryBackend:
-    """The SPARQL query endpoint when one is given, or set and no ``store`` is given (with
-    the headers of ``OTEL_PROV_SPARQL_HEADERS``); else the embedded store, read-only.
+    """The SPARQL query endpoint when one is given, or set (or implied by the update
+    endpoint set, as the exporter reads it back) and no ``store`` is given, with the
+    headers of ``OTEL_PROV_SPARQL_HEADERS``; else the embedded store, read-only.
 
     Raises :class:`~otel_prov.read._backend.StoreUnavailableError` when there is no store.
     """
     endpoint = sparql_query_endpoint or (
-        None if store is not None else env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
+        None
+        if store is not None
+        else query_endpoint_from_settings(env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT))
     )
     if endpoint:
         return RemoteBackend(endpoint, headers=sparql_headers())

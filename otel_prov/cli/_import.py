@@ -1,0 +1,180 @@
+"""The commands that write provenance: ``import`` maps OTLP trace files, ``annotate``
+adds an evaluation to a stored run."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from otel_prov.capture import _content
+from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._parser import Command, Where, finite, formats
+from otel_prov.cli._receive import add_no_content_argument, content_policy
+from otel_prov.cli._render_report import render_import
+from otel_prov.cli._shared import destination, graph, no_session, say
+from otel_prov.ingest._annotate import annotate_run
+from otel_prov.ingest._import import import_spans
+from otel_prov.processing._price_file import prices_from_settings
+from otel_prov.processing._processor import RecordPreparer
+from otel_prov.prov._otlp_json import parse_otlp_json
+
+__all__ = ["COMMANDS"]
+
+
+def _import_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("files", metavar="FILE", nargs="+", help="a trace file, or - for stdin")
+    add_no_content_argument(sub)
+    sub.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=formats(text="one line of counts", json="the counts and the parts skipped"),
+    )
+
+
+def _import(args: argparse.Namespace) -> ExitCode:
+    """Read every file first (a missing one is a usage error and nothing is imported), then
+    import what parsed; a part that did not is one line on stderr and a usage error."""
+    named = graph(args)
+    try:
+        patterns = _content.patterns_from_environment()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    if patterns:  # as the zero-code configurator does: the files may hold secrets too
+        _content.set_redaction(None, patterns)
+    parsed = [parse_otlp_json(_read_text(name), name) for name in args.files]
+    problems = [problem for result in parsed for problem in result.problems]
+    for problem in problems:
+        say(problem)
+    opened = destination(args)
+    exporter = opened.exporter
+    try:
+        summary = import_spans(
+            (span for result in parsed for span in result.spans),
+            exporter=exporter,
+            backend=opened.reader,
+            graph=named,
+            prepare=RecordPreparer.from_settings(content=content_policy(args)),
+            prices=prices_from_settings(),
+            now_ns=time.time_ns(),
+        )
+        delivered = exporter.force_flush()
+    finally:
+        exporter.shutdown()
+    for warning in summary.warnings:
+        say(f"warning: {warning}")
+    sys.stdout.write(render_import(summary, problems, args.files, args.format))
+    if summary.not_stored or not delivered:
+        kept = (
+            f"what was not waits in the spool {opened.spool} (otel-prov status)"
+            if opened.spool is not None
+            else "see the log above"
+        )
+        say(f"not all provenance was stored; {kept}")
+        return ExitCode.STORE_ERROR
+    if not summary.traces:
+        say("no agent session in the spans read: nothing imported")
+    if problems:
+        return ExitCode.USAGE_ERROR
+    return ExitCode.OK if summary.traces else ExitCode.NOTHING_FOUND
+
+
+def _read_text(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{name} is not UTF-8 text (byte {exc.start})") from exc
+
+
+def _annotate_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("id", metavar="ID", help="the run (session IRI, trace or conversation id)")
+    sub.add_argument("--name", required=True, help="what is judged (e.g. relevance)")
+    sub.add_argument("--score", type=finite, metavar="X", help="a number")
+    sub.add_argument("--label", metavar="L", help="the verdict in words (e.g. pass)")
+    sub.add_argument("--explanation", metavar="T", help="why")
+    sub.add_argument(
+        "--evaluator",
+        default="otel-prov annotate",
+        metavar="NAME",
+        help="who judged; each evaluator's annotations form one chain (default: otel-prov "
+        "annotate)",
+    )
+    sub.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help=formats(text="one line", json="the run, the annotation and its evaluation"),
+    )
+
+
+def _annotate(args: argparse.Namespace) -> ExitCode:
+    """One evaluation of one run, written where ``configure()`` would write and chained
+    after the evaluator's previous annotation."""
+    if not args.name.strip():
+        raise UsageError("--name must name what is judged (e.g. relevance)")
+    opened = destination(args)
+    try:
+        annotated = annotate_run(
+            args.id,
+            name=args.name,
+            score=args.score,
+            label=args.label,
+            explanation=args.explanation,
+            evaluator=args.evaluator,
+            exporter=opened.exporter,
+            backend=opened.reader,
+            graph=graph(args),
+            now_ns=time.time_ns(),
+        )
+    except LookupError:
+        say(no_session(args.id))
+        return ExitCode.NOTHING_FOUND
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    finally:
+        opened.exporter.shutdown()
+    if not annotated.stored:
+        say("the annotation was not stored (see the log above)")
+        return ExitCode.STORE_ERROR
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "session": annotated.session,
+                    "annotation": annotated.annotation,
+                    "name": args.name,
+                }
+            )
+        )
+    else:
+        print(f"annotated {annotated.session} with {args.name} ({annotated.annotation})")
+    return ExitCode.OK
+
+
+COMMANDS = (
+    Command(
+        "import",
+        "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
+        "or one JSON document) into provenance; importing a file again adds nothing",
+        "otel-prov import traces.jsonl",
+        _import,
+        _import_arguments,
+        where=Where.WRITES,
+    ),
+    Command(
+        "annotate",
+        "add an evaluation to a stored run, sealed in a bundle of its own (the run's seal "
+        "is untouched; verify checks both)",
+        "otel-prov annotate demo-conversation --name correctness --score 1 --label pass",
+        _annotate,
+        _annotate_arguments,
+        where=Where.WRITES,
+    ),
+)

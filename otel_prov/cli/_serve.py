@@ -1,0 +1,94 @@
+"""``otel-prov serve``: the read-only web view, until interrupted."""
+
+from __future__ import annotations
+
+import argparse
+
+from otel_prov._extras import needs_extra
+from otel_prov._settings import is_loopback
+from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._parser import Command, allow_service, at_least_one, port, seconds
+from otel_prov.cli._shared import backend, graph, say, trace_links
+
+__all__ = ["COMMANDS"]
+
+
+def _arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (127.0.0.1: this machine only; any other is warned about)",
+    )
+    sub.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the server is reached by, besides the address it listens on "
+        "(repeatable); a request naming any other host is refused (DNS rebinding)",
+    )
+    sub.add_argument(
+        "--port", type=port, default=8080, metavar="N", help="port (8080; 0 picks a free one)"
+    )
+    sub.add_argument(
+        "--query-timeout",
+        type=seconds,
+        default=10.0,
+        metavar="SECONDS",
+        help="stop a query of the SPARQL page after this long (10)",
+    )
+    sub.add_argument(
+        "--max-queries",
+        type=at_least_one,
+        default=2,
+        metavar="N",
+        help="queries of the SPARQL page run at once, at most (2); one more gets 503",
+    )
+    allow_service(sub)
+
+
+def _serve(args: argparse.Namespace) -> ExitCode:
+    """Open the store (or endpoint) first, so that one that cannot be read fails at once."""
+    with needs_extra("serve", "serve"):
+        from otel_prov.view._app import create_app
+        from otel_prov.view._server import serve
+    named = graph(args)[1:-1]
+    backend(args)  # --store and --endpoint together are refused before anything opens
+    app = create_app(
+        lambda: backend(args),
+        graph=named,
+        trace_links=trace_links(),
+        query_timeout_s=args.query_timeout,
+        allow_service=args.allow_service,
+        bound_host=args.host,
+        allowed_hosts=args.allowed_host,
+        max_queries=args.max_queries,
+    )
+    if not is_loopback(args.host):
+        say(
+            f"warning: listening on {args.host}, not this machine only: anyone who can reach "
+            "it reads all the provenance in the store (there is no login)"
+        )
+
+    def announce(url: str) -> None:
+        print(f"otel-prov serve: {url}", flush=True)
+
+    try:
+        serve(app, args.host, args.port, announce=announce)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
+        ) from exc
+    return ExitCode.OK
+
+
+COMMANDS = (
+    Command(
+        "serve",
+        "a read-only web view: sessions (filtered, paged), each session with its timeline "
+        "and RDF downloads, two side by side, and a SPARQL box; prints its URL",
+        "otel-prov serve --port 8080",
+        _serve,
+        _arguments,
+    ),
+)

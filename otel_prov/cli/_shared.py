@@ -1,0 +1,131 @@
+"""What the commands share when they run: the store or endpoint their flags name, the
+graph, the trace backends' links, and one-line messages on stderr."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from otel_prov._settings import env_str
+from otel_prov.cli._exit import UsageError
+from otel_prov.environment_variables import (
+    OTEL_PROV_GRAPH,
+    OTEL_PROV_JAEGER_URL,
+    OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
+    OTEL_PROV_TEMPO_URL,
+)
+from otel_prov.exporters._base import graph_term
+from otel_prov.read._backend import QueryBackend, StoreUnavailableError
+from otel_prov.read._reader import ProvenanceReader
+from otel_prov.setup._destination import (
+    Destination,
+    destination_from_settings,
+    reader_from_settings,
+)
+
+__all__ = [
+    "backend",
+    "destination",
+    "graph",
+    "log_one_line",
+    "no_session",
+    "open_destination",
+    "reader",
+    "say",
+    "trace_links",
+]
+
+
+def backend(args: argparse.Namespace) -> QueryBackend:
+    """Where ``--store``/``--endpoint`` (or the settings) say provenance is read."""
+    if args.store is not None and args.endpoint:
+        raise UsageError("give --store or --endpoint, not both")
+    return reader_from_settings(store=args.store, sparql_query_endpoint=args.endpoint)
+
+
+def reader(args: argparse.Namespace) -> ProvenanceReader:
+    """The read API over :func:`backend` and the graph of :func:`graph`."""
+    return ProvenanceReader(backend(args), graph=graph(args)[1:-1])
+
+
+def graph(args: argparse.Namespace) -> str:
+    """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``."""
+    try:
+        return graph_term(args.graph)
+    except ValueError as exc:
+        raise UsageError(f"{OTEL_PROV_GRAPH}: {exc}") from exc
+
+
+def destination(args: argparse.Namespace) -> Destination:
+    """Where ``configure()`` would write (a SPARQL update endpoint when one is set, else the
+    embedded store), flags first."""
+    if args.store is not None and (args.endpoint or args.endpoint_update):
+        raise UsageError("give --store or --endpoint-update/--endpoint, not both")
+    if args.endpoint and not (args.endpoint_update or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT)):
+        raise UsageError(
+            f"{args.command} writes: give the update endpoint with --endpoint-update "
+            "(or OTEL_PROV_SPARQL_UPDATE_ENDPOINT); --endpoint is where it reads"
+        )
+    return open_destination(
+        store=args.store,
+        update_endpoint=args.endpoint_update,
+        query_endpoint=args.endpoint,
+        graph=args.graph,
+    )
+
+
+def open_destination(
+    *,
+    store: Path | None,
+    graph: str | None,
+    update_endpoint: str | None = None,
+    query_endpoint: str | None = None,
+) -> Destination:
+    """:func:`~otel_prov.setup._destination.destination_from_settings`, its errors as the
+    CLI says them: a bad endpoint is a usage error, a store that cannot open a store error."""
+    try:
+        return destination_from_settings(
+            store=store,
+            sparql_update_endpoint=update_endpoint,
+            sparql_query_endpoint=query_endpoint,
+            graph=graph,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    except OSError as exc:
+        raise StoreUnavailableError(str(exc)) from exc
+
+
+def trace_links() -> dict[str, str]:
+    """Backend name -> URL template (``{trace_id}``) of each trace backend configured."""
+    links = {"jaeger": env_str(OTEL_PROV_JAEGER_URL), "tempo": env_str(OTEL_PROV_TEMPO_URL)}
+    return {name: template for name, template in links.items() if template}
+
+
+def say(message: str) -> None:
+    """One line on stderr: an error, a warning, or what the data on stdout leaves out."""
+    print(f"otel-prov: {message}", file=sys.stderr)
+
+
+def no_session(ident: str) -> str:
+    return f"no session with id, trace id or conversation id {ident!r}"
+
+
+class _OneLine(logging.Handler):
+    """A record of the pipeline's log as one line: its first, and the last of a traceback
+    (the exception's type and message)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        lines = record.getMessage().splitlines() or [""]
+        if record.exc_info is not None and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            lines.append(f"{type(error).__name__}: {error}".splitlines()[0])
+        say(lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1].strip()})")
+
+
+def log_one_line() -> None:
+    """The pipeline's warnings and errors on stderr, one line each, as the command's own
+    messages are: a traceback tells the user of a command nothing a line would not."""
+    logging.getLogger("otel_prov").addHandler(_OneLine(logging.WARNING))

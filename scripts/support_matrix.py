@@ -28,6 +28,13 @@ PACKAGES = (
     "opentelemetry-instrumentation-openai",
     "opentelemetry-instrumentation-openai-v2",
     "opentelemetry-util-genai",
+    "langchain",
+    "langchain-openai",
+    "openinference-instrumentation-langchain",
+    "opentelemetry-instrumentation-langchain",
+    "smolagents",
+    "openinference-instrumentation-smolagents",
+    "pydantic-ai-slim",
 )
 """The instrumentation packages the scenarios run, as pinned by the dev extra."""
 

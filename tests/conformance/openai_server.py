@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.self_traced.scenario import MODEL, TURNS, Turn
+from tests.self_traced.scenario import MODEL, TURNS, Call, Turn
 
 CREATED = 1_764_547_200
 """A fixed creation time (2025-12-01), so that responses are the same on every run."""
@@ -56,18 +56,40 @@ def _turn(index: int) -> Turn:
     return TURNS[min(index, len(TURNS) - 1)]
 
 
-def chat_completion(index: int) -> dict[str, Any]:
-    """The non-streamed Chat Completions answer for turn ``index``."""
+ANSWER_TOOL = "final_answer"
+"""The tool an agent may offer the model to answer with (smolagents' agents answer so)."""
+
+
+def answer_tool(tools: object) -> str | None:
+    """``ANSWER_TOOL`` if a Chat Completions request offers it, else None: the model answers
+    in text."""
+    if not isinstance(tools, list):
+        return None
+    offered = {(tool.get("function") or {}).get("name") for tool in tools if isinstance(tool, dict)}
+    return ANSWER_TOOL if ANSWER_TOOL in offered else None
+
+
+def _calls(turn: Turn, answering: str | None) -> tuple[Call, ...]:
+    """The turn's tool calls; the answer too is one when the agent answers through a tool."""
+    if turn.calls or answering is None:
+        return turn.calls
+    return (Call(answering, {"answer": turn.thought}, "call_answer"),)
+
+
+def chat_completion(index: int, *, answering: str | None = None) -> dict[str, Any]:
+    """The non-streamed Chat Completions answer for turn ``index``; ``answering``: the tool
+    the last turn answers with (``answer_tool``), if any."""
     turn = _turn(index)
+    calls = _calls(turn, answering)
     message: dict[str, Any] = {"role": "assistant", "content": turn.thought}
-    if turn.calls:
+    if calls:
         message["tool_calls"] = [
             {
                 "id": call.call_id,
                 "type": "function",
                 "function": {"name": call.tool, "arguments": call.arguments_json},
             }
-            for call in turn.calls
+            for call in calls
         ]
     prompt, completion = usage_of(index)
     return {
@@ -79,7 +101,7 @@ def chat_completion(index: int) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if turn.calls else "stop",
+                "finish_reason": "tool_calls" if calls else "stop",
                 "logprobs": None,
             }
         ],
@@ -91,9 +113,11 @@ def chat_completion(index: int) -> dict[str, Any]:
     }
 
 
-def chat_chunks(index: int, *, include_usage: bool) -> Iterator[dict[str, Any]]:
+def chat_chunks(
+    index: int, *, include_usage: bool, answering: str | None = None
+) -> Iterator[dict[str, Any]]:
     """The streamed Chat Completions answer for turn ``index``, chunk by chunk."""
-    whole = chat_completion(index)
+    whole = chat_completion(index, answering=answering)
     message = whole["choices"][0]["message"]
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -259,11 +283,13 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(body.get("stream"))
         if self.path.endswith("/chat/completions"):
             index = chat_turn(body.get("messages") or [])
+            answering = answer_tool(body.get("tools"))
             if stream:
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
-                self._events(chat_chunks(index, include_usage=include), named=False)
+                chunks = chat_chunks(index, include_usage=include, answering=answering)
+                self._events(chunks, named=False)
             else:
-                self._json(chat_completion(index))
+                self._json(chat_completion(index, answering=answering))
         elif self.path.endswith("/responses"):
             index = responses_turn(body.get("input"))
             if stream:

@@ -115,6 +115,40 @@ _GENAI_LOST: Mapping[str, Mapping[str, str]] = {
     "latest": {"question": _RAW_MESSAGES, "answer": _RAW_MESSAGES},
 }
 
+_OLL_LANGCHAIN = (
+    "OpenLLMetry's traceloop.entity.input and traceloop.entity.output hold the JSON of the "
+    "LangChain run's inputs and outputs (serialized messages), stored raw rather than read "
+    "as the message's text (issue 25: read message content in every form)"
+)
+_LANGCHAIN_LOST: Mapping[str, Mapping[str, str]] = {
+    "openinference": {},
+    "openllmetry": {
+        "question": _OLL_LANGCHAIN,
+        "answer": _OLL_LANGCHAIN,
+        "observation": "OpenLLMetry's gen_ai.tool.call.result on the execute_tool span is "
+        "the JSON of the LangChain ToolMessage ({'output': {'kwargs': {'content': ...}}}), "
+        "stored raw rather than read as its content",
+    },
+}
+_FINAL_ANSWER_TOOL = (
+    "smolagents answers through its final_answer tool, and that TOOL span is read as a "
+    "third tool call rather than as the run's answer"
+)
+_SMOLAGENTS_LOST: Mapping[str, str] = {
+    "agent": "OpenInference's smolagents AGENT span names the agent only in its span "
+    "name (weather.run), which is not read",
+    "question": "the AGENT span's input.value is the JSON of run()'s keyword arguments "
+    '({"task": ..., "stream": false, ...}), stored raw rather than read as its task',
+    "arguments": _FINAL_ANSWER_TOOL,
+    "call_ids": _FINAL_ANSWER_TOOL,
+}
+_PYDANTIC_AI_LOST: Mapping[int, Mapping[str, str]] = {
+    2: {
+        "observation": "Pydantic AI's version 2 format puts the tool's result in the "
+        "running tool span's tool_response attribute, which is not read"
+    },
+}
+
 SCENARIOS = (
     Scenario(
         "openinference-openai-agents-chat-run",
@@ -188,6 +222,35 @@ SCENARIOS = (
             lost=_GENAI_LOST[content],
         )
         for content in _GENAI_CONTENT
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"{instrumentation}-langchain-{mode}",
+            "langchain_agent",
+            (instrumentation, mode),
+            lost=_LANGCHAIN_LOST[instrumentation],
+        )
+        for instrumentation in ("openinference", "openllmetry")
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"openinference-smolagents-{mode}",
+            "smolagents_agent",
+            (mode,),
+            lost=_SMOLAGENTS_LOST,
+        )
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"pydantic-ai-v{version}-{mode}",
+            "pydantic_ai_agent",
+            (str(version), mode),
+            lost=_PYDANTIC_AI_LOST.get(version, {}),
+        )
+        for version in (2, 5, 6)
         for mode in ("run", "stream")
     ),
 )

@@ -37,6 +37,7 @@ servers:
 	bash scripts/install-chromium.sh
 	bash scripts/phoenix-venv.sh
 	bash scripts/adk-venv.sh
+	bash scripts/llama-index-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

@@ -7,7 +7,10 @@ not, through the Chat Completions API (``POST /v1/chat/completions``) and the Re
 API (``POST /v1/responses``).
 
 Which turn to play is read from the request itself, as a stateless model would: the number
-of tool calls the conversation already holds.  The responses are built by pure functions
+of tool calls the conversation already holds.  How to play it too: a Chat Completions
+request that offers a ``final_answer`` tool (smolagents) gets the answer as a call to it,
+and one whose system prompt asks for ``Action Input:`` lines (a ReAct agent) gets each
+turn as ReAct text, its call written out rather than an API tool call.  The responses are built by pure functions
 (``chat_completion``, ``chat_chunks``, ``response``, ``response_events``) so that a test
 can check them without a socket; ``ScriptedOpenAI`` is the thin HTTP shell around them.
 
@@ -76,12 +79,41 @@ def _calls(turn: Turn, answering: str | None) -> tuple[Call, ...]:
     return (Call(answering, {"answer": turn.thought}, "call_answer"),)
 
 
-def chat_completion(index: int, *, answering: str | None = None) -> dict[str, Any]:
-    """The non-streamed Chat Completions answer for turn ``index``; ``answering``: the tool
-    the last turn answers with (``answer_tool``), if any."""
+REACT_MARKER = "Action Input:"
+"""What a ReAct agent's system prompt holds: the text format it parses the model's turns in."""
+
+
+def is_react(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a Chat Completions request comes from a ReAct agent (a system message that
+    asks for ``Action Input:`` lines): such an agent reads tool calls from the text."""
+    return any(
+        message.get("role") == "system" and REACT_MARKER in str(message.get("content"))
+        for message in messages
+    )
+
+
+def react_text(index: int) -> str:
+    """Turn ``index`` as a ReAct model writes it: its thought, then either its call as
+    ``Action:`` / ``Action Input:`` lines or, on the last turn, its ``Answer:``."""
     turn = _turn(index)
-    calls = _calls(turn, answering)
-    message: dict[str, Any] = {"role": "assistant", "content": turn.thought}
+    lines = [f"Thought: {turn.thought}"]
+    for call in turn.calls[:1]:  # ReAct takes one action per turn; the script has one
+        lines += [f"Action: {call.tool}", f"{REACT_MARKER} {call.arguments_json}"]
+    if not turn.calls:
+        lines.append(f"Answer: {turn.thought}")
+    return "\n".join(lines)
+
+
+def chat_completion(
+    index: int, *, answering: str | None = None, react: bool = False
+) -> dict[str, Any]:
+    """The non-streamed Chat Completions answer for turn ``index``; ``answering``: the tool
+    the last turn answers with (``answer_tool``), if any; ``react``: the turn in ReAct's
+    text format (``react_text``), with no tool calls of the API's."""
+    turn = _turn(index)
+    calls = () if react else _calls(turn, answering)
+    content = react_text(index) if react else turn.thought
+    message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = [
             {
@@ -114,10 +146,10 @@ def chat_completion(index: int, *, answering: str | None = None) -> dict[str, An
 
 
 def chat_chunks(
-    index: int, *, include_usage: bool, answering: str | None = None
+    index: int, *, include_usage: bool, answering: str | None = None, react: bool = False
 ) -> Iterator[dict[str, Any]]:
     """The streamed Chat Completions answer for turn ``index``, chunk by chunk."""
-    whole = chat_completion(index, answering=answering)
+    whole = chat_completion(index, answering=answering, react=react)
     message = whole["choices"][0]["message"]
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -282,14 +314,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         stream = bool(body.get("stream"))
         if self.path.endswith("/chat/completions"):
-            index = chat_turn(body.get("messages") or [])
+            messages = body.get("messages") or []
+            index = chat_turn(messages)
             answering = answer_tool(body.get("tools"))
+            react = is_react(messages)
             if stream:
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
-                chunks = chat_chunks(index, include_usage=include, answering=answering)
+                chunks = chat_chunks(index, include_usage=include, answering=answering, react=react)
                 self._events(chunks, named=False)
             else:
-                self._json(chat_completion(index, answering=answering))
+                self._json(chat_completion(index, answering=answering, react=react))
         elif self.path.endswith("/responses"):
             index = responses_turn(body.get("input"))
             if stream:

@@ -34,6 +34,8 @@ PACKAGES = (
     "opentelemetry-instrumentation-langchain",
     "smolagents",
     "openinference-instrumentation-smolagents",
+    "mcp",
+    "openinference-instrumentation-mcp",
     "pydantic-ai-slim",
 )
 """The instrumentation packages the scenarios run in ``.venv``, as pinned by the dev extra."""
@@ -68,7 +70,7 @@ def _pins() -> dict[str, str]:
 def _side_pins(script: str) -> list[tuple[str, str]]:
     """What a side venv's script pins: its ``"name==version"`` lines."""
     text = (ROOT / "scripts" / script).read_text(encoding="utf-8")
-    return re.findall(r'^\s*"([\w.-]+)==([^"]+)"$', text, re.MULTILINE)
+    return re.findall(r'^\s*"([\w.-]+)(?:\[[\w,]+\])?==([^"]+)"$', text, re.MULTILINE)
 
 
 def _one_line(text: str) -> str:

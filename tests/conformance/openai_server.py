@@ -10,9 +10,10 @@ Which turn to play is read from the request itself, as a stateless model would: 
 of tool calls the conversation already holds.  How to play it too: a Chat Completions
 request that offers a ``final_answer`` tool (smolagents) gets the answer as a call to it,
 and one whose system prompt asks for ``Action Input:`` lines (a ReAct agent) gets each
-turn as ReAct text, its call written out rather than an API tool call.  The responses are built by pure functions
-(``chat_completion``, ``chat_chunks``, ``response``, ``response_events``) so that a test
-can check them without a socket; ``ScriptedOpenAI`` is the thin HTTP shell around them.
+turn as ReAct text, its call written out rather than an API tool call.  The responses are
+built by pure functions (``chat_completion``, ``chat_chunks``, ``response``,
+``response_events``) so that a test can check them without a socket; ``ScriptedOpenAI`` is
+the thin HTTP shell around them.
 
 Usage: ``python -m tests.conformance.openai_server [PORT]`` prints its base URL and serves
 until killed; in tests, ``with ScriptedOpenAI() as server: server.base_url``.

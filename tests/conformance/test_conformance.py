@@ -180,6 +180,12 @@ _REACT_LOST: Mapping[str, str] = {
     'arguments as {"kwargs": {...}}, stored as they are',
 }
 
+_MCP_FAILURE = (
+    "openai-agents hands an MCP tool result flagged isError to the model as the tool's "
+    "output: the get_forecast TOOL span ends OK, the error's text only in its output.value"
+)
+_MCP_ERROR = {"failed_call": _MCP_FAILURE, "failed_count": _MCP_FAILURE, "error_text": _MCP_FAILURE}
+
 SCENARIOS = (
     Scenario(
         "openinference-openai-agents-chat-run",
@@ -208,6 +214,13 @@ SCENARIOS = (
             lost=_wrapped(),
         )
         for mode in ("run", "stream")
+    ),
+    Scenario(
+        "openinference-mcp-openai-agents-chat-run",
+        "openai_agents_agent",
+        ("openinference", "chat", "run", "mcp"),
+        absent=_MCP_ERROR,
+        lost=_wrapped(*_MCP_ERROR),
     ),
     *(
         Scenario(

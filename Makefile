@@ -38,6 +38,7 @@ servers:
 	bash scripts/phoenix-venv.sh
 	bash scripts/adk-venv.sh
 	bash scripts/llama-index-venv.sh
+	bash scripts/strands-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

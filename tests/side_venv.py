@@ -1,7 +1,8 @@
 """Tools the tests run from venvs of their own (``scripts/side-venv.sh``), installed on first use.
 
-Arize Phoenix is too big for the project's ``.venv``, and Google ADK pins an older
-OpenTelemetry than it: each has a script under ``scripts/`` that installs its venv (once;
+Arize Phoenix is too big for the project's ``.venv``; Google ADK pins an older
+OpenTelemetry than it, LlamaIndex's OpenAI LLMs and Strands Agents an older ``openai`` (and
+Strands an older ``mcp``): each has a script under ``scripts/`` that installs its venv (once;
 ``make servers`` runs them ahead) and prints the executable a test runs.
 """
 

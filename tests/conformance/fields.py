@@ -123,6 +123,9 @@ def matches(name: str, value: object) -> bool:
     expected = EXPECTED[name]
     if name == "error_text":  # a framework may wrap the message: it must hold it
         return isinstance(value, str) and str(expected) in value
+    if name in ("question", "answer") and isinstance(value, str):
+        # Whitespace around a message is not its text (Strands ends its answer with "\n").
+        value = value.strip()
     if name == "actions" and isinstance(value, list):
         # A step that answers may name its action FINAL_ANSWER (smolagents answers through
         # a tool of that name): a reader takes it, as no action, for the answering step.

@@ -186,6 +186,44 @@ _MCP_FAILURE = (
 )
 _MCP_ERROR = {"failed_call": _MCP_FAILURE, "failed_count": _MCP_FAILURE, "error_text": _MCP_FAILURE}
 
+_STRANDS_CONVENTIONS: Mapping[str, Mapping[str, str]] = {
+    "default": {},
+    "latest": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
+}
+"""Strands' span shapes: content in message events by default, or the newest conventions."""
+_STRANDS_PROVIDER = (
+    "Strands records its own name, strands-agents, as gen_ai.system (default) or "
+    "gen_ai.provider.name (latest) on every span; its model's provider, OpenAI, is in none"
+)
+_STRANDS_EVENTS = (
+    "Strands' default conventions put the messages in span events (gen_ai.user.message, "
+    "gen_ai.assistant.message, gen_ai.choice), which are not read "
+    "(issue 25: read the message events)"
+)
+_STRANDS_DETAILS = (
+    "the messages are in gen_ai.client.inference.operation.details events "
+    "(gen_ai.input.messages, gen_ai.output.messages), which are not read "
+    "(issue 25: read the inference details event)"
+)
+_STRANDS_LOST: Mapping[str, Mapping[str, str]] = {
+    "default": {
+        "question": _STRANDS_EVENTS,
+        "answer": _STRANDS_EVENTS,
+        "thoughts": _STRANDS_EVENTS,
+        "arguments": "the execute_tool span holds the arguments only in its "
+        "gen_ai.tool.message event's content, which is not read",
+        "observation": "the execute_tool span holds the result only in its gen_ai.choice "
+        "event's message, which is not read",
+    },
+    "latest": {
+        "question": _STRANDS_DETAILS,
+        "answer": _STRANDS_DETAILS,
+        "thoughts": _STRANDS_DETAILS,
+        "observation": "the execute_tool span's gen_ai.tool.call.result is Strands' list of "
+        'content blocks ([{"text": "Paris: 18 °C"}]), stored raw rather than read as text',
+    },
+}
+
 SCENARIOS = (
     Scenario(
         "openinference-openai-agents-chat-run",
@@ -310,6 +348,18 @@ SCENARIOS = (
             lost=_REACT_LOST,
         )
         for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"strands-{conventions}",
+            "strands_agent",
+            (),
+            environment=_STRANDS_CONVENTIONS[conventions],
+            venv=("strands-venv.sh", "OTEL_PROV_STRANDS_VENV"),
+            absent={"provider": _STRANDS_PROVIDER},
+            lost=_STRANDS_LOST[conventions],
+        )
+        for conventions in _STRANDS_CONVENTIONS
     ),
 )
 

@@ -39,6 +39,7 @@ servers:
 	bash scripts/adk-venv.sh
 	bash scripts/llama-index-venv.sh
 	bash scripts/strands-venv.sh
+	bash scripts/crewai-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

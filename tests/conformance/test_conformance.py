@@ -96,6 +96,7 @@ _GENAI_CONTENT = {
 """The official packages' content modes: none by default, or the newest conventions with
 content on spans."""
 
+_OI_PROVIDER = "OpenInference's llm.system and llm.provider are not read at all"
 _RESPONSES_CALLS = (
     "OpenInference puts a Responses API tool call in llm.output_messages.1 and only "
     "llm.output_messages.0 is read"
@@ -287,7 +288,7 @@ SCENARIOS = (
             ("openinference", api, mode),
             lost={
                 "agent": "OpenInference's agent.name is not read, only gen_ai.agent.name",
-                "provider": "OpenInference's llm.system and llm.provider are not read at all",
+                "provider": _OI_PROVIDER,
                 **({"call_ids": _RESPONSES_CALLS} if api == "responses" else {}),
             },
         )
@@ -360,6 +361,25 @@ SCENARIOS = (
             lost=_STRANDS_LOST[conventions],
         )
         for conventions in _STRANDS_CONVENTIONS
+    ),
+    Scenario(
+        "openinference-crewai",
+        "crewai_agent",
+        (),
+        venv=("crewai-venv.sh", "OTEL_PROV_CREWAI_VENV"),
+        lost={
+            **_wrapped("agent", "question", "provider"),
+            "error_text": _WRAPPER,
+            "agent": "the run is the Crew's kickoff CHAIN span, and the agent's AGENT span "
+            "(weather._execute_core) names it only in graph.node.id and its span name",
+            "question": "the question is the task's description, in the kickoff span's "
+            "crew_tasks JSON; the AGENT span's input.value is the JSON of _execute_core's "
+            "arguments (agent, context, tools), stored raw",
+            "answer": "the run is the Crew's kickoff CHAIN span, whose output.value is the "
+            "CrewOutput JSON; the plain answer is the AGENT sub-session's (issue 25: fold "
+            "the wrapper into the agent)",
+            "provider": _OI_PROVIDER,
+        },
     ),
 )
 

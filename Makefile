@@ -37,6 +37,9 @@ servers:
 	bash scripts/install-chromium.sh
 	bash scripts/phoenix-venv.sh
 	bash scripts/adk-venv.sh
+	bash scripts/llama-index-venv.sh
+	bash scripts/strands-venv.sh
+	bash scripts/crewai-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

@@ -28,8 +28,19 @@ PACKAGES = (
     "opentelemetry-instrumentation-openai",
     "opentelemetry-instrumentation-openai-v2",
     "opentelemetry-util-genai",
+    "langchain",
+    "langchain-openai",
+    "openinference-instrumentation-langchain",
+    "opentelemetry-instrumentation-langchain",
+    "smolagents",
+    "openinference-instrumentation-smolagents",
+    "mcp",
+    "openinference-instrumentation-mcp",
+    "pydantic-ai-slim",
 )
-"""The instrumentation packages the scenarios run, as pinned by the dev extra."""
+"""The instrumentation packages the scenarios run in ``.venv``, as pinned by the dev extra."""
+SIDE_VENVS = ("llama-index-venv.sh", "strands-venv.sh", "crewai-venv.sh")
+"""The scripts of the side venvs some scenarios run in, each listed with its own pins."""
 
 INTRO = """# Support matrix
 
@@ -54,6 +65,12 @@ def _pins() -> dict[str, str]:
         name, _, version = requirement.partition("==")
         pins[name.strip().lower()] = version.strip()
     return pins
+
+
+def _side_pins(script: str) -> list[tuple[str, str]]:
+    """What a side venv's script pins: its ``"name==version"`` lines."""
+    text = (ROOT / "scripts" / script).read_text(encoding="utf-8")
+    return re.findall(r'^\s*"([\w.-]+)(?:\[[\w,]+\])?==([^"]+)"$', text, re.MULTILINE)
 
 
 def _one_line(text: str) -> str:
@@ -87,6 +104,11 @@ def page() -> str:
     versions = "\n".join(
         f"| `{name}` | {pins.get(name, 'as its dependants pin it')} |" for name in PACKAGES
     )
+    for script in SIDE_VENVS:
+        versions += f"\n\nIn the side venv of `scripts/{script}`:\n\n| package | version |\n"
+        versions += "| --- | --- |\n" + "\n".join(
+            f"| `{name}` | {version} |" for name, version in _side_pins(script)
+        )
     listed = "\n".join(f"{number}. {_one_line(reason)}" for reason, number in notes.items())
     return (
         f"{INTRO}\n## Fields\n\n{header}\n"

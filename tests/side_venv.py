@@ -1,8 +1,10 @@
 """Tools the tests run from venvs of their own (``scripts/side-venv.sh``), installed on first use.
 
-Arize Phoenix is too big for the project's ``.venv``, and Google ADK pins an older
-OpenTelemetry than it: each has a script under ``scripts/`` that installs its venv (once;
-``make servers`` runs them ahead) and prints the executable a test runs.
+Arize Phoenix is too big for the project's ``.venv``; Google ADK pins an older
+OpenTelemetry than it; LlamaIndex's OpenAI LLMs, Strands Agents and CrewAI an older
+``openai`` (Strands and CrewAI an older ``mcp`` too, CrewAI an older ``pydantic``).  Each
+has a script under ``scripts/`` that installs its venv (once; ``make servers`` runs them
+ahead) and prints the executable a test runs.
 """
 
 from __future__ import annotations

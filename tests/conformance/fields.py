@@ -17,6 +17,7 @@ from typing import Any
 
 import rdflib
 
+from otel_prov.capture import FINAL_ANSWER
 from otel_prov.read import SessionView, open_store
 from tests.conformance.openai_server import usage_of
 from tests.self_traced import scenario
@@ -122,4 +123,11 @@ def matches(name: str, value: object) -> bool:
     expected = EXPECTED[name]
     if name == "error_text":  # a framework may wrap the message: it must hold it
         return isinstance(value, str) and str(expected) in value
+    if name in ("question", "answer") and isinstance(value, str):
+        # Whitespace around a message is not its text (Strands ends its answer with "\n").
+        value = value.strip()
+    if name == "actions" and isinstance(value, list):
+        # A step that answers may name its action FINAL_ANSWER (smolagents answers through
+        # a tool of that name): a reader takes it, as no action, for the answering step.
+        value = [None if action == FINAL_ANSWER else action for action in value]
     return value == expected

@@ -1,11 +1,14 @@
 """The shared script as an OpenAI Agents SDK agent, under a third-party instrumentor.
 
-``python -m tests.conformance.openai_agents_agent STORE INSTRUMENTATION API MODE`` with
-INSTRUMENTATION ``openinference`` or ``openllmetry``, API ``chat`` (Chat Completions) or
-``responses``, MODE ``run`` or ``stream``. The model is the scripted server at
-``OPENAI_BASE_URL``; the process calls ``otel_prov.configure(store=STORE)`` and nothing
-else of ours, with OTLP export on when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (to an
-``otel-prov receive``). It prints the run's final output.
+``python -m tests.conformance.openai_agents_agent STORE INSTRUMENTATION API MODE [TOOLS]``
+with INSTRUMENTATION ``openinference`` or ``openllmetry``, API ``chat`` (Chat Completions)
+or ``responses``, MODE ``run`` or ``stream``, TOOLS ``function`` (the default: function
+tools in process) or ``mcp`` (the same tools from a real MCP server process,
+``mcp_weather``, over stdio, with ``openinference-instrumentation-mcp`` propagating the
+trace context to it). The model is the scripted server at ``OPENAI_BASE_URL``; the
+process calls ``otel_prov.configure(store=STORE)`` and nothing else of ours, with OTLP
+export on when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (to an ``otel-prov receive``). It
+prints the run's final output.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import otel_prov
@@ -34,7 +39,7 @@ def instrument(name: str, provider: Any) -> None:
         raise SystemExit(f"unknown instrumentation {name!r}")
 
 
-def build(api: str) -> Any:
+def build(api: str, mcp_servers: Sequence[Any] = ()) -> Any:
     from agents import (
         Agent,
         OpenAIChatCompletionsModel,
@@ -50,7 +55,8 @@ def build(api: str) -> Any:
         name=scenario.AGENT,
         instructions="Answer questions about the weather.",
         model=model,
-        tools=[function_tool(tool) for tool in scenario.TOOLS],
+        tools=[] if mcp_servers else [function_tool(tool) for tool in scenario.TOOLS],
+        mcp_servers=list(mcp_servers),
     )
 
 
@@ -66,11 +72,32 @@ async def run(agent: Any, mode: str) -> str:
     return str(result.final_output)
 
 
+async def run_with(api: str, mode: str, tools: str) -> str:
+    """The run, its tools in process or from the MCP server started for it."""
+    if tools == "function":
+        return await run(build(api), mode)
+    from agents.mcp import MCPServerStdio, MCPServerStdioParams
+
+    params = MCPServerStdioParams(
+        command=sys.executable,
+        args=["-m", "tests.conformance.mcp_weather"],
+        env=dict(os.environ),
+        cwd=Path.cwd(),
+    )
+    async with MCPServerStdio(params) as server:
+        return await run(build(api, [server]), mode)
+
+
 def main(argv: list[str]) -> int:
-    store, instrumentation, api, mode = argv
+    store, instrumentation, api, mode, *rest = argv
+    tools = rest[0] if rest else "function"
     handle = otel_prov.configure(store=store, service_name="conformance")
     instrument(instrumentation, handle.tracer_provider)
-    answer = asyncio.run(run(build(api), mode))
+    if tools == "mcp":
+        from openinference.instrumentation.mcp import MCPInstrumentor
+
+        MCPInstrumentor().instrument(tracer_provider=handle.tracer_provider)
+    answer = asyncio.run(run_with(api, mode, tools))
     handle.shutdown()
     print(answer)
     return 0

@@ -7,9 +7,13 @@ not, through the Chat Completions API (``POST /v1/chat/completions``) and the Re
 API (``POST /v1/responses``).
 
 Which turn to play is read from the request itself, as a stateless model would: the number
-of tool calls the conversation already holds.  The responses are built by pure functions
-(``chat_completion``, ``chat_chunks``, ``response``, ``response_events``) so that a test
-can check them without a socket; ``ScriptedOpenAI`` is the thin HTTP shell around them.
+of tool calls the conversation already holds.  How to play it too: a Chat Completions
+request that offers a ``final_answer`` tool (smolagents) gets the answer as a call to it,
+and one whose system prompt asks for ``Action Input:`` lines (a ReAct agent) gets each
+turn as ReAct text, its call written out rather than an API tool call.  The responses are
+built by pure functions (``chat_completion``, ``chat_chunks``, ``response``,
+``response_events``) so that a test can check them without a socket; ``ScriptedOpenAI`` is
+the thin HTTP shell around them.
 
 Usage: ``python -m tests.conformance.openai_server [PORT]`` prints its base URL and serves
 until killed; in tests, ``with ScriptedOpenAI() as server: server.base_url``.
@@ -24,7 +28,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from tests.self_traced.scenario import MODEL, TURNS, Turn
+from tests.self_traced.scenario import MODEL, TURNS, Call, Turn
 
 CREATED = 1_764_547_200
 """A fixed creation time (2025-12-01), so that responses are the same on every run."""
@@ -56,18 +60,69 @@ def _turn(index: int) -> Turn:
     return TURNS[min(index, len(TURNS) - 1)]
 
 
-def chat_completion(index: int) -> dict[str, Any]:
-    """The non-streamed Chat Completions answer for turn ``index``."""
+ANSWER_TOOL = "final_answer"
+"""The tool an agent may offer the model to answer with (smolagents' agents answer so)."""
+
+
+def answer_tool(tools: object) -> str | None:
+    """``ANSWER_TOOL`` if a Chat Completions request offers it, else None: the model answers
+    in text."""
+    if not isinstance(tools, list):
+        return None
+    offered = {(tool.get("function") or {}).get("name") for tool in tools if isinstance(tool, dict)}
+    return ANSWER_TOOL if ANSWER_TOOL in offered else None
+
+
+def _calls(turn: Turn, answering: str | None) -> tuple[Call, ...]:
+    """The turn's tool calls; the answer too is one when the agent answers through a tool."""
+    if turn.calls or answering is None:
+        return turn.calls
+    return (Call(answering, {"answer": turn.thought}, "call_answer"),)
+
+
+REACT_MARKER = "Action Input:"
+"""What a ReAct agent's system prompt holds: the text format it parses the model's turns in."""
+
+
+def is_react(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a Chat Completions request comes from a ReAct agent (a system message that
+    asks for ``Action Input:`` lines): such an agent reads tool calls from the text."""
+    return any(
+        message.get("role") == "system" and REACT_MARKER in str(message.get("content"))
+        for message in messages
+    )
+
+
+def react_text(index: int) -> str:
+    """Turn ``index`` as a ReAct model writes it: its thought, then either its call as
+    ``Action:`` / ``Action Input:`` lines or, on the last turn, its ``Answer:``."""
     turn = _turn(index)
-    message: dict[str, Any] = {"role": "assistant", "content": turn.thought}
-    if turn.calls:
+    lines = [f"Thought: {turn.thought}"]
+    for call in turn.calls[:1]:  # ReAct takes one action per turn; the script has one
+        lines += [f"Action: {call.tool}", f"{REACT_MARKER} {call.arguments_json}"]
+    if not turn.calls:
+        lines.append(f"Answer: {turn.thought}")
+    return "\n".join(lines)
+
+
+def chat_completion(
+    index: int, *, answering: str | None = None, react: bool = False
+) -> dict[str, Any]:
+    """The non-streamed Chat Completions answer for turn ``index``; ``answering``: the tool
+    the last turn answers with (``answer_tool``), if any; ``react``: the turn in ReAct's
+    text format (``react_text``), with no tool calls of the API's."""
+    turn = _turn(index)
+    calls = () if react else _calls(turn, answering)
+    content = react_text(index) if react else turn.thought
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if calls:
         message["tool_calls"] = [
             {
                 "id": call.call_id,
                 "type": "function",
                 "function": {"name": call.tool, "arguments": call.arguments_json},
             }
-            for call in turn.calls
+            for call in calls
         ]
     prompt, completion = usage_of(index)
     return {
@@ -79,7 +134,7 @@ def chat_completion(index: int) -> dict[str, Any]:
             {
                 "index": 0,
                 "message": message,
-                "finish_reason": "tool_calls" if turn.calls else "stop",
+                "finish_reason": "tool_calls" if calls else "stop",
                 "logprobs": None,
             }
         ],
@@ -91,9 +146,11 @@ def chat_completion(index: int) -> dict[str, Any]:
     }
 
 
-def chat_chunks(index: int, *, include_usage: bool) -> Iterator[dict[str, Any]]:
+def chat_chunks(
+    index: int, *, include_usage: bool, answering: str | None = None, react: bool = False
+) -> Iterator[dict[str, Any]]:
     """The streamed Chat Completions answer for turn ``index``, chunk by chunk."""
-    whole = chat_completion(index)
+    whole = chat_completion(index, answering=answering, react=react)
     message = whole["choices"][0]["message"]
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -258,12 +315,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         stream = bool(body.get("stream"))
         if self.path.endswith("/chat/completions"):
-            index = chat_turn(body.get("messages") or [])
+            messages = body.get("messages") or []
+            index = chat_turn(messages)
+            answering = answer_tool(body.get("tools"))
+            react = is_react(messages)
             if stream:
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
-                self._events(chat_chunks(index, include_usage=include), named=False)
+                chunks = chat_chunks(index, include_usage=include, answering=answering, react=react)
+                self._events(chunks, named=False)
             else:
-                self._json(chat_completion(index))
+                self._json(chat_completion(index, answering=answering, react=react))
         elif self.path.endswith("/responses"):
             index = responses_turn(body.get("input"))
             if stream:

@@ -28,6 +28,7 @@ import pytest
 from tests.conformance import fields
 from tests.conformance.openai_server import ScriptedOpenAI
 from tests.receiver import Receivers
+from tests.side_venv import installed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,6 +50,9 @@ class Scenario:
     lost: Mapping[str, str] = field(default_factory=dict)
     environment: Mapping[str, str] = field(default_factory=dict)
     """What the agent's process is given besides the model's and the receiver's URLs."""
+    venv: tuple[str, str] | None = None
+    """The agent's side venv, for packages that cannot share ``.venv``: the script that
+    installs it and the variable that may name its directory (``tests/side_venv.py``)."""
 
 
 _IN_SUB_SESSION = (
@@ -92,6 +96,7 @@ _GENAI_CONTENT = {
 """The official packages' content modes: none by default, or the newest conventions with
 content on spans."""
 
+_OI_PROVIDER = "OpenInference's llm.system and llm.provider are not read at all"
 _RESPONSES_CALLS = (
     "OpenInference puts a Responses API tool call in llm.output_messages.1 and only "
     "llm.output_messages.0 is read"
@@ -113,6 +118,111 @@ _RAW_MESSAGES = (
 _GENAI_LOST: Mapping[str, Mapping[str, str]] = {
     "default": {},
     "latest": {"question": _RAW_MESSAGES, "answer": _RAW_MESSAGES},
+}
+
+_OLL_LANGCHAIN = (
+    "OpenLLMetry's traceloop.entity.input and traceloop.entity.output hold the JSON of the "
+    "LangChain run's inputs and outputs (serialized messages), stored raw rather than read "
+    "as the message's text (issue 25: read message content in every form)"
+)
+_LANGCHAIN_LOST: Mapping[str, Mapping[str, str]] = {
+    "openinference": {},
+    "openllmetry": {
+        "question": _OLL_LANGCHAIN,
+        "answer": _OLL_LANGCHAIN,
+        "observation": "OpenLLMetry's gen_ai.tool.call.result on the execute_tool span is "
+        "the JSON of the LangChain ToolMessage ({'output': {'kwargs': {'content': ...}}}), "
+        "stored raw rather than read as its content",
+    },
+}
+_FINAL_ANSWER_TOOL = (
+    "smolagents answers through its final_answer tool, and that TOOL span is read as a "
+    "third tool call rather than as the run's answer"
+)
+_SMOLAGENTS_LOST: Mapping[str, str] = {
+    "agent": "OpenInference's smolagents AGENT span names the agent only in its span "
+    "name (weather.run), which is not read",
+    "question": "the AGENT span's input.value is the JSON of run()'s keyword arguments "
+    '({"task": ..., "stream": false, ...}), stored raw rather than read as its task',
+    "arguments": _FINAL_ANSWER_TOOL,
+    "call_ids": _FINAL_ANSWER_TOOL,
+}
+_PYDANTIC_AI_LOST: Mapping[int, Mapping[str, str]] = {
+    2: {
+        "observation": "Pydantic AI's version 2 format puts the tool's result in the "
+        "running tool span's tool_response attribute, which is not read"
+    },
+}
+
+_REACT_ABSENT: Mapping[str, str] = {
+    "agent": "OpenInference's llama-index spans carry no agent name attribute: the name is "
+    "only inside Python reprs of LlamaIndex events (current_agent_name='weather' in "
+    "BaseWorkflowAgent.init_run's output.value)",
+    "call_ids": "a ReAct model writes its calls as text, with no call id, and the "
+    "FunctionTool.acall TOOL spans carry none (LlamaIndex's own uuid tool_id is only in "
+    "Python reprs of its events)",
+}
+_REACT_STREAM_USAGE = (
+    "OpenAILike streams without asking for usage (no stream_options.include_usage), so "
+    "the server sends none and the astream_chat LLM spans carry no llm.token_count"
+)
+_REACT_LOST: Mapping[str, str] = {
+    "question": "the root ReActAgent.run CHAIN span's input.value is the workflow's "
+    "init_state JSON; the question is the first user message of the inner LLM spans' "
+    "llm.input_messages, not read as the run's (issue 25: fold the wrapper into the run)",
+    "answer": "the answer is in the root span's output.value only as a Python repr "
+    "(StopEvent(result=AgentOutput(...))), and after 'Answer:' in the last LLM span's "
+    "llm.output_messages.0.message.content",
+    "thoughts": "each thought is in the inner LLM span's llm.output_messages.0.message."
+    "content (the ReAct text 'Thought: ...') and in ReActOutputParser.parse's output.value "
+    "JSON; the step is anchored on the outer OpenAILike LLM span of the same name, which "
+    "holds no messages",
+    "arguments": "the FunctionTool.acall TOOL span's input.value wraps the model's "
+    'arguments as {"kwargs": {...}}, stored as they are',
+}
+
+_MCP_FAILURE = (
+    "openai-agents hands an MCP tool result flagged isError to the model as the tool's "
+    "output: the get_forecast TOOL span ends OK, the error's text only in its output.value"
+)
+_MCP_ERROR = {"failed_call": _MCP_FAILURE, "failed_count": _MCP_FAILURE, "error_text": _MCP_FAILURE}
+
+_STRANDS_CONVENTIONS: Mapping[str, Mapping[str, str]] = {
+    "default": {},
+    "latest": {"OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
+}
+"""Strands' span shapes: content in message events by default, or the newest conventions."""
+_STRANDS_PROVIDER = (
+    "Strands records its own name, strands-agents, as gen_ai.system (default) or "
+    "gen_ai.provider.name (latest) on every span; its model's provider, OpenAI, is in none"
+)
+_STRANDS_EVENTS = (
+    "Strands' default conventions put the messages in span events (gen_ai.user.message, "
+    "gen_ai.assistant.message, gen_ai.choice), which are not read "
+    "(issue 25: read the message events)"
+)
+_STRANDS_DETAILS = (
+    "the messages are in gen_ai.client.inference.operation.details events "
+    "(gen_ai.input.messages, gen_ai.output.messages), which are not read "
+    "(issue 25: read the inference details event)"
+)
+_STRANDS_LOST: Mapping[str, Mapping[str, str]] = {
+    "default": {
+        "question": _STRANDS_EVENTS,
+        "answer": _STRANDS_EVENTS,
+        "thoughts": _STRANDS_EVENTS,
+        "arguments": "the execute_tool span holds the arguments only in its "
+        "gen_ai.tool.message event's content, which is not read",
+        "observation": "the execute_tool span holds the result only in its gen_ai.choice "
+        "event's message, which is not read",
+    },
+    "latest": {
+        "question": _STRANDS_DETAILS,
+        "answer": _STRANDS_DETAILS,
+        "thoughts": _STRANDS_DETAILS,
+        "observation": "the execute_tool span's gen_ai.tool.call.result is Strands' list of "
+        'content blocks ([{"text": "Paris: 18 °C"}]), stored raw rather than read as text',
+    },
 }
 
 SCENARIOS = (
@@ -144,6 +254,13 @@ SCENARIOS = (
         )
         for mode in ("run", "stream")
     ),
+    Scenario(
+        "openinference-mcp-openai-agents-chat-run",
+        "openai_agents_agent",
+        ("openinference", "chat", "run", "mcp"),
+        absent=_MCP_ERROR,
+        lost=_wrapped(*_MCP_ERROR),
+    ),
     *(
         Scenario(
             f"openllmetry-openai-agents-chat-{mode}",
@@ -171,7 +288,7 @@ SCENARIOS = (
             ("openinference", api, mode),
             lost={
                 "agent": "OpenInference's agent.name is not read, only gen_ai.agent.name",
-                "provider": "OpenInference's llm.system and llm.provider are not read at all",
+                "provider": _OI_PROVIDER,
                 **({"call_ids": _RESPONSES_CALLS} if api == "responses" else {}),
             },
         )
@@ -190,6 +307,80 @@ SCENARIOS = (
         for content in _GENAI_CONTENT
         for mode in ("run", "stream")
     ),
+    *(
+        Scenario(
+            f"{instrumentation}-langchain-{mode}",
+            "langchain_agent",
+            (instrumentation, mode),
+            lost=_LANGCHAIN_LOST[instrumentation],
+        )
+        for instrumentation in ("openinference", "openllmetry")
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"openinference-smolagents-{mode}",
+            "smolagents_agent",
+            (mode,),
+            lost=_SMOLAGENTS_LOST,
+        )
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"pydantic-ai-v{version}-{mode}",
+            "pydantic_ai_agent",
+            (str(version), mode),
+            lost=_PYDANTIC_AI_LOST.get(version, {}),
+        )
+        for version in (2, 5, 6)
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"openinference-llama-index-react-{mode}",
+            "llama_index_agent",
+            (mode,),
+            venv=("llama-index-venv.sh", "OTEL_PROV_LLAMA_INDEX_VENV"),
+            absent={
+                **_REACT_ABSENT,
+                **({"tokens": _REACT_STREAM_USAGE} if mode == "stream" else {}),
+            },
+            lost=_REACT_LOST,
+        )
+        for mode in ("run", "stream")
+    ),
+    *(
+        Scenario(
+            f"strands-{conventions}",
+            "strands_agent",
+            (),
+            environment=_STRANDS_CONVENTIONS[conventions],
+            venv=("strands-venv.sh", "OTEL_PROV_STRANDS_VENV"),
+            absent={"provider": _STRANDS_PROVIDER},
+            lost=_STRANDS_LOST[conventions],
+        )
+        for conventions in _STRANDS_CONVENTIONS
+    ),
+    Scenario(
+        "openinference-crewai",
+        "crewai_agent",
+        (),
+        venv=("crewai-venv.sh", "OTEL_PROV_CREWAI_VENV"),
+        lost={
+            **_wrapped("agent", "question", "provider"),
+            "error_text": _WRAPPER,
+            "agent": "the run is the Crew's kickoff CHAIN span, and the agent's AGENT span "
+            "(weather._execute_core) names it only in graph.node.id and its span name",
+            "question": "the question is the task's description, in the kickoff span's "
+            "crew_tasks JSON; the AGENT span's input.value is the JSON of _execute_core's "
+            "arguments (agent, context, tools), stored raw",
+            "answer": "the run is the Crew's kickoff CHAIN span, whose output.value is the "
+            "CrewOutput JSON; the plain answer is the AGENT sub-session's (issue 25: fold "
+            "the wrapper into the agent)",
+            "provider": _OI_PROVIDER,
+        },
+    ),
 )
 
 
@@ -201,13 +392,14 @@ class Stores:
 
 def _run(scenario: Scenario, directory: Path) -> Stores:
     stores = Stores(directory / "in-process", directory / "received")
+    python = installed(*scenario.venv) if scenario.venv else Path(sys.executable)
     receivers = Receivers(directory)
     try:
         receiver = receivers.start("--store", str(stores.received), "--trace-idle", "0.5")
         with ScriptedOpenAI() as model:
             done = subprocess.run(
                 [
-                    sys.executable,
+                    str(python),
                     "-m",
                     f"tests.conformance.{scenario.module}",
                     str(stores.in_process),

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from otel_prov._extras import MissingExtraError
 from otel_prov.cli import _demo, _import, _query, _receive, _serve, _sessions, _status, _verify
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, build_parser
+from otel_prov.cli._parser import Command, Where, build_parser
 from otel_prov.cli._shared import log_one_line, say
 from otel_prov.read._backend import StoreUnavailableError
 
@@ -42,10 +42,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parsing.print_help(sys.stderr)
         return ExitCode.USAGE_ERROR
     command = COMMANDS[args.command]
-    if not command.logs_itself:
-        log_one_line()
+    log = None if command.logs_itself else log_one_line()
     try:
-        return command.run(args)
+        code = command.run(args)
+        writes = command.where in (Where.WRITES, Where.STORE)
+        if code is ExitCode.OK and writes and log is not None and log.errors:
+            return ExitCode.STORE_ERROR  # the log above says what was not stored
+        return code
     except (UsageError, MissingExtraError) as exc:
         say(str(exc))
         return ExitCode.USAGE_ERROR

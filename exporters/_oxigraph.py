@@ -96,8 +96,23 @@ def default_store_path() -> Path:
 
 
 def _held_by_another(error: OSError) -> bool:
-    """RocksDB's answer when another process (or handle) holds the store's ``LOCK``."""
-    return "LOCK" in str(error)
+    """RocksDB's answer when another process (or handle) holds the store's ``LOCK``, or
+    when another process opening it at the same moment deleted the old info log this one
+    was rotating out (``LOG.old.*``): either way, try again at the next look."""
+    return "LOCK" in str(error) or "LOG.old" in str(error)
+
+
+INFO_LOGS_KEPT = 8
+"""Old RocksDB info logs (``LOG.old.*``) kept beside a store.  Each try to open a store
+another process holds rotates one out; RocksDB keeps 1,000 (pyoxigraph cannot set its
+``keep_log_file_num``), and at that limit processes opening at once race to delete the
+same file: a waiting writer keeps the newest few itself, which never lets RocksDB reach it."""
+
+
+def _prune_info_logs(path: Path) -> None:
+    old = sorted(path.glob("LOG.old.*"), key=lambda log: log.name)
+    for log in old[: max(0, len(old) - INFO_LOGS_KEPT)]:
+        log.unlink(missing_ok=True)  # another process may have taken it already
 
 
 def _never_dropped(store: pyoxigraph.Store) -> None:
@@ -180,6 +195,7 @@ class OxigraphStoreExporter(ProvExporter):
                 self._unflushed = 0
             except (OSError, RuntimeError) as exc:  # RuntimeError: RocksDB's "Corruption: ..."
                 if isinstance(exc, OSError) and _held_by_another(exc):
+                    _prune_info_logs(self.path)
                     return
                 raise OSError(
                     f"cannot open the embedded provenance store at {self.path}: {exc}"

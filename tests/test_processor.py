@@ -342,3 +342,38 @@ def test_a_tool_call_for_a_caller_in_another_process_is_kept_without_a_session()
         time.sleep(0.02)
     assert processor.statistics().spans_discarded == 1
     provider.shutdown()
+
+
+class _RefusingOnce(RecordingExporter):
+    """Refuses the first batch (a full disk, say) and reports nothing waiting afterwards,
+    as the embedded store does once it has reopened: its ``force_flush`` says True."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusals = 1
+
+    def export(self, records):  # type: ignore[no-untyped-def]
+        if self.refusals:
+            self.refusals -= 1
+            return otel_prov.exporters.ExportResult.FAILURE
+        return super().export(records)
+
+
+_AGENT = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}
+
+
+def test_force_flush_says_false_when_a_batch_since_the_last_one_was_refused() -> None:
+    """The hostile review's full disk: force_flush() said True for a session whose export
+    had failed, so the agent took it for stored."""
+    exporter = _RefusingOnce()
+    provider, processor = _provider(exporter)
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("invoke_agent a", attributes=_AGENT):
+        pass
+    assert processor.force_flush() is False
+    with tracer.start_as_current_span("invoke_agent b", attributes=_AGENT):
+        pass
+    assert processor.force_flush() is True
+    assert len(exporter.records) == 1
+    assert processor.statistics().records_failed == 1
+    provider.shutdown()

@@ -262,6 +262,8 @@ class ProvSpanProcessor(SpanProcessor):
         else:
             self._queue = collections.deque()  # bounded by on_end, which counts its drops
         self._counts = collections.Counter[str]()
+        self._failed_at_flush = 0
+        """``records_failed`` when ``force_flush`` last looked."""
         self._dropped_reported = 0
         self._drop_logged_at = 0.0
         self._timeouts_checked_ns = 0
@@ -528,15 +530,21 @@ class ProvSpanProcessor(SpanProcessor):
 
     # --- lifecycle -----------------------------------------------------------------
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        """Export every session whose span has ended, without waiting for stragglers."""
+        """Export every session whose span has ended, without waiting for stragglers.  True
+        when the exporter holds them all and none was refused since the last flush."""
         if self._shutdown:
             return False
         self._cycle(flush=True, final=False)
         try:
-            return self._exporter.force_flush(timeout_millis)
+            flushed = self._exporter.force_flush(timeout_millis)
         except Exception:  # against its contract: the host must not see it
             _logger.exception("the provenance exporter's force_flush raised")
-            return False
+            flushed = False
+        # An export refused since the last flush (a full disk, say) is a session not
+        # stored, even if the exporter holds nothing now.
+        failed = self._counts["failed"]
+        refused, self._failed_at_flush = failed > self._failed_at_flush, failed
+        return flushed and not refused
 
     def shutdown(self) -> None:
         """Export everything, open sessions as ``incomplete``, then shut the exporter down."""

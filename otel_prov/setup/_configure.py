@@ -24,7 +24,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters import ProvExporter
 from otel_prov.processing._processor import ProvSpanProcessor
-from otel_prov.setup._destination import exporter_from_settings
+from otel_prov.setup._destination import exporter_from_settings, store_path
 
 _logger = logging.getLogger("otel_prov")
 
@@ -45,9 +45,13 @@ class ProvHandle:
     processor: ProvSpanProcessor | None
     """None with ``provenance=False``: OTLP only."""
     exporter: ProvExporter | None
+    unrecorded: bool = False
+    """Provenance was asked for and its store could not be opened (logged at start)."""
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
-        return self.tracer_provider.force_flush(timeout_millis)
+        """True once every finished span is exported, provenance included: never while
+        the provenance that was asked for is not being recorded."""
+        return self.tracer_provider.force_flush(timeout_millis) and not self.unrecorded
 
     def shutdown(self) -> None:
         self.tracer_provider.shutdown()
@@ -90,12 +94,13 @@ def _exporter_or_none(
     except OSError as exc:
         if store is not None:
             raise ValueError(f"store={str(store)!r} cannot be opened as a store: {exc}") from exc
+        where = env_str(OTEL_PROV_STORE)
         _logger.error(
-            "%s=%s cannot be opened as a store (%s): no provenance is recorded in this "
-            "process; point it at a directory",
-            OTEL_PROV_STORE,
-            env_str(OTEL_PROV_STORE),
+            "the embedded store %s cannot be opened (%s): no provenance is recorded in this "
+            "process, and force_flush() says so; %s",
+            f"{OTEL_PROV_STORE}={where}" if where else store_path(),
             exc,
+            "point it at a directory" if where else "free the disk or set " + OTEL_PROV_STORE,
         )
         return None
 
@@ -188,4 +193,4 @@ def configure(
         register_provenance_sink(provider)
     if set_global:
         trace.set_tracer_provider(provider)
-    return ProvHandle(provider, processor, exporter)
+    return ProvHandle(provider, processor, exporter, unrecorded=wanted and exporter is None)

@@ -32,9 +32,6 @@ from tests.side_venv import installed
 
 ROOT = Path(__file__).resolve().parents[2]
 
-_WRAPPER = (
-    "the run comes out as the framework's workflow wrapper (issue 25: fold it into the agent)"
-)
 _REDACTED = (
     "openai-agents records a failing function tool's error as 'Error running tool (non-fatal)' "
     "with its details redacted, and the exception nowhere else in its spans"
@@ -55,28 +52,20 @@ class Scenario:
     installs it and the variable that may name its directory (``tests/side_venv.py``)."""
 
 
-_IN_SUB_SESSION = (
-    "agent",
-    "question",
-    "steps",
-    "thoughts",
-    "actions",
-    "arguments",
-    "call_ids",
-    "observation",
-    "failed_call",
-    "failed_count",
-    "model",
-    "provider",
+_STREAMED_OUTPUT = (
+    "OpenInference records a streamed openai-agents turn's output only in output.value, "
+    "a Responses object (no llm.output_messages), which is not read as the model's "
+    "output (issue 25: read message content in every form)"
 )
-"""What the openai-agents runs hold in the agent's sub-session, under the wrapper."""
-
-
-def _wrapped(*read: str) -> dict[str, str]:
-    """The fields the wrapper hides, but for ``read``: those read from the run's graph."""
-    return {name: _WRAPPER for name in _IN_SUB_SESSION if name not in read}
-
-
+_OLL_NEXT_INPUT = (
+    "OpenLLMetry records an openai-agents Chat Completions turn's text and tool calls only "
+    "in the next request's gen_ai.input.messages, which are not read as the earlier "
+    "turn's output"
+)
+_MCP_RESULT = (
+    "the MCP tool's result reaches the TOOL span's output.value as the JSON of its "
+    'content block ({"type": "text", "text": ...}), stored raw rather than read as text'
+)
 _NO_STREAM_USAGE = (
     "openai-agents streams Chat Completions without asking for usage "
     "(ModelSettings.include_usage unset), so the spans carry no token counts"
@@ -97,10 +86,6 @@ _GENAI_CONTENT = {
 content on spans."""
 
 _OI_PROVIDER = "OpenInference's llm.system and llm.provider are not read at all"
-_RESPONSES_CALLS = (
-    "OpenInference puts a Responses API tool call in llm.output_messages.1 and only "
-    "llm.output_messages.0 is read"
-)
 _NO_CONTENT = (
     "the official packages record no content unless "
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says so"
@@ -111,15 +96,6 @@ _GENAI_ABSENT: Mapping[str, Mapping[str, str]] = {
     },
     "latest": {},
 }
-_RAW_MESSAGES = (
-    "gen_ai.input.messages and gen_ai.output.messages are stored as their raw JSON "
-    "(issue 25: read message content in every form)"
-)
-_GENAI_LOST: Mapping[str, Mapping[str, str]] = {
-    "default": {},
-    "latest": {"question": _RAW_MESSAGES, "answer": _RAW_MESSAGES},
-}
-
 _OLL_LANGCHAIN = (
     "OpenLLMetry's traceloop.entity.input and traceloop.entity.output hold the JSON of the "
     "LangChain run's inputs and outputs (serialized messages), stored raw rather than read "
@@ -142,16 +118,8 @@ _FINAL_ANSWER_TOOL = (
 _SMOLAGENTS_LOST: Mapping[str, str] = {
     "agent": "OpenInference's smolagents AGENT span names the agent only in its span "
     "name (weather.run), which is not read",
-    "question": "the AGENT span's input.value is the JSON of run()'s keyword arguments "
-    '({"task": ..., "stream": false, ...}), stored raw rather than read as its task',
     "arguments": _FINAL_ANSWER_TOOL,
     "call_ids": _FINAL_ANSWER_TOOL,
-}
-_PYDANTIC_AI_LOST: Mapping[int, Mapping[str, str]] = {
-    2: {
-        "observation": "Pydantic AI's version 2 format puts the tool's result in the "
-        "running tool span's tool_response attribute, which is not read"
-    },
 }
 
 _REACT_ABSENT: Mapping[str, str] = {
@@ -167,9 +135,6 @@ _REACT_STREAM_USAGE = (
     "the server sends none and the astream_chat LLM spans carry no llm.token_count"
 )
 _REACT_LOST: Mapping[str, str] = {
-    "question": "the root ReActAgent.run CHAIN span's input.value is the workflow's "
-    "init_state JSON; the question is the first user message of the inner LLM spans' "
-    "llm.input_messages, not read as the run's (issue 25: fold the wrapper into the run)",
     "answer": "the answer is in the root span's output.value only as a Python repr "
     "(StopEvent(result=AgentOutput(...))), and after 'Answer:' in the last LLM span's "
     "llm.output_messages.0.message.content",
@@ -196,42 +161,13 @@ _STRANDS_PROVIDER = (
     "Strands records its own name, strands-agents, as gen_ai.system (default) or "
     "gen_ai.provider.name (latest) on every span; its model's provider, OpenAI, is in none"
 )
-_STRANDS_EVENTS = (
-    "Strands' default conventions put the messages in span events (gen_ai.user.message, "
-    "gen_ai.assistant.message, gen_ai.choice), which are not read "
-    "(issue 25: read the message events)"
-)
-_STRANDS_DETAILS = (
-    "the messages are in gen_ai.client.inference.operation.details events "
-    "(gen_ai.input.messages, gen_ai.output.messages), which are not read "
-    "(issue 25: read the inference details event)"
-)
-_STRANDS_LOST: Mapping[str, Mapping[str, str]] = {
-    "default": {
-        "question": _STRANDS_EVENTS,
-        "answer": _STRANDS_EVENTS,
-        "thoughts": _STRANDS_EVENTS,
-        "arguments": "the execute_tool span holds the arguments only in its "
-        "gen_ai.tool.message event's content, which is not read",
-        "observation": "the execute_tool span holds the result only in its gen_ai.choice "
-        "event's message, which is not read",
-    },
-    "latest": {
-        "question": _STRANDS_DETAILS,
-        "answer": _STRANDS_DETAILS,
-        "thoughts": _STRANDS_DETAILS,
-        "observation": "the execute_tool span's gen_ai.tool.call.result is Strands' list of "
-        'content blocks ([{"text": "Paris: 18 °C"}]), stored raw rather than read as text',
-    },
-}
-
 SCENARIOS = (
     Scenario(
         "openinference-openai-agents-chat-run",
         "openai_agents_agent",
         ("openinference", "chat", "run"),
         absent={"error_text": _REDACTED},
-        lost=_wrapped(),
+        lost={"provider": _OI_PROVIDER},
     ),
     Scenario(
         "openinference-openai-agents-chat-stream",
@@ -239,9 +175,10 @@ SCENARIOS = (
         ("openinference", "chat", "stream"),
         absent={"error_text": _REDACTED, "tokens": _NO_STREAM_USAGE},
         lost={
-            **_wrapped(),
-            "answer": "the answer is in output.value, a Responses object, with no "
-            "llm.output_messages (issue 25: read message content in every form)",
+            "provider": _OI_PROVIDER,
+            "answer": _STREAMED_OUTPUT,
+            "thoughts": _STREAMED_OUTPUT,
+            "call_ids": _STREAMED_OUTPUT,
         },
     ),
     *(
@@ -250,7 +187,7 @@ SCENARIOS = (
             "openai_agents_agent",
             ("openinference", "responses", mode),
             absent={"error_text": _REDACTED},
-            lost=_wrapped(),
+            lost={"provider": _OI_PROVIDER},
         )
         for mode in ("run", "stream")
     ),
@@ -259,7 +196,7 @@ SCENARIOS = (
         "openai_agents_agent",
         ("openinference", "chat", "run", "mcp"),
         absent=_MCP_ERROR,
-        lost=_wrapped(*_MCP_ERROR),
+        lost={"provider": _OI_PROVIDER, "observation": _MCP_RESULT},
     ),
     *(
         Scenario(
@@ -267,7 +204,7 @@ SCENARIOS = (
             "openai_agents_agent",
             ("openllmetry", "chat", mode),
             absent={"error_text": _REDACTED, "answer": _OLL_CHAT, "tokens": _OLL_CHAT},
-            lost=_wrapped("provider"),
+            lost={"thoughts": _OLL_NEXT_INPUT, "call_ids": _OLL_NEXT_INPUT},
         )
         for mode in ("run", "stream")
     ),
@@ -277,7 +214,6 @@ SCENARIOS = (
             "openai_agents_agent",
             ("openllmetry", "responses", mode),
             absent={"error_text": _REDACTED},
-            lost=_wrapped("provider"),
         )
         for mode in ("run", "stream")
     ),
@@ -286,11 +222,7 @@ SCENARIOS = (
             f"openinference-openai-{api}-{mode}",
             "openai_client_agent",
             ("openinference", api, mode),
-            lost={
-                "agent": "OpenInference's agent.name is not read, only gen_ai.agent.name",
-                "provider": _OI_PROVIDER,
-                **({"call_ids": _RESPONSES_CALLS} if api == "responses" else {}),
-            },
+            lost={"provider": _OI_PROVIDER},
         )
         for api in ("chat", "responses")
         for mode in ("run", "stream")
@@ -302,7 +234,6 @@ SCENARIOS = (
             ("genai", "chat", mode),
             environment=_GENAI_CONTENT[content],
             absent=_GENAI_ABSENT[content],
-            lost=_GENAI_LOST[content],
         )
         for content in _GENAI_CONTENT
         for mode in ("run", "stream")
@@ -331,7 +262,6 @@ SCENARIOS = (
             f"pydantic-ai-v{version}-{mode}",
             "pydantic_ai_agent",
             (str(version), mode),
-            lost=_PYDANTIC_AI_LOST.get(version, {}),
         )
         for version in (2, 5, 6)
         for mode in ("run", "stream")
@@ -358,7 +288,6 @@ SCENARIOS = (
             environment=_STRANDS_CONVENTIONS[conventions],
             venv=("strands-venv.sh", "OTEL_PROV_STRANDS_VENV"),
             absent={"provider": _STRANDS_PROVIDER},
-            lost=_STRANDS_LOST[conventions],
         )
         for conventions in _STRANDS_CONVENTIONS
     ),
@@ -368,16 +297,11 @@ SCENARIOS = (
         (),
         venv=("crewai-venv.sh", "OTEL_PROV_CREWAI_VENV"),
         lost={
-            **_wrapped("agent", "question", "provider"),
-            "error_text": _WRAPPER,
-            "agent": "the run is the Crew's kickoff CHAIN span, and the agent's AGENT span "
+            "agent": "the agent's AGENT span "
             "(weather._execute_core) names it only in graph.node.id and its span name",
             "question": "the question is the task's description, in the kickoff span's "
             "crew_tasks JSON; the AGENT span's input.value is the JSON of _execute_core's "
             "arguments (agent, context, tools), stored raw",
-            "answer": "the run is the Crew's kickoff CHAIN span, whose output.value is the "
-            "CrewOutput JSON; the plain answer is the AGENT sub-session's (issue 25: fold "
-            "the wrapper into the agent)",
             "provider": _OI_PROVIDER,
         },
     ),

@@ -15,6 +15,8 @@ import re
 import sys
 from pathlib import Path
 
+from _generated_page import write_or_check
+
 ROOT = Path(__file__).resolve().parents[1]
 MODULE = ROOT / "otel_prov" / "environment_variables.py"
 PAGE = ROOT / "docs" / "configuration.md"
@@ -85,16 +87,7 @@ def main(argv: list[str]) -> int:
     if BEGIN not in text or END not in text:
         print(f"{PAGE}: the markers {BEGIN!r} and {END!r} are missing", file=sys.stderr)
         return 2
-    wanted = page_with(text, generated())
-    if "--check" in argv:
-        if wanted != text:
-            print(
-                f"{PAGE} is out of date: run python scripts/configuration_doc.py", file=sys.stderr
-            )
-            return 1
-        return 0
-    PAGE.write_text(wanted, encoding="utf-8")
-    return 0
+    return write_or_check(PAGE, page_with(text, generated()), argv, "configuration_doc.py")
 
 
 if __name__ == "__main__":

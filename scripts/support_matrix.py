@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import tomllib
+from _generated_page import write_or_check
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "support-matrix.md"
@@ -119,14 +120,7 @@ def page() -> str:
 
 
 def main(argv: list[str]) -> int:
-    wanted = page()
-    if "--check" in argv:
-        if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != wanted:
-            print(f"{PAGE} is out of date: run python scripts/support_matrix.py", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(wanted, encoding="utf-8")
-    return 0
+    return write_or_check(PAGE, page(), argv, "support_matrix.py")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,22 @@
-"""Span-record builders for mapper, assembler and validity tests."""
+"""Span-record builders for mapper, assembler and validity tests, and the stores and
+records made of runs."""
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 
+from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.processing._processor import ProvSpanProcessor
+from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify, clean_record
+from tests.recording_exporter import RecordingExporter
 
 TRACE = 0x4BF92F3577B34DA6A3CE929D0E0E4736
 T0 = 1_764_460_800_000_000_000  # 2025-11-30T00:00:00Z in ns
@@ -48,6 +57,27 @@ def make_span(
             role=classify(attrs, name=name),
         )
     )
+
+
+def store_runs(path: Path, *runs: Sequence[SpanRecord]) -> Path:
+    """An embedded store at ``path`` holding each run's span records, mapped and exported
+    together, as the processor would; the path."""
+    exporter = OxigraphStoreExporter(path)
+    exporter.export([map_spans(list(run)) for run in runs])
+    exporter.shutdown()
+    return path
+
+
+def records_of(*runs: Callable[[TracerProvider], object]) -> list[ProvRecord]:
+    """The provenance records of agent runs (each given the provider to run under), as a
+    ``ProvSpanProcessor`` makes them; nothing is stored."""
+    exporter = RecordingExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(ProvSpanProcessor(exporter))
+    for run in runs:
+        run(provider)
+    provider.shutdown()
+    return list(exporter.records)
 
 
 class CountingIds(IdGenerator):

@@ -166,11 +166,7 @@ def test_a_preparer_withholds_by_its_own_flag_or_the_capture_switches(
     assert RecordPreparer.from_settings(blob_dir=tmp_path)(record).content_withheld
 
 
-def _store_texts(store: Path) -> list[str]:
-    return [str(quad.object) for quad in pyoxigraph.Store.read_only(str(store))]
-
-
-@pytest.mark.parametrize(
+_WITHOUT_CONTENT = pytest.mark.parametrize(
     ("flags", "env"),
     [
         (("--no-content",), {}),
@@ -179,6 +175,14 @@ def _store_texts(store: Path) -> list[str]:
     ],
     ids=["flag", "capture-off", "strip-variable"],
 )
+"""The three ways to keep content out of what ``import`` and ``receive`` store."""
+
+
+def _store_texts(store: Path) -> list[str]:
+    return [str(quad.object) for quad in pyoxigraph.Store.read_only(str(store))]
+
+
+@_WITHOUT_CONTENT
 def test_import_stores_no_content(
     flags: tuple[str, ...], env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -201,15 +205,7 @@ def test_import_stores_no_content(
     assert not (tmp_path / ".otel-prov" / "blobs").exists()
 
 
-@pytest.mark.parametrize(
-    ("flags", "env"),
-    [
-        (("--no-content",), {}),
-        ((), {"OTEL_PROV_CAPTURE_CONTENT": "false"}),
-        ((), {"OTEL_PROV_STRIP_CONTENT": "true"}),
-    ],
-    ids=["flag", "capture-off", "strip-variable"],
-)
+@_WITHOUT_CONTENT
 def test_receive_stores_no_content(
     flags: tuple[str, ...], env: dict[str, str], receivers: Receivers, tmp_path: Path
 ) -> None:

@@ -37,7 +37,7 @@ from otel_prov.read import ProvenanceReader, _listing, open_store
 from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._reader import decode_cursor, encode_cursor
 from otel_prov.setup._configure import configure
-from tests.builders import T0, make_span
+from tests.builders import T0, make_span, store_runs
 from tests.cli import run_cli
 
 GRAPH = pyoxigraph.NamedNode("urn:otel-prov:graph")
@@ -158,10 +158,7 @@ RUNS: list[dict[str, Any]] = [
 
 def _store(path: Path) -> ProvenanceReader:
     """RUNS written by the exporter."""
-    exporter = OxigraphStoreExporter(path)
-    exporter.export([map_spans(_run(index, **run)) for index, run in enumerate(RUNS)])
-    exporter.shutdown()
-    return open_store(path)
+    return open_store(store_runs(path, *(_run(index, **run) for index, run in enumerate(RUNS))))
 
 
 def _utc(moment: Any) -> datetime:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
 from otel_prov.prov._span_record import SpanRecord
 from tests.builders import make_span
@@ -23,12 +25,15 @@ def buffer(
     max_spans_per_trace: int = 100,
 ) -> TraceBuffer:
     return TraceBuffer(
-        idle_s=idle_s,
-        max_age_s=max_age_s,
-        retain_s=retain_s,
-        max_open_traces=max_open_traces,
-        max_spans_per_trace=max_spans_per_trace,
-        max_retained_spans=1000,
+        ReceiverSettings(
+            Path("unused"),
+            trace_idle=idle_s,
+            session_timeout=max_age_s,
+            retain=retain_s,
+            max_open_traces=max_open_traces,
+            max_spans_per_trace=max_spans_per_trace,
+            max_pending_spans=1000,
+        )
     )
 
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from otel_prov.exporters import OxigraphStoreExporter
-from otel_prov.prov._mapper import map_spans
 from otel_prov.read import PlanStepView, PostconditionView, open_store
+from tests.builders import store_runs
 from tests.cli import show, shown_view
 from tests.planned_session import planned_session
 from tests.session_tree import known_session
@@ -22,11 +21,7 @@ GOLDEN = Path(__file__).parent / "golden" / "planned_session_show.txt"
 
 @pytest.fixture(scope="module")
 def planned_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("plan") / "store"
-    exporter = OxigraphStoreExporter(path)
-    exporter.export([map_spans(planned_session())])
-    exporter.shutdown()
-    yield path
+    yield store_runs(tmp_path_factory.mktemp("plan") / "store", planned_session())
 
 
 def test_the_plan_shows_as_its_golden_text(planned_store: Path) -> None:
@@ -64,9 +59,6 @@ def test_the_json_has_the_plan_and_the_runs_own_postconditions(planned_store: Pa
 
 
 def test_a_run_without_a_plan_shows_none(tmp_path: Path) -> None:
-    path = tmp_path / "store"
-    exporter = OxigraphStoreExporter(path)
-    exporter.export([map_spans(known_session())])
-    exporter.shutdown()
+    path = store_runs(tmp_path / "store", known_session())
     assert "Plan " not in show(path, "conv-1")
     assert shown_view(path, "conv-1")["plans"] == []

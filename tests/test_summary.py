@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 
 from otel_prov.demo import run_demo_agent
-from otel_prov.exporters import OxigraphStoreExporter
-from otel_prov.prov._mapper import map_spans
 from otel_prov.read import (
     IterationView,
     ModelCallView,
@@ -29,6 +27,7 @@ from otel_prov.read import (
 )
 from otel_prov.read._summary import summarize
 from otel_prov.setup._configure import configure
+from tests.builders import store_runs
 from tests.cli import run_cli
 from tests.session_tree import known_session
 
@@ -37,11 +36,7 @@ GOLDEN = Path(__file__).parent / "golden" / "known_session_summary.txt"
 
 @pytest.fixture(scope="module")
 def known_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    path = tmp_path_factory.mktemp("summary") / "store"
-    exporter = OxigraphStoreExporter(path)
-    exporter.export([map_spans(known_session())])
-    exporter.shutdown()
-    yield path
+    yield store_runs(tmp_path_factory.mktemp("summary") / "store", known_session())
 
 
 def test_the_known_session_reads_as_its_golden_summary(known_store: Path) -> None:

@@ -391,36 +391,20 @@ def _strands(latest: bool) -> list[SpanRecord]:
     use = {"toolUseId": "t1", "name": "get_weather", "input": {"city": "Paris"}}
     result = [{"text": "18 °C"}]
     if latest:
+        asked = _event(
+            details,
+            **{
+                "gen_ai.input.messages": json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": "Weather in Paris?"}]}]
+                )
+            },
+        )
         agent = (
-            _event(
-                details,
-                **{
-                    "gen_ai.input.messages": json.dumps(
-                        [
-                            {
-                                "role": "user",
-                                "parts": [{"type": "text", "content": "Weather in Paris?"}],
-                            }
-                        ]
-                    )
-                },
-            ),
+            asked,
             _event(details, **{"gen_ai.output.messages": json.dumps(_GENAI_OUT)}),
         )
         chat = (
-            _event(
-                details,
-                **{
-                    "gen_ai.input.messages": json.dumps(
-                        [
-                            {
-                                "role": "user",
-                                "parts": [{"type": "text", "content": "Weather in Paris?"}],
-                            }
-                        ]
-                    )
-                },
-            ),
+            asked,
             _event(details, **{"gen_ai.output.messages": json.dumps(_GENAI_CALL)}),
         )
         tool = (

@@ -27,6 +27,7 @@ from otel_prov.prov._vocab import O, P
 from otel_prov.read import open_store
 from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._reader import session_construct_query
+from tests.builders import store_runs
 from tests.cli import run_cli
 from tests.session_tree import known_session
 
@@ -487,9 +488,7 @@ def _with_a_tool_elsewhere(path: Path, *, service: str, behind_s: float) -> None
         else span
         for span in known_session()
     ]
-    exporter = OxigraphStoreExporter(path)
-    exporter.export([map_spans(spans)])
-    exporter.shutdown()
+    store_runs(path, spans)
 
 
 def test_a_tool_on_a_host_seconds_behind_is_a_warning_not_tampering(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``async with`` for the capture scopes, which do nothing that needs awaiting.
+"""The capture scopes' ``with`` (and ``async with``), of which they need only the exception.
 
 Agents written with asyncio use ``async with otel_prov.tool_call(...)``; the scope's
 work (start a span, make it current, end it) is the same as with ``with``, and the
@@ -11,24 +11,32 @@ from abc import ABC, abstractmethod
 from types import TracebackType
 from typing import Generic, TypeVar
 
-__all__ = ["AlsoAsync"]
+__all__ = ["AlsoAsync", "Scope"]
 
 T = TypeVar("T")
 
 
-class AlsoAsync(ABC, Generic[T]):
-    """A context manager whose ``async with`` is its ``with``."""
+class Scope(ABC, Generic[T]):
+    """A context manager whose exit needs only the exception the block raised, if any."""
 
     @abstractmethod
     def __enter__(self) -> T: ...
 
     @abstractmethod
+    def _close(self, exc: BaseException | None) -> None:
+        """Leave the scope; ``exc`` is what the block raised (it propagates)."""
+
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
-    ) -> None: ...
+    ) -> None:
+        self._close(exc)
+
+
+class AlsoAsync(Scope[T]):
+    """A context manager whose ``async with`` is its ``with``."""
 
     async def __aenter__(self) -> T:
         return self.__enter__()
@@ -39,4 +47,4 @@ class AlsoAsync(ABC, Generic[T]):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.__exit__(exc_type, exc, tb)
+        self._close(exc)

@@ -24,7 +24,6 @@ import functools
 import inspect
 from collections.abc import Callable, Sequence
 from contextvars import Token
-from types import TracebackType
 from typing import Any, TypeVar, cast
 
 from opentelemetry import context as otel_context
@@ -119,12 +118,7 @@ class _SpanScope(AlsoAsync[Span]):
         self._token = otel_context.attach(trace.set_span_in_context(span))
         return span
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _close(self, exc: BaseException | None) -> None:
         span, token = self._span, self._token
         self._span = self._token = None
         if self._step_token is not None:
@@ -153,13 +147,12 @@ class _SpanScope(AlsoAsync[Span]):
             bound.apply_defaults()
             return dict(bound.arguments)
 
-        def start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[_SpanScope, Span]:
+        def scope_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> _SpanScope:
             shape = self._shape
             captured = arguments_of(args, kwargs)
             if captured is not None and sc.OTEL_PROV_ARGUMENTS not in shape.content:
                 shape = shape.with_content(sc.OTEL_PROV_ARGUMENTS, captured)
-            scope = self._copy(shape)
-            return scope, scope.__enter__()
+            return self._copy(shape)
 
         def finish(span: Span, result: Any) -> Any:
             if self._capture_call:
@@ -170,27 +163,15 @@ class _SpanScope(AlsoAsync[Span]):
 
             @functools.wraps(function)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                scope, span = start(args, kwargs)
-                try:
-                    result = finish(span, await function(*args, **kwargs))
-                except BaseException as exc:
-                    scope.__exit__(type(exc), exc, exc.__traceback__)
-                    raise
-                scope.__exit__(None, None, None)
-                return result
+                with scope_of(args, kwargs) as span:
+                    return finish(span, await function(*args, **kwargs))
 
             return cast(F, async_wrapper)
 
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            scope, span = start(args, kwargs)
-            try:
-                result = finish(span, function(*args, **kwargs))
-            except BaseException as exc:
-                scope.__exit__(type(exc), exc, exc.__traceback__)
-                raise
-            scope.__exit__(None, None, None)
-            return result
+            with scope_of(args, kwargs) as span:
+                return finish(span, function(*args, **kwargs))
 
         return cast(F, wrapper)
 

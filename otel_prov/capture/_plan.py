@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Sequence
-from types import TracebackType
 
 from opentelemetry import trace
 from opentelemetry.trace import Span, TracerProvider
 
 from otel_prov import semconv as sc
 from otel_prov._version import __version__
+from otel_prov.capture._also_async import Scope
 from otel_prov.capture._shapes import plan_shape, put_postcondition, put_step_outcome
 
 __all__ = ["Plan", "PlanStep", "active_step", "plan", "postcondition"]
@@ -37,7 +37,7 @@ def active_step() -> contextvars.ContextVar[PlanStep | None]:
     return _ACTIVE
 
 
-class PlanStep:
+class PlanStep(Scope["PlanStep"]):
     """One step of a :class:`Plan`: a context manager to run it under, and its marks."""
 
     def __init__(self, owner: Plan, number: int, text: str) -> None:
@@ -71,12 +71,7 @@ class PlanStep:
         self._token = _ACTIVE.set(self)
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _close(self, exc: BaseException | None) -> None:
         if self._token is not None:
             _ACTIVE.reset(self._token)
             self._token = None

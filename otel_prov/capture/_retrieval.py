@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 from opentelemetry.trace import Span, TracerProvider
@@ -94,15 +93,10 @@ class _RetrievalScope(AlsoAsync[Retrieval]):
         self._handle = Retrieval(self._scope.__enter__(), self._query)
         return self._handle
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _close(self, exc: BaseException | None) -> None:
         if self._handle is not None:
             self._handle._end()
-        self._scope.__exit__(exc_type, exc, tb)
+        self._scope._close(exc)
 
 
 def retrieval(

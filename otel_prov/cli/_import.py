@@ -11,7 +11,7 @@ from pathlib import Path
 
 from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, Where, finite, formats
+from otel_prov.cli._parser import Command, Where, add_format, finite
 from otel_prov.cli._receive import add_no_content_argument, content_policy
 from otel_prov.cli._render_report import render_import
 from otel_prov.cli._shared import destination, graph, no_session, say
@@ -27,12 +27,7 @@ __all__ = ["COMMANDS"]
 def _import_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("files", metavar="FILE", nargs="+", help="a trace file, or - for stdin")
     add_no_content_argument(sub)
-    sub.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help=formats(text="one line of counts", json="the counts and the parts skipped"),
-    )
+    add_format(sub, text="one line of counts", json="the counts and the parts skipped")
 
 
 def _import(args: argparse.Namespace) -> ExitCode:
@@ -106,12 +101,7 @@ def _annotate_arguments(sub: argparse.ArgumentParser) -> None:
         help="who judged; each evaluator's annotations form one chain (default: otel-prov "
         "annotate)",
     )
-    sub.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help=formats(text="one line", json="the run, the annotation and its evaluation"),
-    )
+    add_format(sub, text="one line", json="the run, the annotation and its evaluation")
 
 
 def _annotate(args: argparse.Namespace) -> ExitCode:

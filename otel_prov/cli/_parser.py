@@ -26,10 +26,10 @@ __all__ = [
     "Command",
     "Handler",
     "Where",
+    "add_format",
     "at_least_one",
     "build_parser",
     "finite",
-    "formats",
     "moment",
     "port",
     "seconds",
@@ -141,11 +141,17 @@ def allow_service(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def formats(**described: str) -> str:
-    """``--format`` help: each choice and what it writes, the first being the default."""
+def add_format(sub: argparse.ArgumentParser, /, **described: str) -> None:
+    """``--format``: each choice and what it writes, the first being the default."""
     first, *_ = described
-    return "; ".join(
-        f"{name}{' (default)' if name == first else ''}: {what}" for name, what in described.items()
+    sub.add_argument(
+        "--format",
+        choices=tuple(described),
+        default=first,
+        help="; ".join(
+            f"{name}{' (default)' if name == first else ''}: {what}"
+            for name, what in described.items()
+        ),
     )
 
 

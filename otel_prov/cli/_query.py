@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, allow_service, formats
-from otel_prov.cli._render_query import QUERY_FORMATS, render_query_result
+from otel_prov.cli._parser import Command, add_format, allow_service
+from otel_prov.cli._render_query import render_query_result
 from otel_prov.cli._shared import backend, graph
 from otel_prov.read._user_query import run_user_query
 
@@ -17,15 +17,11 @@ __all__ = ["COMMANDS"]
 def _arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("sparql", metavar="SPARQL", help="the query, or - to read it from stdin")
     allow_service(sub)
-    sub.add_argument(
-        "--format",
-        choices=QUERY_FORMATS,
-        default="table",
-        help=formats(
-            table="aligned columns (Turtle for CONSTRUCT and DESCRIBE)",
-            json="one object per row (JSON-LD for CONSTRUCT and DESCRIBE)",
-            csv="a header and one line per row (rows only)",
-        ),
+    add_format(
+        sub,
+        table="aligned columns (Turtle for CONSTRUCT and DESCRIBE)",
+        json="one object per row (JSON-LD for CONSTRUCT and DESCRIBE)",
+        csv="a header and one line per row (rows only)",
     )
 
 

@@ -26,7 +26,6 @@ from otel_prov.view._labels import (
 )
 
 __all__ = [
-    "VIEW_FORMATS",
     "render_json",
     "render_mermaid",
     "render_session_list",
@@ -35,8 +34,6 @@ __all__ = [
     "render_views",
 ]
 
-VIEW_FORMATS = ("text", "json", "mermaid", "html")
-"""The ``show`` formats drawn from session views (the others print the session's triples)."""
 
 _WIDTH = 13
 
@@ -266,7 +263,8 @@ def render_views(
     trace_links: Mapping[str, str] | None = None,
     why: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
-    """``show`` output for one of :data:`VIEW_FORMATS`: one JSON list, HTML page or
+    """``show`` output for ``text``, ``json``, ``mermaid`` or ``html`` (the formats drawn from
+    session views; the others print the session's triples): one JSON list, HTML page or
     Markdown document of diagrams of all ``views`` (one view: its bare diagram), or one
     text per session, a blank line between them.  ``why`` maps a run to its why-graph
     (``WhyGraph.as_json()``), drawn on the HTML page."""

@@ -7,9 +7,7 @@ import json
 from otel_prov.cli._terminal import printable
 from otel_prov.read._diff import CallRef, Divergence, SessionDiff
 
-__all__ = ["DIFF_FORMATS", "render_diff"]
-
-DIFF_FORMATS = ("text", "json")
+__all__ = ["render_diff"]
 
 
 def _value(text: str | None) -> str:
@@ -69,8 +67,8 @@ def _text(diff: SessionDiff) -> str:
 
 
 def render_diff(diff: SessionDiff, fmt: str) -> str:
-    """``diff`` output in one of :data:`DIFF_FORMATS`; text values are quoted as JSON
-    strings, so that a newline or a trailing space in them shows."""
+    """``diff`` output as ``text`` or ``json``; text values are quoted as JSON strings, so
+    that a newline or a trailing space in them shows."""
     if fmt == "json":
         return json.dumps(diff.as_json(), ensure_ascii=False, indent=2) + "\n"
     return printable(_text(diff)) + "\n"

@@ -15,13 +15,11 @@ from otel_prov.read._rdf_documents import (
     render_turtle,
 )
 
-__all__ = ["QUERY_FORMATS", "render_query_result"]
-
-QUERY_FORMATS = ("table", "json", "csv")
+__all__ = ["render_query_result"]
 
 
 def render_query_result(result: QueryResult, fmt: str) -> str:
-    """``fmt`` is one of :data:`QUERY_FORMATS`; the text ends with a newline unless empty."""
+    """``fmt`` is one of ``query --format``'s choices; the text ends with a newline unless empty."""
     if result.kind == "ask":
         return (json.dumps(result.boolean) if fmt == "json" else str(result.boolean).lower()) + "\n"
     if result.kind == "graph":

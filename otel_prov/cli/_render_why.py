@@ -17,7 +17,6 @@ from otel_prov.cli._terminal import printable
 from otel_prov.read._why import WhyGraph, WhyNode
 
 __all__ = [
-    "WHY_FORMATS",
     "dot_string",
     "mermaid_label",
     "render_why",
@@ -26,7 +25,6 @@ __all__ = [
     "render_why_text",
 ]
 
-WHY_FORMATS = ("text", "json", "mermaid", "dot")
 
 _LABEL_WIDTH = 80
 _ACTIVITIES = {"AgentSession", "Iteration", "ToolCall", "ModelCall", "Retrieval", "Span"}
@@ -166,5 +164,5 @@ _RENDERERS: dict[str, Callable[[WhyGraph], str]] = {
 
 
 def render_why(graph: WhyGraph, fmt: str) -> str:
-    """``why`` output in one of :data:`WHY_FORMATS`."""
+    """``why`` output in one of its ``--format`` choices."""
     return _RENDERERS[fmt](graph)

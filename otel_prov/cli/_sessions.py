@@ -8,11 +8,11 @@ import json
 import sys
 
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, at_least_one, formats, moment
-from otel_prov.cli._render import VIEW_FORMATS, render_session_list, render_views
-from otel_prov.cli._render_diff import DIFF_FORMATS, render_diff
+from otel_prov.cli._parser import Command, add_format, at_least_one, moment
+from otel_prov.cli._render import render_session_list, render_views
+from otel_prov.cli._render_diff import render_diff
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
-from otel_prov.cli._render_why import WHY_FORMATS, render_why
+from otel_prov.cli._render_why import render_why
 from otel_prov.cli._shared import backend, graph, no_session, reader, say, trace_links
 from otel_prov.cli._terminal import printable
 from otel_prov.read._backend import EmbeddedBackend
@@ -46,12 +46,7 @@ def _sessions_arguments(sub: argparse.ArgumentParser) -> None:
         metavar="CURSOR",
         help="the page after the one that said to pass this cursor (on stderr)",
     )
-    sub.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help=formats(table="aligned columns", json="one object per session"),
-    )
+    add_format(sub, table="aligned columns", json="one object per session")
 
 
 def _sessions(args: argparse.Namespace) -> ExitCode:
@@ -82,22 +77,18 @@ def _sessions(args: argparse.Namespace) -> ExitCode:
 
 def _show_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
-    sub.add_argument(
-        "--format",
-        choices=(*VIEW_FORMATS, *GRAPH_FORMATS),
-        default="text",
-        help=formats(
-            text="for people",
-            json="the session as a JSON object (a list, one per match)",
-            mermaid="a flowchart (several matches: Markdown, one diagram per session)",
-            html="one self-contained page to share",
-            turtle="its PROV-O triples",
-            jsonld="its triples as expanded JSON-LD",
-            **{
-                "prov-json": "W3C PROV-JSON (needs otel-prov[prov])",
-                "provn": "W3C PROV-N (needs otel-prov[prov]; refuses control characters)",
-            },
-        ),
+    add_format(
+        sub,
+        text="for people",
+        json="the session as a JSON object (a list, one per match)",
+        mermaid="a flowchart (several matches: Markdown, one diagram per session)",
+        html="one self-contained page to share",
+        turtle="its PROV-O triples",
+        jsonld="its triples as expanded JSON-LD",
+        **{
+            "prov-json": "W3C PROV-JSON (needs otel-prov[prov])",
+            "provn": "W3C PROV-N (needs otel-prov[prov]; refuses control characters)",
+        },
     )
     sub.add_argument(
         "--full",
@@ -131,16 +122,12 @@ def _why_arguments(sub: argparse.ArgumentParser) -> None:
         help="session IRI, trace id or conversation id (its newest run), or any activity "
         "or entity IRI",
     )
-    sub.add_argument(
-        "--format",
-        choices=WHY_FORMATS,
-        default="text",
-        help=formats(
-            text="a block per node and the nodes it rests on",
-            json='{"root", "nodes", "edges"}',
-            mermaid="a flowchart",
-            dot="a Graphviz digraph (dot -Tsvg)",
-        ),
+    add_format(
+        sub,
+        text="a block per node and the nodes it rests on",
+        json='{"root", "nodes", "edges"}',
+        mermaid="a flowchart",
+        dot="a Graphviz digraph (dot -Tsvg)",
     )
 
 
@@ -157,14 +144,10 @@ def _why(args: argparse.Namespace) -> ExitCode:
 def _diff_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("a", metavar="A", help="the first run: session IRI, trace or conversation id")
     sub.add_argument("b", metavar="B", help="the run to compare it with")
-    sub.add_argument(
-        "--format",
-        choices=DIFF_FORMATS,
-        default="text",
-        help=formats(
-            text="the first divergence and every change",
-            json='{"first_divergence": {"iteration", "field", "a", "b"} or null, ...}',
-        ),
+    add_format(
+        sub,
+        text="the first divergence and every change",
+        json='{"first_divergence": {"iteration", "field", "a", "b"} or null, ...}',
     )
 
 
@@ -180,14 +163,10 @@ def _diff(args: argparse.Namespace) -> ExitCode:
 
 def _summary_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("id", metavar="ID", help="session IRI, trace id or conversation id")
-    sub.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help=formats(
-            text="one sentence a line",
-            json='{"session", "sentences": [{"text", "refs": [the why nodes it names]}]}',
-        ),
+    add_format(
+        sub,
+        text="one sentence a line",
+        json='{"session", "sentences": [{"text", "refs": [the why nodes it names]}]}',
     )
 
 

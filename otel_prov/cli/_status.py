@@ -8,7 +8,7 @@ from pathlib import Path
 
 from otel_prov._settings import env_str
 from otel_prov.cli._exit import ExitCode
-from otel_prov.cli._parser import Command, Where, formats
+from otel_prov.cli._parser import Command, Where, add_format
 from otel_prov.cli._shared import open_destination, say
 from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
 from otel_prov.read._delivery import delivery_status, render_status
@@ -28,12 +28,7 @@ def _status_arguments(sub: argparse.ArgumentParser) -> None:
         type=Path,
         help="the exporters' spool (default: $OTEL_PROV_SPOOL_DIR or .otel-prov/spool)",
     )
-    sub.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help=formats(text="for people", json="the exporters' reports and the spool's counts"),
-    )
+    add_format(sub, text="for people", json="the exporters' reports and the spool's counts")
 
 
 def _status(args: argparse.Namespace) -> ExitCode:

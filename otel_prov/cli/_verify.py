@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, formats
+from otel_prov.cli._parser import Command, add_format
 from otel_prov.cli._render_report import render_checks
 from otel_prov.cli._shared import no_session, reader, say
 
@@ -18,12 +18,7 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
         "id", metavar="ID", nargs="?", help="one session (IRI, trace or conversation id)"
     )
     sub.add_argument("--all", action="store_true", help="every session (the default without ID)")
-    sub.add_argument(
-        "--format",
-        choices=("text", "json"),
-        default="text",
-        help=formats(text="a line per session and the totals", json="one object per session"),
-    )
+    add_format(sub, text="a line per session and the totals", json="one object per session")
 
 
 def _verify(args: argparse.Namespace) -> ExitCode:

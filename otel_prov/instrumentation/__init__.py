@@ -5,6 +5,6 @@ Each framework has its own subpackage (``langchain``, ``openai_agents``,
 that the application does not use.
 """
 
-from otel_prov.instrumentation._patching import PatchingInstrumentor
+from otel_prov.instrumentation._patching import Patches, PatchingInstrumentor
 
-__all__ = ["PatchingInstrumentor"]
+__all__ = ["Patches", "PatchingInstrumentor"]

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import pyoxigraph
 from SPARQLWrapper import BASIC, JSON, POST, TURTLE, SPARQLWrapper
@@ -72,13 +72,29 @@ def _value(term: object) -> str | None:
     return str(term)
 
 
+T = TypeVar("T")
+
 _ATTEMPTS = 10
 """Read-only opens (and queries) tried while a writer compacts the store under them; the
 waits between them double from 50 ms up to 1 s (about 6 s in all)."""
 
 
-def _back_off(attempt: int) -> None:
-    time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
+def _retried(
+    action: Callable[[], T], failure: str, again: Callable[[], object] = lambda: None
+) -> T:
+    """``action``, tried again (after a back-off and ``again``) while the store's files
+    change under it; after the last attempt ``StoreUnavailableError`` says ``failure``
+    and why."""
+    attempt = 1
+    while True:
+        try:
+            return action()
+        except (OSError, RuntimeError) as exc:
+            if attempt == _ATTEMPTS:
+                raise StoreUnavailableError(f"{failure}: {exc}") from exc
+        time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
+        again()
+        attempt += 1
 
 
 class EmbeddedBackend:
@@ -120,17 +136,7 @@ class EmbeddedBackend:
     def _open(self) -> pyoxigraph.Store:
         """Open read-only.  A process writing the store may compact it meanwhile, deleting
         files the opening (or a query) was about to read: then open it again, as it is now."""
-        attempt = 1
-        while True:
-            try:
-                return open_read_only(self.path)
-            except (OSError, RuntimeError) as exc:
-                if attempt == _ATTEMPTS:
-                    raise StoreUnavailableError(
-                        f"cannot open the store at {self.path}: {exc}"
-                    ) from exc
-            _back_off(attempt)
-            attempt += 1
+        return _retried(lambda: open_read_only(self.path), f"cannot open the store at {self.path}")
 
     def ntriples(self, graph: str) -> Iterator[str]:
         """Every triple of the named graph ``graph`` (an IRI), as N-Triples written by the
@@ -164,18 +170,14 @@ class EmbeddedBackend:
                 yield part.result()
 
     def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
-        attempt = 1
-        while True:
-            try:
-                return self._query(sparql, default_graph)
-            except (OSError, RuntimeError) as exc:
-                if attempt == _ATTEMPTS:
-                    raise StoreUnavailableError(
-                        f"cannot read the store at {self.path}: {exc}"
-                    ) from exc
-            _back_off(attempt)
-            self._read_only = self._open()
-            attempt += 1
+        return _retried(
+            lambda: self._query(sparql, default_graph),
+            f"cannot read the store at {self.path}",
+            again=self._reopen,
+        )
+
+    def _reopen(self) -> None:
+        self._read_only = self._open()
 
     def _query(self, sparql: str, default_graph: str | None) -> QueryResult:
         try:

@@ -6,7 +6,6 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
@@ -24,7 +23,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters import ProvExporter
 from otel_prov.processing._processor import ProvSpanProcessor
-from otel_prov.setup._destination import exporter_from_settings, store_path
+from otel_prov.setup._destination import DestinationSettings, exporter_from_settings, store_path
 
 _logger = logging.getLogger("otel_prov")
 
@@ -82,18 +81,18 @@ def _otlp_exporter() -> SpanExporter:
     return OTLPSpanExporter()
 
 
-def _exporter_or_none(
-    *, store: str | os.PathLike[str] | None, **settings: Any
-) -> ProvExporter | None:
+def _exporter_or_none(settings: DestinationSettings) -> ProvExporter | None:
     """The exporter the settings ask for.  A store that cannot be opened (a file where its
     directory should be, no permission) is the caller's mistake when given as ``store=``
     (``ValueError``); set in the environment, it is logged and the process records no
     provenance, for telemetry must not stop the agent from starting."""
     try:
-        return exporter_from_settings(store=store, **settings)
+        return exporter_from_settings(settings)
     except OSError as exc:
-        if store is not None:
-            raise ValueError(f"store={str(store)!r} cannot be opened as a store: {exc}") from exc
+        if settings.store is not None:
+            raise ValueError(
+                f"store={str(settings.store)!r} cannot be opened as a store: {exc}"
+            ) from exc
         where = env_str(OTEL_PROV_STORE)
         _logger.error(
             "the embedded store %s cannot be opened (%s): no provenance is recorded in this "
@@ -167,13 +166,15 @@ def configure(
     wanted = provenance if provenance is not None else env_bool(OTEL_PROV_PROVENANCE, True)
     if wanted and exporter is None:
         exporter = _exporter_or_none(
-            store=store,
-            sparql_update_endpoint=sparql_update_endpoint,
-            sparql_query_endpoint=sparql_query_endpoint,
-            sparql_headers=sparql_headers,
-            spool_dir=spool_dir,
-            graph=graph,
-            sparql_graph_store_endpoint=sparql_graph_store_endpoint,
+            DestinationSettings(
+                store=store,
+                sparql_update_endpoint=sparql_update_endpoint,
+                sparql_query_endpoint=sparql_query_endpoint,
+                sparql_headers=sparql_headers,
+                spool_dir=spool_dir,
+                graph=graph,
+                sparql_graph_store_endpoint=sparql_graph_store_endpoint,
+            )
         )
     if wanted and exporter is not None:
         processor = ProvSpanProcessor(

@@ -27,6 +27,7 @@ from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 
 __all__ = [
     "Destination",
+    "DestinationSettings",
     "destination_from_settings",
     "exporter_from_settings",
     "parked_batches",
@@ -37,48 +38,43 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True)
+class DestinationSettings:
+    """Where ``configure()`` and the zero-code paths send provenance, as given in code; a
+    field left ``None`` falls back to its ``OTEL_PROV_*`` variable, then to its default."""
+
+    store: str | os.PathLike[str] | None = None
+    sparql_update_endpoint: str | None = None
+    sparql_query_endpoint: str | None = None
+    sparql_headers: Mapping[str, str] | None = None
+    spool_dir: str | os.PathLike[str] | None = None
+    graph: str | None = None
+    sparql_graph_store_endpoint: str | None = None
+
+
 def exporter_from_settings(
-    *,
-    store: str | os.PathLike[str] | None = None,
-    sparql_update_endpoint: str | None = None,
-    sparql_query_endpoint: str | None = None,
-    sparql_headers: Mapping[str, str] | None = None,
-    spool_dir: str | os.PathLike[str] | None = None,
-    graph: str | None = None,
-    sparql_graph_store_endpoint: str | None = None,
+    settings: DestinationSettings = DestinationSettings(),
 ) -> ProvExporter:
     """The SPARQL exporter when an update endpoint is given or set, else the embedded store."""
     return _exporter(
-        sparql_update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT),
-        store=store,
-        sparql_query_endpoint=sparql_query_endpoint,
-        sparql_headers=sparql_headers,
-        spool_dir=spool_dir,
-        graph=graph,
-        graph_store_endpoint=sparql_graph_store_endpoint,
+        settings.sparql_update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT), settings
     )
 
 
 def _exporter(
-    update_endpoint: str | None,
-    *,
-    store: str | os.PathLike[str] | None,
-    sparql_query_endpoint: str | None,
-    sparql_headers: Mapping[str, str] | None,
-    spool_dir: str | os.PathLike[str] | None,
-    graph: str | None,
-    graph_store_endpoint: str | None = None,
+    update_endpoint: str | None, settings: DestinationSettings
 ) -> SparqlUpdateExporter | OxigraphStoreExporter:
     if update_endpoint:
         return SparqlUpdateExporter(
             update_endpoint,
-            sparql_query_endpoint,
-            graph=graph,
-            headers=sparql_headers,
-            spool_dir=spool_dir,
-            graph_store_endpoint=graph_store_endpoint,
+            settings.sparql_query_endpoint,
+            graph=settings.graph,
+            headers=settings.sparql_headers,
+            spool_dir=settings.spool_dir,
+            graph_store_endpoint=settings.sparql_graph_store_endpoint,
         )
-    return OxigraphStoreExporter(Path(store) if store is not None else None, graph=graph)
+    store = settings.store
+    return OxigraphStoreExporter(Path(store) if store is not None else None, graph=settings.graph)
 
 
 @dataclass(frozen=True)
@@ -107,11 +103,7 @@ def destination_from_settings(
     """
     exporter = _exporter(
         update_endpoint_from_settings(sparql_update_endpoint, store=store),
-        store=store,
-        sparql_query_endpoint=sparql_query_endpoint,
-        sparql_headers=None,
-        spool_dir=None,
-        graph=graph,
+        DestinationSettings(store=store, sparql_query_endpoint=sparql_query_endpoint, graph=graph),
     )
     if isinstance(exporter, SparqlUpdateExporter):
         reader = RemoteBackend(exporter.query_endpoint, headers=exporter.headers)

@@ -7,19 +7,17 @@ from pathlib import Path
 
 import pytest
 import requests
-from opentelemetry.sdk.trace import TracerProvider
 
-from otel_prov import ProvRecord, ProvSpanProcessor, map_spans
+from otel_prov import ProvRecord, map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.exporters import SparqlUpdateExporter
 from otel_prov.prov._prices import parse_prices
 from otel_prov.prov._span_record import SpanEvent
 from otel_prov.read._backend import RemoteBackend
-from tests.builders import T0, make_span
+from tests.builders import T0, make_span, records_of
 from tests.cli import run_cli
 from tests.integration.store_queries import store_both
 from tests.planned_session import planned_session
-from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer, start_oxigraph
 from tests.session_tree import known_session
 from tests.test_rdf import HOSTILE
@@ -30,12 +28,7 @@ pytestmark = pytest.mark.integration
 
 def _demo_record() -> ProvRecord:
     """A real run of the demo agent (microsecond times, model calls, a failure)."""
-    exporter = RecordingExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(ProvSpanProcessor(exporter))
-    run_demo_agent(tracer_provider=provider)
-    provider.shutdown()
-    (record,) = exporter.records
+    (record,) = records_of(lambda provider: run_demo_agent(tracer_provider=provider))
     return record
 
 

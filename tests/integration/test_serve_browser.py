@@ -30,9 +30,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
-from otel_prov import map_spans
-from otel_prov.exporters import OxigraphStoreExporter
-from tests.builders import make_span
+from tests.builders import make_span, store_runs
 from tests.cli import run_cli
 from tests.serving import Served, counting_target, serving
 
@@ -85,9 +83,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def served(store: Path) -> Iterator[Served]:
     assert run_cli("demo", "--store", str(store)).returncode == 0
-    exporter = OxigraphStoreExporter(store)
-    exporter.export([map_spans(_hostile_run())])
-    exporter.shutdown()
+    store_runs(store, _hostile_run())
     with serving("--store", str(store)) as server:
         yield server
 

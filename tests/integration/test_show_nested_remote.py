@@ -6,32 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
 
-from otel_prov import ProvRecord, ProvSpanProcessor
+from tests.builders import records_of
 from tests.cli import run_cli
 from tests.integration.store_queries import store_both
-from tests.recording_exporter import RecordingExporter
 from tests.servers import SparqlServer
 from tests.test_show_nested import deep_run, flat_run, handoff_run
 
 pytestmark = pytest.mark.integration
 
 
-def _records() -> list[ProvRecord]:
-    exporter = RecordingExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(ProvSpanProcessor(exporter))
-    for run in (handoff_run, deep_run, flat_run):
-        run(provider)
-    provider.shutdown()
-    return list(exporter.records)
-
-
 def test_nested_sessions_agree_between_store_and_endpoint(
     server: SparqlServer, tmp_path: Path
 ) -> None:
-    records = _records()
+    records = records_of(handoff_run, deep_run, flat_run)
     assert len(records) == 3
     local_args, remote_args = store_both(records, server, tmp_path)
     for command in (

@@ -98,33 +98,43 @@ def _pipeline(
     return Pipeline(exporter)
 
 
+def _values(server: SparqlServer, cls: str) -> list[str]:
+    """The values of the stored entities of class ``oprov:{cls}``, sorted."""
+    rows = select(
+        server,
+        PREFIXES
+        + f"""
+        SELECT ?v WHERE {{ GRAPH <urn:otel-prov:graph> {{
+          ?e a oprov:{cls} ; prov:value ?v }} }}""",
+    )
+    return sorted(row["v"] for row in rows)
+
+
+def _answers(server: SparqlServer) -> list[str]:
+    """The values of the answers the stored sessions generated, sorted."""
+    rows = select(
+        server,
+        PREFIXES
+        + """
+        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
+          ?s a oprov:AgentSession .
+          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
+    )
+    return sorted(row["a"] for row in rows)
+
+
 def test_round_trip_keeps_every_string_byte_exact(server: SparqlServer, spool: Path) -> None:
     pipeline = _pipeline(server, spool)
     for index, text in enumerate(HOSTILE):
         pipeline.session(index, text)
     pipeline.processor.force_flush()
     assert pipeline.exporter.force_flush(20_000)
-    stored = select(
-        server,
-        PREFIXES
-        + """
-        SELECT ?q WHERE { GRAPH <urn:otel-prov:graph> {
-          ?s a oprov:Question ; prov:value ?q } }""",
-    )
-    assert sorted(row["q"] for row in stored) == sorted(
+    assert _values(server, "Question") == sorted(
         f"question {i} {text}" for i, text in enumerate(HOSTILE)
     )
-    observations = {
-        row["o"]
-        for row in select(
-            server,
-            PREFIXES
-            + """
-        SELECT ?o WHERE { GRAPH <urn:otel-prov:graph> {
-          ?e a oprov:Observation ; prov:value ?o } }""",
-        )
+    assert set(_values(server, "Observation")) == {
+        f"observation {i} {text}" for i, text in enumerate(HOSTILE)
     }
-    assert observations == {f"observation {i} {text}" for i, text in enumerate(HOSTILE)}
     assert triple_count(server) == pipeline.expected_triples()
     pipeline.close()
 
@@ -378,14 +388,7 @@ def test_spooled_batches_with_line_separators_are_delivered_and_bad_ones_set_asi
     (spool / "00000000000000000000-0-000001.nq").write_text("garbage without a graph\n")
     server.start()
     assert pipeline.exporter.force_flush(60_000)
-    stored = select(
-        server,
-        PREFIXES
-        + """
-        SELECT ?o WHERE { GRAPH <urn:otel-prov:graph> {
-          ?e a oprov:Observation ; prov:value ?o } }""",
-    )
-    assert sorted(row["o"] for row in stored) == sorted(
+    assert _values(server, "Observation") == sorted(
         f"observation {i} a{char}b" for i, char in enumerate(breakers)
     )
     assert triple_count(server) == pipeline.expected_triples()
@@ -443,15 +446,7 @@ def test_sessions_handed_to_a_slow_store_survive_sigkill(server: SparqlServer, s
     )
     assert handle.force_flush(30_000)
     handle.shutdown()
-    answers = select(
-        server,
-        PREFIXES
-        + """
-        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
-          ?s a oprov:AgentSession .
-          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
-    )
-    assert sorted(row["a"] for row in answers) == ["answer 0", "answer 1"]
+    assert _answers(server) == ["answer 0", "answer 1"]
 
 
 @pytest.mark.parametrize("how", ["os.fork", "multiprocessing"])
@@ -467,15 +462,7 @@ def test_forked_children_deliver_through_spools_of_their_own(
         OTEL_PROV_WAL_DIR=str(spool.parent / "wal"),
     )
     assert run.returncode == 0, run.stderr
-    answers = select(
-        server,
-        PREFIXES
-        + """
-        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
-          ?s a oprov:AgentSession .
-          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
-    )
-    assert sorted(row["a"] for row in answers) == sorted(
+    assert _answers(server) == sorted(
         ["answer of parent-before", "answer of parent-after"]
         + [f"answer of child-{i}" for i in range(3)]
     )
@@ -541,17 +528,7 @@ def test_a_spool_two_processes_shared_is_taken_whole_by_the_next(
     )
     assert flushed.returncode == 0 and flushed.stdout.endswith(" 0 waiting\n"), flushed
     assert not list(spool.rglob("*.nq"))
-    answers = select(
-        server,
-        PREFIXES
-        + """
-        SELECT ?a WHERE { GRAPH <urn:otel-prov:graph> {
-          ?s a oprov:AgentSession .
-          ?e a oprov:Answer ; prov:wasGeneratedBy ?s ; prov:value ?a } }""",
-    )
-    assert sorted(row["a"] for row in answers) == [
-        f"answer of {name}" for name in ("first", "second", "third")
-    ]
+    assert _answers(server) == [f"answer of {name}" for name in ("first", "second", "third")]
     verified = run_cli("verify", "--all", "--endpoint", server.query_endpoint)
     assert verified.stdout.endswith("3 verified, 0 failed\n"), verified.stdout
 

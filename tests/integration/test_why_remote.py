@@ -8,14 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
 
-from otel_prov import ProvRecord, ProvSpanProcessor
+from otel_prov import ProvRecord
 from otel_prov.demo import run_demo_agent
 from otel_prov.read import open_endpoint
+from tests.builders import records_of
 from tests.cli import run_cli
 from tests.integration.store_queries import store_both
-from tests.recording_exporter import RecordingExporter
 from tests.retrieval_agent import rag_agent
 from tests.servers import SparqlServer
 from tests.test_diff import ReliableWeather
@@ -24,14 +23,13 @@ pytestmark = pytest.mark.integration
 
 
 def _records() -> list[ProvRecord]:
-    exporter = RecordingExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(ProvSpanProcessor(exporter))
-    run_demo_agent(conversation_id="flaky", tracer_provider=provider)
-    run_demo_agent(conversation_id="reliable", tracer_provider=provider, tools=ReliableWeather())
-    rag_agent(provider)
-    provider.shutdown()
-    return list(exporter.records)
+    return records_of(
+        lambda provider: run_demo_agent(conversation_id="flaky", tracer_provider=provider),
+        lambda provider: run_demo_agent(
+            conversation_id="reliable", tracer_provider=provider, tools=ReliableWeather()
+        ),
+        rag_agent,
+    )
 
 
 def test_why_diff_and_summary_agree_between_store_and_endpoint(

@@ -30,14 +30,9 @@ and OTLP/HTTP on ``--http`` (``OTEL_PROV_RECEIVER_HTTP``, default 127.0.0.1:4318
 """
 
 from otel_prov.ingest.receiver._auth import BearerToken
-from otel_prov.ingest.receiver._receiver import (
-    DEFAULT_DATA_DIR,
-    Accepted,
-    Receiver,
-    ReceiverSettings,
-    RequestRefusedError,
-)
+from otel_prov.ingest.receiver._receiver import Accepted, Receiver, RequestRefusedError
 from otel_prov.ingest.receiver._serve import Listen, parse_address, serve
+from otel_prov.ingest.receiver._settings import DEFAULT_DATA_DIR, ReceiverSettings
 
 __all__ = [
     "DEFAULT_DATA_DIR",

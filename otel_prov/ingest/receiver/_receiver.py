@@ -29,28 +29,19 @@ from __future__ import annotations
 import bisect
 import itertools
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
-from otel_prov._settings import env_bool, env_float, env_int, env_str
-from otel_prov.environment_variables import (
-    OTEL_PROV_MAX_PENDING_SPANS,
-    OTEL_PROV_RECEIVER_DIR,
-    OTEL_PROV_RECEIVER_FSYNC,
-    OTEL_PROV_SESSION_TIMEOUT,
-    OTEL_PROV_TRACE_IDLE,
-)
 from otel_prov.exporters._base import ProvExporter
 from otel_prov.ingest._import import ImportSummary, import_spans
 from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
 from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
+from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
 from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_otlp_json_body
 from otel_prov.prov._otlp_proto import parse_otlp_proto
@@ -59,21 +50,10 @@ from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.read._backend import QueryBackend
 
-__all__ = [
-    "DEFAULT_DATA_DIR",
-    "Accepted",
-    "InvalidRequestError",
-    "Receiver",
-    "ReceiverSettings",
-    "RequestRefusedError",
-]
+__all__ = ["Accepted", "InvalidRequestError", "Receiver", "RequestRefusedError"]
 
 _logger = logging.getLogger(__name__)
 
-DEFAULT_DATA_DIR = ".otel-prov/receiver"
-DEFAULT_TRACE_IDLE = 5.0
-_DEFAULT_SESSION_TIMEOUT = 600.0
-_DEFAULT_MAX_PENDING = 500_000
 _RETRY_AFTER_S = 2.0
 _FAILURE_PAUSE_S = (1.0, 30.0)
 _PROBLEMS_IN_MESSAGE = 5
@@ -114,47 +94,6 @@ class Accepted:
     """Spans of the request left out (``rejected_spans``); 0 when all were taken."""
     message: str
     """Why they were, or warnings about parts left out; empty when there was nothing."""
-
-
-@dataclass(frozen=True)
-class ReceiverSettings:
-    """What the receiver is given; :meth:`from_settings` fills it the SDK way."""
-
-    data_dir: Path
-    trace_idle: float = DEFAULT_TRACE_IDLE
-    """Seconds without a new span of a trace before it is mapped."""
-    fsync: bool = True
-    """Make each request durable on disk before acknowledging it (else: in the OS cache,
-    which survives the process, not the machine)."""
-    session_timeout: float = _DEFAULT_SESSION_TIMEOUT
-    """A trace open this long (spans still coming) is mapped as it stands."""
-    retain: float = 120.0
-    """Seconds a mapped trace's spans are kept for spans of it that come late."""
-    max_pending_spans: int = _DEFAULT_MAX_PENDING
-    """Spans buffered and not yet stored past which requests are refused (429)."""
-    max_open_traces: int = 50_000
-    max_spans_per_trace: int = 20_000
-    max_journal_bytes: int = 4 << 30
-
-    @classmethod
-    def from_settings(
-        cls,
-        *,
-        data_dir: str | os.PathLike[str] | None = None,
-        trace_idle: float | None = None,
-        fsync: bool | None = None,
-    ) -> ReceiverSettings:
-        """Arguments first, else ``OTEL_PROV_RECEIVER_DIR``, ``OTEL_PROV_TRACE_IDLE``,
-        ``OTEL_PROV_RECEIVER_FSYNC``, ``OTEL_PROV_SESSION_TIMEOUT`` and
-        ``OTEL_PROV_MAX_PENDING_SPANS``, else the defaults."""
-        directory = data_dir or env_str(OTEL_PROV_RECEIVER_DIR, DEFAULT_DATA_DIR)
-        return cls(
-            data_dir=Path(directory or DEFAULT_DATA_DIR),
-            trace_idle=trace_idle or env_float(OTEL_PROV_TRACE_IDLE, DEFAULT_TRACE_IDLE),
-            fsync=fsync if fsync is not None else env_bool(OTEL_PROV_RECEIVER_FSYNC, True),
-            session_timeout=env_float(OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT),
-            max_pending_spans=env_int(OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING),
-        )
 
 
 def _as_is(span: SpanRecord) -> SpanRecord:
@@ -199,14 +138,7 @@ class Receiver:
         self._spool_bytes = spool_bytes
         self._clock = clock
         self._journal = Journal(settings.data_dir / "journal", fsync=settings.fsync)
-        self._buffer = TraceBuffer(
-            idle_s=settings.trace_idle,
-            max_age_s=settings.session_timeout,
-            retain_s=settings.retain,
-            max_open_traces=settings.max_open_traces,
-            max_spans_per_trace=settings.max_spans_per_trace,
-            max_retained_spans=settings.max_pending_spans,
-        )
+        self._buffer = TraceBuffer(settings)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ready = False

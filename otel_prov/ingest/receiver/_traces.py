@@ -4,15 +4,16 @@ A receiver gets a trace in pieces: each process of each service exports its own 
 in its own batches, in any order.  So spans are buffered by trace id and a trace is
 *due* (to be mapped whole) when:
 
-* no new span of it came for ``idle_s`` (``--trace-idle``): the usual case;
-* it has been open for ``max_age_s`` even though spans keep coming (the session timeout),
+* no new span of it came for ``trace_idle`` (``--trace-idle``): the usual case;
+* it has been open for ``session_timeout`` even though spans keep coming (the session timeout),
   so that no trace holds memory and journal for ever;
 * it reached ``max_spans_per_trace`` spans: it is mapped as far as it got, its spans are
   not kept, and later ones are mapped on their own (the bundle is revised);
 * more than ``max_open_traces`` traces are open: the least recently active ones are
-  mapped early.  The caller logs every limit hit.
+  mapped early.  The caller logs every limit hit.  The limits are the
+:class:`~otel_prov.ingest.receiver._settings.ReceiverSettings`' fields of those names.
 
-A mapped trace's spans are *retained* for ``retain_s`` (within ``max_retained_spans``,
+A mapped trace's spans are *retained* for ``retain`` seconds (within ``max_pending_spans``,
 oldest first out): a span of it that comes later (a service that exports late, a
 session span whose children came first) is mapped together with them, so the trace is
 still mapped whole and the sub-sessions nest; the ingest path revises the stored
@@ -30,6 +31,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.prov._span_record import SpanRecord
 
 __all__ = ["Due", "Reason", "TraceBuffer"]
@@ -68,22 +70,8 @@ class _Trace:
 class TraceBuffer:
     """See the module documentation; times are monotonic seconds."""
 
-    def __init__(
-        self,
-        *,
-        idle_s: float,
-        max_age_s: float,
-        retain_s: float,
-        max_open_traces: int,
-        max_spans_per_trace: int,
-        max_retained_spans: int,
-    ) -> None:
-        self._idle_s = idle_s
-        self._max_age_s = max_age_s
-        self._retain_s = retain_s
-        self._max_open = max_open_traces
-        self._max_spans = max_spans_per_trace
-        self._max_retained = max_retained_spans
+    def __init__(self, settings: ReceiverSettings) -> None:
+        self._limits = settings
         self._traces: dict[int, _Trace] = {}
         self._retained: collections.OrderedDict[int, float] = collections.OrderedDict()
         """Mapped traces whose spans are kept -> when mapped, oldest first."""
@@ -129,17 +117,17 @@ class TraceBuffer:
                 continue
             if drain:
                 found.append((trace_id, Reason.DRAIN))
-            elif len(trace.spans) >= self._max_spans:
+            elif len(trace.spans) >= self._limits.max_spans_per_trace:
                 found.append((trace_id, Reason.SPANS))
-            elif now - trace.last_seen >= self._idle_s:
+            elif now - trace.last_seen >= self._limits.trace_idle:
                 found.append((trace_id, Reason.IDLE))
-            elif now - trace.opened >= self._max_age_s:
+            elif now - trace.opened >= self._limits.session_timeout:
                 found.append((trace_id, Reason.AGE))
             else:
                 waiting.append(trace_id)
-        if len(waiting) > self._max_open:
+        if len(waiting) > self._limits.max_open_traces:
             waiting.sort(key=lambda t: self._traces[t].last_seen)
-            extra = waiting[: len(waiting) - self._max_open]
+            extra = waiting[: len(waiting) - self._limits.max_open_traces]
             found.extend((trace_id, Reason.OPEN_TRACES) for trace_id in extra)
         return [self._take(trace_id, reason, now) for trace_id, reason in found]
 
@@ -158,14 +146,15 @@ class TraceBuffer:
     def restore(self, due: Due, now: float) -> None:
         """A trace whose mapping failed: open again, to be retried when next due."""
         self.add(due.spans, due.sequence, now)  # opens it again if it was only retained
-        self._traces[due.trace_id].last_seen = now - self._idle_s
+        self._traces[due.trace_id].last_seen = now - self._limits.trace_idle
 
     def expire(self, now: float) -> int:
         """Forget mapped traces retained long enough (or past the bound); how many."""
         forgotten = 0
         while self._retained:
             trace_id, mapped = next(iter(self._retained.items()))
-            if now - mapped < self._retain_s and self.retained_spans <= self._max_retained:
+            limits = self._limits
+            if now - mapped < limits.retain and self.retained_spans <= limits.max_pending_spans:
                 break
             del self._retained[trace_id]
             self.retained_spans -= len(self._traces.pop(trace_id).spans)

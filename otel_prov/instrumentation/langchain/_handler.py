@@ -51,7 +51,7 @@ import enum
 import json
 import logging
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any
@@ -350,7 +350,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             return self._runs.pop(run_id, None)
 
     def _enter(self, run_id: UUID, span: Span) -> None:
-        """Make ``span`` current for the run's body, until :meth:`_finish` in its end callback."""
+        """Make ``span`` current for the run's body, until :meth:`_end` in its end callback."""
         otel_token = otel_context.attach(trace.set_span_in_context(span))
         scope = _Scope(otel_token, _ATTACHED.set(run_id))
         with self._lock:
@@ -371,10 +371,20 @@ class ProvCallbackHandler(BaseCallbackHandler):
             return
         otel_context.detach(scope.otel)
 
-    def _finish(self, run_id: UUID) -> _Run | None:
-        """The end of a model or tool run: detach its context first, then forget the run."""
+    def _end(self, run_id: UUID, describe: Callable[[_Run], None]) -> _Run | None:
+        """The end of a model, tool or retriever run: detach its context first, forget the
+        run, let ``describe`` put its result (or error) on its span, and end the span; the
+        run, if it was ours."""
         self._exit(run_id)
-        return self._pop(run_id)
+        run = self._pop(run_id)
+        if run is not None:
+            describe(run)
+            run.anchor.end()
+        return run
+
+    def _end_failed(self, run_id: UUID, error: BaseException) -> _Run | None:
+        """End a model, tool or retriever run's span as failed; the run, if it was ours."""
+        return self._end(run_id, lambda run: record_error(run.anchor, error))
 
     def _close_iteration(self, iteration: _Iteration | None, error: BaseException | None) -> None:
         """End an iteration once (callers hold no lock; the flag is flipped under it)."""
@@ -602,9 +612,10 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
-        run = self._finish(run_id)
-        if run is None:
-            return
+        self._end(run_id, lambda run: self._put_model_result(run, response))
+
+    def _put_model_result(self, run: _Run, response: LLMResult) -> None:
+        """The model's token usage and response model, and the step it decided, if any."""
         span = run.anchor
         generations = response.generations
         generation = generations[0][0] if generations and generations[0] else None
@@ -628,7 +639,6 @@ class ProvCallbackHandler(BaseCallbackHandler):
                 span.set_attribute(sc.GEN_AI_RESPONSE_MODEL, response_model)
             if run.in_model_node and run.iteration is not None:
                 self._decide(run.session, run.iteration, message)
-        span.end()
 
     def _decide(self, session: _Session, iteration: _Iteration, message: Any) -> None:
         """The step's thought, action and arguments, from the model's answer."""
@@ -704,18 +714,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
-        run = self._finish(run_id)
-        if run is None:
-            return
-        span = run.anchor
-        content = getattr(output, "content", output)
-        observation = content if isinstance(content, str) else _content_text(content)
-        put_content(span, sc.OTEL_PROV_OBSERVATION, observation)
-        if getattr(output, "status", None) == "error":
-            # A tool (or its error handler) that reports failure as a message still failed.
-            record_failure(span, "tool_error", observation or "tool error")
-        span.end()
-        self._tool_done(run)
+        self._tool_done(self._end(run_id, lambda run: _put_observation(run.anchor, output)))
 
     def on_tool_error(
         self,
@@ -725,20 +724,11 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
-        run = self._end_failed(run_id, error)
-        if run is not None:
-            self._tool_done(run)
+        self._tool_done(self._end_failed(run_id, error))
 
-    def _end_failed(self, run_id: UUID, error: BaseException) -> _Run | None:
-        """End a model, tool or retriever run's span as failed; the run, if it was ours."""
-        run = self._finish(run_id)
-        if run is not None:
-            record_error(run.anchor, error)
-            run.anchor.end()
-        return run
-
-    def _tool_done(self, run: _Run) -> None:
-        if run.iteration is not None:
+    def _tool_done(self, run: _Run | None) -> None:
+        """Count an ended tool run (``None``: not ours) towards its iteration's tool calls."""
+        if run is not None and run.iteration is not None:
             with self._lock:
                 run.iteration.finished_tools += 1
 
@@ -771,22 +761,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         parent_run_id: UUID | None = None,
         **kwargs: Any,
     ) -> Any:
-        run = self._finish(run_id)
-        if run is None:
-            return
-        for index, document in enumerate(documents):
-            metadata = getattr(document, "metadata", None)
-            metadata = metadata if isinstance(metadata, Mapping) else {}
-            identifier = getattr(document, "id", None)
-            put_document(
-                run.anchor,
-                index,
-                document_id=identifier if isinstance(identifier, (str, int)) else None,
-                content=getattr(document, "page_content", None),
-                score=_score(metadata),
-                metadata=metadata,
-            )
-        run.anchor.end()
+        self._end(run_id, lambda run: _put_documents(run.anchor, documents))
 
     def on_retriever_error(
         self,
@@ -797,6 +772,32 @@ class ProvCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> Any:
         self._end_failed(run_id, error)
+
+
+def _put_observation(span: Span, output: Any) -> None:
+    """What a tool returned, as its observation; a tool (or its error handler) that
+    reports failure as a message still failed."""
+    content = getattr(output, "content", output)
+    observation = content if isinstance(content, str) else _content_text(content)
+    put_content(span, sc.OTEL_PROV_OBSERVATION, observation)
+    if getattr(output, "status", None) == "error":
+        record_failure(span, "tool_error", observation or "tool error")
+
+
+def _put_documents(span: Span, documents: Sequence[Any]) -> None:
+    """The documents a retriever returned, with their ids, scores and metadata."""
+    for index, document in enumerate(documents):
+        metadata = getattr(document, "metadata", None)
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        identifier = getattr(document, "id", None)
+        put_document(
+            span,
+            index,
+            document_id=identifier if isinstance(identifier, (str, int)) else None,
+            content=getattr(document, "page_content", None),
+            score=_score(metadata),
+            metadata=metadata,
+        )
 
 
 def _score(metadata: Mapping[str, Any]) -> float | None:

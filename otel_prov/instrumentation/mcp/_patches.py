@@ -40,6 +40,7 @@ from otel_prov.capture import (
     record_failure,
     tool_call_shape,
 )
+from otel_prov.instrumentation import Patches
 
 __all__ = ["install", "uninstall"]
 
@@ -50,7 +51,7 @@ _SESSION_HEADER = "mcp-session-id"
 _TRACEPARENT = "traceparent"
 
 _lock = threading.Lock()
-_patched: list[tuple[Any, str, Any]] = []
+_patches = Patches()
 _transports: dict[int, Any] = {}
 """id(write stream) -> the streamable HTTP transport writing it, while it runs."""
 
@@ -185,31 +186,24 @@ def _keep_injected(original: Callable[[dict[str, Any]], None]) -> Callable[[dict
     return inject_trace_context
 
 
-def _patch(owner: Any, attribute: str, wrapper: Callable[[Any], Any]) -> None:
-    original = getattr(owner, attribute)
-    _patched.append((owner, attribute, original))
-    setattr(owner, attribute, wrapper(original))
-
-
 def install(tracer: Tracer) -> None:
     """Wrap the client, the server middleware, the HTTP transport and the SDK's context
     injection (once)."""
     with _lock:
-        if _patched:
+        if _patches:
             return
         session = importlib.import_module("mcp.client.session")
         otel = importlib.import_module("mcp.server._otel")
         http = importlib.import_module("mcp.client.streamable_http")
         dispatcher = importlib.import_module("mcp.shared.jsonrpc_dispatcher")
-        _patch(session.ClientSession, "call_tool", lambda f: _client_call_tool(tracer, f))
-        _patch(otel.OpenTelemetryMiddleware, "__call__", lambda f: _server_middleware(tracer, f))
-        _patch(http.StreamableHTTPTransport, "post_writer", _transport_post_writer)
-        _patch(dispatcher, "inject_trace_context", _keep_injected)
+        patch = _patches.replace
+        patch(session.ClientSession, "call_tool", lambda f: _client_call_tool(tracer, f))
+        patch(otel.OpenTelemetryMiddleware, "__call__", lambda f: _server_middleware(tracer, f))
+        patch(http.StreamableHTTPTransport, "post_writer", _transport_post_writer)
+        patch(dispatcher, "inject_trace_context", _keep_injected)
 
 
 def uninstall() -> None:
     with _lock:
-        while _patched:
-            owner, attribute, original = _patched.pop()
-            setattr(owner, attribute, original)
+        _patches.restore()
         _transports.clear()

@@ -51,6 +51,7 @@ from otel_prov.capture import (
     session_shape,
     tool_call_shape,
 )
+from otel_prov.instrumentation import Patches
 
 __all__ = ["install", "uninstall"]
 
@@ -89,7 +90,7 @@ _ACTIVE: ContextVar[frozenset[tuple[int, str]]] = ContextVar(
 
 _lock = threading.RLock()
 _tracer: Tracer | None = None
-_patched: list[tuple[type, str, Any]] = []
+_patches = Patches()
 
 
 # --- helpers -----------------------------------------------------------------------
@@ -498,10 +499,7 @@ def _wrap(cls: type, attribute: str, factory: Callable[[Any], Any]) -> None:
     original = cls.__dict__.get(attribute)
     if not callable(original) or hasattr(original, _MARK):
         return
-    wrapper = factory(original)
-    setattr(wrapper, _MARK, original)
-    setattr(cls, attribute, wrapper)
-    _patched.append((cls, attribute, original))
+    setattr(_patches.replace(cls, attribute, factory), _MARK, original)
 
 
 def _wrap_defining(cls: type, attribute: str, factory: Callable[[Any], Any]) -> None:
@@ -567,6 +565,4 @@ def uninstall() -> None:
     global _tracer
     with _lock:
         _tracer = None
-        while _patched:
-            cls, attribute, original = _patched.pop()
-            setattr(cls, attribute, original)
+        _patches.restore()

@@ -23,7 +23,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters import ProvExporter
 from otel_prov.processing._processor import ProvSpanProcessor
-from otel_prov.setup._destination import DestinationSettings, exporter_from_settings, store_path
+from otel_prov.setup._destination import DestinationSettings, exporter_from_settings
 
 _logger = logging.getLogger("otel_prov")
 
@@ -93,13 +93,12 @@ def _exporter_or_none(settings: DestinationSettings) -> ProvExporter | None:
             raise ValueError(
                 f"store={str(settings.store)!r} cannot be opened as a store: {exc}"
             ) from exc
+        # The exporter's error names the path; the variable, if set, is what to change.
         where = env_str(OTEL_PROV_STORE)
         _logger.error(
-            "the embedded store %s cannot be opened (%s): no provenance is recorded in this "
-            "process, and force_flush() says so; %s",
-            f"{OTEL_PROV_STORE}={where}" if where else store_path(),
+            "no provenance is recorded in this process, and force_flush() says so: %s%s",
             exc,
-            "point it at a directory" if where else "free the disk or set " + OTEL_PROV_STORE,
+            f" ({OTEL_PROV_STORE}={where})" if where else "",
         )
         return None
 

@@ -64,17 +64,6 @@ EXPECTED: Mapping[str, object] = {
 }
 
 
-def the_run(store: Path) -> SessionView:
-    """The one outermost run the store holds, checked against its line in the listing."""
-    reader = open_store(store)
-    page = reader.sessions()
-    assert len(page.sessions) == 1, [s.id for s in page.sessions]
-    (summary,) = page.sessions
-    view = reader.session(summary.id)
-    assert (summary.agent, summary.question) == (view.agent, view.question)
-    return view
-
-
 def _calls(view: SessionView) -> list[Any]:
     return [call for step in view.iterations for call in step.tool_calls]
 
@@ -86,7 +75,7 @@ def _providers(store: Path, run: str) -> list[str]:
 
 def observed(store: Path) -> dict[str, object]:
     """The run's fields as a reader sees them."""
-    view = the_run(store)
+    view = scenario.only_run(store)  # the listing's line agrees with the run's view
     calls = _calls(view)
     failed = [call for call in calls if call.status == "error"]
     models = sorted({m.model for step in view.iterations for m in step.model_calls if m.model})

@@ -43,7 +43,6 @@ from otel_prov.exporters._rocksdb import (
     register_writer,
     writable_here,
 )
-from otel_prov.exporters._shared_triples import SharedTriples
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query
@@ -154,7 +153,6 @@ class OxigraphStoreExporter(ProvExporter):
         """When this exporter last tried to get the store or load what others parked."""
         self._unflushed = 0
         """Bytes stored in transactions since the memtables were last written out."""
-        self._shared = SharedTriples()
         self._new_failure_logs()
         self._take_store()
         if self._store is None:
@@ -195,7 +193,6 @@ class OxigraphStoreExporter(ProvExporter):
             try:
                 self._store = open_writable(self.path)
                 self._unflushed = 0
-                self._shared = SharedTriples()  # what others wrote, this opening knows not
             except (OSError, RuntimeError) as exc:  # RuntimeError: RocksDB's "Corruption: ..."
                 if isinstance(exc, OSError) and _held_by_another(exc):
                     _prune_info_logs(self.path)
@@ -246,12 +243,11 @@ class OxigraphStoreExporter(ProvExporter):
             if time.monotonic() - self._looked_at >= self._interval:
                 self._look()  # the store may be free again, and others may have parked
             try:
+                text = to_nquads(triples, self._graph).encode()
                 if self._store is None:
-                    self.parked.park(to_nquads(triples, self._graph).encode())
+                    self.parked.park(text)
                 else:
-                    triples, shared = self._shared.fresh(triples)
-                    self._store_batch(self._store, to_nquads(triples, self._graph).encode())
-                    self._shared.remember(shared)
+                    self._store_batch(self._store, text)
             except (OSError, RuntimeError, SyntaxError, ValueError) as exc:
                 self._failures.failed(exc)
                 self._drop_broken(exc)

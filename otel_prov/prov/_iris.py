@@ -14,7 +14,6 @@ from urllib.parse import quote
 from otel_prov.prov._rdf import InvalidIRIError, iri
 
 __all__ = [
-    "SHARED_PREFIXES",
     "STEP",
     "activity_iri",
     "agent_iri",
@@ -76,13 +75,6 @@ def evaluator_iri(name: str) -> str:
 
 def service_iri(name: str) -> str:
     return _named("service", name)
-
-
-SHARED_PREFIXES = tuple(
-    f"<{_BASE}{kind}:" for kind in ("agent", "tool", "model", "evaluator", "service")
-)
-"""How the IRIs of subjects every session of theirs describes again begin: agents, tools,
-models, evaluators and services (each run's own subjects begin with its trace id)."""
 
 
 @functools.lru_cache(maxsize=4096)  # a corpus's sources recur in every retrieval from it

@@ -21,9 +21,8 @@ up once, and nothing one variant patched or left behind can tax another.  The pa
 workers in turns (the order reversed every turn, only one worker running at a time) and
 compares the medians of all timed runs.  A turn is one untimed batch, then five timed
 ones, each flushed after its runs (timed apart), then a pause until the worker's background
-threads are done: ours loads each flushed batch into the store in a thread of its own, so
-each timed batch of ours runs beside the load of its own previous batch, as an agent that
-keeps running does, and never beside another worker's.  The LangChain agent is built once,
+threads are done: ours maps and stores its sessions on its processor's worker thread, beside
+its own runs as an agent that keeps running has it, and never beside another worker's.  The LangChain agent is built once,
 as a service builds its graph, and its scripted model rewound before each run.  Built
 again for every run (outside the timed part), it left some 200 objects of cyclic garbage
 per run, and the collector freed them in whichever timed run crossed its threshold: 38%

@@ -80,6 +80,9 @@ _DEFAULT_SESSION_TIMEOUT_S = 600.0
 _DEFAULT_MAX_PENDING = 100_000
 _DROP_LOG_INTERVAL_S = 10.0
 _TIMEOUT_CHECK_INTERVAL_NS = 1_000_000_000
+"""How often the worker asks the assembler about open sessions when no ended span waits:
+``bench_worker_cycle``, 50 runs open and waiting on their models, 39 us a wake-up instead
+of 876 us (3.3 ms CPU a second less)."""
 
 
 @dataclass(frozen=True)
@@ -351,7 +354,9 @@ class ProvSpanProcessor(SpanProcessor):
         self._cycle(flush=True, final=True)
 
     def _open_snapshots(self) -> list[SpanRecord]:
-        """A cheap view of the open spans for deciding: ids and role, no attribute copies."""
+        """A cheap view of the open spans for deciding: ids and role, no attribute copies.
+        ``bench_worker_cycle``, 50 runs open while spans end: 0.88 ms a wake-up instead of
+        1.68 ms with every open span prepared as the mapper gets it (redacted, blobs moved)."""
         return [
             SpanRecord(
                 trace_id=span.context.trace_id,

@@ -63,6 +63,7 @@ _SPECIAL = {"nan": "NaN", "inf": "INF", "infinity": "INF", "-inf": "-INF", "-inf
 @functools.lru_cache(maxsize=4096)
 def canonical_number(term: str) -> str:
     """The canonical term of a numeric literal term (see the module documentation).
+    Memoised: sessions repeat their token counts and costs (bench_caches, 1.06x without).
 
     A term whose lexical form is not a number is returned unchanged, so that a change
     to it still shows.

@@ -679,8 +679,9 @@ def _tool_output(parsed: Any) -> str | None:
     """What a tool returned, in LangChain's serialised tool message (also as OpenLLMetry
     records it, ``{"output": {"lc": 1, ...}}``), LlamaIndex's ``ToolOutput``
     (``raw_output``: the tool's own return value, before it became blocks), a list of
-    content blocks (``[{"text": ...}]``, Strands Agents, MCP), or one text block
-    (``{"type": "text", "text": ...}``, an MCP result as openai-agents records it)."""
+    content blocks (``[{"text": ...}]``, Strands Agents, MCP), one text block (``{"type":
+    "text", "text": ...}``, an MCP result as openai-agents records it) or Google ADK's
+    ``{"result": ...}``, in which it wraps a tool's return value that is not an object."""
     if (
         isinstance(parsed, list)
         and parsed
@@ -693,6 +694,8 @@ def _tool_output(parsed: Any) -> str | None:
         return block_text(parsed)
     if "raw_output" in parsed and "tool_name" in parsed:
         return json_text(parsed["raw_output"])
+    if list(parsed) == ["result"]:
+        return json_text(parsed["result"])
     found = [m for m in messages(parsed) if m.role == TOOL]
     return found[0].text if found else None
 

@@ -216,6 +216,10 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
         add((activity, O.status, literal("error")))
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type")
         message = span.status_message or _exception_field(span, "exception.message")
+        if span.role is Role.TOOL_CALL and message in (None, "", error_type):
+            # Only a code (ADK's TOOL_ERROR): what the failed tool answered says the rest.
+            result = out.content(*RESULT_KEYS, pick="result")
+            message = (result.text if result is not None else None) or message
         if error_type:
             add((activity, O.errorType, literal(error_type)))
         if message and span.content_withheld:

@@ -117,6 +117,20 @@ _STRANDS_PROVIDER = (
     "Strands records its own name, strands-agents, as gen_ai.system (default) or "
     "gen_ai.provider.name (latest) on every span; its model's provider, OpenAI, is in none"
 )
+_ADK_PROVIDER = (
+    "ADK writes gen_ai.provider.name gcp.gemini on the generate_content span of every "
+    "BaseLlm model, this OpenAI-compatible one too; the model's provider is in no span"
+)
+_ADK_ABSENT: Mapping[str, Mapping[str, str]] = {
+    "default": {
+        **_GENAI_ABSENT["default"],
+        "error_text": "ADK's failed execute_tool span has status TOOL_ERROR and error.type "
+        "TOOL_ERROR; the error's text is only in gen_ai.tool.call.result, content ADK "
+        "records only under the GenAI opt-ins",
+        "provider": _ADK_PROVIDER,
+    },
+    "latest": {"provider": _ADK_PROVIDER},
+}
 SCENARIOS = (
     Scenario(
         "openinference-openai-agents-chat-run",
@@ -243,6 +257,17 @@ SCENARIOS = (
         "crewai_agent",
         (),
         venv=("crewai-venv.sh", "OTEL_PROV_CREWAI_VENV"),
+    ),
+    *(
+        Scenario(
+            f"adk-{content}",
+            "adk_agent",
+            (),
+            environment=_GENAI_CONTENT[content],
+            venv=("adk-venv.sh", "OTEL_PROV_ADK_VENV"),
+            absent=_ADK_ABSENT[content],
+        )
+        for content in _GENAI_CONTENT
     ),
 )
 

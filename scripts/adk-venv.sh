@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Install Google ADK and this checkout of otel-prov into their own venv, for the tests of
-# ADK's built-in tracing (tests/self_traced/test_adk.py).
+# ADK's built-in tracing (tests/self_traced/test_adk.py, the conformance suite).
 #
 # Usage: scripts/adk-venv.sh [DIR]     (DIR defaults to .cache/adk-venv in the repo root)
 #
 # ADK pins opentelemetry-api/sdk <= 1.44 and the project's dev extra pins the 1.45 line, so
 # ADK cannot share .venv (~190 MB, ~1.5 min to install). otel-prov goes in editable: the
-# tests run this checkout. A new ADK_VERSION or pyproject.toml reinstalls. The last line
+# tests run this checkout. New versions here or a new pyproject.toml reinstall. The last line
 # printed is the path of the venv's `python`.
 set -euo pipefail
 
-ADK_VERSION="2.13.0"
+PACKAGES=(
+    "google-adk==2.13.0"
+)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PROJECT="$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)"
 exec bash "$ROOT/scripts/side-venv.sh" "${1:-$ROOT/.cache/adk-venv}" \
-    "google-adk==$ADK_VERSION otel-prov@$PROJECT" python "google-adk==$ADK_VERSION" -e "$ROOT"
+    "${PACKAGES[*]} otel-prov@$PROJECT" python "${PACKAGES[@]}" -e "$ROOT"

@@ -40,7 +40,7 @@ PACKAGES = (
     "pydantic-ai-slim",
 )
 """The instrumentation packages the scenarios run in ``.venv``, as pinned by the dev extra."""
-SIDE_VENVS = ("llama-index-venv.sh", "strands-venv.sh", "crewai-venv.sh")
+SIDE_VENVS = ("llama-index-venv.sh", "strands-venv.sh", "crewai-venv.sh", "adk-venv.sh")
 """The scripts of the side venvs some scenarios run in, each listed with its own pins."""
 
 INTRO = """# Support matrix

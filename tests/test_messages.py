@@ -255,3 +255,46 @@ def test_serialised_framework_messages() -> None:
     assert message(blocks) == Message("user", "a")
     assert message({"type": "text", "text": "a"}) is None  # a content block, not a message
     assert messages('{"messages": [{"role": "human", "content": "q"}]}') == (Message("user", "q"),)
+
+
+def test_langchain_objects_and_openllmetry_run_records_hold_messages() -> None:
+    """LangChain's ``{"lc": 1, "type": "constructor"}`` objects, also inside OpenLLMetry's
+    ``{"outputs": {"messages": [...]}}`` record of a run."""
+    ai = {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "AIMessage"],
+          "kwargs": {"content": "hi", "type": "ai", "tool_calls": [
+              {"name": "w", "args": {"c": 1}, "id": "c1"}]}}  # fmt: skip
+    expected = Message("assistant", "hi", (ToolCall("w", '{"c": 1}', "c1"),))
+    assert message(ai) == expected
+    assert messages(json.dumps({"outputs": {"messages": [ai]}, "kwargs": {}})) == (expected,)
+    assert messages({"inputs": {"messages": [{"role": "user", "content": "q"}]}}) == (
+        Message("user", "q"),
+    )
+
+
+def test_openai_responses_objects_and_items_are_messages() -> None:
+    """A list of Responses objects (OpenInference's output.value of a streamed
+    openai-agents turn): their output items, the function calls among them."""
+    response = {"object": "response", "output": [
+        {"type": "message", "role": "assistant",
+         "content": [{"type": "output_text", "text": "thinking"}]},
+        {"type": "function_call", "name": "w", "arguments": '{"c": 1}', "call_id": "c1"},
+    ]}  # fmt: skip
+    assert messages([response]) == (
+        Message("assistant", "thinking"),
+        Message("assistant", None, (ToolCall("w", '{"c": 1}', "c1"),)),
+    )
+    output = {"type": "function_call_output", "call_id": "c1", "output": "18"}
+    assert message(output) == Message("tool", "18", call_id="c1")
+
+
+def test_react_text_is_reasoning_a_call_and_an_answer() -> None:
+    acting = span_messages({"llm.output_messages.0.message.role": "assistant",
+                            "llm.output_messages.0.message.content":
+                            'Thought: look it up\nAction: w\nAction Input: {"c": 1}'})  # fmt: skip
+    assert acting.output == (
+        Message("assistant", None, (ToolCall("w", '{"c": 1}'),), None, "look it up"),
+    )
+    answering = span_messages({"gen_ai.completion.0.content": "Thought: done\nAnswer: 18 °C"})
+    assert answering.output == (Message("assistant", "18 °C", reasoning="done"),)
+    plain = span_messages({"gen_ai.completion.0.content": "Thought: no action follows"})
+    assert plain.output == (Message("assistant", "Thought: no action follows"),)

@@ -22,6 +22,7 @@ from otel_prov.prov._conventions import (
     is_agent_run,
     is_run_record,
     model_output_text,
+    requested_calls,
     retrieved_documents,
     starts_as_tool_call,
     tool_name_from_span_name,
@@ -608,3 +609,41 @@ def test_a_model_span_inside_one_of_the_same_name_is_one_model_call() -> None:
     assert facts["model_calls"] == 1
     assert facts["question"] == ["Weather in Paris?"]
     assert facts["answer"] == ["18 °C."]
+
+
+def test_a_model_call_without_output_answered_what_the_next_request_holds() -> None:
+    """OpenLLMetry's openai-agents Chat Completions generations record their input only."""
+    first = [{"role": "user", "parts": [{"type": "text", "content": "q"}]}]
+    answered = {"role": "assistant", "parts": [
+        {"type": "text", "content": "think"},
+        {"type": "tool_call", "id": "c1", "name": "w", "arguments": {"c": 1}}]}  # fmt: skip
+    tool = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1", "response": "18"}]}
+    this = {"gen_ai.input.messages": json.dumps(first)}
+    following = ({"gen_ai.input.messages": json.dumps([*first, answered, tool])}, ())
+    assert model_output_text(this, (), following) == "think"
+    assert requested_calls(this, (), following) == [("w", '{"c": 1}', "c1")]
+    other = ({"gen_ai.input.messages": json.dumps([answered, tool])}, ())
+    assert model_output_text(this, (), other) is None  # another conversation
+
+
+def test_tool_results_in_content_blocks_and_wrappers_are_plain_text() -> None:
+    assert unwrapped('{"type": "text", "text": "18"}', "result") == "18"  # MCP
+    assert unwrapped('{"result": "18"}', "result") == "18"  # Google ADK
+    serialised = {"output": {"lc": 1, "type": "constructor", "id": ["ToolMessage"],
+                             "kwargs": {"content": "18", "type": "tool"}}}  # fmt: skip
+    assert unwrapped(json.dumps(serialised), "result") == "18"  # OpenLLMetry, LangChain
+
+
+def test_smolagents_names_its_agent_in_its_run_span_and_answers_through_a_tool() -> None:
+    run = {"openinference.span.kind": "AGENT", "smolagents.tools_names": "[]"}
+    assert agent_name(run, "weather.run") == "weather"
+    assert agent_name({"openinference.span.kind": "AGENT"}, "weather.run") is None
+    answer = {"openinference.span.kind": "TOOL", "tool.name": "final_answer"}
+    assert classify(answer) is Role.SPAN
+    assert classify({**answer, "tool.name": "get_weather"}) is Role.TOOL_CALL
+
+
+def test_a_crewai_question_is_its_one_task() -> None:
+    tasks = [{"description": "Weather in Paris?", "expected_output": "The weather."}]
+    assert unwrapped(json.dumps(tasks), "question") == "Weather in Paris?"
+    assert unwrapped(json.dumps(tasks * 2), "question") is None

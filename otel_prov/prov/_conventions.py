@@ -49,12 +49,14 @@ from otel_prov.prov._messages import (
     json_text,
     loads,
     messages,
+    react,
     span_messages,
 )
 
 __all__ = [
     "AGENT_NAME_KEYS",
     "ANSWER_KEYS",
+    "ANSWER_TOOLS",
     "ARGUMENT_KEYS",
     "CACHE_READ_TOKEN_KEYS",
     "CACHE_WRITE_TOKEN_KEYS",
@@ -70,6 +72,7 @@ __all__ = [
     "MESSAGE_LIST_KEYS",
     "MESSAGE_SOURCES",
     "MODEL_KEYS",
+    "NAMED_RUNS",
     "OUTPUT_TOKEN_KEYS",
     "PLACEHOLDERS",
     "PRICED_MODEL_KEYS",
@@ -89,6 +92,7 @@ __all__ = [
     "TOOL_NAME_KEYS",
     "WRAPPED_KEYS",
     "Convention",
+    "Request",
     "RetrievedDocument",
     "Role",
     "agent_name",
@@ -97,6 +101,7 @@ __all__ = [
     "first_user_message",
     "is_agent_run",
     "is_run_record",
+    "model_output",
     "model_output_text",
     "requested_calls",
     "retrieved_documents",
@@ -195,6 +200,12 @@ class Convention:
     tool."""
     placeholders: frozenset[str] = frozenset()
     """Values written where there is none (read as absent)."""
+    named_runs: tuple[tuple[str, str], ...] = ()
+    """(attribute, span-name ending) pairs: a session span with that attribute and no
+    agent name of its own is named by its span name without the ending."""
+    answer_tools: frozenset[str] = frozenset()
+    """Tools a framework answers through: their spans are the run's answer being given,
+    not tool calls of a step (plain spans; the session holds the answer)."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -271,7 +282,9 @@ CONVENTIONS: tuple[Convention, ...] = (
         result=("output.value",),
         tool_name=("tool.name",),
         model=("llm.model_name",),
-        provider=("llm.provider",),
+        # ``llm.provider`` is who hosts the model, ``llm.system`` whose API it is (the
+        # openai client records only the latter, "openai").
+        provider=("llm.provider", "llm.system"),
         priced_model=("llm.model_name",),
         input_tokens=("llm.token_count.prompt",),
         output_tokens=("llm.token_count.completion",),
@@ -279,7 +292,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         cache_write_tokens=("llm.token_count.prompt_details.cache_write",),
         reasoning_tokens=("llm.token_count.completion_details.reasoning",),
         session_id=("session.id",),
-        agent_name=("agent.name",),
+        # ``graph.node.id``: the agent's node, all CrewAI's AGENT span says of its name.
+        agent_name=("agent.name", "graph.node.id"),
         run_name=("agent.name",),
         wrapped=frozenset({"input.value", "output.value"}),
         query=("input.value",),
@@ -334,7 +348,24 @@ CONVENTIONS: tuple[Convention, ...] = (
     ),
     # smolagents through OpenInference: the run's ``input.value`` is the JSON of ``run()``'s
     # keyword arguments, its task the question.
-    Convention("smolagents (OpenInference)", question_fields=("task",)),
+    # The agent's name is only in the run's span name (``weather.run``), and the agent
+    # answers by calling its ``final_answer`` tool.
+    Convention(
+        "smolagents (OpenInference)",
+        question_fields=("task",),
+        named_runs=(("smolagents.tools_names", ".run"),),
+        answer_tools=frozenset({"final_answer"}),
+    ),
+    # CrewAI through OpenInference: the crew's kickoff (a root CHAIN, the wrapper of the
+    # one agent's run) lists its tasks, whose description is the question; the agent's
+    # AGENT span records ``_execute_core``'s arguments (agent, context, tools) as its input.
+    Convention(
+        "CrewAI (OpenInference)",
+        question=("crew_tasks",),
+        question_fields=("description",),
+        wrapped=frozenset({"crew_tasks"}),
+        run_arguments=("agent",),
+    ),
     # LlamaIndex agents through OpenInference's instrumentor: the run (``FunctionAgent.run``,
     # a root CHAIN) records the workflow's arguments and a truncated repr of its result,
     # the model is asked in an LLM span inside another (``achat`` -> ``chat``), a third LLM
@@ -399,6 +430,8 @@ HELPER_NAMES = _keys("helpers")
 RUN_ARGUMENTS = _keys("run_arguments")
 RUN_RESULTS = _keys("run_results")
 PLACEHOLDERS = frozenset().union(*(convention.placeholders for convention in CONVENTIONS))
+NAMED_RUNS = tuple(pair for convention in CONVENTIONS for pair in convention.named_runs)
+ANSWER_TOOLS = frozenset().union(*(convention.answer_tools for convention in CONVENTIONS))
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
     dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)
@@ -428,11 +461,19 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "
         if not isinstance(kind, str):
             continue
         role = convention.roles.get(kind)
+        if role is Role.TOOL_CALL and _tool_name(attributes) in ANSWER_TOOLS:
+            return Role.SPAN  # the answer being given: the session holds it
         if role is not None:
             return role
         if kind in convention.run_kinds and (root or is_agent_run(attributes)):
             return Role.SESSION
     return Role.SPAN
+
+
+def _tool_name(attributes: Mapping[str, Any]) -> str | None:
+    return next(
+        (v for key in TOOL_NAME_KEYS if isinstance(v := attributes.get(key), str) and v), None
+    )
 
 
 def starts_as_tool_call(name: str, attributes: Mapping[str, Any]) -> bool:
@@ -460,8 +501,12 @@ def is_agent_run(attributes: Mapping[str, Any]) -> bool:
     )
 
 
-def agent_name(attributes: Mapping[str, Any]) -> str | None:
-    """The agent named in LangChain run metadata (OpenInference's ``metadata``)."""
+def agent_name(attributes: Mapping[str, Any], span_name: str = "") -> str | None:
+    """The agent a session span names other than under an agent name key: in LangChain run
+    metadata (OpenInference's ``metadata``), or in its span name (``named_runs``)."""
+    for marker, ending in NAMED_RUNS:
+        if marker in attributes and span_name.endswith(ending) and len(span_name) > len(ending):
+            return span_name.removesuffix(ending)
     metadata = attributes.get("metadata")
     if not isinstance(metadata, str) or '"lc_agent_name"' not in metadata:
         return None
@@ -532,12 +577,44 @@ def first_user_message(
     return _first(_messages(attributes, events).input, USER)
 
 
+Request = tuple[Mapping[str, Any], Iterable[EventLike]]
+"""A model call's attributes and events."""
+
+
+def model_output(
+    attributes: Mapping[str, Any],
+    events: Iterable[EventLike] = (),
+    following: Request | None = None,
+) -> tuple[Message, ...]:
+    """What a model call answered: its output messages.  When it records none, and the
+    ``following`` request of the conversation was sent this call's messages and more, the
+    assistant messages right after them: what this call answered (OpenLLMetry records an
+    openai-agents Chat Completions generation's input only)."""
+    found = _messages(attributes, events)
+    if found.output or following is None:
+        return found.output
+    sent, later = found.input, _messages(*following).input
+    if len(later) <= len(sent) or any(
+        (a.role, a.text) != (b.role, b.text) for a, b in zip(sent, later, strict=False)
+    ):
+        return ()
+    answered: list[Message] = []
+    for item in later[len(sent) :]:
+        if item.role != ASSISTANT:
+            break
+        answered.append(react(item))
+    return tuple(answered)
+
+
 def model_output_text(
-    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+    attributes: Mapping[str, Any],
+    events: Iterable[EventLike] = (),
+    following: Request | None = None,
 ) -> str | None:
     """The text a model call answered with (its reasoning when it gave no text, also when
-    it called tools): every output message's text but a tool's, in order."""
-    output = [m for m in _messages(attributes, events).output if m.role != TOOL]
+    it called tools): every output message's text but a tool's, in order (``following``:
+    see :func:`model_output`)."""
+    output = [m for m in model_output(attributes, events, following) if m.role != TOOL]
     texts = [m.text for m in output if m.text]
     if texts:
         return "\n".join(texts)
@@ -587,8 +664,11 @@ def unwrapped(text: str, pick: str) -> str | None:
     if pick == "query":
         query = parsed.get("query") if isinstance(parsed, dict) else None
         return query if isinstance(query, str) else None
-    if pick == "question" and isinstance(parsed, dict):
-        task = next((parsed[f] for f in QUESTION_FIELDS if isinstance(parsed.get(f), str)), None)
+    if pick == "question":
+        # A run's arguments ({"task": ...}), or its one task of a list (CrewAI's crew_tasks).
+        one = parsed[0] if isinstance(parsed, list) and len(parsed) == 1 else parsed
+        fields = one if isinstance(one, dict) else {}
+        task = next((fields[f] for f in QUESTION_FIELDS if isinstance(fields.get(f), str)), None)
         if task is not None:
             return str(task)
     found = messages(parsed) if isinstance(parsed, (dict, list)) else ()
@@ -596,9 +676,12 @@ def unwrapped(text: str, pick: str) -> str | None:
 
 
 def _tool_output(parsed: Any) -> str | None:
-    """What a tool returned, in LangChain's serialised tool message, LlamaIndex's
-    ``ToolOutput`` (``raw_output``: the tool's own return value, before it became blocks)
-    or a list of content blocks (``[{"text": ...}]``, Strands Agents, MCP)."""
+    """What a tool returned, in LangChain's serialised tool message (also as OpenLLMetry
+    records it, ``{"output": {"lc": 1, ...}}``), LlamaIndex's ``ToolOutput``
+    (``raw_output``: the tool's own return value, before it became blocks), a list of
+    content blocks (``[{"text": ...}]``, Strands Agents, MCP), one text block (``{"type":
+    "text", "text": ...}``, an MCP result as openai-agents records it) or Google ADK's
+    ``{"result": ...}``, in which it wraps a tool's return value that is not an object."""
     if (
         isinstance(parsed, list)
         and parsed
@@ -607,23 +690,28 @@ def _tool_output(parsed: Any) -> str | None:
         return block_text(parsed)
     if not isinstance(parsed, dict):
         return None
-    if parsed.get("type") == "tool":
-        found = messages(parsed)
-        return found[0].text if found else None
+    if parsed.get("type") == "text" and isinstance(parsed.get("text"), str):
+        return block_text(parsed)
     if "raw_output" in parsed and "tool_name" in parsed:
         return json_text(parsed["raw_output"])
-    return None
+    if list(parsed) == ["result"]:
+        return json_text(parsed["result"])
+    found = [m for m in messages(parsed) if m.role == TOOL]
+    return found[0].text if found else None
 
 
 def requested_calls(
-    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+    attributes: Mapping[str, Any],
+    events: Iterable[EventLike] = (),
+    following: Request | None = None,
 ) -> list[tuple[str, str, str | None]]:
     """(tool name, arguments JSON, call id) of each tool call a model call's output asked
     for, in order: GenAI ``tool_call`` parts, OpenInference's flattened ``tool_calls`` of
-    any output message, ``toolUse`` blocks of a ``gen_ai.choice`` event."""
+    any output message, ``toolUse`` blocks of a ``gen_ai.choice`` event, Responses
+    ``function_call`` items, a ReAct ``Action:`` (``following``: see :func:`model_output`)."""
     return [
         (call.name, call.arguments, call.call_id)
-        for found in _messages(attributes, events).output
+        for found in model_output(attributes, events, following)
         for call in found.calls
     ]
 

@@ -66,7 +66,6 @@ from otel_prov.prov._conventions import (
     RetrievedDocument,
     agent_name,
     first_user_message,
-    model_output_text,
     span_answer,
     span_question,
     tool_exchange,
@@ -217,6 +216,10 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
         add((activity, O.status, literal("error")))
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type")
         message = span.status_message or _exception_field(span, "exception.message")
+        if span.role is Role.TOOL_CALL and message in (None, "", error_type):
+            # Only a code (ADK's TOOL_ERROR): what the failed tool answered says the rest.
+            result = out.content(*RESULT_KEYS, pick="result")
+            message = (result.text if result is not None else None) or message
         if error_type:
             add((activity, O.errorType, literal(error_type)))
         if message and span.content_withheld:
@@ -305,7 +308,7 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
     if session_id:
         add((activity, O.sessionId, literal(session_id)))
     agent = None
-    name = out.text(*AGENT_NAME_KEYS) or agent_name(span.attributes)
+    name = out.text(*AGENT_NAME_KEYS) or agent_name(span.attributes, span.name)
     agent_key = out.text(sc.GEN_AI_AGENT_ID) or name
     if agent_key:
         agent = agent_iri(agent_key)
@@ -333,6 +336,10 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
         add((activity, P.wasInformedBy, starter))
     steps = tree.steps(span)
     question = out.content(*QUESTION_KEYS, pick="question")
+    wrapper = tree.wrapper(span)
+    if question is None and wrapper is not None:
+        # The workflow around the run was asked it.
+        question = SpanTriples(wrapper, out.problems).content(*QUESTION_KEYS, pick="question")
     if question is None:
         # No question under a key: its own first user message (a message event), else the
         # one its first model call was asked.
@@ -389,7 +396,7 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
         # said, having called no tool.
         text = span_answer(span.attributes, span.events)
         if text is None and steps and not steps[-1].tools:
-            text = model_output_text(steps[-1].model.attributes, steps[-1].model.events)
+            text = steps[-1].text
         answer = Content.of(text) if text is not None else None
     if answer is not None:
         entity = entity_iri(activity, "answer")
@@ -420,7 +427,7 @@ def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str 
     actions = [first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
     if step.tools and actions[0]:
         add((iri, O.action, literal(actions[0])))
-    text = model_output_text(model.attributes, model.events)
+    text = step.text
     if text is None:
         return None
     thought = entity_iri(iri, "thought")

@@ -7,11 +7,14 @@ messages of typed ``parts``), OpenInference's flattened attributes
 ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*``, the deprecated GenAI message events
 (``gen_ai.user.message``, ``gen_ai.choice``, ... that Strands Agents still emits), the
 ``gen_ai.client.inference.operation.details`` event, and the serialised messages of the
-frameworks themselves (``{"role", "content"}``, LangChain's ``{"type", "data"}``, content
-blocks ``[{"text": ...}]``, Bedrock's ``toolUse`` / ``toolResult``).  This module reads
-them all into one :class:`Message` type.  Which attribute and which event holds which
-form is :mod:`otel_prov.prov._conventions`' to say (a :class:`MessageSources`), as it
-picks the question, answer, thought, arguments and result from what is read here.
+frameworks themselves (``{"role", "content"}``, LangChain's ``{"type", "data"}`` and its
+``{"lc": 1, "type": "constructor", "kwargs"}``, content blocks ``[{"text": ...}]``,
+Bedrock's ``toolUse`` / ``toolResult``, the items of OpenAI Responses objects), and a ReAct
+model's text (``Thought: ... Action: ... Action Input: ...``, ``Thought: ... Answer: ...``).
+This module reads them all into one :class:`Message` type.  Which attribute and which
+event holds which form is :mod:`otel_prov.prov._conventions`' to say (a
+:class:`MessageSources`), as it picks the question, answer, thought, arguments and result
+from what is read here.
 
 Pure functions, and total: any value (not JSON, JSON of another shape, nested too deep)
 gives fewer messages, never an exception.  JSON escapes (``\\u00b0``) come out decoded.
@@ -37,6 +40,7 @@ __all__ = [
     "loads",
     "message",
     "messages",
+    "react",
     "span_messages",
 ]
 
@@ -259,9 +263,18 @@ def message(value: Any, role: str | None = None) -> Message | None:
     the role when the value itself names none (an event's)."""
     if not isinstance(value, Mapping):
         return None
+    if value.get("type") == "constructor" and isinstance(value.get("kwargs"), Mapping):
+        value = value["kwargs"]  # LangChain's serialised object: the message is its kwargs
+    kind = value.get("type")
+    if kind == "function_call":  # an OpenAI Responses item: the call the model asked for
+        call = _call(value.get("name"), value.get("arguments"), value.get("call_id"))
+        return Message(ASSISTANT, calls=(call,) if call is not None else ())
+    if kind == "function_call_output":
+        output, call_id = value.get("output"), value.get("call_id")
+        text = block_text(output) if isinstance(output, list) else json_text(output)
+        return Message(TOOL, text or None, call_id=call_id if isinstance(call_id, str) else None)
     data = value.get("data")
     body: Mapping[str, Any] = data if isinstance(data, Mapping) else value
-    kind = value.get("type")
     typed = _role(kind) if isinstance(kind, str) and kind in _TYPE_ROLES else None
     named = _role(value.get("role")) or typed or role
     if named is None:
@@ -280,17 +293,34 @@ def message(value: Any, role: str | None = None) -> Message | None:
     return Message(named, block_text(content), calls, str(call_id) if call_id else None)
 
 
+_ENVELOPES = ("messages", "inputs", "outputs", "output")
+"""Keys of an object that is no message but holds them: ``messages``, OpenLLMetry's record
+of a LangChain run (``{"inputs": ...}``, ``{"outputs": ...}``, a tool's ``{"output": ...}``)
+and an OpenAI Responses object (``{"object": "response", "output": [items]}``)."""
+
+
+def _items(parsed: Any, depth: int = 0) -> list[Any]:
+    """The message-like values inside ``parsed``: the items of a list, and of each envelope
+    (a few levels deep) of an object that is not a message itself."""
+    if depth > 3:
+        return []
+    if isinstance(parsed, list):
+        return [item for value in parsed for item in _items(value, depth + 1)]
+    if not isinstance(parsed, Mapping):
+        return []
+    if not any(key in parsed for key in ("role", "parts", "type")):
+        for key in _ENVELOPES:
+            inner = parsed.get(key)
+            if isinstance(inner, (Mapping, list)):
+                return _items(inner, depth + 1)
+    return [parsed]
+
+
 def messages(value: Any) -> tuple[Message, ...]:
     """The messages of a JSON text or a parsed value: a list of messages, one message,
-    or an object holding them under ``messages``."""
+    or an object holding them (:data:`_ENVELOPES`)."""
     parsed = loads(value) if isinstance(value, str) else value
-    if isinstance(parsed, Mapping) and isinstance(parsed.get("messages"), list):
-        parsed = parsed["messages"]
-    if isinstance(parsed, Mapping):
-        parsed = [parsed]
-    if not isinstance(parsed, list):
-        return ()
-    found = (message(item) for item in parsed)
+    found = (message(item) for item in _items(parsed))
     return tuple(item for item in found if item is not None)
 
 
@@ -407,6 +437,29 @@ def _event_message(attributes: Mapping[str, Any], role: str) -> Message | None:
     )
 
 
+_REACT = re.compile(
+    r"\s*Thought:\s*(?P<thought>.*?)\s*\n\s*(?:"
+    r"Action:\s*(?P<action>[^\n]+?)\s*\n\s*Action Input:\s*(?P<input>.*?)"
+    r"|(?:Final )?Answer:\s*(?P<answer>.*?))\s*",
+    re.DOTALL,
+)
+
+
+def react(found: Message) -> Message:
+    """A model's message in the ReAct text form (LlamaIndex's ``ReActAgent``, LangChain's
+    ReAct prompts) as what it says: its ``Thought:`` as reasoning, its ``Action:`` and
+    ``Action Input:`` as the call it asks for (with no id: the model writes none), its
+    ``Answer:`` as its text.  Any other message as it is."""
+    match = _REACT.fullmatch(found.text) if found.text and not found.calls else None
+    if match is None:
+        return found
+    thought, action = match["thought"] or None, match["action"]
+    if action is None:
+        return dataclasses.replace(found, text=match["answer"] or None, reasoning=thought)
+    call = ToolCall(action, match["input"] or "{}")
+    return dataclasses.replace(found, text=None, calls=(call,), reasoning=thought)
+
+
 def _said(found: tuple[Message, ...]) -> tuple[Message, ...]:
     """``found`` if any of its messages says something (text, calls, reasoning, the call
     it answers), else none: a source of empty messages gives way to the next one."""
@@ -481,4 +534,7 @@ def span_messages(
         or from_events[1]
         or _lists(attributes, sources.output_late)
     )
-    return SpanMessages(_instructions(attributes, sources.instructions) + sent, received)
+    return SpanMessages(
+        _instructions(attributes, sources.instructions) + sent,
+        tuple(react(m) if m.role == ASSISTANT else m for m in received),
+    )

@@ -12,7 +12,6 @@ from otel_prov import semconv as sc
 from otel_prov.prov._conventions import (
     ANSWER_KEYS,
     TOOL_NAME_KEYS,
-    model_output_text,
     tool_name_from_span_name,
 )
 from otel_prov.prov._iris import (
@@ -238,6 +237,7 @@ def _evaluated_output(span: SpanRecord, tree: SpanTree) -> str | None:
         return entity_iri(activity, "answer")
     if span.role is Role.TOOL_CALL and succeeded(span):
         return entity_iri(activity, "observation")
-    if tree.opens_step(span) and model_output_text(span.attributes, span.events) is not None:
+    step = tree.opened_step(span)
+    if step is not None and step.text is not None:
         return entity_iri(entity_iri(activity, "step"), "thought")
     return None

@@ -7,6 +7,7 @@ Pure: built from span records, read by the mapper, no I/O.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -15,9 +16,11 @@ from otel_prov.prov._conventions import (
     AGENT_NAME_KEYS,
     RUN_NAME_KEYS,
     TOOL_NAME_KEYS,
+    Request,
     RetrievedDocument,
     agent_name,
     defined_tools,
+    model_output_text,
     requested_calls,
     retrieved_documents,
 )
@@ -93,7 +96,7 @@ def is_plan(span: SpanRecord) -> bool:
 def session_agent_key(session: SpanRecord) -> str | None:
     """What names a session's AI agent (its IRI): the GenAI agent id, else its name."""
     attributes = session.attributes
-    name = first_text(attributes, AGENT_NAME_KEYS) or agent_name(attributes)
+    name = first_text(attributes, AGENT_NAME_KEYS) or agent_name(attributes, session.name)
     return first_text(attributes, (sc.GEN_AI_AGENT_ID,)) or name
 
 
@@ -104,6 +107,19 @@ class Step:
     model: SpanRecord
     number: int
     tools: list[SpanRecord] = dataclasses.field(default_factory=list)
+    following: SpanRecord | None = None
+    """The session's next model call, whose request may hold what this one answered
+    (:func:`~otel_prov.prov._conventions.model_output`)."""
+
+    @property
+    def next_request(self) -> Request | None:
+        following = self.following
+        return (following.attributes, following.events) if following is not None else None
+
+    @property
+    def text(self) -> str | None:
+        """What the model answered with: the step's thought, or the answer of a last step."""
+        return model_output_text(self.model.attributes, self.model.events, self.next_request)
 
     @property
     def iri(self) -> str:
@@ -126,6 +142,7 @@ class SpanTree:
     def __init__(self, spans: Iterable[SpanRecord]) -> None:
         self.spans: Sequence[SpanRecord] = sorted(spans, key=lambda s: (s.start_ns, s.span_id))
         self.by_id = {span.span_id: span for span in self.spans}
+        self._wrappers: dict[int, SpanRecord] = {}
         self._merge_wrapper_sessions()
         self._tools: dict[int, list[SpanRecord]] = {}
         for span in self.spans:
@@ -224,6 +241,7 @@ class SpanTree:
                 and run_name(wrapper) is None
             ):
                 wrappers.add(span_id)
+                self._wrappers[sessions[0].span_id] = wrapper
         if wrappers:
             self.spans = [
                 dataclasses.replace(span, role=Role.SPAN) if span.span_id in wrappers else span
@@ -254,8 +272,10 @@ class SpanTree:
                 self._step_of[span.span_id] = steps[-1]
         if steps:
             self._steps[session.span_id] = steps
+        for step, following in itertools.pairwise(steps):
+            step.following = following.model
         for step in steps:
-            requests = requested_calls(step.model.attributes, step.model.events)
+            requests = requested_calls(step.model.attributes, step.model.events, step.next_request)
             for tool in step.tools:
                 name = first_text(tool.attributes, TOOL_NAME_KEYS)
                 for index, (requested, arguments, call_id) in enumerate(requests):
@@ -263,6 +283,11 @@ class SpanTree:
                         self._requested[tool.span_id] = (arguments, call_id)
                         del requests[index]
                         break
+
+    def wrapper(self, session: SpanRecord) -> SpanRecord | None:
+        """The workflow span folded into ``session``'s run (see ``_merge_wrapper_sessions``),
+        which may hold what the run was asked (CrewAI's kickoff lists its tasks)."""
+        return self._wrappers.get(session.span_id)
 
     def steps(self, session: SpanRecord) -> list[Step]:
         return self._steps.get(session.span_id, [])
@@ -304,9 +329,12 @@ class SpanTree:
         derived = {n: "executed" if all(ok) else "failed" for n, ok in run.items()}
         return {**derived, **{n: outcome for n, (_, outcome) in marked.items()}}
 
-    def opens_step(self, model: SpanRecord) -> bool:
-        """Whether ``model`` is the model call that opened an inferred step."""
-        return any(step.model is model for steps in self._steps.values() for step in steps)
+    def opened_step(self, model: SpanRecord) -> Step | None:
+        """The inferred step ``model`` opened, if it opened one."""
+        return next(
+            (step for steps in self._steps.values() for step in steps if step.model is model),
+            None,
+        )
 
     def step_of(self, tool: SpanRecord) -> Step | None:
         return self._step_of.get(tool.span_id)

@@ -52,19 +52,12 @@ class Scenario:
     installs it and the variable that may name its directory (``tests/side_venv.py``)."""
 
 
-_STREAMED_OUTPUT = (
-    "OpenInference records a streamed openai-agents turn's output only in output.value, "
-    "a Responses object (no llm.output_messages), which is not read as the model's "
-    "output (issue 25: read message content in every form)"
-)
-_OLL_NEXT_INPUT = (
-    "OpenLLMetry records an openai-agents Chat Completions turn's text and tool calls only "
-    "in the next request's gen_ai.input.messages, which are not read as the earlier "
-    "turn's output"
-)
-_MCP_RESULT = (
-    "the MCP tool's result reaches the TOOL span's output.value as the JSON of its "
-    'content block ({"type": "text", "text": ...}), stored raw rather than read as text'
+_OLL_LAST_TURN = (
+    "OpenLLMetry records an openai-agents Chat Completions turn's text and calls only in "
+    "the next request's gen_ai.input.messages (read from there); the last turn has no "
+    "next request, and its text is in no span (the openai.response spans carry only "
+    "gen_ai.operation.name, gen_ai.provider.name, gen_ai.request.model and "
+    "gen_ai.input.messages; weather.agent and Agent Workflow no output)"
 )
 _NO_STREAM_USAGE = (
     "openai-agents streams Chat Completions without asking for usage "
@@ -85,7 +78,6 @@ _GENAI_CONTENT = {
 """The official packages' content modes: none by default, or the newest conventions with
 content on spans."""
 
-_OI_PROVIDER = "OpenInference's llm.system and llm.provider are not read at all"
 _NO_CONTENT = (
     "the official packages record no content unless "
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT says so"
@@ -95,31 +87,6 @@ _GENAI_ABSENT: Mapping[str, Mapping[str, str]] = {
         name: _NO_CONTENT for name in ("question", "answer", "thoughts", "arguments", "observation")
     },
     "latest": {},
-}
-_OLL_LANGCHAIN = (
-    "OpenLLMetry's traceloop.entity.input and traceloop.entity.output hold the JSON of the "
-    "LangChain run's inputs and outputs (serialized messages), stored raw rather than read "
-    "as the message's text (issue 25: read message content in every form)"
-)
-_LANGCHAIN_LOST: Mapping[str, Mapping[str, str]] = {
-    "openinference": {},
-    "openllmetry": {
-        "question": _OLL_LANGCHAIN,
-        "answer": _OLL_LANGCHAIN,
-        "observation": "OpenLLMetry's gen_ai.tool.call.result on the execute_tool span is "
-        "the JSON of the LangChain ToolMessage ({'output': {'kwargs': {'content': ...}}}), "
-        "stored raw rather than read as its content",
-    },
-}
-_FINAL_ANSWER_TOOL = (
-    "smolagents answers through its final_answer tool, and that TOOL span is read as a "
-    "third tool call rather than as the run's answer"
-)
-_SMOLAGENTS_LOST: Mapping[str, str] = {
-    "agent": "OpenInference's smolagents AGENT span names the agent only in its span "
-    "name (weather.run), which is not read",
-    "arguments": _FINAL_ANSWER_TOOL,
-    "call_ids": _FINAL_ANSWER_TOOL,
 }
 
 _REACT_ABSENT: Mapping[str, str] = {
@@ -134,17 +101,6 @@ _REACT_STREAM_USAGE = (
     "OpenAILike streams without asking for usage (no stream_options.include_usage), so "
     "the server sends none and the astream_chat LLM spans carry no llm.token_count"
 )
-_REACT_LOST: Mapping[str, str] = {
-    "answer": "the answer is in the root span's output.value only as a Python repr "
-    "(StopEvent(result=AgentOutput(...))), and after 'Answer:' in the last LLM span's "
-    "llm.output_messages.0.message.content",
-    "thoughts": "each thought is in the inner LLM span's llm.output_messages.0.message."
-    "content (the ReAct text 'Thought: ...') and in ReActOutputParser.parse's output.value "
-    "JSON; the step is anchored on the outer OpenAILike LLM span of the same name, which "
-    "holds no messages",
-    "arguments": "the FunctionTool.acall TOOL span's input.value wraps the model's "
-    'arguments as {"kwargs": {...}}, stored as they are',
-}
 
 _MCP_FAILURE = (
     "openai-agents hands an MCP tool result flagged isError to the model as the tool's "
@@ -161,25 +117,32 @@ _STRANDS_PROVIDER = (
     "Strands records its own name, strands-agents, as gen_ai.system (default) or "
     "gen_ai.provider.name (latest) on every span; its model's provider, OpenAI, is in none"
 )
+_ADK_PROVIDER = (
+    "ADK writes gen_ai.provider.name gcp.gemini on the generate_content span of every "
+    "BaseLlm model, this OpenAI-compatible one too; the model's provider is in no span"
+)
+_ADK_ABSENT: Mapping[str, Mapping[str, str]] = {
+    "default": {
+        **_GENAI_ABSENT["default"],
+        "error_text": "ADK's failed execute_tool span has status TOOL_ERROR and error.type "
+        "TOOL_ERROR; the error's text is only in gen_ai.tool.call.result, content ADK "
+        "records only under the GenAI opt-ins",
+        "provider": _ADK_PROVIDER,
+    },
+    "latest": {"provider": _ADK_PROVIDER},
+}
 SCENARIOS = (
     Scenario(
         "openinference-openai-agents-chat-run",
         "openai_agents_agent",
         ("openinference", "chat", "run"),
         absent={"error_text": _REDACTED},
-        lost={"provider": _OI_PROVIDER},
     ),
     Scenario(
         "openinference-openai-agents-chat-stream",
         "openai_agents_agent",
         ("openinference", "chat", "stream"),
         absent={"error_text": _REDACTED, "tokens": _NO_STREAM_USAGE},
-        lost={
-            "provider": _OI_PROVIDER,
-            "answer": _STREAMED_OUTPUT,
-            "thoughts": _STREAMED_OUTPUT,
-            "call_ids": _STREAMED_OUTPUT,
-        },
     ),
     *(
         Scenario(
@@ -187,7 +150,6 @@ SCENARIOS = (
             "openai_agents_agent",
             ("openinference", "responses", mode),
             absent={"error_text": _REDACTED},
-            lost={"provider": _OI_PROVIDER},
         )
         for mode in ("run", "stream")
     ),
@@ -196,15 +158,18 @@ SCENARIOS = (
         "openai_agents_agent",
         ("openinference", "chat", "run", "mcp"),
         absent=_MCP_ERROR,
-        lost={"provider": _OI_PROVIDER, "observation": _MCP_RESULT},
     ),
     *(
         Scenario(
             f"openllmetry-openai-agents-chat-{mode}",
             "openai_agents_agent",
             ("openllmetry", "chat", mode),
-            absent={"error_text": _REDACTED, "answer": _OLL_CHAT, "tokens": _OLL_CHAT},
-            lost={"thoughts": _OLL_NEXT_INPUT, "call_ids": _OLL_NEXT_INPUT},
+            absent={
+                "error_text": _REDACTED,
+                "answer": _OLL_CHAT,
+                "tokens": _OLL_CHAT,
+                "thoughts": _OLL_LAST_TURN,
+            },
         )
         for mode in ("run", "stream")
     ),
@@ -222,7 +187,6 @@ SCENARIOS = (
             f"openinference-openai-{api}-{mode}",
             "openai_client_agent",
             ("openinference", api, mode),
-            lost={"provider": _OI_PROVIDER},
         )
         for api in ("chat", "responses")
         for mode in ("run", "stream")
@@ -243,7 +207,6 @@ SCENARIOS = (
             f"{instrumentation}-langchain-{mode}",
             "langchain_agent",
             (instrumentation, mode),
-            lost=_LANGCHAIN_LOST[instrumentation],
         )
         for instrumentation in ("openinference", "openllmetry")
         for mode in ("run", "stream")
@@ -253,7 +216,6 @@ SCENARIOS = (
             f"openinference-smolagents-{mode}",
             "smolagents_agent",
             (mode,),
-            lost=_SMOLAGENTS_LOST,
         )
         for mode in ("run", "stream")
     ),
@@ -276,7 +238,6 @@ SCENARIOS = (
                 **_REACT_ABSENT,
                 **({"tokens": _REACT_STREAM_USAGE} if mode == "stream" else {}),
             },
-            lost=_REACT_LOST,
         )
         for mode in ("run", "stream")
     ),
@@ -296,14 +257,17 @@ SCENARIOS = (
         "crewai_agent",
         (),
         venv=("crewai-venv.sh", "OTEL_PROV_CREWAI_VENV"),
-        lost={
-            "agent": "the agent's AGENT span "
-            "(weather._execute_core) names it only in graph.node.id and its span name",
-            "question": "the question is the task's description, in the kickoff span's "
-            "crew_tasks JSON; the AGENT span's input.value is the JSON of _execute_core's "
-            "arguments (agent, context, tools), stored raw",
-            "provider": _OI_PROVIDER,
-        },
+    ),
+    *(
+        Scenario(
+            f"adk-{content}",
+            "adk_agent",
+            (),
+            environment=_GENAI_CONTENT[content],
+            venv=("adk-venv.sh", "OTEL_PROV_ADK_VENV"),
+            absent=_ADK_ABSENT[content],
+        )
+        for content in _GENAI_CONTENT
     ),
 )
 

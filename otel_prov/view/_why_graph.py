@@ -112,8 +112,11 @@ class WhyDrawing:
     steps: tuple[dict[str, Any], ...]
     """Per step box: ``id`` (its Iteration node's ``id``), ``iri``, and ``step``: the
     box it sits in itself (a sub-agent's steps inside the caller's step), or ``None``."""
-    edges: tuple[dict[str, str], ...]
-    """``from`` (the subject), ``to`` (the object) and ``relation``."""
+    edges: tuple[dict[str, Any], ...]
+    """``from`` (the subject), ``to`` (the object), ``relation``, and ``far``: an edge
+    between the answer and a step before the last, left out of the layout and drawn
+    along the side (the answer rests on every step: laid out, those edges would cross
+    the whole graph, and take dagre most of its time)."""
     order: tuple[tuple[str, str], ...]
     """(earlier, later): node ids laid out one below the other, drawn as nothing."""
 
@@ -213,12 +216,24 @@ def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
             for i in boxes
         ),
         edges=tuple(
-            {"from": f"why-{a}", "to": f"why-{b}", "relation": relation} for a, b, relation in edges
+            {"from": f"why-{a}", "to": f"why-{b}", "relation": relation, "far": far}
+            for a, b, relation in edges
+            for far in [_far(a, b, index.get(root), step, boxes)]
         ),
         order=tuple(
             (f"why-{a}", f"why-{b}") for a, b in _order(boxes, holder, step, index.get(root))
         ),
     )
+
+
+def _far(
+    a: int, b: int, root: int | None, step: Sequence[int | None], boxes: Sequence[int]
+) -> bool:
+    """Whether the edge a-b joins the ``root`` to a node that is not in the last step."""
+    if root is None or root not in (a, b) or not boxes or a == b:
+        return False
+    other = b if a == root else a
+    return step[other] != boxes[-1]
 
 
 def _order(

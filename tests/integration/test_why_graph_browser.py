@@ -249,6 +249,8 @@ def test_a_50_step_run_reads_the_same_and_is_shown_from_its_question(
     assert figure[0] <= shown[0] and shown[2] <= figure[2]
     assert figure[1] <= shown[1] and shown[3] <= figure[3]
     assert shown[3] - shown[1] >= 40, "the question is drawn smaller than reading size"
+    took = browser.find_element(By.CSS_SELECTOR, "svg.why-graph").get_attribute("data-layout-ms")
+    print(f"dagre laid out {len(graph['nodes'])} nodes, {len(graph['edges'])} edges in {took} ms")
     _shot(browser, "50-steps")
     browser.find_element(By.CSS_SELECTOR, "button.why-fit").click()
     _shot(browser, "50-steps-whole")

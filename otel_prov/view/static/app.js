@@ -5,6 +5,8 @@
 // from subject to object, and "order" pairs that only keep time running down the page.
 // Dagre lays each edge out from its object to its subject (the object is earlier), and
 // the edge is drawn back, its arrowhead on the object, its relation written on it.
+// Edges marked "far" (the answer's, to the steps before the last) are not laid out:
+// each runs along a trunk at the right of the graph and turns in under its object.
 // Every text goes in with textContent; no markup from the data is ever parsed.
 // A click on a node focuses it (the node and its edges strong, the rest faded) and shows
 // its full text below; drag pans, Ctrl+wheel or the buttons zoom, the wheel scrolls.
@@ -44,7 +46,10 @@
 
   function layout(data) {
     var graph = new dagre.graphlib.Graph({ compound: true, multigraph: true });
-    graph.setGraph({ rankdir: "TB", nodesep: 22, ranksep: 26, edgesep: 8, marginx: 14, marginy: 14 });
+    graph.setGraph({
+      rankdir: "TB", nodesep: 22, ranksep: 26, edgesep: 8, marginx: 14, marginy: 14,
+      ranker: "tight-tree",
+    });
     data.steps.forEach(function (step) {
       graph.setNode("box-" + step.id, {});
       if (step.step) {
@@ -58,7 +63,7 @@
       }
     });
     data.edges.forEach(function (edge, index) {
-      if (edge.from === edge.to) {
+      if (edge.from === edge.to || edge.far) {
         return;
       }
       graph.setEdge(edge.to, edge.from, {
@@ -73,6 +78,29 @@
     return graph;
   }
 
+  // A far edge: from its subject's right side out to the trunk, along it to just below
+  // its object's row, across under that row, and up into the object.
+  function farRoute(graph, edge, trunk, boxes) {
+    var subject = graph.node(edge.from);
+    var object = graph.node(edge.to);
+    var top = object.y - object.height / 2;
+    var bottom = object.y + object.height / 2;
+    var below = bottom;
+    boxes.forEach(function (box) {
+      if (box.top < bottom && box.bottom > top) {
+        below = Math.max(below, box.bottom);
+      }
+    });
+    var gap = below + 9;
+    var end = { x: object.x + object.width / 2 - 14, y: bottom };
+    var start = { x: subject.x + subject.width / 2, y: subject.y };
+    return {
+      d: "M" + start.x + "," + start.y + " H" + trunk + " V" + gap + " H" + end.x + " V" + end.y,
+      label: { x: end.x + 6, y: gap - 3 },
+      anchor: "start",
+    };
+  }
+
   function curve(points) {
     var path = "M" + points[0].x + "," + points[0].y;
     for (var i = 1; i < points.length - 1; i += 1) {
@@ -85,7 +113,9 @@
 
   function draw(figure, number) {
     var data = JSON.parse(figure.dataset.graph);
+    var began = performance.now();
     var graph = layout(data);
+    var took = performance.now() - began;
     var size = graph.graph();
     var arrow = "why-arrow-" + number;
     var byId = {};
@@ -94,7 +124,9 @@
     });
 
     var tools = html("div", "why-tools", figure);
-    var svg = make("svg", { class: "why-graph", role: "img", "aria-label": "why-graph" }, figure);
+    var svg = make("svg", {
+      class: "why-graph", role: "img", "aria-label": "why-graph", "data-layout-ms": Math.round(took),
+    }, figure);
     var details = html("div", "why-details", figure);
     details.hidden = true;
 
@@ -117,18 +149,32 @@
 
     var edges = make("g", { class: "edges" }, svg);
     var labels = make("g", { class: "edge-labels" }, svg);
+    var boxes = data.nodes.map(function (node) {
+      var place = graph.node(node.id);
+      return { top: place.y - place.height / 2, bottom: place.y + place.height / 2 };
+    });
+    var far = data.edges.some(function (edge) { return edge.far; });
+    var trunk = size.width + 10;
+    if (far) {
+      size.width += 40;
+    }
     data.edges.forEach(function (edge, index) {
-      var laid = edge.from === edge.to ? null : graph.edge(edge.to, edge.from, "e" + index);
-      if (!laid) {
-        return;
+      var route;
+      if (edge.far) {
+        route = farRoute(graph, edge, trunk, boxes);
+      } else {
+        var laid = edge.from === edge.to ? null : graph.edge(edge.to, edge.from, "e" + index);
+        if (!laid) {
+          return;
+        }
+        route = { d: curve(laid.points.slice().reverse()), label: { x: laid.x, y: laid.y + 4 }, anchor: "middle" };
       }
-      var points = laid.points.slice().reverse();
       make("path", {
-        class: "edge", d: curve(points), "marker-end": "url(#" + arrow + ")",
+        class: edge.far ? "edge far" : "edge", d: route.d, "marker-end": "url(#" + arrow + ")",
         "data-from": edge.from, "data-to": edge.to,
       }, edges);
       make("text", {
-        class: "edge-label", x: laid.x, y: laid.y + 4, "text-anchor": "middle",
+        class: "edge-label", x: route.label.x, y: route.label.y, "text-anchor": route.anchor,
         "data-from": edge.from, "data-to": edge.to,
       }, labels, edge.relation);
     });

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 from selenium import webdriver
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 
@@ -113,11 +115,15 @@ def _open(browser: webdriver.Chrome, url: str) -> dict[str, Any]:
 
 
 def _shot(browser: webdriver.Chrome, name: str) -> Path:
-    """The why-graph's figure alone, as a person sees it on the page."""
+    """The why-graph's figure alone (its buttons, the graph, a node's details), as a
+    person sees it on the page."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"why-{name}.png"
-    figure = browser.find_element(By.CSS_SELECTOR, "svg.why-graph")
+    browser.set_window_size(1400, 2400)  # room for the figure, however far down it is
+    figure = browser.find_element(By.CSS_SELECTOR, ".why-figure")
+    browser.execute_script("arguments[0].scrollIntoView()", figure)
     figure.screenshot(str(path))
+    browser.set_window_size(1400, 1000)
     print(f"screenshot: {path}")
     return path
 
@@ -227,6 +233,7 @@ def test_a_click_shows_a_nodes_full_text_and_the_buttons_zoom(
     assert details.is_displayed()
     for text in (failed["label"], failed["error"], failed["id"], failed["type"]):
         assert text in details.text
+    _shot(browser, "demo-details")
     before = [float(v) for v in drawn["viewBox"].split()]
     browser.find_element(By.CSS_SELECTOR, "button.why-zoom-in").click()
     after = [float(v) for v in _drawn(browser)["viewBox"].split()]
@@ -252,6 +259,11 @@ def test_a_50_step_run_reads_the_same_and_is_shown_from_its_question(
     took = browser.find_element(By.CSS_SELECTOR, "svg.why-graph").get_attribute("data-layout-ms")
     print(f"dagre laid out {len(graph['nodes'])} nodes, {len(graph['edges'])} edges in {took} ms")
     _shot(browser, "50-steps")
+    # The wheel scrolls the graph (not the page) down to the first failed call.
+    svg = browser.find_element(By.CSS_SELECTOR, "svg.why-graph")
+    ActionChains(browser).scroll_from_origin(ScrollOrigin.from_element(svg), 0, 1000).perform()
+    assert _drawn(browser)["viewBox"] != drawn["viewBox"]
+    _shot(browser, "50-steps-scrolled")
     browser.find_element(By.CSS_SELECTOR, "button.why-fit").click()
     _shot(browser, "50-steps-whole")
     assert _errors(browser) == []

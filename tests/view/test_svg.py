@@ -105,6 +105,9 @@ def test_time_runs_down_from_the_session_through_the_steps_to_the_answer() -> No
     pairs = [("session", "it1"), ("it1", "it2"), ("t1", "it2"), ("it2", "answer"), ("t2", "answer")]
     assert order == {(ident[a], ident[b]) for a, b in pairs}
     assert [step["iri"] for step in drawing["steps"]] == ["it1", "it2"]
+    # The answer's edges that would cross the graph are drawn along its side instead.
+    far = {(e["from"], e["to"]) for e in drawing["edges"] if e["far"]}
+    assert far == {(ident["answer"], ident["session"])}
 
 
 def test_a_cycle_of_parts_ends_and_edges_to_unknown_nodes_are_left_out() -> None:

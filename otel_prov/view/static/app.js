@@ -377,9 +377,15 @@
       draw(figure, number);
     });
   }
+  // After the first paint: a long run takes dagre seconds, and the page is read meanwhile.
+  function soon() {
+    requestAnimationFrame(function () {
+      setTimeout(drawAll, 0);
+    });
+  }
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", drawAll);
+    document.addEventListener("DOMContentLoaded", soon);
   } else {
-    drawAll();
+    soon();
   }
 })();

@@ -44,13 +44,13 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _wrapped(text: str, start: int) -> tuple[str, ...]:
+def _wrapped(text: str, start: int, most: int = EXCERPT_LINES) -> tuple[str, ...]:
     """``text`` from ``start`` (an ellipsis before it when it is not the beginning) in at
-    most :data:`EXCERPT_LINES` lines of :data:`LINE_CHARS`, broken between words where
-    it can be; an ellipsis ends the last line when text is left over."""
+    most ``most`` lines of :data:`LINE_CHARS`, broken between words where it can be; an
+    ellipsis ends the last line when text is left over."""
     rest = ("…" if start else "") + text[start:]
     lines: list[str] = []
-    while rest and len(lines) < EXCERPT_LINES:
+    while rest and len(lines) < most:
         if len(rest) <= LINE_CHARS:
             lines.append(rest)
             rest = ""
@@ -187,7 +187,7 @@ def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
         failed = node.get("status") == "error" and kinds[i] != "AgentSession"
         lines = shown[i]
         if failed:
-            lines = (*lines, _wrapped("FAILED " + str(node.get("error") or "error"), 0)[0])
+            lines = (*lines, *_wrapped("FAILED " + str(node.get("error") or "error"), 0, 1))
         drawn.append(
             {
                 "id": f"why-{i}",

@@ -70,6 +70,9 @@ def test_every_node_is_drawn_once_with_its_role_and_the_failed_call_is_marked() 
     assert nodes["answer"]["root"] and [n for n in nodes.values() if n["root"]] == [nodes["answer"]]
     assert nodes["bad"]["failed"] and not nodes["ok"]["failed"]
     assert nodes["bad"]["lines"][-1] == "FAILED TimeoutError: slow"
+    long = {**DEMO["nodes"][4], "error": "TimeoutError: weather service did not answer"}
+    (cut,) = _drawn({"root": "x", "nodes": [long], "edges": []})["nodes"]
+    assert cut["lines"][-1] == "FAILED TimeoutError: weather…"
     assert {node["role"] for node in nodes.values()} >= {"Answer", "ToolCall", "Iteration"}
     assert len(drawing["edges"]) == len(DEMO["edges"])
 

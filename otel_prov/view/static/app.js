@@ -133,7 +133,7 @@
     var defs = make("defs", {}, svg);
     var marker = make("marker", {
       id: arrow, viewBox: "0 0 10 10", refX: "9", refY: "5",
-      markerWidth: "8", markerHeight: "8", orient: "auto",
+      markerWidth: "10", markerHeight: "10", markerUnits: "userSpaceOnUse", orient: "auto",
     }, defs);
     make("path", { d: "M0,0 L10,5 L0,10 z", class: "arrowhead" }, marker);
 

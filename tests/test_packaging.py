@@ -75,6 +75,9 @@ def test_wheel_maps_exporters_and_semconv_into_otel_prov(tmp_path: Path) -> None
         "otel_prov/semconv/ontology.ttl",
         "otel_prov/semconv/shapes.ttl",
         "otel_prov/semconv/registry/otel_prov.yaml",
+        "otel_prov/view/static/app.js",
+        "otel_prov/view/static/vendor/dagre/dagre.min.js",
+        "otel_prov/view/static/vendor/dagre/LICENSE",
     ):
         assert expected in names, expected
     assert not any(name.startswith(("exporters/", "semconv/", "tests/")) for name in names)

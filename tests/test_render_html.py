@@ -2,12 +2,14 @@
 one self-contained page, every value escaped.
 
 A page is read back with the standard library's ``HTMLParser``: its tags must balance
-and be only those the renderer writes, and the text a browser would show must hold every
-value, exactly, whatever characters the agent put in it.
+and be only those the renderer writes, its scripts be only ours (inlined), the
+why-graph's data decode to the values it was given, and the text a browser would show
+must hold every value, exactly, whatever characters the agent put in it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 from html.parser import HTMLParser
@@ -19,24 +21,24 @@ from hypothesis import strategies as st
 from markupsafe import escape
 
 from otel_prov.read._views import IterationView, ModelCallView, SessionView, ToolCallView
-from otel_prov.view._pages import session_page
+from otel_prov.view._pages import DAGRE, SCRIPT, session_page
 from tests.cli import run_cli
 
 _TAGS = {
-    "html", "head", "meta", "title", "style", "body", "article", "section",
+    "html", "head", "meta", "title", "style", "script", "noscript", "body", "article", "section",
     "h1", "h2", "h3", "dl", "dt", "dd", "div", "p", "span", "code", "a",
     "svg", "g", "rect", "text", "path",  # the timeline, and the why-graph's edges
 }  # fmt: skip
 _VOID = {"meta"}
 _SVG_ATTRIBUTES = {
     "xmlns", "width", "height", "viewbox", "role", "aria-label", "x", "y", "rx", "d",
-    "id", "data-iri", "data-from", "data-to",  # the why-graph's nodes and edges
+    "data-graph",  # the why-graph, which the script draws
 }  # fmt: skip
 _CLASSES = {
     "run", "iteration", "sub-session", "call", "tool-call", "model-call", "failed", "badge",
     "value", "outcome", "outcome-ok", "error",
     "figure", "timeline", "bar", "session", "duration",
-    "why-graph", "node", "edge", "activity", "entity", "root", "kind", "label",
+    "why-figure", "why-help",
 }  # fmt: skip
 _STATUSES = {"status-ok", "status-error", "status-incomplete", "status-other"}
 
@@ -48,6 +50,7 @@ class Page(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.tags: Counter[str] = Counter()
         self.attributes: list[tuple[str, str | None]] = []
+        self.scripts: list[str] = []
         self.errors: list[str] = []
         self.doctype = ""
         self._open: list[str] = []
@@ -78,7 +81,9 @@ class Page(HTMLParser):
             self.errors.append(f"</{tag}> closes nothing open")
 
     def handle_data(self, data: str) -> None:
-        if self._open[-2:] != ["head", "style"]:
+        if self._open[-1:] == ["script"]:
+            self.scripts.append(data)
+        elif self._open[-2:] != ["head", "style"]:
             self._text.append(data)
 
 
@@ -89,13 +94,11 @@ def _checked(html: str) -> Page:
     assert set(page.tags) <= _TAGS
     for name, value in page.attributes:
         assert name in {"lang", "charset", "class", "href"} | _SVG_ATTRIBUTES, name
-        if name == "id":
-            assert re.fullmatch(r"why-\d+", value or ""), value
         if name == "class":
             assert set((value or "").split()) <= _CLASSES | _STATUSES, value
-        if name == "href":
-            # Trace links, and a why-graph node's link to itself (focus, with no script).
-            assert re.fullmatch(r"https?://.*|#why-\d+", value or "", re.S), value
+        if name == "href":  # trace links
+            assert re.fullmatch(r"https?://.*", value or "", re.S), value
+    assert page.scripts == [DAGRE, SCRIPT]  # the layout library and ours, nothing else
     return page
 
 
@@ -229,18 +232,33 @@ _values = st.lists(st.one_of(_HOSTILE, st.text(max_size=8)), min_size=1, max_siz
 @given(st.lists(_values, min_size=_VALUES, max_size=_VALUES))
 def test_hostile_values_never_reach_the_page_unescaped(texts: list[str]) -> None:
     run, taken = _run(texts)
-    html = session_page([run], links=_LINKS, standalone=True)
-    page = _checked(html)  # nothing a value held became a tag or an attribute
-    assert page.tags["script"] == 0
+    why = {
+        "root": "urn:a",
+        "nodes": [
+            {"id": "urn:a", "type": "Answer", "label": texts[0]},
+            {"id": "urn:t", "type": "ToolCall", "label": texts[1], "status": "error",
+             "error": texts[2]},
+        ],
+        "edges": [{"from": "urn:a", "to": "urn:t", "relation": texts[3]}],
+    }  # fmt: skip
+    html = session_page([run], links=_LINKS, why={run.id: why}, standalone=True)
+    page = _checked(html)  # nothing a value held became a tag, an attribute or a script
     for text in taken:  # ...and each is shown as it is, escaped as Jinja2 escapes
         assert text in page.text
         assert str(escape(text)) in html
+    (graph,) = [json.loads(value or "") for name, value in page.attributes if name == "data-graph"]
+    assert [node["text"] for node in graph["nodes"]] == [
+        texts[0] or "Answer",
+        texts[1] or "ToolCall",
+    ]
+    assert graph["nodes"][1]["error"] == texts[2]
+    assert [edge["relation"] for edge in graph["edges"]] == [texts[3]]
 
 
 def test_a_value_is_written_escaped() -> None:
     texts = ["<script>alert('x') & \"y\"</script>"] * _VALUES
     html = session_page([_run(texts)[0]], standalone=True)
-    assert "<script" not in html
+    assert html.count("<script") == 2  # ours
     assert "&lt;script&gt;alert(&#39;x&#39;) &amp; &#34;y&#34;&lt;/script&gt;" in html
 
 
@@ -270,6 +288,8 @@ def test_show_writes_the_demo_run_as_a_self_contained_page(
     assert "FAILED" in page.text and "TimeoutError" in page.text
     trace_id = values["trace"][0]
     assert ("href", f"http://jaeger.local/trace/{trace_id}") in page.attributes
+    outside = re.sub(r"<script>.*?</script>", "", result.stdout, flags=re.S)  # ours: checked
     for external in ("<script", "<link", " src=", "url(", "@import"):
-        assert external not in result.stdout
+        assert external not in outside
+    assert 'class="figure why-figure" data-graph="' in result.stdout
     assert result.stdout.endswith("</html>\n")

@@ -93,6 +93,7 @@ def test_json_is_the_contract_shape_and_every_edge_end_is_a_node(demo_store: Pat
             "tool",
             "status",
             "error",
+            "part_of",
             "supports_answer",
         }
     for edge in data["edges"]:

@@ -249,13 +249,16 @@ class WhyNode:
     """When it started (an activity) or was generated (an entity), canonical UTC."""
     number: int | None = None
     """A step's iteration number."""
+    part_of: str | None = None
+    """The node of the graph this activity is directly part of (a call's step, a step's
+    session): where the why-graph draws it."""
 
     def as_json(self) -> dict[str, Any]:
         """The node as ``why --format json`` writes it: ``id``, ``type``, ``label``, and
-        ``call_id``, ``tool``, ``status``, ``error`` where they apply;
+        ``call_id``, ``tool``, ``status``, ``error``, ``part_of`` where they apply;
         ``supports_answer: false`` on failed attempts."""
         out: dict[str, Any] = {"id": self.id, "type": self.type, "label": self.label}
-        for name in ("call_id", "tool", "status", "error"):
+        for name in ("call_id", "tool", "status", "error", "part_of"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -460,7 +463,8 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
     acting = {e.target for e in edges if e.relation in ("wasGeneratedBy", "wasInformedBy")}
     acting |= {e.source for e in edges if e.relation in ("used", "wasInformedBy")}
     nodes = [
-        _node(node, described, node in reached, node in acting) for node, described in props.items()
+        _node(node, described, node in reached, node in acting, props)
+        for node, described in props.items()
     ]
     order = {node.id: index for index, node in enumerate(_ordered(nodes, start.root))}
     return WhyGraph(
@@ -504,7 +508,13 @@ def _ordered(nodes: Sequence[WhyNode], root: str) -> list[WhyNode]:
     return sorted(nodes, key=key)
 
 
-def _node(node: str, described: Mapping[str, list[str]], reached: bool, acting: bool) -> WhyNode:
+def _node(
+    node: str,
+    described: Mapping[str, list[str]],
+    reached: bool,
+    acting: bool,
+    graph: Mapping[str, object],
+) -> WhyNode:
     def first(prefix: str, name: str) -> str | None:
         values = described.get(f"{prefix}{name}")
         return min(values) if values else None
@@ -540,6 +550,7 @@ def _node(node: str, described: Mapping[str, list[str]], reached: bool, acting: 
         supports_answer=reached,
         time=first(PROV, "startedAtTime") or first(PROV, "generatedAtTime"),
         number=int(number) if number is not None else None,
+        part_of=min((h for h in described.get(f"{OPROV}partOf", []) if h in graph), default=None),
     )
 
 

@@ -40,6 +40,7 @@ from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
 from otel_prov.view._guards import HostCheck, SameOrigin, host_policy
 from otel_prov.view._pages import (
+    DAGRE,
     SCRIPT,
     STYLE_HASH,
     diff_page,
@@ -65,7 +66,7 @@ HEADERS = {
     "referrer-policy": "same-origin",
     "cache-control": "no-store",
 }
-"""Only the page's own stylesheet (by hash) and script (``/static/app.js``) may run; no
+"""Only the page's own stylesheet (by hash) and scripts (``/static/``) may run; no
 other site is sent where a link of ours was followed from."""
 
 
@@ -256,6 +257,9 @@ def create_app(
     def script(request: Request) -> Response:
         return Response(SCRIPT, media_type="text/javascript")
 
+    def layout_library(request: Request) -> Response:
+        return Response(DAGRE, media_type="text/javascript")
+
     def no_icon(request: Request) -> Response:
         # Browsers ask for one on every site; a 404 would be an error in their console.
         return Response(status_code=204)
@@ -269,6 +273,7 @@ def create_app(
             Route("/diff", diff),
             Route("/sparql", sparql, methods=["GET", "POST"]),
             Route("/static/app.js", script),
+            Route("/static/dagre.min.js", layout_library),
             Route("/favicon.ico", no_icon),
         ],
         exception_handlers={

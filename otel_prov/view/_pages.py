@@ -4,10 +4,12 @@ One template set serves both ``otel-prov serve`` and ``otel-prov show --format h
 the session page is the same markup either way, the file just leaves out the navigation,
 the download links and the script.  Autoescaping is on for every template, so each value
 read from the store is escaped where it is written; the only markup passed through
-unescaped is the stylesheet (ours) and the SVG this package draws, which escapes every
-text itself.  The stylesheet is inlined, so a saved page needs nothing else, and its hash
-goes into the server's Content-Security-Policy (:data:`STYLE_HASH`), so that no other
-inline style or script can run.
+unescaped is the stylesheet and scripts (ours, and the vendored dagre) and the timeline's
+SVG, which escapes every text itself.  The why-graph goes into an attribute as JSON (so
+escaped like any value) and the script draws it.  The stylesheet is inlined, so a saved
+page needs nothing else (the saved page inlines the scripts too), and its hash goes into
+the server's Content-Security-Policy (:data:`STYLE_HASH`), so that no other inline style
+or script can run.
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ from otel_prov.view._labels import (
     tokens_label,
 )
 from otel_prov.view._timeline_svg import timeline_svg
-from otel_prov.view._why_svg import why_svg
+from otel_prov.view._why_graph import why_drawing
 
 __all__ = [
+    "DAGRE",
     "SCRIPT",
     "STYLE_HASH",
     "diff_page",
@@ -55,6 +58,10 @@ __all__ = [
 _STATIC = files("otel_prov.view") / "static"
 STYLE = _STATIC.joinpath("style.css").read_text(encoding="utf-8")
 SCRIPT = _STATIC.joinpath("app.js").read_text(encoding="utf-8")
+"""The page's script: it draws the why-graph."""
+DAGRE = (_STATIC / "vendor" / "dagre" / "dagre.min.js").read_text(encoding="utf-8")
+"""dagre's minified build, as npm ships it (``static/vendor/dagre/``: its licence, its
+version): the why-graph's layout."""
 STYLE_HASH = "sha256-" + base64.b64encode(hashlib.sha256(STYLE.encode()).digest()).decode()
 """The CSP source of the one inline ``<style>`` every page carries."""
 
@@ -78,6 +85,7 @@ _ENV = jinja2.Environment(
 )
 _ENV.globals.update(
     css=Markup(STYLE),
+    inline_scripts=(Markup(DAGRE), Markup(SCRIPT)),
     outcome_fields=outcome_fields,
     token_totals_label=token_totals_label,
     cost_total_label=cost_total_label,
@@ -95,7 +103,8 @@ _ENV.globals.update(
 class _Run:
     view: SessionView
     links: list[tuple[str, str, bool]]
-    why: Markup | None
+    why: str | None
+    """The why-graph to draw (:class:`~otel_prov.view._why_graph.WhyDrawing` as JSON)."""
     timeline: Markup
 
 
@@ -117,7 +126,7 @@ def _run(view: SessionView, links: Mapping[str, str], why: Mapping[str, Any] | N
     return _Run(
         view,
         trace_links(view.trace_id, links),
-        None if why is None else Markup(why_svg(why)),
+        None if why is None else why_drawing(why).as_json(),
         Markup(timeline_svg(view)),
     )
 
@@ -132,7 +141,7 @@ def session_page(
     """The page of one or more runs (a conversation id can name several): each run with
     its why-graph (``why`` maps a run's IRI to its ``WhyGraph.as_json()``), its timeline
     and its trace ``links`` (backend -> URL template).  ``standalone``: the file ``show
-    --format html`` writes, with no navigation, downloads or script."""
+    --format html`` writes, with no navigation or downloads, its scripts inlined."""
     if len(views) == 1:
         title = f"otel-prov: {views[0].agent or 'session'} {views[0].id}"
     else:

@@ -14,9 +14,7 @@ import contextlib
 import html
 import http.server
 import json
-import shutil
 import socket
-import tempfile
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -24,7 +22,6 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
@@ -39,8 +36,6 @@ pytestmark = pytest.mark.integration
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
 PAGE_TIMEOUT = 60.0
 """Generous: a loaded machine may take seconds to answer and draw a page."""
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 HOSTILE = [
     "<script>window.pwned = 'script'</script>",
@@ -86,29 +81,6 @@ def served(store: Path) -> Iterator[Served]:
     store_runs(store, _hostile_run())
     with serving("--store", str(store)) as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[webdriver.Chrome]:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail("chromium and chromedriver are missing: run make servers")
-    profile = tempfile.mkdtemp(prefix="otel-prov-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000",
-    ):  # fmt: skip
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(60)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _follow(driver: webdriver.Chrome, element: WebElement) -> None:

@@ -48,7 +48,14 @@ def _session_links(html: str) -> list[str]:
 
 def test_it_prints_its_url_and_every_answer_carries_the_security_headers(served: Served) -> None:
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+", served.url)
-    for path in ("/", "/sparql", "/diff", "/nothing-here", "/static/app.js"):
+    for path in (
+        "/",
+        "/sparql",
+        "/diff",
+        "/nothing-here",
+        "/static/app.js",
+        "/static/dagre.min.js",
+    ):
         answer = requests.get(served.url + path, timeout=30)
         policy = answer.headers["content-security-policy"]
         assert "default-src 'none'" in policy and "script-src 'self'" in policy, path

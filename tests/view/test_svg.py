@@ -1,12 +1,15 @@
-"""The why-graph and the timeline as SVG: pure functions of hand-made inputs.
+"""The why-graph's drawing and the timeline's SVG: pure functions of hand-made inputs.
 
-Each drawing is read back as XML (an SVG inside an HTML page must still be well-formed),
-so a label that broke out of its element would show up as a parse error or a stray
-element, and every text is compared with what went in.
+The why-graph is what the page's script draws (JSON); the timeline is read back as XML
+(an SVG inside an HTML page must still be well-formed), so a label that broke out of its
+element would show up as a parse error or a stray element, and every text is compared
+with what went in.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -15,7 +18,7 @@ from hypothesis import strategies as st
 
 from otel_prov.read._views import IterationView, ModelCallView, SessionView, ToolCallView
 from otel_prov.view._timeline_svg import timeline_rows, timeline_svg
-from otel_prov.view._why_svg import layout, why_svg
+from otel_prov.view._why_graph import LINE_CHARS, excerpts, why_drawing
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -26,12 +29,6 @@ def _node(ident: str, kind: str, label: str, **extra: Any) -> dict[str, Any]:
 
 def _edge(a: str, b: str, relation: str = "used") -> dict[str, str]:
     return {"from": a, "to": b, "relation": relation}
-
-
-def _groups(svg: str) -> dict[str, ET.Element]:
-    """Node id (``data-iri``) -> its ``<g>``."""
-    root = ET.fromstring(svg)
-    return {g.get("data-iri", ""): g for g in root.iter(f"{SVG}g") if "node" in g.get("class", "")}
 
 
 def _texts(element: ET.Element) -> list[str]:
@@ -59,80 +56,94 @@ DEMO = {
 }
 
 
-def test_every_node_is_drawn_once_with_its_kind_and_the_failed_call_is_marked() -> None:
-    groups = _groups(why_svg(DEMO))
-    assert set(groups) == {node["id"] for node in DEMO["nodes"]}
-    classes = {ident: set(g.get("class", "").split()) for ident, g in groups.items()}
-    assert classes["session"] >= {"node", "activity"}
-    assert classes["obs"] >= {"node", "entity"}
-    assert "root" in classes["answer"]
-    assert "failed" in classes["bad"] and "failed" not in classes["ok"]
-    assert any("TimeoutError: slow" in text for text in _texts(groups["bad"]))
-    assert "TimeoutError: slow" in (groups["bad"].find(f"{SVG}title").text or "")
-    edges = ET.fromstring(why_svg(DEMO)).findall(f"{SVG}path")
-    assert len(edges) == len(DEMO["edges"])
+def _drawn(graph: dict[str, Any]) -> dict[str, Any]:
+    """The drawing as the page's script reads it (JSON)."""
+    data: dict[str, Any] = json.loads(why_drawing(graph).as_json())
+    return data
 
 
-def test_layers_are_longest_paths_and_every_edge_points_down() -> None:
-    # a -> b -> c and a -> c: c goes below b, not beside it.
-    placed = layout(3, [(0, 1, ""), (1, 2, ""), (0, 2, "")])
-    assert placed.layers == ((0,), (1,), (2,))
-    where = layout(6, [(a, b, "") for a, b in [(0, 1), (0, 2), (1, 3), (2, 4), (3, 5), (4, 5)]])
-    depth = {node: d for node, (d, _) in where.position().items()}
-    assert all(depth[b] > depth[a] for a, b, _ in where.edges)
+def test_every_node_is_drawn_once_with_its_role_and_the_failed_call_is_marked() -> None:
+    drawing = _drawn(DEMO)
+    nodes = {node["iri"]: node for node in drawing["nodes"]}
+    assert list(nodes) == [node["id"] for node in DEMO["nodes"]]
+    assert nodes["session"]["activity"] and not nodes["obs"]["activity"]
+    assert nodes["answer"]["root"] and [n for n in nodes.values() if n["root"]] == [nodes["answer"]]
+    assert nodes["bad"]["failed"] and not nodes["ok"]["failed"]
+    assert nodes["bad"]["lines"][-1] == "FAILED TimeoutError: slow"
+    long = {**DEMO["nodes"][4], "error": "TimeoutError: weather service did not answer"}
+    (cut,) = _drawn({"root": "x", "nodes": [long], "edges": []})["nodes"]
+    assert cut["lines"][-1] == "FAILED TimeoutError: weather…"
+    assert {node["role"] for node in nodes.values()} >= {"Answer", "ToolCall", "Iteration"}
+    assert len(drawing["edges"]) == len(DEMO["edges"])
 
 
-def test_ordering_removes_the_crossing_a_naive_order_has() -> None:
-    # Top row 0, 1; bottom row 2, 3 in input order, but 0 -> 3 and 1 -> 2: crossed as given.
-    placed = layout(4, [(0, 3, ""), (1, 2, "")])
-    assert placed.crossings() == 0
+def test_a_step_holds_its_calls_failed_or_not_and_what_they_returned() -> None:
+    nodes = {node["iri"]: node for node in _drawn(DEMO)["nodes"]}
+    step = nodes["it1"]["id"]
+    assert {iri for iri, node in nodes.items() if node["step"] == step} == {
+        "it1", "ok", "bad", "obs",
+    }  # fmt: skip
+    assert nodes["answer"]["step"] is None and nodes["session"]["step"] is None
 
 
-def test_a_cycle_is_broken_and_still_drawn() -> None:
+def test_time_runs_down_from_the_session_through_the_steps_to_the_answer() -> None:
+    graph = {
+        "root": "answer",
+        "nodes": [
+            _node("answer", "Answer", "a"),
+            _node("session", "AgentSession", "s"),
+            *(_node(f"it{n}", "Iteration", f"iteration {n}", part_of="session") for n in (1, 2)),
+            _node("t1", "Thought", "first"),
+            _node("t2", "Thought", "second"),
+        ],
+        "edges": [
+            _edge("answer", "session", "wasGeneratedBy"),
+            _edge("t1", "it1", "wasGeneratedBy"),
+            _edge("t2", "it2", "wasGeneratedBy"),
+        ],
+    }
+    drawing = _drawn(graph)
+    ident = {node["iri"]: node["id"] for node in drawing["nodes"]}
+    order = {(a, b) for a, b in drawing["order"]}
+    pairs = [("session", "it1"), ("it1", "it2"), ("t1", "it2"), ("it2", "answer"), ("t2", "answer")]
+    assert order == {(ident[a], ident[b]) for a, b in pairs}
+    assert [step["iri"] for step in drawing["steps"]] == ["it1", "it2"]
+    # The answer's edges that would cross the graph are drawn along its side instead.
+    far = {(e["from"], e["to"]) for e in drawing["edges"] if e["far"]}
+    assert far == {(ident["answer"], ident["session"])}
+
+
+def test_a_cycle_of_parts_ends_and_edges_to_unknown_nodes_are_left_out() -> None:
     graph = {
         "root": "a",
-        "nodes": [_node(x, "Thought", x) for x in "abc"],
-        "edges": [_edge("a", "b"), _edge("b", "c"), _edge("c", "a"), _edge("a", "a")],
+        "nodes": [_node(x, "ToolCall", x, part_of=y) for x, y in ("ab", "ba")],
+        "edges": [_edge("a", "b", "partOf"), _edge("a", "ghost")],
     }
-    assert set(_groups(why_svg(graph))) == {"a", "b", "c"}
-    assert len(layout(3, [(0, 1, ""), (1, 2, ""), (2, 0, "")]).edges) == 2
+    drawing = _drawn(graph)
+    assert [node["step"] for node in drawing["nodes"]] == [None, None]
+    assert [edge["relation"] for edge in drawing["edges"]] == ["partOf"]
 
 
-def test_edges_to_unknown_nodes_are_left_out() -> None:
-    graph = {"root": "a", "nodes": [_node("a", "Answer", "x")], "edges": [_edge("a", "ghost")]}
-    assert ET.fromstring(why_svg(graph)).findall(f"{SVG}path") == []
-
-
-_HOSTILE = st.sampled_from(
-    ["<script>alert(1)</script>", "]]>", '"/><script>x</script>', "&amp;", "'", "<!--", "&"]
-)
-_text = st.lists(st.one_of(_HOSTILE, st.text(max_size=6)), min_size=1, max_size=3).map("".join)
-_xml_text = _text.map(lambda t: "".join(c for c in t if c.isprintable() and c not in "\r"))
+def test_excerpts_that_would_read_alike_start_where_the_texts_part_ways() -> None:
+    common = "Twice the population of Paris, as the census counted it in 2021,"
+    texts = [f"{common} is what?", f"{common} is 4.2 million.", f"{common} is 2 x 2.1 m.", "x"]
+    shown = excerpts([*texts, texts[0]])
+    assert len(set(shown[:4])) == 4 and shown[0] == shown[4]
+    assert shown[0][0].startswith("…") and "what?" in " ".join(shown[0])
+    assert shown[3] == ("x",)
+    assert all(len(line) <= LINE_CHARS for lines in shown for line in lines)
+    (long,) = excerpts(["word " * 40])
+    assert len(long) == 2 and long[-1].endswith("…")
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(_xml_text, _xml_text, _xml_text), min_size=1, max_size=6))
-def test_hostile_labels_stay_text(values: list[tuple[str, str, str]]) -> None:
-    nodes = [
-        _node(f"urn:n{i}{ident}", "ToolCall", label, status="error", error=error)
-        for i, (ident, label, error) in enumerate(values)
-    ]
-    edges = [_edge(nodes[i]["id"], nodes[i + 1]["id"], values[i][0]) for i in range(len(nodes) - 1)]
-    svg = why_svg({"root": nodes[0]["id"], "nodes": nodes, "edges": edges})
-    root = ET.fromstring(svg)  # well-formed: nothing broke out of its element
-    assert {element.tag for element in root.iter()} <= {
-        f"{SVG}{tag}" for tag in ("svg", "a", "g", "rect", "text", "title", "path")
-    }
-    groups = _groups(svg)
-    assert set(groups) == {node["id"] for node in nodes}
-    for node, (_, label, error) in zip(nodes, values, strict=True):
-        title = groups[node["id"]].find(f"{SVG}title")
-        assert title is not None and f"ToolCall: {label}" in (title.text or "")
-        assert error in (title.text or "")
-    relations = [path.find(f"{SVG}title") for path in root.iter(f"{SVG}path")]
-    assert [(t.text or "") if t is not None else None for t in relations] == [
-        edge["relation"] for edge in edges
-    ]
+@given(st.lists(st.text(max_size=90), min_size=1, max_size=6))
+def test_different_texts_get_different_excerpts(texts: list[str]) -> None:
+    shown = excerpts(texts)
+    flat = [" ".join(text.split()) for text in texts]
+    for i, j in itertools.combinations(range(len(texts)), 2):
+        if flat[i] != flat[j]:
+            assert shown[i] != shown[j], (texts[i], texts[j])
 
 
 def _view(**changes: Any) -> SessionView:

@@ -16,22 +16,21 @@ batch starts: the receiver maps in the background, and on a 2-core machine its w
 would otherwise run beside (and slow) whichever worker came next.
 
 Instrumentors patch process globals (LangChain's callback configuration, the Agents SDK's
-trace processors), so every variant lives in its own worker subprocess, set up and warmed
-up once, and nothing one variant patched or left behind can tax another.  The parent drives the
+trace processors), so every variant lives in its own worker subprocess, set up and warmed up
+once, and nothing one variant patched or left behind can tax another. The parent drives the
 workers in turns (the order reversed every turn, only one worker running at a time) and
-compares the medians of all timed runs.  A turn is one untimed batch, then five timed
-ones, each flushed after its runs (timed apart), then a pause until the worker's background
+compares the medians of all timed runs. A turn is one untimed batch, then five timed ones,
+each flushed after its runs (timed apart), then a pause until the worker's background
 threads are done: ours maps and stores its sessions on its processor's worker thread, beside
-its own runs as an agent that keeps running has it, and never beside another worker's.  The LangChain agent is built once,
-as a service builds its graph, and its scripted model rewound before each run.  Built
-again for every run (outside the timed part), it left some 200 objects of cyclic garbage
-per run, and the collector freed them in whichever timed run crossed its threshold: 38%
-of the bare runs, 50% of ours, though ours add no cyclic garbage and allocate as many
-objects net, and at 50% the median of ours took in a whole collection (0.3 ms).
-OpenInference's exporter works synchronously
-inside the run, ours in the background, and the agent pays for both, so a second
-comparison counts each variant's flushes in, and the CPU of every thread, between batches
-too.
+its own runs as an agent that keeps running has it, and never beside another worker's. The
+LangChain agent is built once, as a service builds its graph, and its scripted model rewound
+before each run. Built again for every run (outside the timed part), it left some 200
+objects of cyclic garbage per run, and the collector freed them in whichever timed run
+crossed its threshold: 38% of the bare runs, 50% of ours, though ours add no cyclic garbage
+and allocate as many objects net, and at 50% the median of ours took in a whole collection
+(0.3 ms). OpenInference's exporter works synchronously inside the run, ours in the
+background, and the agent pays for both, so a second comparison counts each variant's
+flushes in, and the CPU of every thread, between batches too.
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 import pyoxigraph
@@ -136,6 +137,19 @@ def test_query_formats_and_stdin(store: Path, fmt: str) -> None:
         assert result.stdout == "tool,calls\ncalculator,1\nget_weather,2\n"
     else:
         assert result.stdout.split() == ["tool", "calls", "calculator", "1", "get_weather", "2"]
+
+
+def test_the_query_help_example_has_one_row_per_tool_call(store: Path) -> None:
+    """The example as ``query --help`` prints it, run on the demo run: tools carry
+    ``oprov:toolName`` too, so a pattern matching anything with a tool name over-counts."""
+    helped = run_cli("query", "--help").stdout
+    example = helped[helped.index("\nexample: ") :].removeprefix("\nexample: ")
+    program, command, sparql = shlex.split(example)  # argparse wraps it: newlines in quotes
+    assert (program, command) == ("otel-prov", "query")
+    result = run_cli("query", sparql, "--store", str(store), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (session,) = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert len(json.loads(result.stdout)) == session["tool_calls"] == 3
 
 
 def test_query_with_no_answer_is_exit_1_and_bad_sparql_exit_2(store: Path) -> None:

@@ -130,13 +130,42 @@ def test_query_formats_and_stdin(store: Path, fmt: str) -> None:
     assert result.returncode == 0, result.stderr
     if fmt == "json":
         assert json.loads(result.stdout) == [
-            {"tool": "calculator", "calls": "1"},
-            {"tool": "get_weather", "calls": "2"},
+            {"tool": "calculator", "calls": 1},
+            {"tool": "get_weather", "calls": 2},
         ]
     elif fmt == "csv":
         assert result.stdout == "tool,calls\ncalculator,1\nget_weather,2\n"
     else:
         assert result.stdout.split() == ["tool", "calls", "calculator", "1", "get_weather", "2"]
+
+
+TYPED = (
+    "SELECT (COUNT(*) AS ?n) (SUM(?one) AS ?sum) (1.5 AS ?decimal) (1e3 AS ?double) "
+    '(true AS ?yes) ("7" AS ?text) ("NaN"^^xsd:double AS ?nan) ("x"^^xsd:integer AS ?bad) '
+    "(<urn:x> AS ?iri) (SAMPLE(?none) AS ?unbound) WHERE { ?c a oprov:ToolCall BIND(1 AS ?one) }"
+)
+"""A literal of each JSON type, and values JSON has no number for (kept as their text)."""
+
+
+def test_query_json_gives_numbers_and_booleans_their_json_types(store: Path) -> None:
+    result = run_cli("query", TYPED, "--store", str(store), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        {
+            "n": 3,
+            "sum": 3,
+            "decimal": 1.5,
+            "double": 1000.0,
+            "yes": True,
+            "text": "7",
+            "nan": "NaN",
+            "bad": "x",
+            "iri": "urn:x",
+            "unbound": None,
+        }
+    ]
+    csv = run_cli("query", TYPED, "--store", str(store), "--format", "csv")
+    assert csv.stdout.splitlines()[1] == "3,3,1.5,1000,true,7,NaN,x,urn:x,"  # as the store writes them
 
 
 def test_the_query_help_example_has_one_row_per_tool_call(store: Path) -> None:

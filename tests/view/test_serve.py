@@ -170,6 +170,12 @@ def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:
         served.url + "/sparql", data={"query": query, "format": "json"}, timeout=30
     ).json()
     assert rows[1] == {"tool": "get_weather", "status": "error"}
+    counted = requests.post(
+        served.url + "/sparql",
+        data={"query": "SELECT (COUNT(*) AS ?n) WHERE { ?c a oprov:ToolCall }", "format": "json"},
+        timeout=30,
+    ).json()
+    assert counted == [{"n": 3}]  # a number, not "3"
     bad = requests.post(
         served.url + "/sparql", data={"query": "SELECT ?x WHERE { ?x nope:y ?z }"}, timeout=30
     )

@@ -165,7 +165,7 @@ def test_query_json_gives_numbers_and_booleans_their_json_types(store: Path) -> 
         }
     ]
     csv = run_cli("query", TYPED, "--store", str(store), "--format", "csv")
-    assert csv.stdout.splitlines()[1] == "3,3,1.5,1000,true,7,NaN,x,urn:x,"  # as the store writes them
+    assert csv.stdout.splitlines()[1] == "3,3,1.5,1000,true,7,NaN,x,urn:x,"  # the store's text
 
 
 def test_the_query_help_example_has_one_row_per_tool_call(store: Path) -> None:

@@ -40,6 +40,7 @@ def test_sessions_table_and_json(store: Path) -> None:
         "ID",
         "START",
         "AGENT",
+        "SERVICE",
         "QUESTION",
         "ITER",
         "TOOLS",
@@ -47,8 +48,12 @@ def test_sessions_table_and_json(store: Path) -> None:
         "STATUS",
         "TRACE",
     ]
-    assert "weather-assistant" in row and " 4 " in row and " 3 " in row
+    assert "weather-assistant  otel-prov-demo  What" in row and " 4 " in row and " 3 " in row
     (session,) = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert session["service"] == "otel-prov-demo"  # what --service filters on
+    assert run_cli("sessions", "--store", str(store), "--service", "otel-prov-demo").stdout == (
+        table.stdout
+    )
     assert session["iterations"] == 4 and session["tool_calls"] == 3
     # The demo's weather tool fails once and the agent carries on: the session says both.
     assert session["status"] == "ok" and session["failed_calls"] == 1

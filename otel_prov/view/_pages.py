@@ -34,6 +34,7 @@ from otel_prov.view._labels import (
     evaluation_label,
     failure_label,
     outcome_fields,
+    readable_time,
     shortened,
     token_totals_label,
     tokens_label,
@@ -86,6 +87,7 @@ _ENV.globals.update(
     failure_label=failure_label,
     answerer_label=answerer_label,
     shortened=shortened,
+    readable_time=readable_time,
     query_string=_query_string,
     status_class=_status_class,
 )

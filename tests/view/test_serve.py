@@ -65,6 +65,15 @@ def test_the_list_links_the_demo_run_and_its_page_shows_the_failure(
     assert "What is the temperature in Paris right now, in Fahrenheit?" in listing.text
     # The demo carried on past its timed-out call: ok, its failed call counted beside it.
     assert 'class="status-ok"' in listing.text
+    # Its service, beside its agent; a time a person reads, the exact one on hover; the
+    # failed call marked.
+    (row,) = re.findall(r"<tbody>\n<tr>(.*?)</tr>", listing.text, re.S)
+    cells = [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    assert cells[1:3] == ["weather-assistant", "otel-prov-demo"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", cells[0]), cells[0]
+    assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+Z">', row)
+    assert '<td class="number failed-count">1</td>' in row
+    assert "<th>service</th>" in listing.text
     (run,) = _session_links(listing.text)
     page = requests.get(served.url + "/session", params={"id": run}, timeout=30)
     assert page.status_code == 200

@@ -26,6 +26,7 @@ from markupsafe import Markup
 from otel_prov.read._backend import QueryResult
 from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
+from otel_prov.read._recipes import RECIPES
 from otel_prov.read._sparql import STATUSES
 from otel_prov.read._views import SessionView
 from otel_prov.view._labels import (
@@ -198,12 +199,14 @@ def sparql_page(
     turtle: str = "",
     error: str | None = None,
 ) -> str:
-    """The query box with ``text``, and the answer: a table of rows, a boolean, or the
-    ``turtle`` of a CONSTRUCT or DESCRIBE."""
+    """The query box with ``text`` (empty: the first recipe of docs/sparql.md, the others a
+    pick away), and the answer: a table of rows, a boolean, or the ``turtle`` of a
+    CONSTRUCT or DESCRIBE."""
     return _render(
         "sparql.html",
         title="otel-prov: SPARQL",
-        text=text,
+        text=text or RECIPES[0].text,
+        recipes=RECIPES,
         result=result,
         turtle=turtle,
         timeout=f"{timeout_s:g}",

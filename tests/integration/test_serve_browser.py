@@ -360,3 +360,27 @@ def test_the_sparql_box_runs_over_plain_http_to_a_lan_address(
         cells = browser.find_elements(By.CSS_SELECTOR, "table.results td")
         assert "calculator" in [c.text for c in cells], browser.page_source[-500:]
         assert _errors(browser) == []
+
+
+def test_a_user_picks_a_recipe_of_the_docs_and_runs_it(
+    served: Served, browser: webdriver.Chrome
+) -> None:
+    """The box starts with the first recipe; picking another puts it in the box (app.js),
+    and Run answers it."""
+    from selenium.webdriver.support.ui import Select
+
+    from otel_prov.read._recipes import RECIPES
+
+    browser.get(served.url + "/sparql")
+    box = browser.find_element(By.CSS_SELECTOR, "textarea[name=query]")
+    assert box.get_property("value") == RECIPES[0].text
+    picker = Select(browser.find_element(By.ID, "recipes"))
+    assert [option.text for option in picker.options] == [r.title for r in RECIPES]
+    picker.select_by_index(1)
+    assert box.get_property("value") == RECIPES[1].text
+    _follow(browser, browser.find_element(By.CSS_SELECTOR, "button[value=html]"))
+    assert browser.find_element(By.CSS_SELECTOR, "table.results thead").text.split() == [
+        "session", "started", "trace",
+    ]  # fmt: skip
+    _shot(browser, "sparql-recipe")
+    assert _errors(browser) == []

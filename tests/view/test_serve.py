@@ -6,6 +6,7 @@ store, or over a store of generated runs for paging.
 
 from __future__ import annotations
 
+import html
 import re
 import socket
 import threading
@@ -161,6 +162,23 @@ def test_a_query_calling_service_is_refused_and_its_endpoint_gets_no_request(
             assert "SERVICE" in answer.text and "is refused" in answer.text
             assert TARGET_BODY not in answer.text
         assert target.requests == []
+
+
+def test_the_query_box_offers_the_recipes_of_the_docs(served: Served) -> None:
+    """Each recipe of docs/sparql.md, by its title, the box holding the first; picking
+    one (app.js) fills the box: tests/integration/test_serve_browser.py."""
+    page = requests.get(served.url + "/sparql", timeout=30).text
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sparql.md").read_text()
+    blocks = [block.split("```", 1)[0] for block in docs.split("```sparql\n")[1:]]
+    offered = [html.unescape(v) for v in re.findall(r'<option value="([^"]+)"', page, re.S)]
+    assert len(blocks) >= 2 and offered == blocks
+    (box,) = re.findall(r'<textarea name="query"[^>]*>(.*?)</textarea>', page, re.S)
+    assert html.unescape(box) == blocks[0]
+    for block in blocks:
+        title = block.splitlines()[0].removeprefix("# ")
+        assert f">{html.escape(title, quote=False)}</option>" in page
+        ran = requests.post(served.url + "/sparql", data={"query": block}, timeout=30)
+        assert ran.status_code == 200 and 'class="error-message"' not in ran.text, block
 
 
 def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:

@@ -209,6 +209,7 @@ def test_hostile_values_show_as_text_and_no_script_of_theirs_runs(
     _shot(browser, "hostile-session")
     browser.get(served.url + "/sparql")
     box = browser.find_element(By.NAME, "query")
+    box.clear()  # it starts with the first recipe
     box.send_keys("SELECT ?q WHERE { ?s oprov:sessionId \"hostile-run\" ; prov:used ?e . "
                   "?e a oprov:Question ; prov:value ?q }")  # fmt: skip
     _follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[value="html"]'))
@@ -322,6 +323,7 @@ def test_a_page_of_another_site_cannot_make_the_browser_run_a_query(
                 assert target.requests == [], origin
         _shot(browser, "cross-site-refused")
         browser.get(server.url + "/sparql")
+        browser.find_element(By.NAME, "query").clear()  # it starts with a recipe
         browser.find_element(By.NAME, "query").send_keys(query)
         _follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[value="html"]'))
         assert target.requests, browser.find_element(By.TAG_NAME, "body").text
@@ -353,6 +355,7 @@ def test_the_sparql_box_runs_over_plain_http_to_a_lan_address(
     with serving("--store", str(store), "--host", "0.0.0.0") as server:
         url = server.url.replace("0.0.0.0", address)
         browser.get(url + "/sparql")
+        browser.find_element(By.NAME, "query").clear()  # it starts with a recipe
         browser.find_element(By.NAME, "query").send_keys(
             "SELECT ?tool WHERE { ?c oprov:toolName ?tool } ORDER BY ?tool"
         )

@@ -202,11 +202,14 @@ def sparql_page(
     """The query box with ``text`` (empty: the first recipe of docs/sparql.md, the others a
     pick away), and the answer: a table of rows, a boolean, or the ``turtle`` of a
     CONSTRUCT or DESCRIBE."""
+    text = text or RECIPES[0].text
+    typed = text.replace("\r\n", "\n")  # a browser sends a textarea's lines so
     return _render(
         "sparql.html",
         title="otel-prov: SPARQL",
-        text=text or RECIPES[0].text,
+        text=text,
         recipes=RECIPES,
+        chosen=next((recipe for recipe in RECIPES if recipe.text == typed), None),
         result=result,
         turtle=turtle,
         timeout=f"{timeout_s:g}",

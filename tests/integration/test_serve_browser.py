@@ -378,10 +378,14 @@ def test_a_user_picks_a_recipe_of_the_docs_and_runs_it(
     box = browser.find_element(By.CSS_SELECTOR, "textarea[name=query]")
     assert box.get_property("value") == RECIPES[0].text
     picker = Select(browser.find_element(By.ID, "recipes"))
-    assert [option.text for option in picker.options] == [r.title for r in RECIPES]
-    picker.select_by_index(1)
+    assert [option.text for option in picker.options][1:] == [r.title for r in RECIPES]
+    assert picker.first_selected_option.text == RECIPES[0].title
+    picker.select_by_index(2)
     assert box.get_property("value") == RECIPES[1].text
     _follow(browser, browser.find_element(By.CSS_SELECTOR, "button[value=html]"))
+    # The answer's page names the recipe its box holds.
+    chosen = Select(browser.find_element(By.ID, "recipes")).first_selected_option
+    assert chosen.text == RECIPES[1].title
     assert browser.find_element(By.CSS_SELECTOR, "table.results thead").text.split() == [
         "session", "started", "trace",
     ]  # fmt: skip

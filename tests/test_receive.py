@@ -390,22 +390,24 @@ def test_listening_beyond_this_machine_without_a_token_is_warned_about(
 _HOLD_A_PORT = """
 import socket, sys, time
 held = socket.socket()
-held.bind(("127.0.0.1", 0))
+held.bind((sys.argv[1], 0))
 held.listen()
 print(held.getsockname()[1], flush=True)
 time.sleep(120)
 """
-"""Another program on the port, as a Collector or Phoenix on 4317 and 4318."""
+"""Another program on the port, as a Collector or Phoenix on 4317 and 4318 (Phoenix's
+gRPC receiver binds every interface)."""
 
 
+@pytest.mark.parametrize("held_on", ["127.0.0.1", "0.0.0.0"])
 @pytest.mark.parametrize("transport", ["grpc", "http"])
 def test_a_port_another_process_holds_is_one_line_naming_it_and_what_to_do(
-    transport: str, tmp_path: Path
+    transport: str, held_on: str, tmp_path: Path
 ) -> None:
     """Not grpcio's ``RuntimeError`` traceback: the same clear line for both transports,
     with the reason, exit 2, and nothing journaled or stored."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD_A_PORT], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLD_A_PORT, held_on], stdout=subprocess.PIPE, text=True
     )
     try:
         assert holder.stdout is not None

@@ -58,6 +58,7 @@ typecheck: $(DEV)
 docs: $(DEV)
 	$(BIN)/python scripts/configuration_doc.py --check
 	$(BIN)/python scripts/support_matrix.py --check
+	$(BIN)/python scripts/sparql_recipes.py --check
 	$(BIN)/mkdocs build --strict --quiet
 
 bench: $(DEV)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 import pyoxigraph
@@ -39,6 +40,7 @@ def test_sessions_table_and_json(store: Path) -> None:
         "ID",
         "START",
         "AGENT",
+        "SERVICE",
         "QUESTION",
         "ITER",
         "TOOLS",
@@ -46,8 +48,12 @@ def test_sessions_table_and_json(store: Path) -> None:
         "STATUS",
         "TRACE",
     ]
-    assert "weather-assistant" in row and " 4 " in row and " 3 " in row
+    assert "weather-assistant  otel-prov-demo  What" in row and " 4 " in row and " 3 " in row
     (session,) = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert session["service"] == "otel-prov-demo"  # what --service filters on
+    assert run_cli("sessions", "--store", str(store), "--service", "otel-prov-demo").stdout == (
+        table.stdout
+    )
     assert session["iterations"] == 4 and session["tool_calls"] == 3
     # The demo's weather tool fails once and the agent carries on: the session says both.
     assert session["status"] == "ok" and session["failed_calls"] == 1
@@ -129,13 +135,55 @@ def test_query_formats_and_stdin(store: Path, fmt: str) -> None:
     assert result.returncode == 0, result.stderr
     if fmt == "json":
         assert json.loads(result.stdout) == [
-            {"tool": "calculator", "calls": "1"},
-            {"tool": "get_weather", "calls": "2"},
+            {"tool": "calculator", "calls": 1},
+            {"tool": "get_weather", "calls": 2},
         ]
     elif fmt == "csv":
         assert result.stdout == "tool,calls\ncalculator,1\nget_weather,2\n"
     else:
         assert result.stdout.split() == ["tool", "calls", "calculator", "1", "get_weather", "2"]
+
+
+TYPED = (
+    "SELECT (COUNT(*) AS ?n) (SUM(?one) AS ?sum) (1.5 AS ?decimal) (1e3 AS ?double) "
+    '(true AS ?yes) ("7" AS ?text) ("NaN"^^xsd:double AS ?nan) ("x"^^xsd:integer AS ?bad) '
+    "(<urn:x> AS ?iri) (SAMPLE(?none) AS ?unbound) WHERE { ?c a oprov:ToolCall BIND(1 AS ?one) }"
+)
+"""A literal of each JSON type, and values JSON has no number for (kept as their text)."""
+
+
+def test_query_json_gives_numbers_and_booleans_their_json_types(store: Path) -> None:
+    result = run_cli("query", TYPED, "--store", str(store), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [
+        {
+            "n": 3,
+            "sum": 3,
+            "decimal": 1.5,
+            "double": 1000.0,
+            "yes": True,
+            "text": "7",
+            "nan": "NaN",
+            "bad": "x",
+            "iri": "urn:x",
+            "unbound": None,
+        }
+    ]
+    csv = run_cli("query", TYPED, "--store", str(store), "--format", "csv")
+    assert csv.stdout.splitlines()[1] == "3,3,1.5,1000,true,7,NaN,x,urn:x,"  # the store's text
+
+
+def test_the_query_help_example_has_one_row_per_tool_call(store: Path) -> None:
+    """The example as ``query --help`` prints it, run on the demo run: tools carry
+    ``oprov:toolName`` too, so a pattern matching anything with a tool name over-counts."""
+    helped = run_cli("query", "--help").stdout
+    example = helped[helped.index("\nexample: ") :].removeprefix("\nexample: ")
+    program, command, sparql = shlex.split(example)  # argparse wraps it: newlines in quotes
+    assert (program, command) == ("otel-prov", "query")
+    result = run_cli("query", sparql, "--store", str(store), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (session,) = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert len(json.loads(result.stdout)) == session["tool_calls"] == 3
 
 
 def test_query_with_no_answer_is_exit_1_and_bad_sparql_exit_2(store: Path) -> None:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import pyoxigraph
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +14,16 @@ from hypothesis import strategies as st
 import otel_prov
 from otel_prov.cli._render import _fixed_width_time
 from otel_prov.cli._terminal import printable
-from otel_prov.read._user_query import QUERY_FORMS, query_form, undeclared_prefixes, with_prefixes
+from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.read._user_query import (
+    QUERY_FORMS,
+    _undeclared,
+    line_and_column,
+    query_form,
+    run_user_query,
+    undeclared_prefixes,
+    with_prefixes,
+)
 from otel_prov.view._labels import shortened
 from tests.cli import run_cli
 
@@ -126,12 +136,66 @@ def test_json_output_keeps_the_text_exact(store: Path) -> None:
 
 
 def test_a_query_using_a_predeclared_prefix_runs_and_an_unknown_one_is_named(store: Path) -> None:
+    """Named with where the user's text first uses it, not the parser's list of what it
+    expected (``expected one of Prefix not found, ['%'], ...``)."""
     ran = run_cli("query", "ASK { ?s a oprov:AgentSession ; rdfs:label ?l }", "--store", str(store))
     assert ran.returncode == 0 and ran.stdout == "true\n", ran.stderr
     unknown = run_cli("query", "SELECT * { ?s nope:x ?o }", "--store", str(store))
     assert unknown.returncode == 2
-    assert unknown.stderr.startswith("otel-prov: invalid SPARQL")
-    assert unknown.stderr.rstrip().endswith("unknown prefix nope:")
+    (line,) = unknown.stderr.splitlines()
+    assert line.startswith("otel-prov: invalid SPARQL: unknown prefix 'nope:' at 1:15 ("), line
+    assert "Prefix not found" not in line and "expected" not in line
+    assert "PREFIX nope: <IRI>" in line
+
+
+def test_a_one_line_bad_query_is_reported_on_its_line_one(store: Path) -> None:
+    """The predeclared prefixes go on a line before the text sent; the store's position
+    counts that line, the message must not."""
+    bad = run_cli("query", "SELECT ?s WHERE { ?s oprov:toolName }", "--store", str(store))
+    assert bad.returncode == 2
+    assert bad.stderr.startswith("otel-prov: invalid SPARQL: error at 1:37: "), bad.stderr
+
+
+_PATTERNS = ("?s oprov:toolName ?o .", "?s a prov:Activity .", "# x: y", "?s ?p 'a:b' .", "")
+_BAD = ("?s ?p ?o ) .", "?s ?p }", "FILTER(?s = )", "?s oprov: ?o ?x")
+
+
+@settings(max_examples=200)
+@given(
+    lines=st.lists(st.sampled_from(_PATTERNS), max_size=4),
+    bad=st.sampled_from(_BAD),
+    at=st.integers(min_value=0, max_value=4),
+    indent=st.text(" \t", max_size=3),
+)
+def test_a_syntax_error_is_reported_where_the_store_finds_it_in_the_text_as_written(
+    store: Path, lines: list[str], bad: str, at: int, indent: str
+) -> None:
+    """Whatever lines come before and after, with or without predeclared prefixes, the
+    line and column are those Oxigraph gives for the same text with its prefixes declared
+    on its own first line (the columns of that line moved back by the declarations)."""
+    written = [*lines]
+    written.insert(min(at, len(written)), indent + bad)
+    text = "SELECT * WHERE { " + "\n".join(written) + "\n}"
+    declared = "PREFIX oprov: <https://w3id.org/otel-prov/ns#> PREFIX prov: <urn:p#> "
+    with pytest.raises(SyntaxError) as oracle:
+        pyoxigraph.Store().query(declared + text)
+    found = re.search(r"error at (\d+):(\d+)", str(oracle.value))
+    assert found is not None
+    line, column = int(found[1]), int(found[2])
+    column -= len(declared) if line == 1 else 0
+    with pytest.raises(ValueError) as refused:
+        run_user_query(EmbeddedBackend(store), text, graph="urn:otel-prov:graph")
+    assert str(refused.value).startswith(f"invalid SPARQL: error at {line}:{column}: ")
+
+
+@settings(max_examples=300)
+@given(text=st.text(st.sampled_from("ab:x? \n#<>\"'.{}"), max_size=40))
+def test_a_prefix_is_found_where_the_text_uses_it(text: str) -> None:
+    """Each position of a prefix's first use points at it in the text as written."""
+    for prefix, offset in _undeclared(text).items():
+        assert text[offset:].startswith(prefix)
+        line, column = line_and_column(text, offset)
+        assert text.split("\n")[line - 1][column - 1 :].startswith(prefix)
 
 
 def test_an_update_is_refused_before_the_store_is_touched(store: Path) -> None:

@@ -47,10 +47,13 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
     assert built.returncode != 0 and "no-such-page.md" in built.stderr
 
 
-@pytest.mark.parametrize("script", ["configuration_doc.py", "support_matrix.py"])
+@pytest.mark.parametrize(
+    "script", ["configuration_doc.py", "support_matrix.py", "sparql_recipes.py"]
+)
 def test_a_generated_page_is_the_one_committed(script: str) -> None:
-    """The configuration tables (from environment_variables.py) and the support matrix
-    (from the conformance suite's scenarios) are what their scripts write today."""
+    """The configuration tables (from environment_variables.py), the support matrix (from
+    the conformance suite's scenarios) and the SPARQL recipes (from the module the web
+    view's query box offers them from) are what their scripts write today."""
     checked = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / script), "--check"],
         capture_output=True,

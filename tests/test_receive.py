@@ -8,6 +8,8 @@ import gzip
 import http.client
 import json
 import shutil
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
@@ -383,3 +385,54 @@ def test_listening_beyond_this_machine_without_a_token_is_warned_about(
         quiet = receivers.start(*store, *args, "--data-dir", str(tmp_path / f"d{len(args)}"))
         assert quiet.stop() == 0
         assert "WARNING" not in quiet.log_text()
+
+
+_HOLD_A_PORT = """
+import socket, sys, time
+held = socket.socket()
+held.bind((sys.argv[1], 0))
+held.listen()
+print(held.getsockname()[1], flush=True)
+time.sleep(120)
+"""
+"""Another program on the port, as a Collector or Phoenix on 4317 and 4318 (Phoenix's
+gRPC receiver binds every interface)."""
+
+
+@pytest.mark.parametrize("held_on", ["127.0.0.1", "0.0.0.0"])
+@pytest.mark.parametrize("transport", ["grpc", "http"])
+def test_a_port_another_process_holds_is_one_line_naming_it_and_what_to_do(
+    transport: str, held_on: str, tmp_path: Path
+) -> None:
+    """Not grpcio's ``RuntimeError`` traceback: the same clear line for both transports,
+    with the reason, exit 2, and nothing journaled or stored."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_A_PORT, held_on], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        port = int(holder.stdout.readline())
+        other = "http" if transport == "grpc" else "grpc"
+        done = run_cli(
+            "receive",
+            f"--{transport}",
+            f"127.0.0.1:{port}",
+            f"--{other}",
+            "off",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--store",
+            str(tmp_path / "store"),
+        )
+    finally:
+        holder.kill()
+        holder.wait()
+        if holder.stdout is not None:
+            holder.stdout.close()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    name = "OTLP/gRPC" if transport == "grpc" else "OTLP/HTTP"
+    assert last.startswith(f"otel-prov: {name} cannot listen on 127.0.0.1:{port}: "), last
+    assert "address already in use" in last.lower()
+    assert f"--{transport} HOST:PORT" in last and f"--{transport} off" in last

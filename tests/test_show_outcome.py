@@ -118,9 +118,9 @@ def test_a_run_that_raised_says_why_in_text_and_json(store: Path) -> None:
 def test_the_sessions_table_keeps_status_and_failed_calls_apart(store: Path) -> None:
     table = run_cli("sessions", "--store", str(store)).stdout.splitlines()
     header = table[0].split()
-    assert header[6:8] == ["FAILED", "STATUS"]
+    assert header[7:9] == ["FAILED", "STATUS"]
     rows = {
-        line.split()[3]: line.split() for line in table[1:] if "Restart" in line or "up?" in line
+        line.split()[4]: line.split() for line in table[1:] if "Restart" in line or "up?" in line
     }
     assert [rows[word][-3:-1] for word in ("Restart", "Is")] == [["1", "error"], ["1", "ok"]]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.read import (
     IterationView,
@@ -111,3 +112,28 @@ def test_tokens_count_the_whole_run_as_the_cost_does() -> None:
     graph = WhyGraph("urn:x:outer", (WhyNode("urn:x:outer", "AgentSession", "agent"),), ())
     last = summarize(outer, graph).sentences[-1].text
     assert "its 2 model calls (sub-agent sessions included) used 110 input and 23 output" in last
+
+
+def test_a_run_whose_model_reported_no_usage_says_so_instead_of_zero_tokens(
+    tmp_path: Path,
+) -> None:
+    """No ``gen_ai.usage.*`` on its model calls is not 0 tokens used."""
+    store = tmp_path / "store"
+    handle = configure(store=store, set_global=False, otlp=False)
+    provider = handle.tracer_provider
+    with (
+        otel_prov.agent_session("quiet", conversation_id="no-usage", tracer_provider=provider),
+        otel_prov.iteration(1, tracer_provider=provider),
+        otel_prov.model_call("m", tracer_provider=provider),
+    ):
+        pass
+    handle.shutdown()
+    done = run_cli("summary", "no-usage", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    last = done.stdout.splitlines()[-1]
+    assert "0 input" not in last and "0 output" not in last
+    assert "its 1 model call reported no token usage" in last, last
+    only_input = dataclasses.replace(_view("urn:x:one", tokens=(5, 0)), usage=Usage({"input": 5}))
+    graph = WhyGraph("urn:x:one", (WhyNode("urn:x:one", "AgentSession", "agent"),), ())
+    told = summarize(only_input, graph).sentences[-1].text
+    assert "used 5 input tokens (no output tokens reported)" in told, told

@@ -46,7 +46,7 @@ COMMANDS = (
         "run a SPARQL query: SELECT, ASK, CONSTRUCT or DESCRIBE, never an update (its "
         "default graph is the provenance graph; prefixes prov:, oprov:, rdf:, rdfs: and "
         "xsd: are predeclared)",
-        "otel-prov query 'SELECT ?tool WHERE { ?call oprov:toolName ?tool }'",
+        "otel-prov query 'SELECT ?tool WHERE { ?call a oprov:ToolCall ; oprov:toolName ?tool }'",
         _query,
         _arguments,
     ),

@@ -233,12 +233,15 @@ def _fixed_width_time(stamp: str) -> str:
 
 def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:
     """The ``sessions`` table, a line per session under a header, each ending in a newline."""
-    header = ("ID", "START", "AGENT", "QUESTION", "ITER", "TOOLS", "FAILED", "STATUS", "TRACE")
+    header = (
+        "ID", "START", "AGENT", "SERVICE", "QUESTION", "ITER", "TOOLS", "FAILED", "STATUS", "TRACE"
+    )  # fmt: skip
     rows = [
         (
             s.id,
             _fixed_width_time(s.start),
             s.agent or "",
+            s.service or "",
             shortened((s.question or "").replace("\n", " "), 48),
             str(s.iterations),
             str(s.tool_calls),

@@ -16,7 +16,7 @@ or a SPARQL 1.1 query endpoint, and get typed, frozen objects back::
         print(step.number, step.thought, [call.name for call in step.tool_calls])
 
     graph = reader.graph(view.id)                  # an rdflib.Graph, prefixes bound
-    graph.query("SELECT ?tool WHERE { ?c oprov:toolName ?tool }")
+    graph.query("SELECT ?tool WHERE { ?c a oprov:ToolCall ; oprov:toolName ?tool }")
 
     failed = [check for check in reader.verify() if not check.ok]
 

@@ -9,13 +9,14 @@ never truncates a listing silently.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import sys
 import time
 import urllib.error
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,56 @@ class QueryResult:
     rows: list[dict[str, str | None]] = field(default_factory=list)
     boolean: bool | None = None
     triples: list[pyoxigraph.Triple] = field(default_factory=list)
+    datatypes: list[dict[str, str]] = field(default_factory=list)
+    """Beside each row, the datatype of each of its values JSON has a type for (numbers,
+    booleans): the rows hold text, as every reader compares it, and :meth:`json_rows`
+    gives those values their JSON types."""
+
+    def json_rows(self) -> list[dict[str, JsonValue]]:
+        """The rows with counts, sums and flags as JSON numbers and booleans (``"n": 2``,
+        not ``"2"``); a value JSON has no number for (NaN, an ill-formed literal) stays
+        its text."""
+        typed: list[dict[str, JsonValue]] = []
+        for index, row in enumerate(self.rows):
+            types = self.datatypes[index] if index < len(self.datatypes) else {}
+            typed.append({name: _json_value(value, types.get(name)) for name, value in row.items()})
+        return typed
+
+
+JsonValue = str | int | float | bool | None
+"""A value of a row as JSON gives it."""
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+_INTEGERS = frozenset(
+    f"{_XSD}{name}"
+    for name in (
+        "integer", "long", "int", "short", "byte", "nonNegativeInteger", "positiveInteger",
+        "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt",
+        "unsignedShort", "unsignedByte",
+    )
+)  # fmt: skip
+_NUMBERS = frozenset(f"{_XSD}{name}" for name in ("decimal", "double", "float"))
+_BOOLEAN = f"{_XSD}boolean"
+_JSON_TYPED = _INTEGERS | _NUMBERS | {_BOOLEAN}
+
+
+def _json_datatypes(datatypes: Iterable[tuple[str, str | None]]) -> dict[str, str]:
+    """The names among ``(name, datatype)`` whose value JSON has a type for."""
+    return {name: datatype for name, datatype in datatypes if datatype in _JSON_TYPED}
+
+
+def _json_value(value: str | None, datatype: str | None) -> JsonValue:
+    if value is None or datatype is None:
+        return value
+    try:
+        if datatype in _INTEGERS:
+            return int(value.strip())
+        if datatype == _BOOLEAN:
+            return {"true": True, "1": True, "false": False, "0": False}[value.strip()]
+        number = float(value)
+    except (ValueError, KeyError):
+        return value
+    return number if math.isfinite(number) else value
 
 
 class QueryBackend(Protocol):
@@ -193,8 +244,18 @@ class EmbeddedBackend:
             return QueryResult("ask", boolean=bool(answer))
         if isinstance(answer, pyoxigraph.QuerySolutions):
             variables = tuple(variable.value for variable in answer.variables)
-            rows = [{name: _value(solution[name]) for name in variables} for solution in answer]
-            return QueryResult("select", variables=variables, rows=rows)
+            rows, datatypes = [], []
+            for solution in answer:
+                terms = [(name, solution[name]) for name in variables]
+                rows.append({name: _value(term) for name, term in terms})
+                datatypes.append(
+                    _json_datatypes(
+                        (name, term.datatype.value)
+                        for name, term in terms
+                        if isinstance(term, pyoxigraph.Literal)
+                    )
+                )
+            return QueryResult("select", variables=variables, rows=rows, datatypes=datatypes)
         return QueryResult("graph", triples=list(answer))
 
 
@@ -270,26 +331,37 @@ class RemoteBackend:
                 f"endpoint is probably {redact_url(query_endpoint)}"
             )
 
-    def _select_page(self, sparql: str) -> tuple[tuple[str, ...], list[dict[str, str | None]]]:
+    def _select_page(self, sparql: str) -> QueryResult:
         answer = json.loads(self._run(sparql, JSON))
         variables = tuple(answer["head"].get("vars", []))
-        rows = [
-            {name: _plain(binding[name]) if name in binding else None for name in variables}
-            for binding in answer["results"]["bindings"]
-        ]
-        return variables, rows
+        bindings = answer["results"]["bindings"]
+        return QueryResult(
+            "select",
+            variables=variables,
+            rows=[
+                {name: _plain(binding[name]) if name in binding else None for name in variables}
+                for binding in bindings
+            ],
+            datatypes=[
+                _json_datatypes((name, term.get("datatype")) for name, term in binding.items())
+                for binding in bindings
+            ],
+        )
 
     def _select_all(self, prologue: str, body: str) -> QueryResult:
         """Every row of a SELECT, a page at a time (stable order needs ORDER BY in ``body``)."""
         rows: list[dict[str, str | None]] = []
-        variables: tuple[str, ...] = ()
+        datatypes: list[dict[str, str]] = []
         offset = 0
         while True:
             page = f"{prologue}SELECT * WHERE {{ {body} }} LIMIT {self._page_size} OFFSET {offset}"
-            variables, batch = self._select_page(page)
-            rows.extend(batch)
-            if len(batch) < self._page_size:
-                return QueryResult("select", variables=variables, rows=rows)
+            batch = self._select_page(page)
+            rows.extend(batch.rows)
+            datatypes.extend(batch.datatypes)
+            if len(batch.rows) < self._page_size:
+                return QueryResult(
+                    "select", variables=batch.variables, rows=rows, datatypes=datatypes
+                )
             offset += self._page_size
 
     def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
@@ -308,14 +380,14 @@ class RemoteBackend:
             )
         if not body.upper().startswith("SELECT") or _TOP_LIMIT.search(body) or _FROM.search(body):
             # The query pages itself, or cannot be nested (FROM): run it as written.
-            variables, rows = self._select_page(sparql)
-            if len(rows) >= 10_000:
+            whole = self._select_page(sparql)
+            if len(whole.rows) >= 10_000:
                 print(
-                    f"otel-prov: warning: {len(rows)} rows; the server may cap answers "
+                    f"otel-prov: warning: {len(whole.rows)} rows; the server may cap answers "
                     "(add ORDER BY without LIMIT to let otel-prov page)",
                     file=sys.stderr,
                 )
-            return QueryResult("select", variables=variables, rows=rows)
+            return whole
         return self._select_all(prologue, body)
 
 

@@ -106,13 +106,14 @@ def run_details_query(graph: str, runs: Sequence[str]) -> str:
     """SELECT what a listing row shows of each run, one row per combination of values
     (a run exported twice has two statuses)."""
     return f"""{SPARQL_PREFIXES}
-SELECT ?s ?trace ?status ?agent ?question ?failed WHERE {{ GRAPH {graph} {{
+SELECT ?s ?trace ?status ?agent ?service ?question ?failed WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {values(runs)} }}
   ?s oprov:traceId ?trace ; oprov:status ?status .
   {shown_agent("?s", "?agent")}
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?question }}
   OPTIONAL {{ ?s oprov:failedCalls ?failed }}
-}} }} ORDER BY ?s ?status ?agent ?question"""
+  OPTIONAL {{ ?s oprov:serviceName ?service }}
+}} }} ORDER BY ?s ?status ?agent ?service ?question"""
 
 
 def run_counts_query(graph: str, runs: Sequence[str]) -> str:
@@ -272,6 +273,7 @@ def _summary(
         id=run,
         start=start,
         agent=first("agent"),
+        service=first("service"),
         question=first("question"),
         iterations=counts.get((run, "Iteration"), 0),
         tool_calls=counts.get((run, "ToolCall"), 0),

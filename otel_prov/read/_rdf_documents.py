@@ -34,8 +34,9 @@ def render_jsonld(triples: Sequence[pyoxigraph.Triple]) -> str:
 
 
 def render_rows_json(result: QueryResult) -> str:
-    """A SELECT answer's rows, one object each (``null`` for an unbound variable)."""
-    return json.dumps(result.rows, ensure_ascii=False, indent=2) + "\n"
+    """A SELECT answer's rows, one object each (``null`` for an unbound variable), numbers
+    and booleans typed."""
+    return json.dumps(result.json_rows(), ensure_ascii=False, indent=2) + "\n"
 
 
 def render_rows_csv(result: QueryResult) -> str:

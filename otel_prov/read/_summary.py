@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from otel_prov.read._views import IterationView, SessionView, ToolCallView
+from otel_prov.read._views import IterationView, SessionView, ToolCallView, Usage
 from otel_prov.read._why import WhyGraph, WhyNode
 
 __all__ = ["RunSummary", "Sentence", "summarize"]
@@ -196,11 +196,7 @@ def _cost(view: SessionView, refs: _Refs) -> Sentence:
     if models:
         plural = "s" if models > 1 else ""
         whole = " (sub-agent sessions included)" if models > own else ""
-        parts.append(
-            f"; its {models} model call{plural}{whole} used "
-            f"{view.usage.tokens.get('input', 0)} input and "
-            f"{view.usage.tokens.get('output', 0)} output tokens"
-        )
+        parts.append(f"; its {models} model call{plural}{whole} {_tokens_used(view.usage)}")
     if view.usage.costs:  # currencies are never added
         each = [
             f"{format(c.amount.normalize(), 'f')} {c.currency or '(no currency)'}"
@@ -209,6 +205,19 @@ def _cost(view: SessionView, refs: _Refs) -> Sentence:
         mixed = " (different currencies, not added)" if len(each) > 1 else ""
         parts.append(f"; it cost {_and(each)}{mixed}")
     return Sentence("".join(parts) + ".", refs(view.id))
+
+
+def _tokens_used(usage: Usage) -> str:
+    """What the model calls used, of what they reported: a count nobody reported is not
+    zero tokens."""
+    given = [(kind, usage.tokens[kind]) for kind in ("input", "output") if kind in usage.tokens]
+    if not given:
+        return "reported no token usage"
+    used = " and ".join(f"{count} {kind}" for kind, count in given)
+    if len(given) == 2:
+        return f"used {used} tokens"
+    missing = "output" if given[0][0] == "input" else "input"
+    return f"used {used} tokens (no {missing} tokens reported)"
 
 
 def _duration(start: str, end: str | None) -> str | None:

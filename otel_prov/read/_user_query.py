@@ -7,8 +7,9 @@ that grants them.  :func:`query_form` reads the prologue (``BASE``, ``PREFIX``, 
 as the SPARQL grammar has it and returns the keyword that follows, and
 :func:`run_user_query` runs only SELECT, ASK, CONSTRUCT and DESCRIBE.  The project's
 prefixes are predeclared, as Oxigraph and most stores do, so a query pasted without its
-PREFIX lines still runs; a prefix that is neither predeclared nor declared is named when
-the store refuses the query.
+PREFIX lines still runs; a prefix that is neither predeclared nor declared is named, with
+where the text uses it, when the store refuses the query, and the store's positions count
+the lines of the text as written, not the predeclarations put before it.
 
 Nor may a query make the store fetch from elsewhere: ``SERVICE <url>`` has the store
 send requests to any host it can reach (the web view's store is on the user's machine
@@ -36,6 +37,7 @@ __all__ = [
     "ServiceRefusedError",
     "UpdateRefusedError",
     "check_user_query",
+    "line_and_column",
     "query_form",
     "refuse_services",
     "refuse_updates",
@@ -103,12 +105,23 @@ def undeclared_prefixes(text: str) -> list[str]:
     return [prefix for prefix in _undeclared(text) if prefix[:-1] not in PREFIXES]
 
 
-def _undeclared(text: str) -> list[str]:
-    """Prefixes (``p:``) the query's body uses and its prologue does not declare, in order."""
+def _undeclared(text: str) -> dict[str, int]:
+    """Prefixes (``p:``) the query's body uses and its prologue does not declare, in order,
+    each with the offset in ``text`` of its first use."""
     declared, start = _prologue(text)
-    body = _NOT_A_NAME.sub(" ", text[start:])
-    used = dict.fromkeys(match.group(1) for match in _USED_PREFIX.finditer(body))
-    return [prefix for prefix in used if prefix not in declared]
+    # Blanked to the same length, so that offsets in the body are offsets in the text.
+    body = _NOT_A_NAME.sub(lambda skipped: " " * len(skipped.group()), text[start:])
+    used: dict[str, int] = {}
+    for match in _USED_PREFIX.finditer(body):
+        used.setdefault(match.group(1), start + match.start(1))
+    return {prefix: at for prefix, at in used.items() if prefix not in declared}
+
+
+def line_and_column(text: str, offset: int) -> tuple[int, int]:
+    """Where ``offset`` is in ``text``, as editors and stores count: line and column from 1,
+    lines ended by ``\n``."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
 class UpdateRefusedError(ValueError):
@@ -213,14 +226,41 @@ def run_user_query(
     undeclared prefixes.
     """
     check_user_query(text, allow_service=allow_service)
+    sent = with_prefixes(text)
     try:
-        return backend.query(with_prefixes(text), default_graph=graph)
+        return backend.query(sent, default_graph=graph)
     except ValueError as exc:
-        raise _naming_prefixes(text, str(exc).splitlines()[0]) from exc
+        added = sent.count("\n") - text.count("\n")
+        raise _naming_prefixes(text, _as_written(str(exc).splitlines()[0], added)) from exc
+
+
+_STORE_LINE = re.compile(r"(?<=\bat )\d+(?=:\d)|(?<=\bline )\d+")
+"""A line number in a store's message: Oxigraph's ``error at 2:37``, Jena's ``at line 2,
+column 37``."""
+
+
+def _as_written(message: str, added: int) -> str:
+    """A store's ``message`` about the text sent, its line numbers moved back by the
+    ``added`` lines of predeclared prefixes, so that they count the text as typed."""
+    if not added:
+        return message
+    return _STORE_LINE.sub(lambda line: str(max(1, int(line.group()) - added)), message)
 
 
 def _naming_prefixes(text: str, message: str) -> ValueError:
-    """``message``, with the prefixes the query uses undeclared named after it."""
-    unknown = undeclared_prefixes(text)
-    named = f"; unknown prefix {', '.join(unknown)}" if unknown else ""
-    return ValueError(message + named)
+    """An unknown prefix is what a query using one does wrong: then the error names each,
+    where the text first uses it, instead of the parser's ``message`` (whose list of
+    what it expected mentions it only as ``Prefix not found``); else ``message``."""
+    unknown = [
+        (prefix, at) for prefix, at in _undeclared(text).items() if prefix[:-1] not in PREFIXES
+    ]
+    if not unknown:
+        return ValueError(message)
+    named = ", ".join(
+        "'{}' at {}:{}".format(prefix, *line_and_column(text, at)) for prefix, at in unknown
+    )
+    each = "it" if len(unknown) == 1 else "each"
+    return ValueError(
+        f"invalid SPARQL: unknown prefix {named} (declare {each}: PREFIX {unknown[0][0]} "
+        f"<IRI>; predeclared: {', '.join(f'{p}:' for p in PREFIXES)})"
+    )

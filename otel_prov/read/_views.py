@@ -84,6 +84,9 @@ class SessionSummary:
     usage: Usage = Usage()
     evaluations: tuple[EvaluationView, ...] = ()
     """Of the run, any activity in it and its sub-sessions, made in it or added later."""
+    service: str | None = None
+    """The ``service.name`` of the process the run's session span came from: what the
+    ``service`` filter matches."""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from otel_prov.prov._rdf import instant_order
 from otel_prov.read._plans import PlanStepView, PostconditionView
 from otel_prov.read._views import (
     Cost,
@@ -22,6 +23,7 @@ __all__ = [
     "failure_label",
     "outcome_fields",
     "postcondition_label",
+    "readable_time",
     "shortened",
     "step_label",
     "token_totals_label",
@@ -109,6 +111,13 @@ def answerer_label(session: SessionView, answered_by: str) -> str:
     """Who gave the run's answer: the sub-session's agent and IRI."""
     agent = next((sub.agent for sub in session.nested_sessions() if sub.id == answered_by), None)
     return f"{agent} (sub-session {answered_by})" if agent else f"sub-session {answered_by}"
+
+
+def readable_time(stamp: str) -> str:
+    """A stored ``xsd:dateTime`` as a person reads it, to the second (``2025-11-30
+    09:15:02 UTC``); the exact value goes beside it, for hovering and copying."""
+    seconds, _ = instant_order(stamp)
+    return f"{seconds.replace('T', ' ')} UTC" if len(seconds) == 19 else stamp
 
 
 def shortened(text: str, width: int) -> str:

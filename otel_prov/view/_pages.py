@@ -28,6 +28,7 @@ from markupsafe import Markup
 from otel_prov.read._backend import QueryResult
 from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
+from otel_prov.read._recipes import RECIPES
 from otel_prov.read._sparql import STATUSES
 from otel_prov.read._views import SessionView
 from otel_prov.view._labels import (
@@ -36,6 +37,7 @@ from otel_prov.view._labels import (
     evaluation_label,
     failure_label,
     outcome_fields,
+    readable_time,
     shortened,
     token_totals_label,
     tokens_label,
@@ -94,6 +96,7 @@ _ENV.globals.update(
     failure_label=failure_label,
     answerer_label=answerer_label,
     shortened=shortened,
+    readable_time=readable_time,
     query_string=_query_string,
     status_class=_status_class,
 )
@@ -205,12 +208,17 @@ def sparql_page(
     turtle: str = "",
     error: str | None = None,
 ) -> str:
-    """The query box with ``text``, and the answer: a table of rows, a boolean, or the
-    ``turtle`` of a CONSTRUCT or DESCRIBE."""
+    """The query box with ``text`` (empty: the first recipe of docs/sparql.md, the others a
+    pick away), and the answer: a table of rows, a boolean, or the ``turtle`` of a
+    CONSTRUCT or DESCRIBE."""
+    text = text or RECIPES[0].text
+    typed = text.replace("\r\n", "\n")  # a browser sends a textarea's lines so
     return _render(
         "sparql.html",
         title="otel-prov: SPARQL",
         text=text,
+        recipes=RECIPES,
+        chosen=next((recipe for recipe in RECIPES if recipe.text == typed), None),
         result=result,
         turtle=turtle,
         timeout=f"{timeout_s:g}",

@@ -44,6 +44,7 @@ def main() -> None:
             "kind": result.kind,
             "variables": result.variables,
             "rows": result.rows,
+            "datatypes": result.datatypes,
             "boolean": result.boolean,
             "ntriples": (data or b"").decode(),
         },

@@ -125,6 +125,7 @@ def _in_child(
         answer["kind"],
         variables=tuple(answer.get("variables", ())),
         rows=answer.get("rows", []),
+        datatypes=answer.get("datatypes", []),
         boolean=answer.get("boolean"),
         triples=triples,
     )

@@ -114,6 +114,13 @@ def test_sessions_show_and_query_agree_between_store_and_endpoint(
         local, there = run_cli(*command, *local_args), run_cli(*command, *remote_args)
         assert local.returncode == there.returncode == 0, (command, there.stderr)
         assert there.stdout == local.stdout, command
+    counted = "SELECT (COUNT(*) AS ?n) (1.5 AS ?d) WHERE { ?c a oprov:ToolCall }"
+    typed = [
+        json.loads(run_cli("query", counted, "--format", "json", *args).stdout)
+        for args in (local_args, remote_args)
+    ]
+    assert typed[0] == typed[1] == [{"n": typed[0][0]["n"], "d": 1.5}]
+    assert isinstance(typed[0][0]["n"], int)  # a JSON number, from every store
     for index, text in enumerate(HOSTILE):
         (view,) = json.loads(run_cli("show", f"h{index}", "--format", "json", *remote_args).stdout)
         assert view["question"] == text and view["answer"] == text

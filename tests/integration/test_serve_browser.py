@@ -181,6 +181,7 @@ def test_hostile_values_show_as_text_and_no_script_of_theirs_runs(
     _shot(browser, "hostile-session")
     browser.get(served.url + "/sparql")
     box = browser.find_element(By.NAME, "query")
+    box.clear()  # it starts with the first recipe
     box.send_keys("SELECT ?q WHERE { ?s oprov:sessionId \"hostile-run\" ; prov:used ?e . "
                   "?e a oprov:Question ; prov:value ?q }")  # fmt: skip
     _follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[value="html"]'))
@@ -294,6 +295,7 @@ def test_a_page_of_another_site_cannot_make_the_browser_run_a_query(
                 assert target.requests == [], origin
         _shot(browser, "cross-site-refused")
         browser.get(server.url + "/sparql")
+        browser.find_element(By.NAME, "query").clear()  # it starts with a recipe
         browser.find_element(By.NAME, "query").send_keys(query)
         _follow(browser, browser.find_element(By.CSS_SELECTOR, 'button[value="html"]'))
         assert target.requests, browser.find_element(By.TAG_NAME, "body").text
@@ -325,6 +327,7 @@ def test_the_sparql_box_runs_over_plain_http_to_a_lan_address(
     with serving("--store", str(store), "--host", "0.0.0.0") as server:
         url = server.url.replace("0.0.0.0", address)
         browser.get(url + "/sparql")
+        browser.find_element(By.NAME, "query").clear()  # it starts with a recipe
         browser.find_element(By.NAME, "query").send_keys(
             "SELECT ?tool WHERE { ?c oprov:toolName ?tool } ORDER BY ?tool"
         )
@@ -332,3 +335,31 @@ def test_the_sparql_box_runs_over_plain_http_to_a_lan_address(
         cells = browser.find_elements(By.CSS_SELECTOR, "table.results td")
         assert "calculator" in [c.text for c in cells], browser.page_source[-500:]
         assert _errors(browser) == []
+
+
+def test_a_user_picks_a_recipe_of_the_docs_and_runs_it(
+    served: Served, browser: webdriver.Chrome
+) -> None:
+    """The box starts with the first recipe; picking another puts it in the box (app.js),
+    and Run answers it."""
+    from selenium.webdriver.support.ui import Select
+
+    from otel_prov.read._recipes import RECIPES
+
+    browser.get(served.url + "/sparql")
+    box = browser.find_element(By.CSS_SELECTOR, "textarea[name=query]")
+    assert box.get_property("value") == RECIPES[0].text
+    picker = Select(browser.find_element(By.ID, "recipes"))
+    assert [option.text for option in picker.options][1:] == [r.title for r in RECIPES]
+    assert picker.first_selected_option.text == RECIPES[0].title
+    picker.select_by_index(2)
+    assert box.get_property("value") == RECIPES[1].text
+    _follow(browser, browser.find_element(By.CSS_SELECTOR, "button[value=html]"))
+    # The answer's page names the recipe its box holds.
+    chosen = Select(browser.find_element(By.ID, "recipes")).first_selected_option
+    assert chosen.text == RECIPES[1].title
+    assert browser.find_element(By.CSS_SELECTOR, "table.results thead").text.split() == [
+        "session", "started", "trace",
+    ]  # fmt: skip
+    _shot(browser, "sparql-recipe")
+    assert _errors(browser) == []

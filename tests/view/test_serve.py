@@ -6,6 +6,7 @@ store, or over a store of generated runs for paging.
 
 from __future__ import annotations
 
+import html
 import re
 import socket
 import threading
@@ -72,6 +73,15 @@ def test_the_list_links_the_demo_run_and_its_page_shows_the_failure(
     assert "What is the temperature in Paris right now, in Fahrenheit?" in listing.text
     # The demo carried on past its timed-out call: ok, its failed call counted beside it.
     assert 'class="status-ok"' in listing.text
+    # Its service, beside its agent; a time a person reads, the exact one on hover; the
+    # failed call marked.
+    (row,) = re.findall(r"<tbody>\n<tr>(.*?)</tr>", listing.text, re.S)
+    cells = [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+    assert cells[1:3] == ["weather-assistant", "otel-prov-demo"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", cells[0]), cells[0]
+    assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+Z">', row)
+    assert '<td class="number failed-count">1</td>' in row
+    assert "<th>service</th>" in listing.text
     (run,) = _session_links(listing.text)
     page = requests.get(served.url + "/session", params={"id": run}, timeout=30)
     assert page.status_code == 200
@@ -161,6 +171,23 @@ def test_a_query_calling_service_is_refused_and_its_endpoint_gets_no_request(
         assert target.requests == []
 
 
+def test_the_query_box_offers_the_recipes_of_the_docs(served: Served) -> None:
+    """Each recipe of docs/sparql.md, by its title, the box holding the first; picking
+    one (app.js) fills the box: tests/integration/test_serve_browser.py."""
+    page = requests.get(served.url + "/sparql", timeout=30).text
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "sparql.md").read_text()
+    blocks = [block.split("```", 1)[0] for block in docs.split("```sparql\n")[1:]]
+    offered = [html.unescape(v) for v in re.findall(r'<option value="([^"]+)"', page, re.S)]
+    assert len(blocks) >= 2 and offered == blocks
+    (box,) = re.findall(r'<textarea name="query"[^>]*>(.*?)</textarea>', page, re.S)
+    assert html.unescape(box) == blocks[0]
+    for block in blocks:
+        title = block.splitlines()[0].removeprefix("# ")
+        assert f">{html.escape(title, quote=False)}</option>" in page
+        ran = requests.post(served.url + "/sparql", data={"query": block}, timeout=30)
+        assert ran.status_code == 200 and 'class="error-message"' not in ran.text, block
+
+
 def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:
     query = (
         "SELECT ?tool ?status WHERE { ?c oprov:toolName ?tool ; oprov:status ?status } "
@@ -177,6 +204,12 @@ def test_sparql_answers_as_a_table_csv_and_json(served: Served) -> None:
         served.url + "/sparql", data={"query": query, "format": "json"}, timeout=30
     ).json()
     assert rows[1] == {"tool": "get_weather", "status": "error"}
+    counted = requests.post(
+        served.url + "/sparql",
+        data={"query": "SELECT (COUNT(*) AS ?n) WHERE { ?c a oprov:ToolCall }", "format": "json"},
+        timeout=30,
+    ).json()
+    assert counted == [{"n": 3}]  # a number, not "3"
     bad = requests.post(
         served.url + "/sparql", data={"query": "SELECT ?x WHERE { ?x nope:y ?z }"}, timeout=30
     )

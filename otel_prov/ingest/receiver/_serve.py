@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -81,12 +82,15 @@ def serve(
         where = []
         if listen.grpc is not None:
             host, port = listen.grpc
-            grpc, port = grpc_server(
-                receiver,
-                f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-                token=listen.token,
-                max_request_bytes=listen.max_request_bytes,
-            )
+            try:
+                grpc, port = grpc_server(
+                    receiver,
+                    f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+                    token=listen.token,
+                    max_request_bytes=listen.max_request_bytes,
+                )
+            except RuntimeError as exc:  # grpcio's "Failed to bind to address", no reason
+                raise _cannot_listen("OTLP/gRPC", "--grpc", host, port) from exc
             where.append(f"OTLP/gRPC on {host}:{port}")
         if listen.http is not None:
             http = _HttpServer(receiver, listen, *listen.http)
@@ -129,6 +133,24 @@ def _warn_if_open(listen: Listen) -> None:
             )
 
 
+def _cannot_listen(transport: str, flag: str, host: str, port: int) -> OSError:
+    """One line for a port the transport cannot listen on: why (neither grpcio nor uvicorn
+    raises the reason, so a socket of ours tries the same address) and what to do, since
+    the usual cause is another OTLP receiver, such as a Collector or Phoenix, on 4317/4318."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, port))
+        reason = "see the log above"  # free again, or a failure other than binding
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    return OSError(
+        f"{transport} cannot listen on {host}:{port}: {reason}; if another program holds "
+        f"the port (a Collector or Phoenix takes 4317 and 4318), stop it or listen "
+        f"elsewhere with {flag} HOST:PORT (or {flag} off)"
+    )
+
+
 class _HttpServer:
     """uvicorn on a thread of its own (so it installs no signal handlers of its own)."""
 
@@ -149,7 +171,7 @@ class _HttpServer:
         deadline = time.monotonic() + _HTTP_START_TIMEOUT_S
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise OSError(f"OTLP/HTTP cannot listen on {host}:{port} (see the log above)")
+                raise _cannot_listen("OTLP/HTTP", "--http", host, port)
             time.sleep(0.01)
         self.port: int = self._server.servers[0].sockets[0].getsockname()[1]
 

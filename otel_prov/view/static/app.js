@@ -389,3 +389,17 @@
     soon();
   }
 })();
+
+// Picking a recipe of the SPARQL page's list puts it in the query box (the server keeps
+// them in one module, with docs/sparql.md): it does not run it.
+document.addEventListener("change", function (event) {
+  var select = event.target;
+  if (!(select instanceof HTMLSelectElement) || select.id !== "recipes") {
+    return;
+  }
+  var box = select.form ? select.form.elements.namedItem("query") : null;
+  if (box instanceof HTMLTextAreaElement) {
+    box.value = select.value;
+    box.focus();
+  }
+});

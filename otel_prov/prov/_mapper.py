@@ -65,6 +65,7 @@ from otel_prov.prov._conventions import (
     TOOL_NAME_KEYS,
     RetrievedDocument,
     agent_name,
+    failed_http_status,
     first_user_message,
     model_output_text,
     span_answer,
@@ -213,10 +214,15 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
             add((activity, O.remoteParent, boolean(True)))
     if span.role is Role.SESSION:
         add((activity, O.failedCalls, integer(tree.failed_calls(span))))
-    if span.status == "error":
+    # An instrumentation's own status stands; left unset, an HTTP status may make it one.
+    http_failure = failed_http_status(span.kind, span.attributes)
+    http_failure = http_failure if span.status == "unset" else None
+    if span.status == "error" or http_failure is not None:
         add((activity, O.status, literal("error")))
-        error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type")
+        http = None if http_failure is None else str(http_failure)
+        error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type") or http
         message = span.status_message or _exception_field(span, "exception.message")
+        message = message or (None if http is None else f"HTTP status {http}")
         if error_type:
             add((activity, O.errorType, literal(error_type)))
         if message and span.content_withheld:

@@ -16,6 +16,7 @@ from html import escape
 
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._views import SessionView
+from otel_prov.view._labels import duration_label
 
 __all__ = ["TimelineRow", "timeline_rows", "timeline_svg"]
 
@@ -79,16 +80,6 @@ def _seconds(stamp: str | None) -> float | None:
     return moment.timestamp() + float(f"0.{fraction or 0}")
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 0.01:
-        return f"{seconds * 1000:.3f} ms"
-    if seconds < 1:
-        return f"{seconds * 1000:.1f} ms"
-    if seconds < 120:
-        return f"{seconds:.2f} s"
-    return f"{seconds / 60:.1f} min"
-
-
 def timeline_svg(session: SessionView) -> str:
     """The Gantt chart (an ``<svg>`` element) of ``session``; each bar's ``<title>`` holds
     its start and end, and a failed call's bar has the ``failed`` class."""
@@ -108,7 +99,9 @@ def timeline_svg(session: SessionView) -> str:
         left = LABEL_WIDTH + ((start if start is not None else first) - first) / total * CHART_WIDTH
         stop = end if end is not None else first + total
         right = LABEL_WIDTH + (stop - first) / total * CHART_WIDTH
-        took = _duration(stop - start) if start is not None and end is not None else "never ended"
+        took = (
+            duration_label(stop - start) if start is not None and end is not None else "never ended"
+        )
         classes = f"bar {row.kind}" + (" failed" if row.failed else "")
         tip = f"{row.label}: {row.start or '?'} to {row.end or '(never)'} ({took})"
         parts.append(

@@ -127,3 +127,37 @@ def test_the_session_page_lists_them_under_the_call(store: Path) -> None:
     )
     lookup, research = page.index("<code>lookup</code>"), page.index("<code>research</code>")
     assert lookup < page.index(failed) < research < page.index("POST /run (research-service)")
+
+
+def test_why_has_them_as_the_calls_supporting_activities(store: Path) -> None:
+    graph = open_store(store).why(f"{TRACE:032x}")
+    calls = {node.tool: node.id for node in graph.nodes if node.type == "ToolCall"}
+    by_label = {node.label: node for node in graph.nodes}
+    got = by_label["GET"]
+    assert (got.type, got.service, got.status, got.error) == (
+        "Span",
+        AGENT,
+        "error",
+        "404: HTTP status 404",
+    )
+    assert got.duration_ms == pytest.approx(12) and not got.supports_answer  # as its failed call
+    post, server, db = by_label["POST"], by_label["POST /run"], by_label["SELECT papers"]
+    assert all(n.supports_answer and n.service for n in (post, server, db))
+    researcher = by_label["invoke_agent researcher"]
+    assert (researcher.type, researcher.service) == ("AgentSession", RESEARCH)
+    part_of = {(e.source, e.target) for e in graph.edges if e.relation == "partOf"}
+    assert {
+        (got.id, calls["lookup"]),
+        (post.id, calls["research"]),
+        (server.id, post.id),
+        (db.id, server.id),
+        (researcher.id, server.id),
+    } <= part_of
+    text = run_cli("why", f"{TRACE:032x}", "--store", str(store)).stdout
+    assert "] Span (research-service, 44.0 ms)  ok  " in text
+    assert "] Span (agent-service, 12.0 ms)  FAILED 404: HTTP status 404 (does not support" in text
+    as_json = json.loads(
+        run_cli("why", f"{TRACE:032x}", "--store", str(store), "--format", "json").stdout
+    )
+    node = next(n for n in as_json["nodes"] if n["label"] == "SELECT papers")
+    assert node["service"] == RESEARCH and node["duration_ms"] == pytest.approx(2)

@@ -13,6 +13,7 @@ import pytest
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.read import open_store
 from otel_prov.read._views import SessionView, ToolCallView
+from otel_prov.view._timeline_svg import timeline_rows, timeline_svg
 from tests.builders import TRACE, make_span, store_runs
 from tests.cli import run_cli
 
@@ -161,3 +162,16 @@ def test_why_has_them_as_the_calls_supporting_activities(store: Path) -> None:
     )
     node = next(n for n in as_json["nodes"] if n["label"] == "SELECT papers")
     assert node["service"] == RESEARCH and node["duration_ms"] == pytest.approx(2)
+
+
+def test_the_timeline_draws_the_spans_of_every_service_under_the_call(store: Path) -> None:
+    rows = [(r.kind, r.label, r.service) for r in timeline_rows(_run(store))]
+    research = rows.index(("tool-call", "tool research", None))
+    assert rows[research + 1 : research + 5] == [
+        ("span", "POST", AGENT),
+        ("span", "POST /run", RESEARCH),
+        ("span", "SELECT papers", RESEARCH),
+        ("session", "session researcher", None),
+    ]
+    svg = timeline_svg(_run(store))
+    assert "SELECT papers · research-service" in svg and "GET · agent-service" in svg

@@ -31,11 +31,12 @@ _VOID = {"meta"}
 _SVG_ATTRIBUTES = {
     "xmlns", "width", "height", "viewbox", "role", "aria-label", "x", "y", "rx", "d",
     "id", "data-iri", "data-from", "data-to",  # the why-graph's nodes and edges
+    "text-anchor",  # the timeline's axis
 }  # fmt: skip
 _CLASSES = {
     "run", "iteration", "sub-session", "call", "tool-call", "model-call", "failed", "badge",
     "value", "outcome", "outcome-ok", "error",
-    "figure", "timeline", "bar", "session", "duration",
+    "figure", "timeline", "bar", "session", "duration", "axis", "tick",
     "why-graph", "node", "edge", "activity", "entity", "root", "kind", "label",
 }  # fmt: skip
 _STATUSES = {"status-ok", "status-error", "status-incomplete", "status-other"}

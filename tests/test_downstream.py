@@ -175,3 +175,27 @@ def test_the_timeline_draws_the_spans_of_every_service_under_the_call(store: Pat
     ]
     svg = timeline_svg(_run(store))
     assert "SELECT papers · research-service" in svg and "GET · agent-service" in svg
+
+
+PHOENIX = "http://localhost:6006/projects/default/traces/{trace_id}"
+
+
+def test_links_are_named_after_the_backend_configured(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Phoenix (or any backend) by URL template and label; Jaeger's variable keeps its name."""
+    monkeypatch.setenv("OTEL_PROV_TRACE_URL", PHOENIX)
+    monkeypatch.setenv("OTEL_PROV_TRACE_LABEL", "Phoenix")
+    url = PHOENIX.replace("{trace_id}", f"{TRACE:032x}")
+    text = run_cli("show", f"{TRACE:032x}", "--store", str(store)).stdout
+    assert f"Phoenix      {url}" in text.splitlines() and "jaeger" not in text
+    page = run_cli("show", f"{TRACE:032x}", "--store", str(store), "--format", "html").stdout
+    assert f'<dt>Phoenix</dt><dd><a href="{url}">{url}</a></dd>' in page
+    timeline = page[page.index("<h2>Timeline</h2>") :]
+    assert f'Open the trace in <a href="{url}">Phoenix</a>' in timeline
+    assert "jaeger" not in page.lower()
+    monkeypatch.delenv("OTEL_PROV_TRACE_LABEL")
+    monkeypatch.setenv("OTEL_PROV_JAEGER_URL", "http://jaeger.local/trace/{trace_id}")
+    both = run_cli("show", f"{TRACE:032x}", "--store", str(store)).stdout.splitlines()
+    assert f"traces       {url}" in both  # a template without a label
+    assert f"jaeger       http://jaeger.local/trace/{TRACE:032x}" in both

@@ -36,7 +36,7 @@ _SVG_ATTRIBUTES = {
 _CLASSES = {
     "run", "iteration", "sub-session", "call", "tool-call", "model-call", "failed", "badge",
     "value", "outcome", "outcome-ok", "error",
-    "figure", "timeline", "bar", "session", "duration", "axis", "tick",
+    "figure", "timeline", "bar", "session", "duration", "axis", "tick", "trace-links",
     "why-graph", "node", "edge", "activity", "entity", "root", "kind", "label",
 }  # fmt: skip
 _STATUSES = {"status-ok", "status-error", "status-incomplete", "status-other"}

@@ -114,6 +114,9 @@ def test_an_http_span_keeps_the_status_its_instrumentation_set() -> None:
     assert (_act(3), O.errorMessage, '"connection reset"') in triples
     told_ok = dataclasses.replace(span, status="ok", attributes={"http.response.status_code": 404})
     assert (_act(3), O.status, '"ok"') in set(map_spans([told_ok]).triples)
+    # An error with nothing but its status code (the requests instrumentation's 503).
+    bare = dataclasses.replace(span, status_message=None, attributes={"http.status_code": 503})
+    assert (_act(3), O.errorType, '"503"') in set(map_spans([bare]).triples)
 
 
 def test_a_sessions_status_is_its_own_and_its_failed_calls_a_separate_count() -> None:

@@ -214,10 +214,10 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
             add((activity, O.remoteParent, boolean(True)))
     if span.role is Role.SESSION:
         add((activity, O.failedCalls, integer(tree.failed_calls(span))))
-    # An instrumentation's own status stands; left unset, an HTTP status may make it one.
+    # An instrumentation's own status stands; left unset, an HTTP status may make it an
+    # error.  Either way a failing HTTP status says what the error was, when nothing else does.
     http_failure = failed_http_status(span.kind, span.attributes)
-    http_failure = http_failure if span.status == "unset" else None
-    if span.status == "error" or http_failure is not None:
+    if span.status == "error" or (span.status == "unset" and http_failure is not None):
         add((activity, O.status, literal("error")))
         http = None if http_failure is None else str(http_failure)
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type") or http

@@ -183,6 +183,7 @@ def test_the_diff_page_says_what_it_compared_and_marks_the_question(store: Path)
     assert "First divergence: the question" in page
     assert "Compared: question, agent, status, step action" in page
     assert "Thoughts worded differently in iteration 1." in page
+    assert '<dt>agent</dt><dd class="value">planner → critic</dd>' in page  # each one after it
     assert page.count('class="value diverges" data-field="question"') == 2
     same = diff_page("planner", "planner", (a, a))
     assert "No divergence: all of it agrees." in same and "value diverges" not in same

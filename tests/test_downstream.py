@@ -199,3 +199,22 @@ def test_links_are_named_after_the_backend_configured(
     both = run_cli("show", f"{TRACE:032x}", "--store", str(store)).stdout.splitlines()
     assert f"traces       {url}" in both  # a template without a label
     assert f"jaeger       http://jaeger.local/trace/{TRACE:032x}" in both
+
+
+def test_a_model_calls_request_to_its_api_is_drawn_under_it(tmp_path: Path) -> None:
+    run = [
+        make_span(1, None, name="invoke_agent a", end_ms=20, gen_ai__operation__name="invoke_agent",
+                  gen_ai__agent__name="a"),
+        make_span(2, 1, name="iteration 1", start_ms=1, end_ms=19, otel_prov__iteration__number=1),
+        make_span(3, 2, name="chat m", start_ms=2, end_ms=18, gen_ai__operation__name="chat",
+                  gen_ai__request__model="m"),
+        _kind(make_span(4, 3, name="POST", start_ms=3, end_ms=17, service="llm-gateway",
+                        http__response__status_code=429), "client"),
+    ]  # fmt: skip
+    view = _run(store_runs(tmp_path / "store", run))
+    (model,) = view.iterations[0].model_calls
+    assert [(d.name, d.service, d.status, d.error_type) for d in model.downstream] == [
+        ("POST", "llm-gateway", "error", "429")
+    ]
+    rows = [(r.depth, r.kind, r.label, r.service) for r in timeline_rows(view)]
+    assert rows[-2:] == [(2, "model-call", "model m", None), (3, "span", "POST", "llm-gateway")]

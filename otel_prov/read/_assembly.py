@@ -431,6 +431,7 @@ class _Assembly:
             cost=None if amount is None else Cost(Decimal(amount), props.get("currency")),
             start=self.times[activity][0],
             end=self.times[activity][1],
+            downstream=tuple(self._downstream(activity, 1)),
         )
 
 

@@ -89,7 +89,7 @@ class SessionSummary:
 
 @dataclass(frozen=True)
 class DownstreamView:
-    """An activity a tool call caused outside the agent: an HTTP client or server span,
+    """An activity a tool (or model) call caused outside the agent: an HTTP client or server span,
     a database call, any span of another service, and the session a called service ran
     (``kind`` ``session``; its steps are its own :class:`SessionView` under the call)."""
 
@@ -146,6 +146,9 @@ class ModelCallView:
     cost: Cost | None = None
     start: str | None = None
     end: str | None = None
+    downstream: tuple[DownstreamView, ...] = ()
+    """The spans under the call (its HTTP request to the model's API), as
+    :attr:`ToolCallView.downstream`."""
 
 
 @dataclass(frozen=True)

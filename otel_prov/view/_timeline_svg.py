@@ -1,7 +1,7 @@
 """A session's activities as a Gantt chart, drawn as SVG on the server.
 
 One row per activity in run order (the session, each iteration, its model and tool
-calls, under each tool call the spans it caused in every service it reached, and nested
+calls, under each call the spans it caused in every service it reached, and nested
 sessions below what started them), indented by depth, with a bar from its start to its
 end on one time axis and its duration written beside it.  The axis on top marks round
 times from the run's start.  Times are the ``xsd:dateTime`` strings the read API
@@ -11,13 +11,13 @@ returns; an activity that never ended runs to the end of the chart and says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
 
 from otel_prov.prov._rdf import instant_order
-from otel_prov.read._views import SessionView
+from otel_prov.read._views import DownstreamView, SessionView
 from otel_prov.view._labels import duration_label
 
 __all__ = ["TimelineRow", "timeline_rows", "timeline_svg"]
@@ -64,23 +64,29 @@ def timeline_rows(session: SessionView, depth: int = 0) -> Iterator[TimelineRow]
                 depth + 2, "model-call", f"model {model.model or '?'}", model.start, model.end,
                 model.status == "error",
             )  # fmt: skip
+            yield from _span_rows(model.downstream, depth + 2)
         for call in step.tool_calls:
             yield TimelineRow(
                 depth + 2, "tool-call", f"tool {call.name}", call.start, call.end,
                 call.status == "error",
             )  # fmt: skip
-            for caused in call.downstream:
-                if caused.kind == "span":  # a session comes whole, below
-                    yield TimelineRow(
-                        depth + 2 + caused.depth, "span", caused.name, caused.start,
-                        caused.end, caused.status == "error", caused.service,
-                    )  # fmt: skip
+            yield from _span_rows(call.downstream, depth + 2)
             for sub in call.sub_sessions:
                 yield from timeline_rows(sub, depth + 3)
         for sub in step.sub_sessions:
             yield from timeline_rows(sub, depth + 2)
     for sub in session.sub_sessions:
         yield from timeline_rows(sub, depth + 1)
+
+
+def _span_rows(caused: Iterable[DownstreamView], depth: int) -> Iterator[TimelineRow]:
+    """The spans a call caused, below it; a session it reached comes whole, after them."""
+    for span in caused:
+        if span.kind == "span":
+            yield TimelineRow(
+                depth + span.depth, "span", span.name, span.start, span.end,
+                span.status == "error", span.service,
+            )  # fmt: skip
 
 
 def _seconds(stamp: str | None) -> float | None:

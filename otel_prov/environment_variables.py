@@ -121,6 +121,23 @@ URL template with ``{trace_id}`` (e.g. Grafana's explore view on Tempo): ``otel-
 show`` prints a link to the trace.
 """
 
+OTEL_PROV_TRACE_URL = "OTEL_PROV_TRACE_URL"
+"""
+.. envvar:: OTEL_PROV_TRACE_URL
+
+URL template with ``{trace_id}`` of any other trace backend (Arize Phoenix, Honeycomb,
+Datadog...): ``otel-prov show`` and the session page link the trace there, under the name
+:envvar:`OTEL_PROV_TRACE_LABEL` gives it.
+"""
+
+OTEL_PROV_TRACE_LABEL = "OTEL_PROV_TRACE_LABEL"
+"""
+.. envvar:: OTEL_PROV_TRACE_LABEL
+
+What the link of :envvar:`OTEL_PROV_TRACE_URL` is called (``Phoenix``).  Default:
+``traces``.
+"""
+
 OTEL_PROV_WAL_DIR = "OTEL_PROV_WAL_DIR"
 """
 .. envvar:: OTEL_PROV_WAL_DIR

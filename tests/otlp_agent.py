@@ -3,7 +3,8 @@ exporters and spans with the GenAI (and ``otel_prov.*``) attributes, nothing els
 
 Run as ``python -m tests.otlp_agent --protocol grpc|http --endpoint E --service S``;
 ``--sessions N`` agent runs of ``--steps`` iterations each, every run its own trace.
-With ``--research URL`` each run's first tool call asks a service over HTTP
+With ``--research URL`` each run's first tool call asks a service over HTTP (and its
+second asks the service for a path it does not have: a 404)
 (``tests.otlp_service``), propagating the trace context in ``traceparent``.
 ``--endpoint`` may list several receivers, comma-separated: spans then go through the
 :class:`LoadBalancingExporterStandIn`.  Prints one JSON line: the trace ids it ran.
@@ -15,6 +16,7 @@ import argparse
 import hashlib
 import json
 import sys
+import urllib.error
 import urllib.request
 from collections.abc import Sequence
 
@@ -130,6 +132,8 @@ def run_session(tracer: Tracer, agent: str, question: str, steps: int, research:
                 ) as call:
                     if research is not None and number == 1:
                         observation = ask(tracer, research, question)
+                    elif research is not None and number == 2:  # a path the service lacks
+                        observation = ask(tracer, research.rsplit("/", 1)[0] + "/missing", question)
                     else:
                         observation = f"{tool} result {number}"
                     call.set_attribute("gen_ai.tool.call.result", observation)
@@ -150,10 +154,14 @@ def ask(tracer: Tracer, url: str, question: str) -> str:
         request = urllib.request.Request(
             url, data=json.dumps({"question": question}).encode(), headers=headers
         )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            client.set_attribute("http.response.status_code", response.status)
-            answer: str = json.loads(response.read())["answer"]
-            return answer
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                client.set_attribute("http.response.status_code", response.status)
+                answer: str = json.loads(response.read())["answer"]
+                return answer
+        except urllib.error.HTTPError as exc:  # the span's status left unset, as many do
+            client.set_attribute("http.response.status_code", exc.code)
+            return f"HTTP {exc.code}"
 
 
 def main() -> None:

@@ -3,6 +3,7 @@ SDK and its OTLP/HTTP (protobuf) exporter only, nothing of otel-prov.
 
 Run as ``python -m tests.otlp_service --endpoint URL --service NAME``; it prints the port
 it listens on (127.0.0.1), answers ``POST /run`` (``{"question"}``) with ``{"answer"}``
+(any other path with a 404)
 under a server span that continues the caller's ``traceparent``, and exports its spans
 to the receiver at ``--endpoint`` (several, comma-separated: routed by trace id, as
 ``tests.otlp_agent`` does).  SIGTERM flushes and exits.
@@ -31,6 +32,16 @@ def handler(tracer: Tracer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             question = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             context = propagate.extract({k.lower(): v for k, v in self.headers.items()})
+            if self.path != "/run":
+                with tracer.start_as_current_span(
+                    f"POST {self.path}",
+                    context=context,
+                    kind=SpanKind.SERVER,
+                    attributes={"http.request.method": "POST", "url.path": self.path},
+                ) as server:
+                    server.set_attribute("http.response.status_code", 404)
+                self.send_error(404)
+                return
             with tracer.start_as_current_span(
                 "POST /run",
                 context=context,

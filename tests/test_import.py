@@ -75,6 +75,7 @@ def _attributes(attributes: Mapping[str, Any], choose: Choose) -> list[dict[str,
 
 
 _CODES = {"unset": 0, "ok": 1, "error": 2}
+_KINDS = ("unspecified", "internal", "server", "client", "producer", "consumer")
 
 
 def _span_json(record: SpanRecord, choose: Choose) -> dict[str, Any]:
@@ -83,8 +84,10 @@ def _span_json(record: SpanRecord, choose: Choose) -> dict[str, Any]:
         "traceId": choose([str.lower, str.upper])(f"{record.trace_id:032x}"),
         "spanId": f"{record.span_id:016x}",
         "startTimeUnixNano": choose([str(record.start_ns), record.start_ns]),
-        "kind": choose([1, "SPAN_KIND_INTERNAL"]),
     }
+    number = _KINDS.index(record.kind)
+    if number or choose([False, True]):  # proto3 JSON may leave the default out
+        span["kind"] = choose([number, f"SPAN_KIND_{record.kind.upper()}"])
     if record.parent_id is not None:
         span["parentSpanId"] = f"{record.parent_id:016x}"
         # A parent known to be local, or nothing said about it, reads the same.
@@ -197,6 +200,7 @@ def span_records(draw: st.DrawFn) -> SpanRecord:
         links=tuple(draw(st.lists(st.tuples(_IDS_128, _IDS_64), max_size=2))),
         service_name=draw(st.none() | st.text(max_size=8)),
         role=classify(attributes, root=parent is None),
+        kind=draw(st.sampled_from(_KINDS)),
         remote_parent=parent is not None and draw(st.booleans()),
     )
 

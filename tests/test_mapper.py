@@ -80,6 +80,45 @@ def test_failed_tool_call_has_error_and_no_observation() -> None:
     assert not any(s == _act(0x24) and p == P.used for s, p, _ in triples)
 
 
+@pytest.mark.parametrize(
+    ("kind", "attributes", "failed"),
+    [
+        ("client", {"http.response.status_code": 404}, "404"),
+        ("client", {"http.status_code": 503}, "503"),  # the older key
+        ("client", {"http.response.status_code": "500"}, "500"),
+        ("server", {"http.response.status_code": 503}, "503"),
+        ("server", {"http.response.status_code": 404}, None),  # the client's mistake
+        ("client", {"http.response.status_code": 302}, None),
+        ("internal", {"http.response.status_code": 500}, None),  # neither side of HTTP
+    ],
+)
+def test_http_status_follows_the_otel_http_conventions(
+    kind: str, attributes: dict[str, object], failed: str | None
+) -> None:
+    span = dataclasses.replace(make_span(3, None, name="GET"), kind=kind, attributes=attributes)
+    triples = set(map_spans([span]).triples)
+    if failed is None:
+        assert (_act(3), O.status, '"ok"') in triples
+        assert not any(p == O.errorType for _, p, _ in triples)
+    else:
+        assert (_act(3), O.status, '"error"') in triples
+        assert (_act(3), O.errorType, f'"{failed}"') in triples
+        assert (_act(3), O.errorMessage, f'"HTTP status {failed}"') in triples
+
+
+def test_an_http_span_keeps_the_status_its_instrumentation_set() -> None:
+    span = make_span(3, None, name="GET", status="error", message="connection reset")
+    span = dataclasses.replace(span, kind="client", attributes={"error.type": "ConnectionError"})
+    triples = set(map_spans([span]).triples)
+    assert (_act(3), O.errorType, '"ConnectionError"') in triples
+    assert (_act(3), O.errorMessage, '"connection reset"') in triples
+    told_ok = dataclasses.replace(span, status="ok", attributes={"http.response.status_code": 404})
+    assert (_act(3), O.status, '"ok"') in set(map_spans([told_ok]).triples)
+    # An error with nothing but its status code (the requests instrumentation's 503).
+    bare = dataclasses.replace(span, status_message=None, attributes={"http.status_code": 503})
+    assert (_act(3), O.errorType, '"503"') in set(map_spans([bare]).triples)
+
+
 def test_a_sessions_status_is_its_own_and_its_failed_calls_a_separate_count() -> None:
     def session(
         tool_status: str, *, tool_ended: bool = True, status: str = "unset"

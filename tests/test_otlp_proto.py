@@ -28,7 +28,7 @@ from otel_prov.demo import run_demo_agent
 from otel_prov.prov._otlp_json import InvalidRequestError, parse_otlp_request
 from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._span_record import SpanRecord, record_from_span
-from tests.test_import import _hex_ids, span_records
+from tests.test_import import _KINDS, _hex_ids, span_records
 
 _CODES = {"unset": 0, "ok": 1, "error": 2}
 
@@ -61,7 +61,7 @@ def _span(record: SpanRecord) -> Span:
         parent_span_id=b"" if record.parent_id is None else record.parent_id.to_bytes(8, "big"),
         flags=0x300 if record.remote_parent else 0x100,
         name=record.name,
-        kind=Span.SPAN_KIND_INTERNAL,
+        kind=_KINDS.index(record.kind),  # type: ignore[arg-type]
         start_time_unix_nano=record.start_ns,
         end_time_unix_nano=record.end_ns or 0,
         attributes=_attributes(record.attributes),

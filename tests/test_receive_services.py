@@ -69,4 +69,26 @@ def test_a_session_in_a_called_service_is_a_sub_session_of_the_calling_tool(
     assert [row["trace_id"] for row in listed] == [trace]
     shown = run_cli("show", trace, "--store", str(store))
     assert shown.returncode == 0 and "researcher" in shown.stdout
+    # What each call caused, in both services, over OTLP (the span kinds came along).
+    (view,) = json.loads(run_cli("show", trace, "--store", str(store), "--format", "json").stdout)
+    fetch, calculator = (step["tool_calls"][0] for step in view["iterations"][:2])
+    assert [
+        (d["depth"], d["kind"], d["name"], d["service"], d["status"]) for d in fetch["downstream"]
+    ] == [
+        (1, "span", "POST", "agent-service", "ok"),
+        (2, "span", "POST /run", "research-service", "ok"),
+        (3, "session", "researcher", "research-service", "ok"),
+    ]
+    assert all(d["duration_ms"] > 0 for d in fetch["downstream"])
+    # The 404: the client span is an error with its status code, the server's is not.
+    assert [
+        (d["name"], d["service"], d["status"], d["error_type"]) for d in calculator["downstream"]
+    ] == [
+        ("POST", "agent-service", "error", "404"),
+        ("POST /missing", "research-service", "ok", None),
+    ]
+    assert "caused       POST (agent-service) FAILED 404: HTTP status 404" in shown.stdout
+    why = json.loads(run_cli("why", trace, "--store", str(store), "--format", "json").stdout)
+    services = {(n["label"], n.get("service")) for n in why["nodes"] if n["type"] == "Span"}
+    assert ("POST /run", "research-service") in services
     assert run_cli("verify", "--store", str(store)).returncode == 0

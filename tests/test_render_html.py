@@ -33,11 +33,12 @@ _VOID = {"meta"}
 _SVG_ATTRIBUTES = {
     "xmlns", "width", "height", "viewbox", "role", "aria-label", "x", "y", "rx", "d",
     "data-graph",  # the why-graph, which the script draws
+    "text-anchor",  # the timeline's axis
 }  # fmt: skip
 _CLASSES = {
     "run", "iteration", "sub-session", "call", "tool-call", "model-call", "failed", "badge",
     "value", "outcome", "outcome-ok", "error",
-    "figure", "timeline", "bar", "session", "duration",
+    "figure", "timeline", "bar", "session", "duration", "axis", "tick", "trace-links",
     "why-figure", "why-help",
 }  # fmt: skip
 _STATUSES = {"status-ok", "status-error", "status-incomplete", "status-other"}

@@ -170,10 +170,24 @@ def _docs_queries() -> list[str]:
 
 def test_the_docs_join_queries_answer(services: tuple) -> None:
     store, agent_spans, _ = services
-    failed, by_service = _docs_queries()
+    failed, by_service, caused = _docs_queries()
     (row,) = list(store.query(failed, use_default_graph_as_union=True))
     trace_id = f"{agent_spans.get_finished_spans()[0].context.trace_id:032x}"
     assert row["tool"].value == "get_weather" and row["trace"].value == trace_id
     assert row["request"].value == "POST /ask" and "503" in row["message"].value
     sessions = list(store.query(by_service, use_default_graph_as_union=True))
     assert len(sessions) == 2 and sessions[-1]["trace"].value == trace_id  # newest first
+    rows = [
+        {
+            name: None if row[name] is None else row[name].value
+            for name in ("call", "name", "status", "error", "service")
+        }
+        for row in store.query(caused, use_default_graph_as_union=True)
+    ]
+    # Three weather calls, each one outgoing GET; the first got a 503.
+    assert [(r["name"], r["service"], r["status"], r["error"]) for r in rows] == [
+        ("GET", "agent-service", "error", "503"),
+        ("GET", "agent-service", "ok", None),
+        ("GET", "agent-service", "ok", None),
+    ]
+    assert len({r["call"] for r in rows}) == 3

@@ -117,9 +117,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _placeholders(text: str) -> str:
-    """Session IRIs, span ids and times vary from run to run: name them by shape."""
+    """Session IRIs, span ids, times and durations vary from run to run: name them by
+    shape."""
     text = re.sub(r"urn:otel-prov:[0-9a-f]{32}:[0-9a-f]{16}", "IRI", text)
     text = re.sub(r"\b[0-9a-f]{32}\b", "TRACE", text)
+    text = re.sub(r", \d+\.\d+ (ms|s|min)$", ", TOOK", text, flags=re.MULTILINE)
     return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "TIME", text)
 
 
@@ -232,6 +234,8 @@ def test_sub_sessions_nest_at_every_level_and_the_last_answer_is_the_runs(store:
             [
                 "          tool call    ask_pricing ok",
                 "          observation  200 EUR",
+                "            caused       POST /pricing (unknown_service:python) ok, TOOK",
+                "              caused       session pricing (unknown_service:python) ok, TOOK",
                 "            Sub-session IRI",
                 "              agent        pricing",
             ]

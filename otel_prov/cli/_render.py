@@ -15,6 +15,7 @@ from otel_prov.read._views import SessionSummary, SessionView, Usage
 from otel_prov.view._labels import (
     answerer_label,
     cost_total_label,
+    downstream_label,
     evaluation_label,
     failure_label,
     outcome_fields,
@@ -104,6 +105,10 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
                 lines.append(_line("arguments", call.arguments, fields))
             if call.observation is not None:
                 lines.append(_line("observation", call.observation, fields))
+            lines.extend(
+                _line("caused", downstream_label(caused), fields + "  " * caused.depth)
+                for caused in call.downstream
+            )
             lines.extend(_sub_session_lines(call.sub_sessions, fields + "  "))
         if not step.tool_calls and step.observation is not None:
             lines.append(_line("observation", step.observation, fields))

@@ -15,7 +15,19 @@ def _value(text: str | None) -> str:
 
 
 def _where(change: Divergence) -> str:
-    return "answer" if change.iteration is None else f"iteration {change.iteration} {change.field}"
+    """``question``, ``agent``, ``status`` (the run's), ``answer``, or a step's field."""
+    return (
+        change.field if change.iteration is None else f"iteration {change.iteration} {change.field}"
+    )
+
+
+def _changes(title: str, changes: tuple[Divergence, ...]) -> list[str]:
+    if not changes:
+        return []
+    return [
+        f"{title}:",
+        *(f"  {_where(c)}: {_value(c.a)} -> {_value(c.b)}" for c in changes),
+    ]
 
 
 def _call(call: CallRef) -> str:
@@ -27,22 +39,21 @@ def _text(diff: SessionDiff) -> str:
     lines = [
         f"a  {diff.a}  ({diff.steps[0]} iterations)",
         f"b  {diff.b}  ({diff.steps[1]} iterations)",
+        f"compared: {', '.join(diff.compared)}",
     ]
     first = diff.first_divergence
-    if first is None:
-        lines.append(
-            "no divergence: same actions, tools, arguments, statuses, observations and answer"
-        )
+    if diff.same:
+        lines.append("no divergence: all of it agrees")
         return "\n".join(lines)
-    lines.append(f"first divergence: {_where(first)}")
-    lines.append(f"  a: {_value(first.a)}")
-    lines.append(f"  b: {_value(first.b)}")
+    if first is None:
+        lines.append("what the runs did agrees; only their thoughts are worded differently")
+    else:
+        lines.append(f"first divergence: {_where(first)}")
+        lines.append(f"  a: {_value(first.a)}")
+        lines.append(f"  b: {_value(first.b)}")
     if len(diff.differences) > 1:
-        lines.append("differences:")
-        lines.extend(
-            f"  {_where(change)}: {_value(change.a)} -> {_value(change.b)}"
-            for change in diff.differences
-        )
+        lines.extend(_changes("differences", diff.differences))
+    lines.extend(_changes("thoughts changed", diff.thoughts_changed))
     for title, calls in (
         ("tool calls added in b", diff.calls_added),
         ("tool calls missing in b", diff.calls_missing),

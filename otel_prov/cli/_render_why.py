@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from otel_prov.cli._terminal import printable
 from otel_prov.read._why import WhyGraph, WhyNode
+from otel_prov.view._labels import duration_label
 
 __all__ = [
     "dot_string",
@@ -62,13 +63,21 @@ def _outcome(node: WhyNode) -> str:
     return f"  {node.status}" if node.status else ""
 
 
+def _ran(node: WhyNode) -> str:
+    """`` (service, duration)`` of what a tool call caused outside the agent."""
+    parts = [node.service] if node.service else []
+    if node.duration_ms is not None:
+        parts.append(duration_label(node.duration_ms / 1000))
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def render_why_text(graph: WhyGraph) -> str:
     """A block per node, root first: ``[k] Type  IRI``, its text, then one line per edge
     to the nodes it rests on, named by their number and first line."""
     number = {node.id: index for index, node in enumerate(graph.nodes, start=1)}
     lines = [f"Why: {_one_line(graph.node(graph.root).label)}"]
     for node in graph.nodes:
-        lines.append(f"[{number[node.id]}] {node.type}{_outcome(node)}  {node.id}")
+        lines.append(f"[{number[node.id]}] {node.type}{_ran(node)}{_outcome(node)}  {node.id}")
         lines.extend(f"      {line}" for line in node.label.splitlines() or [""])
         for edge in graph.outgoing(node.id):
             target = graph.node(edge.target)

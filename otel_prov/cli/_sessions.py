@@ -212,9 +212,10 @@ COMMANDS = (
     ),
     Command(
         "diff",
-        "compare two runs step by step (action, tool, arguments, status, observation, "
-        "answer): the first divergence, tool calls added or missing, changed arguments, "
-        "statuses and answers; exit 1 when they differ",
+        "compare two runs (question, agent, status), step by step (action, tool, "
+        "arguments, status, observation, thought) and their answers: the first "
+        "divergence, tool calls added or missing, changed arguments, statuses, thoughts "
+        "and answers; exit 1 when anything differs",
         "otel-prov diff RUN_BEFORE RUN_AFTER --format json",
         _diff,
         _diff_arguments,

@@ -15,6 +15,8 @@ from otel_prov.environment_variables import (
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_TEMPO_URL,
+    OTEL_PROV_TRACE_LABEL,
+    OTEL_PROV_TRACE_URL,
 )
 from otel_prov.exporters._base import graph_term
 from otel_prov.read._backend import QueryBackend, StoreUnavailableError
@@ -99,8 +101,13 @@ def open_destination(
 
 
 def trace_links() -> dict[str, str]:
-    """Backend name -> URL template (``{trace_id}``) of each trace backend configured."""
-    links = {"jaeger": env_str(OTEL_PROV_JAEGER_URL), "tempo": env_str(OTEL_PROV_TEMPO_URL)}
+    """Backend name -> URL template (``{trace_id}``) of each trace backend configured:
+    Jaeger's and Tempo's by their variables' names, any other by the label it is given."""
+    links = {
+        "jaeger": env_str(OTEL_PROV_JAEGER_URL),
+        "tempo": env_str(OTEL_PROV_TEMPO_URL),
+        env_str(OTEL_PROV_TRACE_LABEL) or "traces": env_str(OTEL_PROV_TRACE_URL),
+    }
     return {name: template for name, template in links.items() if template}
 
 

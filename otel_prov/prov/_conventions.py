@@ -67,6 +67,7 @@ __all__ = [
     "DATA_SOURCE_KEYS",
     "EXECUTE_TOOL",
     "HELPER_NAMES",
+    "HTTP_STATUS_KEYS",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MESSAGE_LIST_KEYS",
@@ -98,6 +99,7 @@ __all__ = [
     "agent_name",
     "classify",
     "defined_tools",
+    "failed_http_status",
     "first_user_message",
     "is_agent_run",
     "is_run_record",
@@ -438,6 +440,24 @@ TOOL_CALL_KEYS = tuple(
 )
 """What a tool call is read from (its role, name, call id and arguments), in every
 convention: all the write-ahead log keeps of a call it may have to recover."""
+
+
+HTTP_STATUS_KEYS = ("http.response.status_code", "http.status_code")
+"""The OTel HTTP conventions' response status code: the current key, then the older one."""
+
+
+def failed_http_status(kind: str, attributes: Mapping[str, Any]) -> int | None:
+    """The HTTP status code that makes a span an error under the OTel HTTP conventions,
+    else None: 5xx on a server span (a 4xx is the client's mistake, not the server's), 4xx
+    or 5xx on a client span."""
+    if kind not in ("client", "server"):
+        return None
+    value = next((attributes[k] for k in HTTP_STATUS_KEYS if attributes.get(k) is not None), None)
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if (500 if kind == "server" else 400) <= value <= 599 else None
 
 
 def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "") -> Role:

@@ -65,6 +65,7 @@ from otel_prov.prov._conventions import (
     TOOL_NAME_KEYS,
     RetrievedDocument,
     agent_name,
+    failed_http_status,
     first_user_message,
     span_answer,
     span_question,
@@ -212,14 +213,19 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
             add((activity, O.remoteParent, boolean(True)))
     if span.role is Role.SESSION:
         add((activity, O.failedCalls, integer(tree.failed_calls(span))))
-    if span.status == "error":
+    # An instrumentation's own status stands; left unset, an HTTP status may make it an
+    # error.  Either way a failing HTTP status says what the error was, when nothing else does.
+    http_failure = failed_http_status(span.kind, span.attributes)
+    if span.status == "error" or (span.status == "unset" and http_failure is not None):
         add((activity, O.status, literal("error")))
-        error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type")
+        http = None if http_failure is None else str(http_failure)
+        error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type") or http
         message = span.status_message or _exception_field(span, "exception.message")
         if span.role is Role.TOOL_CALL and message in (None, "", error_type):
             # Only a code (ADK's TOOL_ERROR): what the failed tool answered says the rest.
             result = out.content(*RESULT_KEYS, pick="result")
             message = (result.text if result is not None else None) or message
+        message = message or (None if http is None else f"HTTP status {http}")
         if error_type:
             add((activity, O.errorType, literal(error_type)))
         if message and span.content_withheld:

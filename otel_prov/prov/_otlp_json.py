@@ -42,6 +42,7 @@ from typing import Any
 
 from otel_prov.prov._iris import span_hex
 from otel_prov.prov._span_record import (
+    OTLP_SPAN_KINDS,
     SpanEvent,
     SpanRecord,
     classify,
@@ -289,9 +290,18 @@ def _span(raw: Any, service: str | None, where: str, problems: list[str]) -> Spa
             links=tuple(_links(raw, where, problems)),
             service_name=service,
             role=classify(attributes, root=parent_id is None, name=name),
+            kind=_kind(raw.get("kind")),
             remote_parent=parent_id is not None and parent_is_remote(_flags(raw)),
         )
     )
+
+
+def _kind(value: Any) -> str:
+    """The span kind, from its number or name; one the reader does not know says nothing
+    the mapper needs, so it is ``unspecified`` rather than a reason to skip the span."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return "unspecified"
+    return OTLP_SPAN_KINDS.get(value, "unspecified")
 
 
 def _flags(raw: dict[str, Any]) -> int:

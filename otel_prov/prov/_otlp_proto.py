@@ -30,6 +30,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from otel_prov.prov._iris import span_hex
 from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans
 from otel_prov.prov._span_record import (
+    OTLP_SPAN_KINDS,
     SpanEvent,
     SpanRecord,
     classify,
@@ -112,6 +113,7 @@ def _span(raw: Span, service: str | None, where: str, problems: list[str]) -> Sp
             links=tuple(_links(raw, where, problems)),
             service_name=service,
             role=classify(attributes, root=parent_id is None, name=raw.name),
+            kind=OTLP_SPAN_KINDS.get(raw.kind, "unspecified"),
             remote_parent=parent_id is not None and parent_is_remote(raw.flags),
         )
     )

@@ -44,6 +44,7 @@ __all__ = [
     "iri",
     "is_true",
     "literal",
+    "milliseconds_between",
     "named",
     "nquad_lines",
     "parse_literal",
@@ -232,6 +233,16 @@ def instant_order(lexical: str) -> tuple[str, str]:
         lexical = canonical_datetime(lexical)
     seconds, _, fraction = lexical.removesuffix("Z").partition(".")
     return seconds, fraction.ljust(6, "0")
+
+
+def milliseconds_between(start: str, end: str) -> float | None:
+    """Milliseconds from one stored ``xsd:dateTime`` to another; None if either is no
+    dateTime."""
+    try:
+        first, last = (datetime.fromisoformat(t.replace("Z", "+00:00")) for t in (start, end))
+        return (last - first).total_seconds() * 1000
+    except (ValueError, TypeError):
+        return None
 
 
 def iri(value: str) -> str:

@@ -22,6 +22,7 @@ from otel_prov.prov._conventions import Role, classify
 from otel_prov.semconv import SERVICE_NAME
 
 __all__ = [
+    "OTLP_SPAN_KINDS",
     "BlobRef",
     "Role",
     "SpanEvent",
@@ -81,6 +82,9 @@ class SpanRecord:
     truncated: frozenset[str] = frozenset()
     """Attribute keys whose string value is exactly as long as the SDK's attribute length
     limit: most likely cut by it (``OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT``)."""
+    kind: str = "internal"
+    """The OTel span kind, lower case: ``internal``, ``server``, ``client``, ``producer``,
+    ``consumer`` (``unspecified`` where the source said none)."""
     remote_parent: bool = False
     """The parent's context came from another process (W3C trace context in a request, an
     MCP ``_meta``): that process records the parent, this one never sees it end."""
@@ -95,6 +99,14 @@ def is_remote_root(span: SpanRecord) -> bool:
     half of a tool call.  Its process runs no session, yet the span is provenance, and is
     stored like a session is."""
     return span.remote_parent and span.role is not Role.SPAN
+
+
+_KIND_NAMES = ("unspecified", "internal", "server", "client", "producer", "consumer")
+OTLP_SPAN_KINDS: dict[int | str, str] = {
+    **dict(enumerate(_KIND_NAMES)),
+    **{f"SPAN_KIND_{name.upper()}": name for name in _KIND_NAMES},
+}
+"""OTLP ``Span.kind`` (the enum's number, or its name in OTLP/JSON) -> :attr:`SpanRecord.kind`."""
 
 
 _HAS_IS_REMOTE, _IS_REMOTE = 0x100, 0x200
@@ -199,6 +211,7 @@ def record_from_span(span: ReadableSpan, *, ended: bool = True) -> SpanRecord:
         service_name=clean_text(service) if isinstance(service, str) else None,
         role=classify(attributes, root=parent is None, name=span.name),
         truncated=_at_limit(attributes, attribute_length_limit(span)),
+        kind=span.kind.name.lower(),
         remote_parent=parent is not None and parent.is_remote,
     )
 

@@ -63,6 +63,7 @@ from otel_prov.read._summary import RunSummary, Sentence
 from otel_prov.read._verify import SessionCheck
 from otel_prov.read._views import (
     Cost,
+    DownstreamView,
     EvaluationView,
     IterationView,
     ModelCallView,
@@ -78,6 +79,7 @@ __all__ = [
     "CallRef",
     "Cost",
     "Divergence",
+    "DownstreamView",
     "EvaluationView",
     "IterationView",
     "ModelCallView",

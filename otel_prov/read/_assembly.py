@@ -8,19 +8,20 @@ session nested where it started.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._iris import STEP
-from otel_prov.prov._rdf import OPROV, PROV, instant_order, iri
+from otel_prov.prov._rdf import OPROV, PROV, instant_order, iri, milliseconds_between
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._plans import plans_and_postconditions
 from otel_prov.read._session_facts import TOKEN_PROPERTIES, evaluations_of, usage_totals
 from otel_prov.read._sparql import SPARQL_PREFIXES, settled_status, shown_agent
 from otel_prov.read._views import (
     Cost,
+    DownstreamView,
     IterationView,
     ModelCallView,
     SessionView,
@@ -77,14 +78,16 @@ SELECT ?e ?p ?o WHERE {{ GRAPH {graph} {{
 
 
 def activities_query(graph: str, session: str) -> str:
-    """SELECT ``?a ?type ?parent ?start ?end ?status`` of every activity in the session,
-    in run order.  Every kind is read: those between (``oprov:Span``, ``Retrieval``) link
-    a call to the iteration or session above it."""
+    """SELECT ``?a ?type ?parent ?start ?end ?status ?label`` of every activity in the
+    session, in run order.  Every kind is read: those between (``oprov:Span``,
+    ``Retrieval``) link a call to the iteration or session above it, and the spans under
+    a tool call are what it caused outside the agent."""
     return f"""{SPARQL_PREFIXES}
-SELECT ?a ?type ?parent ?start ?end ?status WHERE {{ GRAPH {graph} {{
+SELECT ?a ?type ?parent ?start ?end ?status ?label WHERE {{ GRAPH {graph} {{
   ?a oprov:partOf+ {iri(session)} .
   ?a oprov:partOf ?parent ; a ?type ; prov:startedAtTime ?start ; oprov:status ?status .
   OPTIONAL {{ ?a prov:endedAtTime ?end }}
+  OPTIONAL {{ ?a rdfs:label ?label }}
   FILTER(?type IN (oprov:Iteration, oprov:ToolCall, oprov:ModelCall, oprov:AgentSession,
                    oprov:Retrieval, oprov:Span))
 }} }} ORDER BY ?start ?a"""
@@ -225,6 +228,7 @@ _PROPERTIES = {
     "errorType": "error_type",
     "errorMessage": "error_message",
     "modelName": "model",
+    "serviceName": "service",
 }
 
 
@@ -248,6 +252,7 @@ class _Assembly:
         self.parents: dict[str, str] = {}
         self.statuses: dict[str, str] = {}
         self.times: dict[str, tuple[str | None, str | None]] = {}
+        self.labels: dict[str, str] = {}
         for row in backend.query(activities_query(graph, session)).rows:
             activity = row["a"] or ""
             if activity not in self.kinds:
@@ -255,6 +260,7 @@ class _Assembly:
                 self.parents[activity] = row["parent"] or ""
                 self.statuses[activity] = row["status"] or ""
                 self.times[activity] = (row["start"], row["end"])
+                self.labels[activity] = row["label"] or ""
         self.properties: dict[str, dict[str, str]] = {}
         for row in backend.query(properties_query(graph, session, list(_PROPERTIES))).rows:
             name = _PROPERTIES[(row["p"] or "").removeprefix(OPROV)]
@@ -285,6 +291,10 @@ class _Assembly:
         self.evaluations = evaluations_of(backend, graph, [session, *self.heads])
         self.placed: dict[str, list[str]] = {}
         """Holder (session, iteration or tool call) -> what is shown under it, in run order."""
+        self.children: dict[str, list[str]] = {}
+        """Activity -> the activities directly part of it, in run order."""
+        for activity, parent in self.parents.items():
+            self.children.setdefault(parent, []).append(activity)
 
     def _one(self, activity: str, link: str, kind: str) -> str | None:
         # One value, or None where parallel calls each hold their own.
@@ -374,6 +384,37 @@ class _Assembly:
             sub_sessions=self._subs(activity, seen),
             start=self.times[activity][0],
             end=self.times[activity][1],
+            downstream=tuple(self._downstream(activity, 1)),
+        )
+
+    def _downstream(self, holder: str, depth: int) -> Iterator[DownstreamView]:
+        """The spans under ``holder`` depth first, through spans only, and the sessions
+        directly under them (their own calls are theirs)."""
+        for activity in self.children.get(holder, []):
+            kind = self.kinds[activity]
+            if kind not in ("Span", "AgentSession") or (kind == "AgentSession" and depth == 1):
+                continue  # a session the call started itself is no service's
+            yield self._downstream_view(activity, depth)
+            if kind == "Span":
+                yield from self._downstream(activity, depth + 1)
+
+    def _downstream_view(self, activity: str, depth: int) -> DownstreamView:
+        props = self.properties.get(activity, {})
+        start, end = self.times[activity]
+        session = self.kinds[activity] == "AgentSession"
+        name = self.heads[activity].agent if session and activity in self.heads else None
+        return DownstreamView(
+            id=activity,
+            kind="session" if session else "span",
+            name=name or self.labels[activity],
+            service=props.get("service"),
+            status=self.statuses[activity],
+            depth=depth,
+            start=start,
+            end=end,
+            duration_ms=None if start is None or end is None else milliseconds_between(start, end),
+            error_type=props.get("error_type"),
+            error_message=props.get("error_message"),
         )
 
     def _model_call(self, activity: str) -> ModelCallView:
@@ -390,6 +431,7 @@ class _Assembly:
             cost=None if amount is None else Cost(Decimal(amount), props.get("currency")),
             start=self.times[activity][0],
             end=self.times[activity][1],
+            downstream=tuple(self._downstream(activity, 1)),
         )
 
 

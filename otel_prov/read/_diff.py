@@ -1,11 +1,14 @@
 """Two runs side by side, step by step: where did they part ways?
 
-The typical question is the same task before and after a prompt or model change.  Steps
-are aligned by their place in the run (iteration 1 with iteration 1), and each is
-compared on what it did: its action, the tools it called, their arguments, their
-status and what they returned; then the answers.  The thought is left out on purpose:
-two runs word it differently even when they do the same thing.  Arguments that are
-JSON compare as JSON, so key order and spacing are no divergence.
+The typical question is the same task before and after a prompt or model change.  The
+runs are compared on what they were asked and who ran them (question, agent, the run's
+own status) first; then step by step, aligned by their place in the run (iteration 1
+with iteration 1), on what each step did: its action, the tools it called, their
+arguments, their status and what they returned; then the answers.  A thought is
+compared too, but apart: two runs word it differently even when they do the same
+thing, so a changed thought is listed and never the first divergence.  Arguments that
+are JSON compare as JSON, so key order and spacing are no divergence.  Runs are the
+same only when all of it agrees.
 
 Pure: it compares two :class:`~otel_prov.read.SessionView` objects.
 """
@@ -20,7 +23,9 @@ from typing import Any
 from otel_prov.read._views import IterationView, SessionView, ToolCallView
 
 __all__ = [
+    "COMPARED",
     "DIFF_FIELDS",
+    "RUN_FIELDS",
     "CallChange",
     "CallRef",
     "Divergence",
@@ -28,15 +33,20 @@ __all__ = [
     "diff_sessions",
 ]
 
+RUN_FIELDS = ("question", "agent", "status")
+"""What the runs themselves are compared on, before their steps."""
 DIFF_FIELDS = ("action", "tool", "arguments", "status", "observation")
 """What each step is compared on, in this order; ``answer`` comes after the last step,
 ``iteration`` names a step one run has and the other has not."""
+COMPARED = (*RUN_FIELDS, *(f"step {name}" for name in (*DIFF_FIELDS, "thought")), "answer")
+"""Everything :func:`diff_sessions` compares, in the order it does, as reports name it."""
 
 
 @dataclass(frozen=True)
 class Divergence:
-    """The first place the runs differ: step ``iteration`` (``None`` for the answer),
-    ``field`` one of :data:`DIFF_FIELDS`, ``answer`` or ``iteration``."""
+    """A place the runs differ: step ``iteration`` and ``field`` one of
+    :data:`DIFF_FIELDS`, ``thought`` or ``iteration``; or, with ``iteration`` ``None``,
+    ``field`` one of :data:`RUN_FIELDS` or ``answer``."""
 
     iteration: int | None
     field: str
@@ -96,7 +106,7 @@ class SessionDiff:
     """How many steps each run took."""
     first_divergence: Divergence | None
     differences: tuple[Divergence, ...]
-    """Every step field (and the answer) that differs, in run order."""
+    """Every run field, step field and the answer that differs, in that order."""
     calls_added: tuple[CallRef, ...]
     """Calls ``b`` made that ``a`` did not, step by step."""
     calls_missing: tuple[CallRef, ...]
@@ -106,20 +116,31 @@ class SessionDiff:
     """Calls whose status differs, and the runs' own (``iteration`` ``None``)."""
     answer: tuple[str | None, str | None] | None
     """Both answers when they differ."""
+    thoughts_changed: tuple[Divergence, ...] = ()
+    """Steps of both runs whose thoughts differ (``field`` ``thought``)."""
+
+    @property
+    def compared(self) -> tuple[str, ...]:
+        """What was compared (:data:`COMPARED`): what a report says it looked at."""
+        return COMPARED
 
     @property
     def same(self) -> bool:
-        return self.first_divergence is None
+        """All of :attr:`compared` agrees, the thoughts included."""
+        return self.first_divergence is None and not self.thoughts_changed
 
     def as_json(self) -> dict[str, Any]:
         return {
             "a": self.a,
             "b": self.b,
+            "compared": list(self.compared),
+            "same": self.same,
             "iterations": {"a": self.steps[0], "b": self.steps[1]},
             "first_divergence": (
                 None if self.first_divergence is None else self.first_divergence.as_json()
             ),
             "differences": [d.as_json() for d in self.differences],
+            "thoughts_changed": [d.as_json() for d in self.thoughts_changed],
             "tool_calls": {
                 "added": [c.as_json() for c in self.calls_added],
                 "missing": [c.as_json() for c in self.calls_missing],
@@ -134,7 +155,13 @@ class SessionDiff:
 
 def diff_sessions(a: SessionView, b: SessionView) -> SessionDiff:
     """Compare run ``a`` with run ``b`` step by step (see the module docstring)."""
-    differences: list[Divergence] = []
+    run_a, run_b = _run_fields(a), _run_fields(b)
+    differences = [
+        Divergence(None, name, run_a[name], run_b[name])
+        for name in RUN_FIELDS
+        if run_a[name] != run_b[name]
+    ]
+    thoughts: list[Divergence] = []
     added: list[CallRef] = []
     missing: list[CallRef] = []
     arguments: list[CallChange] = []
@@ -156,6 +183,8 @@ def diff_sessions(a: SessionView, b: SessionView) -> SessionDiff:
             for name in DIFF_FIELDS
             if not _same(name, fields_a[name], fields_b[name])
         )
+        if step_a.thought != step_b.thought:
+            thoughts.append(Divergence(number, "thought", step_a.thought, step_b.thought))
         pairs, only_a, only_b = _match_calls(step_a.tool_calls, step_b.tool_calls)
         missing.extend(_ref(number, call) for call in only_a)
         added.extend(_ref(number, call) for call in only_b)
@@ -183,7 +212,12 @@ def diff_sessions(a: SessionView, b: SessionView) -> SessionDiff:
         arguments_changed=tuple(arguments),
         status_changed=tuple(statuses),
         answer=answer,
+        thoughts_changed=tuple(thoughts),
     )
+
+
+def _run_fields(run: SessionView) -> dict[str, str | None]:
+    return {"question": run.question, "agent": run.agent, "status": run.status}
 
 
 def _number(a: IterationView | None, b: IterationView | None, index: int) -> int:

@@ -18,6 +18,7 @@ from otel_prov.read._plans import PlanView, PostconditionView
 
 __all__ = [
     "Cost",
+    "DownstreamView",
     "EvaluationView",
     "IterationView",
     "ModelCallView",
@@ -90,6 +91,32 @@ class SessionSummary:
 
 
 @dataclass(frozen=True)
+class DownstreamView:
+    """An activity a tool (or model) call caused outside the agent: an HTTP client or server span,
+    a database call, any span of another service, and the session a called service ran
+    (``kind`` ``session``; its steps are its own :class:`SessionView` under the call)."""
+
+    id: str
+    kind: str
+    """``span``, or ``session`` for an agent session reached through spans."""
+    name: str
+    """The span's name (``GET``, ``POST /run``, ``SELECT users``), a session's agent."""
+    service: str | None
+    status: str
+    """As a call's: ``ok``, ``error`` (an HTTP status the OTel conventions call a
+    failure included: see ``error_type``) or ``incomplete``."""
+    depth: int
+    """1 for a span directly under the call, 2 for one under that, and so on."""
+    start: str | None = None
+    end: str | None = None
+    duration_ms: float | None = None
+    """From ``start`` to ``end``; None when it never ended."""
+    error_type: str | None = None
+    """Why it failed: an exception's type, or the HTTP status code (``404``)."""
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolCallView:
     id: str
     name: str
@@ -104,6 +131,10 @@ class ToolCallView:
     start: str | None = None
     """``xsd:dateTime`` in UTC, as :attr:`SessionView.start`."""
     end: str | None = None
+    downstream: tuple[DownstreamView, ...] = ()
+    """What the call caused outside the agent, depth first in run order: the spans
+    under it (through spans only: a session's own calls are under that session) and the
+    sessions directly under those spans."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +149,9 @@ class ModelCallView:
     cost: Cost | None = None
     start: str | None = None
     end: str | None = None
+    downstream: tuple[DownstreamView, ...] = ()
+    """The spans under the call (its HTTP request to the model's API), as
+    :attr:`ToolCallView.downstream`."""
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,10 @@ so kinds of nodes the mapper gains later come along without a change here.
 
 A failed call returned nothing, so no derivation reaches it; it is still part of why
 the agent did what it did (it retried, it gave up), so the failed activities of every
-step reached are added, with their error, marked as not supporting the answer.
+step reached are added, with their error, marked as not supporting the answer.  What
+each tool call reached caused outside the agent (HTTP client and server spans, database
+calls, a called service's session) is added as the call's supporting activities, linked
+``partOf`` it, with their service and duration.
 
 A fixed number of queries reads it all, whatever the size of the run: a few find where to
 start, one follows property paths from there (:func:`why_query`),
@@ -34,6 +37,7 @@ from otel_prov.prov._rdf import (
     iri,
     is_true,
     literal,
+    milliseconds_between,
 )
 from otel_prov.read._assembly import CONTENT_DESCRIPTORS, content_text
 from otel_prov.read._backend import QueryBackend
@@ -52,6 +56,7 @@ __all__ = [
     "WhyNode",
     "WhyStart",
     "assemble_why",
+    "downstream_rows",
     "load_why",
     "plan_why",
 ]
@@ -188,6 +193,54 @@ SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
 }} }}"""
 
 
+_DOWNSTREAM_PROPERTIES = (*WHY_PROPERTIES, "oprov:serviceName", "prov:endedAtTime")
+"""What :func:`why_downstream_query` reads: a node's, and its service and end."""
+
+
+def why_downstream_query(graph: str, calls: Sequence[str]) -> str:
+    """SELECT ``?n ?p ?o``: every span and session part of one of ``calls`` (IRIs of the
+    tool calls ``why`` reached), with what :data:`_DOWNSTREAM_PROPERTIES` says of it;
+    :func:`downstream_rows` keeps those the call caused outside the agent."""
+    branches = "\n  UNION ".join(f"{{ ?n oprov:partOf+ {iri(call)} }}" for call in calls)
+    return f"""{SPARQL_PREFIXES}
+SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
+  {branches}
+  ?n a ?kind . FILTER(?kind IN (oprov:Span, oprov:AgentSession))
+  ?n ?p ?o . FILTER(?p IN ({", ".join(_DOWNSTREAM_PROPERTIES)}))
+}} }}"""
+
+
+def downstream_rows(
+    rows: Sequence[Mapping[str, str | None]], calls: Iterable[str]
+) -> list[dict[str, str | None]]:
+    """The rows of :func:`why_downstream_query` of the spans under ``calls`` through
+    spans only, and of the sessions directly under those spans: a session's own calls
+    and their spans are that session's (as :attr:`ToolCallView.downstream` has them)."""
+    parents: dict[str, str] = {}
+    kinds: dict[str, set[str]] = {}
+    for row in rows:
+        node = row["n"] or ""
+        if row["p"] == f"{OPROV}partOf":
+            parents[node] = row["o"] or ""
+        if row["p"] == RDF + "type":
+            kinds.setdefault(node, set()).add(row["o"] or "")
+    spans = {node for node, types in kinds.items() if f"{OPROV}Span" in types}
+    kept: set[str] = set()
+    holders = set(calls)
+    grew = True
+    while grew:
+        found = {node for node in spans - kept if parents.get(node) in holders}
+        kept |= found
+        holders |= found
+        grew = bool(found)
+    kept |= {
+        node
+        for node, types in kinds.items()
+        if f"{OPROV}AgentSession" in types and parents.get(node) in kept
+    }
+    return [{**row, "attempt": "downstream"} for row in rows if row["n"] in kept]
+
+
 def why_attempts_query(graph: str, holders: Sequence[str]) -> str:
     """SELECT ``?n ?p ?o``: each failed activity (``oprov:status "error"``) directly part
     of one of ``holders`` (IRIs of the sessions and steps ``why`` reached), with what
@@ -206,7 +259,8 @@ FOLLOWS_TURN = "followsTurn"
 ``oprov:sessionId``): not a stored triple but what the conversation id says."""
 
 PART_OF = "partOf"
-"""The relation from a failed attempt to the step (or session) it was made in."""
+"""The relation from a failed attempt to the step (or session) it was made in, and from
+what a tool call caused outside the agent to the call (or the span) it is part of."""
 
 _KINDS = (
     "AgentSession",
@@ -252,13 +306,17 @@ class WhyNode:
     part_of: str | None = None
     """The node of the graph this activity is directly part of (a call's step, a step's
     session): where the why-graph draws it."""
+    service: str | None = None
+    """The service that ran it, for what a tool call caused outside the agent."""
+    duration_ms: float | None = None
+    """How long it took, for what a tool call caused outside the agent."""
 
     def as_json(self) -> dict[str, Any]:
         """The node as ``why --format json`` writes it: ``id``, ``type``, ``label``, and
-        ``call_id``, ``tool``, ``status``, ``error``, ``part_of`` where they apply;
-        ``supports_answer: false`` on failed attempts."""
+        ``call_id``, ``tool``, ``status``, ``error``, ``part_of``, ``service``,
+        ``duration_ms`` where they apply; ``supports_answer: false`` on failed attempts."""
         out: dict[str, Any] = {"id": self.id, "type": self.type, "label": self.label}
-        for name in ("call_id", "tool", "status", "error", "part_of"):
+        for name in ("call_id", "tool", "status", "error", "part_of", "service", "duration_ms"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -271,8 +329,9 @@ class WhyNode:
 class WhyEdge:
     """``source`` stands in ``relation`` to ``target``: a PROV relation's local name
     (``wasDerivedFrom``, ``used``, ``wasGeneratedBy``, ``hadPrimarySource``,
-    ``wasQuotedFrom``, ``wasInformedBy``), ``partOf`` from a failed attempt to its step,
-    or ``followsTurn`` from a session to the conversation's turn before it."""
+    ``wasQuotedFrom``, ``wasInformedBy``), ``partOf`` from a failed attempt to its step
+    and from what a call caused to the call, or ``followsTurn`` from a session to the
+    conversation's turn before it."""
 
     source: str
     target: str
@@ -337,13 +396,16 @@ def load_why(backend: QueryBackend, graph: str, ident: str) -> WhyGraph:
 
 _HOLDERS = (f"{OPROV}Iteration", f"{OPROV}AgentSession")
 """The kinds of node whose failed parts :func:`_graph_rows` adds as attempts."""
+_TOOL_CALL = f"{OPROV}ToolCall"
 
 
 def _graph_rows(backend: QueryBackend, graph: str, start: WhyStart) -> list[dict[str, str | None]]:
-    """The rows :func:`assemble_why` reads (``n``, ``attempt``, ``p``, ``o``), from three
-    queries: the nodes reached by the paths, what is said of them, and the failed
-    activities of the steps and sessions among them, each anchored on IRIs the one
-    before found (see :func:`why_query`)."""
+    """The rows :func:`assemble_why` reads (``n``, ``attempt``, ``p``, ``o``), from four
+    queries: the nodes reached by the paths, what is said of them, the failed
+    activities of the steps and sessions among them, and what the tool calls among
+    those caused outside the agent, each anchored on IRIs the one before found (see
+    :func:`why_query`).  ``attempt`` is ``true`` for a failed attempt, ``downstream``
+    for what a call caused."""
     reached = [
         row["n"] or ""
         for row in backend.query(why_query(graph, start.starts, start.unanswered)).rows
@@ -361,6 +423,12 @@ def _graph_rows(backend: QueryBackend, graph: str, start: WhyStart) -> list[dict
     if holders:
         attempts = backend.query(why_attempts_query(graph, holders)).rows
         rows += [{**row, "attempt": "true"} for row in attempts]
+    calls = sorted(
+        {row["n"] or "" for row in rows if row["p"] == RDF + "type" and row["o"] == _TOOL_CALL}
+    )
+    if calls:
+        caused = backend.query(why_downstream_query(graph, calls)).rows
+        rows += downstream_rows(caused, calls)
     return rows
 
 
@@ -447,10 +515,13 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
     """Rows of :func:`why_query` -> the graph (pure)."""
     props: dict[str, dict[str, list[str]]] = {}
     reached: set[str] = set()
+    downstream: set[str] = set()
     for row in rows:
         node = row["n"] or ""
         described = props.setdefault(node, {})
-        if not is_true(row["attempt"]):
+        if row["attempt"] == "downstream":
+            downstream.add(node)
+        elif not is_true(row["attempt"]):
             reached.add(node)
         if row["p"] is not None and row["o"] is not None:
             values = described.setdefault(row["p"], [])
@@ -459,7 +530,10 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
     for node in start.starts:
         props.setdefault(node, {})
         reached.add(node)
-    edges = _edges(start, props, reached)
+    downstream -= reached
+    # What a call caused supports the answer as the call does.
+    reached |= {node for node in downstream if _caller(node, props, downstream) in reached}
+    edges = _edges(start, props, reached, downstream)
     acting = {e.target for e in edges if e.relation in ("wasGeneratedBy", "wasInformedBy")}
     acting |= {e.source for e in edges if e.relation in ("used", "wasInformedBy")}
     nodes = [
@@ -476,8 +550,22 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
     )
 
 
+def _caller(node: str, props: Mapping[str, Mapping[str, list[str]]], downstream: set[str]) -> str:
+    """The tool call above a node it caused (the first ancestor that is not of them)."""
+    seen = {node}
+    while node in downstream:
+        node = min(props[node].get(f"{OPROV}partOf", [""]))
+        if node in seen:
+            break
+        seen.add(node)
+    return node
+
+
 def _edges(
-    start: WhyStart, props: Mapping[str, Mapping[str, list[str]]], reached: set[str]
+    start: WhyStart,
+    props: Mapping[str, Mapping[str, list[str]]],
+    reached: set[str],
+    downstream: set[str],
 ) -> list[WhyEdge]:
     edges = [
         WhyEdge(node, target, relation)
@@ -489,7 +577,9 @@ def _edges(
     unanswered = set(start.unanswered)
     for node, described in props.items():
         for holder in described.get(f"{OPROV}partOf", []):
-            if holder in props and (node not in reached or holder in unanswered):
+            if holder in props and (
+                node not in reached or holder in unanswered or node in downstream
+            ):
                 edges.append(WhyEdge(node, holder, PART_OF))
     edges.extend(
         WhyEdge(later, earlier, FOLLOWS_TURN)
@@ -539,6 +629,7 @@ def _node(
     if text is None and number is not None and kind == "Iteration":
         text = f"iteration {number}"
     label = text or first(RDFS, "label") or node
+    started, ended = first(PROV, "startedAtTime"), first(PROV, "endedAtTime")
     return WhyNode(
         id=node,
         type=kind,
@@ -548,9 +639,11 @@ def _node(
         status=status if kind in _ACTIVITY_KINDS else None,
         error=error,
         supports_answer=reached,
-        time=first(PROV, "startedAtTime") or first(PROV, "generatedAtTime"),
+        time=started or first(PROV, "generatedAtTime"),
         number=int(number) if number is not None else None,
         part_of=min((h for h in described.get(f"{OPROV}partOf", []) if h in graph), default=None),
+        service=first(OPROV, "serviceName"),
+        duration_ms=None if not (started and ended) else milliseconds_between(started, ended),
     )
 
 

@@ -9,6 +9,7 @@ from otel_prov.prov._rdf import instant_order
 from otel_prov.read._plans import PlanStepView, PostconditionView
 from otel_prov.read._views import (
     Cost,
+    DownstreamView,
     EvaluationView,
     ModelCallView,
     SessionView,
@@ -19,6 +20,8 @@ from otel_prov.read._views import (
 __all__ = [
     "answerer_label",
     "cost_total_label",
+    "downstream_label",
+    "duration_label",
     "evaluation_label",
     "failure_label",
     "outcome_fields",
@@ -102,7 +105,29 @@ def cost_total_label(usage: Usage) -> str:
     return f"{each} (mixed currencies, not added)"
 
 
-def failure_label(failed: ToolCallView | SessionView) -> str:
+def duration_label(seconds: float) -> str:
+    """A duration as people read it: ``0.250 ms``, ``12.0 ms``, ``3.20 s``, ``4.5 min``."""
+    if seconds < 0.01:
+        return f"{seconds * 1000:.3f} ms"
+    if seconds < 1:
+        return f"{seconds * 1000:.1f} ms"
+    if seconds < 120:
+        return f"{seconds:.2f} s"
+    return f"{seconds / 60:.1f} min"
+
+
+def downstream_label(caused: DownstreamView) -> str:
+    """``name (service) outcome, duration`` of what a tool call caused outside the agent."""
+    name = f"session {caused.name}" if caused.kind == "session" else caused.name
+    service = f" ({caused.service})" if caused.service else ""
+    outcome = f"FAILED {failure_label(caused)}" if caused.status == "error" else caused.status
+    took = (
+        "never ended" if caused.duration_ms is None else duration_label(caused.duration_ms / 1000)
+    )
+    return f"{name}{service} {outcome}, {took}"
+
+
+def failure_label(failed: ToolCallView | SessionView | DownstreamView) -> str:
     """A failed call's or session's error type and message."""
     return f"{failed.error_type or 'error'}: {failed.error_message or ''}"
 

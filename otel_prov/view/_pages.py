@@ -34,6 +34,7 @@ from otel_prov.read._views import SessionView
 from otel_prov.view._labels import (
     answerer_label,
     cost_total_label,
+    downstream_label,
     evaluation_label,
     failure_label,
     outcome_fields,
@@ -94,6 +95,7 @@ _ENV.globals.update(
     evaluation_label=evaluation_label,
     tokens_label=tokens_label,
     failure_label=failure_label,
+    downstream_label=downstream_label,
     answerer_label=answerer_label,
     shortened=shortened,
     readable_time=readable_time,

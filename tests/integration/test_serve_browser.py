@@ -27,6 +27,7 @@ from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
+from otel_prov.demo import DEMO_QUESTION
 from tests.builders import make_span, store_runs
 from tests.cli import run_cli
 from tests.serving import Served, counting_target, serving
@@ -196,14 +197,19 @@ def test_the_diff_page_marks_the_first_divergence_the_read_api_finds(
     served: Served, browser: webdriver.Chrome, store: Path
 ) -> None:
     """The demo run against the hostile one: the page names the step and field where
-    they first part ways, as ``otel-prov diff`` does, and marks that step (or the
-    answer) in both columns, and nothing else."""
+    they first part ways, as ``otel-prov diff`` does (here their questions), and marks
+    that step (or the question, agent, status or answer) in both columns, and nothing
+    else."""
     answer = run_cli("diff", "demo-conversation", MARKER, "--store", str(store), "--format", "json")
     first = json.loads(answer.stdout)["first_divergence"]
     assert first is not None, answer.stdout
     browser.get(served.url + f"/diff?a=demo-conversation&b={MARKER}")
     summary = browser.find_element(By.ID, "first-divergence")
-    where = "the answer" if first["iteration"] is None else f"iteration {first['iteration']}, "
+    where = (
+        f"the {first['field']}"
+        if first["iteration"] is None
+        else f"iteration {first['iteration']}, "
+    )
     assert f"First divergence: {where}" in summary.text
     if first["iteration"] is not None:
         assert first["field"] in summary.text
@@ -222,6 +228,12 @@ def test_the_diff_page_marks_the_first_divergence_the_read_api_finds(
     browser.get(served.url + "/diff?a=demo-conversation&b=demo-conversation")
     assert "No divergence" in browser.find_element(By.ID, "first-divergence").text
     assert browser.find_elements(By.CSS_SELECTOR, ".diverges") == []
+    assert first == {
+        "iteration": None,
+        "field": "question",
+        "a": DEMO_QUESTION,
+        "b": " ".join(HOSTILE),
+    }
 
 
 @contextlib.contextmanager

@@ -54,5 +54,22 @@ SELECT ?session ?started ?trace WHERE {
 } ORDER BY DESC(?started)
 """,
     ),
+    Recipe(
+        "Everything a tool call caused, in every service: HTTP client and server spans, "
+        "database calls, the sessions they ran",
+        """# For one call, begin WHERE with VALUES ?call { <its IRI, from show --format json> }
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?call ?caused ?name ?service ?status ?error ?started ?ended WHERE {
+  ?call a oprov:ToolCall ; oprov:toolName "get_weather" .
+  ?caused oprov:partOf+ ?call ; rdfs:label ?name ; oprov:status ?status ;
+          prov:startedAtTime ?started .
+  OPTIONAL { ?caused oprov:serviceName ?service }
+  OPTIONAL { ?caused oprov:errorType ?error }
+  OPTIONAL { ?caused prov:endedAtTime ?ended }
+} ORDER BY ?started ?caused
+""",
+    ),
 )
 """In the order the page shows them; the box starts with the first."""

@@ -10,7 +10,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 
 from tests.builders import TRACE, store_runs
-from tests.integration.test_serve_browser import _errors, _shot, browser  # noqa: F401
+from tests.integration.test_serve_browser import _errors, _shot
 from tests.serving import Served, serving
 from tests.test_downstream import PHOENIX, crossing_run
 

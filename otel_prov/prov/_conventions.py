@@ -49,6 +49,8 @@ from otel_prov.prov._messages import (
     json_text,
     loads,
     messages,
+    received_messages,
+    sent_messages,
     span_messages,
 )
 
@@ -516,6 +518,14 @@ def _messages(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> Spa
     return span_messages(attributes, tuple(events), MESSAGE_SOURCES)
 
 
+def _sent(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> tuple[Message, ...]:
+    return sent_messages(attributes, tuple(events), MESSAGE_SOURCES)
+
+
+def _received(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> tuple[Message, ...]:
+    return received_messages(attributes, tuple(events), MESSAGE_SOURCES)
+
+
 def _first(found: Iterable[Message], role: str) -> str | None:
     return next((m.text for m in found if m.role == role and m.text), None)
 
@@ -529,7 +539,7 @@ def first_user_message(
 ) -> str | None:
     """The text of the first user message a model call was sent: the question, for a
     session that records none of its own.  Any form :mod:`._messages` reads."""
-    return _first(_messages(attributes, events).input, USER)
+    return _first(_sent(attributes, events), USER)
 
 
 def model_output_text(
@@ -537,7 +547,7 @@ def model_output_text(
 ) -> str | None:
     """The text a model call answered with (its reasoning when it gave no text, also when
     it called tools): every output message's text but a tool's, in order."""
-    output = [m for m in _messages(attributes, events).output if m.role != TOOL]
+    output = [m for m in _received(attributes, events) if m.role != TOOL]
     texts = [m.text for m in output if m.text]
     if texts:
         return "\n".join(texts)
@@ -553,7 +563,7 @@ def span_question(attributes: Mapping[str, Any], events: Iterable[EventLike] = (
 
 def span_answer(attributes: Mapping[str, Any], events: Iterable[EventLike] = ()) -> str | None:
     """A session's answer from its own output messages: the last assistant text."""
-    return _last(_messages(attributes, events).output, ASSISTANT)
+    return _last(_received(attributes, events), ASSISTANT)
 
 
 def tool_exchange(
@@ -623,7 +633,7 @@ def requested_calls(
     any output message, ``toolUse`` blocks of a ``gen_ai.choice`` event."""
     return [
         (call.name, call.arguments, call.call_id)
-        for found in _messages(attributes, events).output
+        for found in _received(attributes, events)
         for call in found.calls
     ]
 

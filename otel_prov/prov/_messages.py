@@ -463,14 +463,31 @@ def span_messages(
     attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
 ) -> SpanMessages:
     """Every message a span records, on each side from the first source that has any."""
-    sent_events, received_events = _events(events, sources) if events else ((), ())
-    from_events = (_said(sent_events), _said(received_events))
+    return SpanMessages(
+        sent_messages(attributes, events, sources), received_messages(attributes, events, sources)
+    )
+
+
+def sent_messages(
+    attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
+) -> tuple[Message, ...]:
+    """The input side of :func:`span_messages` alone (system instructions first).  Apart,
+    because a model call's input is the whole conversation so far, and most readers want
+    only what came back: parsing it for them cost the mapping of third-party runs half
+    its time (docs/design.md)."""
     sent = (
         _side(attributes, sources.input_lists, sources.input_flattened, sources.input_legacy, None)
-        or from_events[0]
+        or (_said(_events(events, sources)[0]) if events else ())
         or _lists(attributes, sources.input_late)
     )
-    received = (
+    return _instructions(attributes, sources.instructions) + sent
+
+
+def received_messages(
+    attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
+) -> tuple[Message, ...]:
+    """The output side of :func:`span_messages` alone."""
+    return (
         _side(
             attributes,
             sources.output_lists,
@@ -478,7 +495,6 @@ def span_messages(
             sources.output_legacy,
             ASSISTANT,
         )
-        or from_events[1]
+        or (_said(_events(events, sources)[1]) if events else ())
         or _lists(attributes, sources.output_late)
     )
-    return SpanMessages(_instructions(attributes, sources.instructions) + sent, received)

@@ -21,7 +21,7 @@ Adding a convention (spans some other instrumentation emits):
    message of a new shape is read in :mod:`otel_prov.prov._messages`, a payload of a new
    shape in :func:`unwrapped`);
 3. if it records tool calls or tool definitions in structured attributes, their reading
-   in :func:`requested_calls` or :func:`defined_tools`; retrieved documents are read by
+   in :func:`calls_in` or :func:`defined_tools`; retrieved documents are read by
    :func:`retrieved_documents` from the patterns in ``documents``;
 4. a test in ``tests/test_third_party_conventions.py`` (and one with the instrumentation
    itself in ``tests/instrumentation/test_third_party.py`` if it can run there).
@@ -94,13 +94,15 @@ __all__ = [
     "RetrievedDocument",
     "Role",
     "agent_name",
+    "calls_in",
     "classify",
     "defined_tools",
     "first_user_message",
     "is_agent_run",
     "is_run_record",
+    "model_output",
     "model_output_text",
-    "requested_calls",
+    "output_text",
     "retrieved_documents",
     "span_answer",
     "span_question",
@@ -542,12 +544,26 @@ def first_user_message(
     return _first(_sent(attributes, events), USER)
 
 
+def model_output(
+    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+) -> tuple[Message, ...]:
+    """The messages a model call received back, in any form :mod:`._messages` reads: read
+    once by a caller that asks several things of them (:func:`output_text`,
+    :func:`calls_in`)."""
+    return _received(attributes, events)
+
+
 def model_output_text(
     attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
 ) -> str | None:
-    """The text a model call answered with (its reasoning when it gave no text, also when
-    it called tools): every output message's text but a tool's, in order."""
-    output = [m for m in _received(attributes, events) if m.role != TOOL]
+    """The text a model call answered with: :func:`output_text` of its output."""
+    return output_text(_received(attributes, events))
+
+
+def output_text(received: Iterable[Message]) -> str | None:
+    """The text of a model call's output messages (its reasoning when it gave no text,
+    also when it called tools): every output message's text but a tool's, in order."""
+    output = [m for m in received if m.role != TOOL]
     texts = [m.text for m in output if m.text]
     if texts:
         return "\n".join(texts)
@@ -625,17 +641,12 @@ def _tool_output(parsed: Any) -> str | None:
     return None
 
 
-def requested_calls(
-    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
-) -> list[tuple[str, str, str | None]]:
-    """(tool name, arguments JSON, call id) of each tool call a model call's output asked
-    for, in order: GenAI ``tool_call`` parts, OpenInference's flattened ``tool_calls`` of
-    any output message, ``toolUse`` blocks of a ``gen_ai.choice`` event."""
-    return [
-        (call.name, call.arguments, call.call_id)
-        for found in _received(attributes, events)
-        for call in found.calls
-    ]
+def calls_in(received: Iterable[Message]) -> list[tuple[str, str, str | None]]:
+    """(tool name, arguments JSON, call id) of each tool call a model call's output
+    messages (:func:`model_output`) asked for, in order: GenAI ``tool_call`` parts,
+    OpenInference's flattened ``tool_calls`` of any output message, ``toolUse`` blocks of
+    a ``gen_ai.choice`` event."""
+    return [(call.name, call.arguments, call.call_id) for found in received for call in found.calls]
 
 
 def defined_tools(attributes: Mapping[str, Any]) -> list[str]:

@@ -17,8 +17,10 @@ from otel_prov.prov._conventions import (
     TOOL_NAME_KEYS,
     RetrievedDocument,
     agent_name,
+    calls_in,
     defined_tools,
-    requested_calls,
+    model_output,
+    output_text,
     retrieved_documents,
 )
 from otel_prov.prov._iris import (
@@ -27,6 +29,7 @@ from otel_prov.prov._iris import (
     entity_iri,
     span_hex,
 )
+from otel_prov.prov._messages import Message
 from otel_prov.prov._span_record import Role, SpanRecord
 
 __all__ = [
@@ -104,6 +107,21 @@ class Step:
     model: SpanRecord
     number: int
     tools: list[SpanRecord] = dataclasses.field(default_factory=list)
+    _output: tuple[Message, ...] | None = dataclasses.field(default=None, init=False, repr=False)
+
+    @property
+    def output(self) -> tuple[Message, ...]:
+        """What the model call received back, read once: the step's calls, its thought and
+        the run's answer are all in it, and reading it is most of the cost of mapping a
+        third-party run (docs/design.md)."""
+        if self._output is None:
+            self._output = model_output(self.model.attributes, self.model.events)
+        return self._output
+
+    @property
+    def thought(self) -> str | None:
+        """The text the model answered with in this step (:func:`output_text`)."""
+        return output_text(self.output)
 
     @property
     def iri(self) -> str:
@@ -255,7 +273,7 @@ class SpanTree:
         if steps:
             self._steps[session.span_id] = steps
         for step in steps:
-            requests = requested_calls(step.model.attributes, step.model.events)
+            requests = calls_in(step.output)
             for tool in step.tools:
                 name = first_text(tool.attributes, TOOL_NAME_KEYS)
                 for index, (requested, arguments, call_id) in enumerate(requests):

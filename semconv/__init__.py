@@ -23,7 +23,9 @@ __all__ = [
     "GEN_AI_EVALUATION_RESULT",
     "GEN_AI_EVALUATION_SCORE_LABEL",
     "GEN_AI_EVALUATION_SCORE_VALUE",
+    "GEN_AI_INPUT_MESSAGES",
     "GEN_AI_OPERATION_NAME",
+    "GEN_AI_OUTPUT_MESSAGES",
     "GEN_AI_PROVIDER_NAME",
     "GEN_AI_REQUEST_MODEL",
     "GEN_AI_RESPONSE_ID",
@@ -219,6 +221,8 @@ GEN_AI_TOOL_CALL_ID = "gen_ai.tool.call.id"
 GEN_AI_TOOL_TYPE = "gen_ai.tool.type"
 GEN_AI_TOOL_CALL_ARGUMENTS = "gen_ai.tool.call.arguments"
 GEN_AI_TOOL_CALL_RESULT = "gen_ai.tool.call.result"
+GEN_AI_INPUT_MESSAGES = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES = "gen_ai.output.messages"
 GEN_AI_REQUEST_MODEL = "gen_ai.request.model"
 GEN_AI_RESPONSE_MODEL = "gen_ai.response.model"
 GEN_AI_RESPONSE_ID = "gen_ai.response.id"
@@ -261,8 +265,11 @@ GEN_AI_CONTENT_TWINS = {
     OTEL_PROV_ARGUMENTS: GEN_AI_TOOL_CALL_ARGUMENTS,
     OTEL_PROV_OBSERVATION: GEN_AI_TOOL_CALL_RESULT,
     OTEL_PROV_RETRIEVAL_QUERY: GEN_AI_RETRIEVAL_QUERY_TEXT,
+    OTEL_PROV_QUESTION: GEN_AI_INPUT_MESSAGES,
+    OTEL_PROV_ANSWER: GEN_AI_OUTPUT_MESSAGES,
 }
 """Content attribute -> the opt-in GenAI attribute that also gets it on a tool call span
-(arguments, result) or a retrieval span (query), when
+(arguments, result), a retrieval span (query) or an agent span (the question as its
+input message, the answer as its output message), when
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` allows; both are described by the
 same size and hash attributes (``CONTENT_DIGEST_KEYS``)."""

@@ -154,8 +154,8 @@ def test_verify_gates_on_every_step_executed_or_skipped(tmp_path: Path, skip_las
     )  # fmt: skip
     found = [(r["n"], r.get("outcome"), r.get("post") is not None) for r in json.loads(rows.stdout)]
     assert found == [
-        ("1", "executed", False),
-        ("2", "executed", True),  # the postcondition was checked inside the step's tool call
-        ("3", "skipped", False),
-        ("4", "skipped" if skip_last else None, False),
+        (1, "executed", False),
+        (2, "executed", True),  # the postcondition was checked inside the step's tool call
+        (3, "skipped", False),
+        (4, "skipped" if skip_last else None, False),
     ]

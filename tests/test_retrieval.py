@@ -370,7 +370,7 @@ def test_the_docs_example_runs_and_its_query_answers(
         cwd=tmp_path,
     )
     assert json.loads(answered.stdout) == [
-        {"id": "faq#3", "score": "0.91", "source": "https://www.louvre.fr/en/visit/hours"}
+        {"id": "faq#3", "score": 0.91, "source": "https://www.louvre.fr/en/visit/hours"}
     ]
 
 

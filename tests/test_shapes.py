@@ -9,14 +9,17 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from otel_prov import semconv as sc
 from otel_prov.capture import (
+    agent_session,
     describe_iteration,
     iteration_shape,
     model_call_shape,
     put_content,
     record_error,
     session_shape,
+    set_answer,
     tool_call_shape,
 )
+from tests.instrumentation.span_helpers import genai_messages, said
 
 Provider = tuple[TracerProvider, InMemorySpanExporter]
 
@@ -79,6 +82,23 @@ def test_the_genai_twin_goes_on_tool_calls_only(
     assert not {sc.GEN_AI_TOOL_CALL_ARGUMENTS, sc.GEN_AI_TOOL_CALL_RESULT} & set(
         spans["iteration 1"]
     )
+
+
+@pytest.mark.parametrize("content", ["SPAN_ONLY", "true", "", "NO_CONTENT"])
+def test_a_manual_session_speaks_the_genai_conventions(
+    memory_provider: Provider, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    """The agent span of the manual API carries its provider, and under the GenAI opt-in
+    its question and answer as the conventions' input and output messages."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", content)
+    provider, exporter = memory_provider
+    with agent_session(
+        "weather", question="Weather in «Paris»?", provider="openai", tracer_provider=provider
+    ):
+        set_answer("18 °C")
+    on = content in ("SPAN_ONLY", "true")
+    messages = said("Weather in «Paris»?", "18 °C") if on else (None, None)
+    assert genai_messages(_only(exporter)) == (*messages, "openai")
 
 
 def test_an_error_is_recorded_with_its_type_event_and_status(memory_provider: Provider) -> None:

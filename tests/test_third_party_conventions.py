@@ -18,11 +18,12 @@ from otel_prov.prov._conventions import (
     WRAPPED_KEYS,
     Convention,
     agent_name,
+    calls_in,
     first_user_message,
     is_agent_run,
     is_run_record,
+    model_output,
     model_output_text,
-    requested_calls,
     retrieved_documents,
     starts_as_tool_call,
     tool_name_from_span_name,
@@ -621,7 +622,7 @@ def test_a_model_call_without_output_answered_what_the_next_request_holds() -> N
     this = {"gen_ai.input.messages": json.dumps(first)}
     following = ({"gen_ai.input.messages": json.dumps([*first, answered, tool])}, ())
     assert model_output_text(this, (), following) == "think"
-    assert requested_calls(this, (), following) == [("w", '{"c": 1}', "c1")]
+    assert calls_in(model_output(this, (), following)) == [("w", '{"c": 1}', "c1")]
     other = ({"gen_ai.input.messages": json.dumps([answered, tool])}, ())
     assert model_output_text(this, (), other) is None  # another conversation
 

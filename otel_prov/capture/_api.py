@@ -188,19 +188,27 @@ def agent_session(
     agent_id: str | None = None,
     tools: Sequence[str] = (),
     follows: Sequence[SpanContext] = (),
+    provider: str | None = None,
     tracer_provider: TracerProvider | None = None,
 ) -> _SpanScope:
     """An agent session (``invoke_agent {name}``): one task from question to answer.
 
     ``tools``: names of the tools the agent was given; ``otel-prov verify`` flags a
     session that had tools and used none successfully (the ``tool_use_verified`` gate).
+    ``provider``: its model's provider (``gen_ai.provider.name``: ``openai``,
+    ``anthropic``...), which the GenAI conventions ask of an agent span.
     ``follows``: span contexts of earlier work this session builds on (the previous turn
     of the conversation, the job that queued it); they become span links, and
     ``prov:wasInformedBy`` in the provenance.
     """
     return _SpanScope(
         session_shape(
-            name, agent_id=agent_id, conversation_id=conversation_id, tools=tools, question=question
+            name,
+            agent_id=agent_id,
+            conversation_id=conversation_id,
+            tools=tools,
+            question=question,
+            provider=provider,
         ),
         tracer_provider=tracer_provider,
         links=[Link(context) for context in follows],

@@ -24,7 +24,7 @@ import hashlib
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry import trace
@@ -44,6 +44,7 @@ __all__ = [
     "describe_iteration",
     "iteration_shape",
     "model_call_shape",
+    "name_provider",
     "plan_shape",
     "put_content",
     "put_document",
@@ -136,11 +137,15 @@ def session_shape(
     conversation_id: str | None = None,
     tools: Sequence[str] = (),
     question: Any = None,
+    provider: str | None = None,
 ) -> SpanShape:
     """An agent session, ``invoke_agent {agent}``: one task from question to answer.
 
     ``tools``: the tools the agent was given (``otel-prov verify``'s ``tool_use_verified``
     gate); left off when there are none, so an agent without tools is not held to it.
+    ``provider``: its model's provider (``gen_ai.provider.name``, which the GenAI
+    conventions require of an agent span), when known before the first model call
+    (:func:`name_provider` names it then).
     """
     return SpanShape(
         f"{INVOKE_AGENT} {agent}",
@@ -149,10 +154,19 @@ def session_shape(
             sc.GEN_AI_AGENT_NAME: agent,
             sc.GEN_AI_AGENT_ID: agent_id,
             sc.GEN_AI_CONVERSATION_ID: conversation_id,
+            sc.GEN_AI_PROVIDER_NAME: provider,
             sc.OTEL_PROV_AGENT_TOOLS: list(tools) or None,
         },
         {sc.OTEL_PROV_QUESTION: question},
     )
+
+
+def name_provider(session: Span, provider: str | None) -> None:
+    """Name the provider of the session on ``session``'s span from its model call's, when
+    the span names none yet: a framework often knows the model only when it calls it."""
+    attributes = getattr(session, "attributes", None) or {}
+    if provider and sc.GEN_AI_PROVIDER_NAME not in attributes and session.is_recording():
+        session.set_attribute(sc.GEN_AI_PROVIDER_NAME, provider)
 
 
 def iteration_shape(
@@ -284,8 +298,29 @@ _TWIN_OPERATIONS = {
     sc.OTEL_PROV_ARGUMENTS: EXECUTE_TOOL,
     sc.OTEL_PROV_OBSERVATION: EXECUTE_TOOL,
     sc.OTEL_PROV_RETRIEVAL_QUERY: RETRIEVAL,
+    sc.OTEL_PROV_QUESTION: INVOKE_AGENT,
+    sc.OTEL_PROV_ANSWER: INVOKE_AGENT,
 }
 """Content attribute -> the operation of the spans on which it has its GenAI twin."""
+
+
+def _message(role: str, **extra: str) -> Callable[[str], str]:
+    """The GenAI conventions' messages attribute of one text message by ``role``."""
+
+    def form(text: str) -> str:
+        parts = [{"type": "text", "content": text}]
+        return json.dumps([{"role": role, "parts": parts, **extra}], ensure_ascii=False)
+
+    return form
+
+
+_TWIN_FORMS: dict[str, Callable[[str], str]] = {
+    sc.OTEL_PROV_QUESTION: _message("user"),
+    sc.OTEL_PROV_ANSWER: _message("assistant", finish_reason="stop"),
+}
+"""Content attribute -> how its twin holds the text, where not as it is: a session's
+question is its ``gen_ai.input.messages``, a user message; its answer its
+``gen_ai.output.messages``, the assistant's last message."""
 
 
 def _has_twin(target: Mapping[str, Any] | Span, key: str) -> bool:
@@ -333,7 +368,8 @@ def put_content(
         setter(key, text)
     twin = sc.GEN_AI_CONTENT_TWINS.get(key)
     if twin is not None and capture.genai and _has_twin(target, key):
-        setter(twin, text)
+        form = _TWIN_FORMS.get(key)
+        setter(twin, text if form is None else form(text))
         keep = True
     limit = capture.limit
     if not keep or (limit is not None and len(text) > limit):

@@ -21,7 +21,7 @@ Adding a convention (spans some other instrumentation emits):
    message of a new shape is read in :mod:`otel_prov.prov._messages`, a payload of a new
    shape in :func:`unwrapped`);
 3. if it records tool calls or tool definitions in structured attributes, their reading
-   in :func:`requested_calls` or :func:`defined_tools`; retrieved documents are read by
+   in :func:`calls_in` or :func:`defined_tools`; retrieved documents are read by
    :func:`retrieved_documents` from the patterns in ``documents``;
 4. a test in ``tests/test_third_party_conventions.py`` (and one with the instrumentation
    itself in ``tests/instrumentation/test_third_party.py`` if it can run there).
@@ -50,6 +50,8 @@ from otel_prov.prov._messages import (
     loads,
     messages,
     react,
+    received_messages,
+    sent_messages,
     span_messages,
 )
 
@@ -97,6 +99,7 @@ __all__ = [
     "RetrievedDocument",
     "Role",
     "agent_name",
+    "calls_in",
     "classify",
     "defined_tools",
     "failed_http_status",
@@ -105,7 +108,7 @@ __all__ = [
     "is_run_record",
     "model_output",
     "model_output_text",
-    "requested_calls",
+    "output_text",
     "retrieved_documents",
     "span_answer",
     "span_question",
@@ -581,6 +584,14 @@ def _messages(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> Spa
     return span_messages(attributes, tuple(events), MESSAGE_SOURCES)
 
 
+def _sent(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> tuple[Message, ...]:
+    return sent_messages(attributes, tuple(events), MESSAGE_SOURCES)
+
+
+def _received(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> tuple[Message, ...]:
+    return received_messages(attributes, tuple(events), MESSAGE_SOURCES)
+
+
 def _first(found: Iterable[Message], role: str) -> str | None:
     return next((m.text for m in found if m.role == role and m.text), None)
 
@@ -594,7 +605,7 @@ def first_user_message(
 ) -> str | None:
     """The text of the first user message a model call was sent: the question, for a
     session that records none of its own.  Any form :mod:`._messages` reads."""
-    return _first(_messages(attributes, events).input, USER)
+    return _first(_sent(attributes, events), USER)
 
 
 Request = tuple[Mapping[str, Any], Iterable[EventLike]]
@@ -606,14 +617,16 @@ def model_output(
     events: Iterable[EventLike] = (),
     following: Request | None = None,
 ) -> tuple[Message, ...]:
-    """What a model call answered: its output messages.  When it records none, and the
-    ``following`` request of the conversation was sent this call's messages and more, the
-    assistant messages right after them: what this call answered (OpenLLMetry records an
-    openai-agents Chat Completions generation's input only)."""
-    found = _messages(attributes, events)
-    if found.output or following is None:
-        return found.output
-    sent, later = found.input, _messages(*following).input
+    """What a model call answered: its output messages, in any form :mod:`._messages`
+    reads, read once by a caller that asks several things of them (:func:`output_text`,
+    :func:`calls_in`).  When it records none, and the ``following`` request of the
+    conversation was sent this call's messages and more, the assistant messages right after
+    them: what this call answered (OpenLLMetry records an openai-agents Chat Completions
+    generation's input only)."""
+    output = _received(attributes, events)
+    if output or following is None:
+        return output
+    sent, later = _sent(attributes, events), _sent(*following)
     if len(later) <= len(sent) or any(
         (a.role, a.text) != (b.role, b.text) for a, b in zip(sent, later, strict=False)
     ):
@@ -631,10 +644,15 @@ def model_output_text(
     events: Iterable[EventLike] = (),
     following: Request | None = None,
 ) -> str | None:
-    """The text a model call answered with (its reasoning when it gave no text, also when
-    it called tools): every output message's text but a tool's, in order (``following``:
-    see :func:`model_output`)."""
-    output = [m for m in model_output(attributes, events, following) if m.role != TOOL]
+    """The text a model call answered with: :func:`output_text` of its output
+    (``following``: see :func:`model_output`)."""
+    return output_text(model_output(attributes, events, following))
+
+
+def output_text(received: Iterable[Message]) -> str | None:
+    """The text of a model call's output messages (its reasoning when it gave no text,
+    also when it called tools): every output message's text but a tool's, in order."""
+    output = [m for m in received if m.role != TOOL]
     texts = [m.text for m in output if m.text]
     if texts:
         return "\n".join(texts)
@@ -650,7 +668,7 @@ def span_question(attributes: Mapping[str, Any], events: Iterable[EventLike] = (
 
 def span_answer(attributes: Mapping[str, Any], events: Iterable[EventLike] = ()) -> str | None:
     """A session's answer from its own output messages: the last assistant text."""
-    return _last(_messages(attributes, events).output, ASSISTANT)
+    return _last(_received(attributes, events), ASSISTANT)
 
 
 def tool_exchange(
@@ -720,20 +738,12 @@ def _tool_output(parsed: Any) -> str | None:
     return found[0].text if found else None
 
 
-def requested_calls(
-    attributes: Mapping[str, Any],
-    events: Iterable[EventLike] = (),
-    following: Request | None = None,
-) -> list[tuple[str, str, str | None]]:
-    """(tool name, arguments JSON, call id) of each tool call a model call's output asked
-    for, in order: GenAI ``tool_call`` parts, OpenInference's flattened ``tool_calls`` of
-    any output message, ``toolUse`` blocks of a ``gen_ai.choice`` event, Responses
-    ``function_call`` items, a ReAct ``Action:`` (``following``: see :func:`model_output`)."""
-    return [
-        (call.name, call.arguments, call.call_id)
-        for found in model_output(attributes, events, following)
-        for call in found.calls
-    ]
+def calls_in(received: Iterable[Message]) -> list[tuple[str, str, str | None]]:
+    """(tool name, arguments JSON, call id) of each tool call a model call's output
+    messages (:func:`model_output`) asked for, in order: GenAI ``tool_call`` parts,
+    OpenInference's flattened ``tool_calls`` of any output message, ``toolUse`` blocks of
+    a ``gen_ai.choice`` event, Responses ``function_call`` items, a ReAct ``Action:``."""
+    return [(call.name, call.arguments, call.call_id) for found in received for call in found.calls]
 
 
 def defined_tools(attributes: Mapping[str, Any]) -> list[str]:

@@ -402,7 +402,7 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
         # said, having called no tool.
         text = span_answer(span.attributes, span.events)
         if text is None and steps and not steps[-1].tools:
-            text = steps[-1].text
+            text = steps[-1].thought
         answer = Content.of(text) if text is not None else None
     if answer is not None:
         entity = entity_iri(activity, "answer")
@@ -433,7 +433,7 @@ def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str 
     actions = [first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
     if step.tools and actions[0]:
         add((iri, O.action, literal(actions[0])))
-    text = step.text
+    text = step.thought
     if text is None:
         return None
     thought = entity_iri(iri, "thought")
@@ -520,9 +520,14 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
     content = Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
-    exchanged, result = tool_exchange(span.attributes, span.events)
-    if content is None and exchanged is not None:
-        content = Content.of(exchanged)  # the call sent as a message (Strands Agents)
+
+    def exchanged() -> tuple[str | None, str | None]:
+        # The call and its result as messages (Strands Agents): read only where no key
+        # holds them, which is rare, and costly (the messages are parsed).
+        return tool_exchange(span.attributes, span.events)
+
+    if content is None and (sent := exchanged()[0]) is not None:
+        content = Content.of(sent)
     if content is None and only_call and iteration is not None:
         content = SpanTriples(iteration, out.problems).content(sc.OTEL_PROV_ARGUMENTS)
     if content is not None:
@@ -539,7 +544,7 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
         return  # a failed or unfinished call produced nothing: no Observation claims success
     observation = entity_iri(activity, "observation")
     content = out.content(*RESULT_KEYS, pick="result")
-    if content is None and result is not None:
+    if content is None and (result := exchanged()[1]) is not None:
         content = Content.of(unwrapped(result, "result") or result)
     if content is None and only_call and iteration is not None:
         content = SpanTriples(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)

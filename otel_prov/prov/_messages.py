@@ -516,13 +516,31 @@ def span_messages(
     attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
 ) -> SpanMessages:
     """Every message a span records, on each side from the first source that has any."""
-    sent_events, received_events = _events(events, sources) if events else ((), ())
-    from_events = (_said(sent_events), _said(received_events))
+    return SpanMessages(
+        sent_messages(attributes, events, sources), received_messages(attributes, events, sources)
+    )
+
+
+def sent_messages(
+    attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
+) -> tuple[Message, ...]:
+    """The input side of :func:`span_messages` alone (system instructions first).  Apart,
+    because a model call's input is the whole conversation so far, and most readers want
+    only what came back: parsing it for them cost the mapping of third-party runs half
+    its time (docs/design.md)."""
     sent = (
         _side(attributes, sources.input_lists, sources.input_flattened, sources.input_legacy, None)
-        or from_events[0]
+        or (_said(_events(events, sources)[0]) if events else ())
         or _lists(attributes, sources.input_late)
     )
+    return _instructions(attributes, sources.instructions) + sent
+
+
+def received_messages(
+    attributes: Mapping[str, Any], events: Sequence[EventLike], sources: MessageSources
+) -> tuple[Message, ...]:
+    """The output side of :func:`span_messages` alone (an assistant's ReAct text read as
+    its thought, call and answer: :func:`react`)."""
     received = (
         _side(
             attributes,
@@ -531,10 +549,7 @@ def span_messages(
             sources.output_legacy,
             ASSISTANT,
         )
-        or from_events[1]
+        or (_said(_events(events, sources)[1]) if events else ())
         or _lists(attributes, sources.output_late)
     )
-    return SpanMessages(
-        _instructions(attributes, sources.instructions) + sent,
-        tuple(react(m) if m.role == ASSISTANT else m for m in received),
-    )
+    return tuple(react(m) if m.role == ASSISTANT else m for m in received)

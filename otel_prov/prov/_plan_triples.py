@@ -238,6 +238,6 @@ def _evaluated_output(span: SpanRecord, tree: SpanTree) -> str | None:
     if span.role is Role.TOOL_CALL and succeeded(span):
         return entity_iri(activity, "observation")
     step = tree.opened_step(span)
-    if step is not None and step.text is not None:
+    if step is not None and step.thought is not None:
         return entity_iri(entity_iri(activity, "step"), "thought")
     return None

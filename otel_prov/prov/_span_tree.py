@@ -19,9 +19,10 @@ from otel_prov.prov._conventions import (
     Request,
     RetrievedDocument,
     agent_name,
+    calls_in,
     defined_tools,
-    model_output_text,
-    requested_calls,
+    model_output,
+    output_text,
     retrieved_documents,
 )
 from otel_prov.prov._iris import (
@@ -30,6 +31,7 @@ from otel_prov.prov._iris import (
     entity_iri,
     span_hex,
 )
+from otel_prov.prov._messages import Message
 from otel_prov.prov._span_record import Role, SpanRecord
 
 __all__ = [
@@ -110,6 +112,7 @@ class Step:
     following: SpanRecord | None = None
     """The session's next model call, whose request may hold what this one answered
     (:func:`~otel_prov.prov._conventions.model_output`)."""
+    _output: tuple[Message, ...] | None = dataclasses.field(default=None, init=False, repr=False)
 
     @property
     def next_request(self) -> Request | None:
@@ -117,9 +120,19 @@ class Step:
         return (following.attributes, following.events) if following is not None else None
 
     @property
-    def text(self) -> str | None:
-        """What the model answered with: the step's thought, or the answer of a last step."""
-        return model_output_text(self.model.attributes, self.model.events, self.next_request)
+    def output(self) -> tuple[Message, ...]:
+        """What the model call received back, read once (once ``following`` is known):
+        the step's calls, its thought and the run's answer are all in it, and reading it is
+        most of the cost of mapping a third-party run (docs/design.md)."""
+        if self._output is None:
+            self._output = model_output(self.model.attributes, self.model.events, self.next_request)
+        return self._output
+
+    @property
+    def thought(self) -> str | None:
+        """What the model answered with (:func:`output_text`): the step's thought, or the
+        answer of a last step."""
+        return output_text(self.output)
 
     @property
     def iri(self) -> str:
@@ -275,7 +288,7 @@ class SpanTree:
         for step, following in itertools.pairwise(steps):
             step.following = following.model
         for step in steps:
-            requests = requested_calls(step.model.attributes, step.model.events, step.next_request)
+            requests = calls_in(step.output)
             for tool in step.tools:
                 name = first_text(tool.attributes, TOOL_NAME_KEYS)
                 for index, (requested, arguments, call_id) in enumerate(requests):

@@ -242,15 +242,21 @@ def downstream_rows(
 
 
 def why_attempts_query(graph: str, holders: Sequence[str]) -> str:
-    """SELECT ``?n ?p ?o``: each failed activity (``oprov:status "error"``) directly part
-    of one of ``holders`` (IRIs of the sessions and steps ``why`` reached), with what
+    """SELECT ``?n ?holder ?p ?o``: each failed activity (``oprov:status "error"``) made in one of
+    ``holders`` (IRIs of the sessions and steps ``why`` reached), with what
     :data:`WHY_PROPERTIES` says of it.  A failed tool call produced nothing, so no
-    derivation leads to it, yet it is part of why the agent did what it did."""
+    derivation leads to it, yet it is part of why the agent did what it did.
+
+    Made in a holder as ``show`` places a call: part of it, or (third-party spans, where
+    a framework's span sits between the step the mapper inferred and the call) calling
+    with the arguments the holder generated.  ``?holder`` says which, whatever span the
+    call is stored as part of."""
     return f"""{SPARQL_PREFIXES}
-SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
+SELECT DISTINCT ?n ?holder ?p ?o WHERE {{ GRAPH {graph} {{
   VALUES ?holder {{ {values(holders)} }}
-  ?n oprov:partOf ?holder ; oprov:status "error" .
-  ?n ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
+  {{ ?n oprov:partOf ?holder }}
+  UNION {{ ?n prov:used ?arguments . ?arguments a oprov:Arguments ; prov:wasGeneratedBy ?holder }}
+  ?n oprov:status "error" ; ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
 }} }}"""
 
 
@@ -422,7 +428,14 @@ def _graph_rows(backend: QueryBackend, graph: str, start: WhyStart) -> list[dict
     )
     if holders:
         attempts = backend.query(why_attempts_query(graph, holders)).rows
-        rows += [{**row, "attempt": "true"} for row in attempts]
+        rows += [
+            {"n": row["n"], "attempt": "true", "p": row["p"], "o": row["o"]} for row in attempts
+        ]
+        made_in = sorted({(row["n"], row["holder"]) for row in attempts})
+        rows += [
+            {"n": node, "attempt": "true", "p": f"{OPROV}partOf", "o": holder}
+            for node, holder in made_in
+        ]
     calls = sorted(
         {row["n"] or "" for row in rows if row["p"] == RDF + "type" and row["o"] == _TOOL_CALL}
     )

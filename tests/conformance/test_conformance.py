@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -278,7 +278,8 @@ class Stores:
     received: Path
 
 
-def _run(scenario: Scenario, directory: Path) -> Stores:
+def run_scenario(scenario: Scenario, directory: Path) -> Stores:
+    """Run ``scenario``'s agent in ``directory``: its in-process and received stores."""
     stores = Stores(directory / "in-process", directory / "received")
     python = installed(*scenario.venv) if scenario.venv else Path(sys.executable)
     receivers = Receivers(directory)
@@ -315,13 +316,6 @@ def _run(scenario: Scenario, directory: Path) -> Stores:
     return stores
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Stores]]:
-    """Each scenario's stores, run once when its first field is checked."""
-    made: dict[str, Stores] = {}
-    yield made
-
-
 CASES = [
     pytest.param(
         scenario,
@@ -341,12 +335,9 @@ CASES = [
 def test_a_field_is_read_as_the_script_has_it(
     scenario: Scenario,
     name: str,
-    runs: dict[str, Stores],
-    tmp_path_factory: pytest.TempPathFactory,
+    stores_of: Callable[[Scenario], Stores],
 ) -> None:
-    if scenario.name not in runs:
-        runs[scenario.name] = _run(scenario, tmp_path_factory.mktemp(scenario.name))
-    stores = runs[scenario.name]
+    stores = stores_of(scenario)
     in_process = fields.observed(stores.in_process)[name]
     received = fields.observed(stores.received)[name]
     assert in_process == received, f"in process {in_process!r}, through receive {received!r}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan
@@ -39,3 +40,34 @@ def subjects(triples: Triples, cls: str) -> list[str]:
 def value(triples: Triples, subject: str, predicate: str) -> str | None:
     found = [o for s, p, o in triples if s == subject and p == predicate]
     return parse_literal(found[0]) if found else None
+
+
+def genai_messages(session: ReadableSpan) -> tuple[Any, Any, Any]:
+    """What a GenAI-only backend reads of an agent span: its input and output messages
+    (the JSON of ``gen_ai.input.messages`` / ``gen_ai.output.messages``, None when off)
+    and ``gen_ai.provider.name``."""
+    found = attrs(session)
+
+    def messages(key: str) -> Any:
+        return json.loads(found[key]) if key in found else None
+
+    return (
+        messages("gen_ai.input.messages"),
+        messages("gen_ai.output.messages"),
+        found.get("gen_ai.provider.name"),
+    )
+
+
+def said(question: str, answer: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The GenAI conventions' input and output messages of a session: the user's question,
+    the agent's answer."""
+    return (
+        [{"role": "user", "parts": [{"type": "text", "content": question}]}],
+        [
+            {
+                "role": "assistant",
+                "parts": [{"type": "text", "content": answer}],
+                "finish_reason": "stop",
+            }
+        ],
+    )

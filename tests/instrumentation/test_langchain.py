@@ -45,7 +45,7 @@ from otel_prov.instrumentation.langchain import LangChainInstrumentor
 from otel_prov.prov._iris import activity_iri, tool_iri
 from otel_prov.prov._rdf import RDF_TYPE, parse_literal
 from otel_prov.prov._vocab import O, P
-from tests.instrumentation.span_helpers import parent_of
+from tests.instrumentation.span_helpers import genai_messages, parent_of, said
 
 QUESTION = "Weather in Paris?"
 
@@ -195,6 +195,7 @@ def test_two_step_run_gives_nested_spans_and_react_provenance(
     assert attrs(session) == {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": "weather",
+        "gen_ai.provider.name": "scriptedmodel",  # the chat model's, as LangChain names it
         "otel_prov.agent.tools": ("get_weather",),
         "otel_prov.question": QUESTION,
         "otel_prov.answer": "18 °C",
@@ -267,6 +268,20 @@ class KeywordRetriever(BaseRetriever):
         return sorted(
             self.documents, key=lambda d: -len(words & set(d.page_content.lower().split()))
         )
+
+
+@pytest.mark.parametrize("content", ["SPAN_ONLY", ""])
+def test_the_agent_span_speaks_the_genai_conventions(
+    exporter: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    """A GenAI-only backend reads the run off the agent span: its provider (the chat
+    model's, as LangChain names it) always, the question and answer as messages under the
+    content opt-in."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", content)
+    ask(weather_agent(get_weather))
+    session = one(spans_of(exporter), "invoke_agent weather")
+    messages = said(QUESTION, "18 °C") if content else (None, None)
+    assert genai_messages(session) == (*messages, "scriptedmodel")
 
 
 def faq_agent() -> Any:

@@ -63,7 +63,16 @@ from otel_prov.prov._rdf import literal
 from otel_prov.prov._span_record import SpanRecord, record_from_span
 from otel_prov.prov._vocab import RDF_TYPE, O, P
 from tests.instrumentation.scripted_openai import ScriptedModel, ScriptedProvider
-from tests.instrumentation.span_helpers import attrs, by_name, parent_of, prov, subjects, value
+from tests.instrumentation.span_helpers import (
+    attrs,
+    by_name,
+    genai_messages,
+    parent_of,
+    prov,
+    said,
+    subjects,
+    value,
+)
 
 ARGS = '{"city":  "Paris"}'  # odd spacing on purpose: the exact string must survive
 THOUGHT = "I need the weather in Paris first."
@@ -401,6 +410,22 @@ def test_genai_opt_in_adds_tool_call_content(
     (tool,) = by_name(list(exporter.get_finished_spans()), "execute_tool")
     assert attrs(tool)[sc.GEN_AI_TOOL_CALL_ARGUMENTS] == ARGS
     assert attrs(tool)[sc.GEN_AI_TOOL_CALL_RESULT] == "18 °C and light rain in Paris"
+
+
+@pytest.mark.parametrize("content", ["SPAN_ONLY", ""])
+def test_the_agent_span_speaks_the_genai_conventions(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    monkeypatch: pytest.MonkeyPatch,
+    content: str,
+) -> None:
+    """A GenAI-only backend reads the run off the agent span: its provider always, the
+    question and answer as messages under the content opt-in."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", content)
+    exporter, _, _ = instrumented
+    Runner.run_sync(AGENT, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()]))
+    (session,) = by_name(list(exporter.get_finished_spans()), "invoke_agent")
+    messages = said("Weather in Paris?", ANSWER) if content else (None, None)
+    assert genai_messages(session) == (*messages, "openai")
 
 
 def test_uninstrument_leaves_no_spans(

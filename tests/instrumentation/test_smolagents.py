@@ -48,8 +48,10 @@ from tests.instrumentation.span_helpers import (
     Triples,
     attrs,
     by_name,
+    genai_messages,
     parent_of,
     prov,
+    said,
     subjects,
     value,
 )
@@ -404,6 +406,26 @@ def test_tool_call_then_final_answer(instrumented: InMemorySpanExporter) -> None
     assert (answer, P.wasGeneratedBy, prov_session) in triples
     declared = [o for s, p, o in triples if s == prov_session and p == O.declaredTool]
     assert declared == [tool_iri("get_weather")]
+
+
+@pytest.mark.parametrize("content", ["SPAN_ONLY", ""])
+def test_the_agent_span_speaks_the_genai_conventions(
+    instrumented: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch, content: str
+) -> None:
+    """A GenAI-only backend reads the run off the agent span: its provider (its model's:
+    here smolagents' OpenAIModel, on a local scripted OpenAI server) always, the question
+    and answer as messages under the content opt-in."""
+    from tests.conformance import smolagents_agent
+    from tests.conformance.openai_server import ScriptedOpenAI
+    from tests.self_traced import scenario
+
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", content)
+    with ScriptedOpenAI() as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        smolagents_agent.build(stream=False).run(scenario.QUESTION)
+    (session,) = by_name(list(instrumented.get_finished_spans()), "invoke_agent")
+    messages = said(scenario.QUESTION, scenario.ANSWER) if content else (None, None)
+    assert genai_messages(session) == (*messages, "openai")
 
 
 def test_streaming_run_records_the_same_session(instrumented: InMemorySpanExporter) -> None:

@@ -27,7 +27,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def test_the_session_page_shows_the_services_the_calls_reached(
     served: Served,
-    browser: webdriver.Chrome,  # noqa: F811
+    browser: webdriver.Chrome,
 ) -> None:
     browser.get(served.url + f"/session?id={TRACE:032x}")
     calls = browser.find_elements(By.CSS_SELECTOR, "div.tool-call")

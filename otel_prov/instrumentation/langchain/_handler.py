@@ -72,6 +72,7 @@ from otel_prov.capture import (
     describe_iteration,
     iteration_shape,
     model_call_shape,
+    name_provider,
     put_content,
     put_document,
     put_usage,
@@ -592,12 +593,11 @@ class ProvCallbackHandler(BaseCallbackHandler):
         model = _model_name(serialized, params, metadata)
         if parent.in_model_node:  # not the model of an agent that a tool runs
             self._declare(parent.session, _bound_tools(params))
-        provider = (metadata or {}).get("ls_provider")
-        shape = model_call_shape(
-            model,
-            operation=operation,
-            provider=provider if isinstance(provider, str) and provider else None,
-        )
+        named = (metadata or {}).get("ls_provider")
+        provider = named if isinstance(named, str) and named else None
+        if parent.in_model_node:  # the session's own model names its provider
+            name_provider(parent.session.span, provider)
+        shape = model_call_shape(model, operation=operation, provider=provider)
         span = shape.start(self._tracer, parent=parent.anchor)
         run = _Run(_Kind.MODEL, parent.session, span, parent.iteration, parent.in_model_node)
         self._add(run_id, run)

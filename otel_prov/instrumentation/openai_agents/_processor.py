@@ -435,7 +435,9 @@ class OpenAIAgentsSpanConverter:
         if handoff is not None and handoff.to_agent == name and handoff.span is not None:
             parent = handoff
             links.append(Link(handoff.span.get_span_context()))
-        span = self._open(session_shape(name), parent, start, links=links)
+        # The SDK's models are OpenAI's, and so its spans say (as OpenAI's own
+        # instrumentation of the SDK does): the provider the GenAI conventions ask for.
+        span = self._open(session_shape(name, provider="openai"), parent, start, links=links)
         if handoff is not None:
             self._release(handoff)
         return _Entry(_SESSION, span, trace_key, sdk_parent=sdk_parent, agent=data)

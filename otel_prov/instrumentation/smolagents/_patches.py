@@ -247,7 +247,13 @@ def _session(
     name = str(getattr(agent, "name", None) or type(agent).__name__)
     task = kwargs.get("task", args[0] if args else None)
     question = None if task is None else _text(task) or ""
-    span = _start(session_shape(name, tools=_declared_tools(agent), question=question))
+    shape = session_shape(
+        name,
+        tools=_declared_tools(agent),
+        question=question,
+        provider=_provider(getattr(agent, "model", None)),
+    )
+    span = _start(shape)
     answer: list[Any] = []
 
     def observe(item: Any) -> None:
@@ -355,9 +361,30 @@ def _wrap_model(call: _ModelCall) -> Callable[[Callable[..., Any]], Callable[...
     return factory
 
 
+_PROVIDERS = {
+    "AzureOpenAIModel": "azure.ai.openai",
+    "AzureOpenAIServerModel": "azure.ai.openai",
+    "OpenAIModel": "openai",
+    "OpenAIServerModel": "openai",
+    "AmazonBedrockModel": "aws.bedrock",
+    "AmazonBedrockServerModel": "aws.bedrock",
+}
+"""smolagents' model classes whose provider is fixed -> its GenAI name
+(``gen_ai.provider.name``).  Others (LiteLLM, Hugging Face inference, local models)
+reach a provider only their settings say: none is named."""
+
+
+def _provider(model: Any) -> str | None:
+    """The provider of a smolagents model, by its class (a subclass counts)."""
+    for cls in type(model).__mro__:
+        if cls.__module__.startswith("smolagents") and cls.__name__ in _PROVIDERS:
+            return _PROVIDERS[cls.__name__]
+    return None
+
+
 def _model_span(model: Any) -> Span:
     model_id = str(getattr(model, "model_id", None) or type(model).__name__)
-    return _start(model_call_shape(model_id))
+    return _start(model_call_shape(model_id, provider=_provider(model)))
 
 
 def _record_output(span: Span, message: Any, iteration: _Iteration | None) -> None:

@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import os
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,7 +45,9 @@ __all__ = [
     "describe_iteration",
     "iteration_shape",
     "model_call_shape",
+    "person_id",
     "plan_shape",
+    "put_approval",
     "put_content",
     "put_document",
     "put_evaluation",
@@ -136,11 +139,14 @@ def session_shape(
     conversation_id: str | None = None,
     tools: Sequence[str] = (),
     question: Any = None,
+    user_id: str | None = None,
 ) -> SpanShape:
     """An agent session, ``invoke_agent {agent}``: one task from question to answer.
 
     ``tools``: the tools the agent was given (``otel-prov verify``'s ``tool_use_verified``
     gate); left off when there are none, so an agent without tools is not held to it.
+    ``user_id``: the user the agent acts on behalf of (``user.id``, under the content
+    policy: see :func:`person_id`).
     """
     return SpanShape(
         f"{INVOKE_AGENT} {agent}",
@@ -150,6 +156,7 @@ def session_shape(
             sc.GEN_AI_AGENT_ID: agent_id,
             sc.GEN_AI_CONVERSATION_ID: conversation_id,
             sc.OTEL_PROV_AGENT_TOOLS: list(tools) or None,
+            sc.USER_ID: None if user_id is None else person_id(user_id),
         },
         {sc.OTEL_PROV_QUESTION: question},
     )
@@ -491,6 +498,71 @@ def put_evaluation(
         if value is not None:
             attributes[key] = value
     span.add_event(sc.GEN_AI_EVALUATION_RESULT, attributes)
+
+
+def person_id(identifier: str) -> str:
+    """A person's id as the content policy allows: as given when content is captured, else
+    ``sha256:<hex>`` of it, a pseudonym that still tells one person from another (the
+    mapper names the person's node by that hash either way)."""
+    if capture_switches()[0]:
+        return identifier
+    return "sha256:" + hashlib.sha256(identifier.encode()).hexdigest()
+
+
+def put_approval(
+    span: Span,
+    decision: str,
+    approver: str,
+    *,
+    approver_name: str | None = None,
+    reason: str | None = None,
+    waited: float | None = None,
+    tool_name: str | None = None,
+    tool_call_id: str | None = None,
+    at_ns: int | None = None,
+) -> None:
+    """An ``otel_prov.approval`` event: ``approver`` decided ``decision`` on a tool call, at
+    ``at_ns`` (default: now) after the run ``waited`` seconds for it.
+
+    The call is the span's own (a tool call span, then marked as one that needed an
+    approval; ``waited`` None: since the call started) or the one ``tool_call_id`` names.
+    The approver's id is kept under the content policy (:func:`person_id`); name and
+    reason are content, left off without it.
+    Raises ``ValueError`` for an unknown decision or an empty approver, before anything
+    is recorded.
+    """
+    if decision not in sc.APPROVAL_DECISIONS:
+        raise ValueError(f"a decision is approved, rejected or modified, not {decision!r}")
+    if not isinstance(approver, str) or not approver:
+        raise ValueError("an approval needs its approver (a person's id)")
+    if waited is not None and not (isinstance(waited, (int, float)) and waited >= 0):
+        raise ValueError(f"waited is a number of seconds >= 0, not {waited!r}")
+    on_the_call = _has_operation(span, EXECUTE_TOOL) and tool_call_id is None
+    started = getattr(span, "start_time", None)
+    if waited is None and on_the_call and isinstance(started, int):
+        waited = max(0, (at_ns or time.time_ns()) - started) / 1e9
+    content = capture_switches()[0]
+    attributes: dict[str, str | float] = {
+        sc.OTEL_PROV_APPROVAL_DECISION: decision,
+        sc.OTEL_PROV_APPROVAL_APPROVER_ID: person_id(approver),
+    }
+    for key, value in (
+        (sc.OTEL_PROV_APPROVAL_APPROVER_NAME, approver_name if content else None),
+        (sc.OTEL_PROV_APPROVAL_REASON, redact(reason) if content and reason else None),
+        (sc.OTEL_PROV_APPROVAL_WAIT, None if waited is None else float(waited)),
+        (sc.GEN_AI_TOOL_NAME, tool_name),
+        (sc.GEN_AI_TOOL_CALL_ID, tool_call_id),
+    ):
+        if value is not None:
+            attributes[key] = value
+    if on_the_call:
+        span.set_attribute(sc.OTEL_PROV_APPROVAL_REQUIRED, True)
+    span.add_event(sc.APPROVAL_EVENT, attributes, timestamp=at_ns)
+
+
+def _has_operation(span: Span, operation: str) -> bool:
+    attributes = getattr(span, "attributes", None) or {}
+    return bool(attributes.get(sc.GEN_AI_OPERATION_NAME) == operation)
 
 
 def _error_type(error: BaseException) -> str:

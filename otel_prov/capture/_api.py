@@ -352,6 +352,8 @@ def record_approval(
     call it allowed ``prov:wasInformedBy`` it.  The approver's id and name, and the
     reason, are kept under the content policy.
     """
+    if not isinstance(approver, str) or not approver:
+        raise ValueError("an approval needs its approver (a person's id)")
     put_approval(
         _current(span),
         decision,

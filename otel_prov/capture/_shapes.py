@@ -512,7 +512,7 @@ def person_id(identifier: str) -> str:
 def put_approval(
     span: Span,
     decision: str,
-    approver: str,
+    approver: str | None,
     *,
     approver_name: str | None = None,
     reason: str | None = None,
@@ -527,14 +527,15 @@ def put_approval(
     The call is the span's own (a tool call span, then marked as one that needed an
     approval; ``waited`` None: since the call started) or the one ``tool_call_id`` names.
     The approver's id is kept under the content policy (:func:`person_id`); name and
-    reason are content, left off without it.
+    reason are content, left off without it.  ``approver`` None: the framework does not
+    say who decided (the mapper records a person it cannot name).
     Raises ``ValueError`` for an unknown decision or an empty approver, before anything
     is recorded.
     """
     if decision not in sc.APPROVAL_DECISIONS:
         raise ValueError(f"a decision is approved, rejected or modified, not {decision!r}")
-    if not isinstance(approver, str) or not approver:
-        raise ValueError("an approval needs its approver (a person's id)")
+    if approver is not None and (not isinstance(approver, str) or not approver):
+        raise ValueError("an approver is a person's id, a non-empty string")
     if waited is not None and not (isinstance(waited, (int, float)) and waited >= 0):
         raise ValueError(f"waited is a number of seconds >= 0, not {waited!r}")
     on_the_call = _has_operation(span, EXECUTE_TOOL) and tool_call_id is None
@@ -542,11 +543,9 @@ def put_approval(
     if waited is None and on_the_call and isinstance(started, int):
         waited = max(0, (at_ns or time.time_ns()) - started) / 1e9
     content = capture_switches()[0]
-    attributes: dict[str, str | float] = {
-        sc.OTEL_PROV_APPROVAL_DECISION: decision,
-        sc.OTEL_PROV_APPROVAL_APPROVER_ID: person_id(approver),
-    }
+    attributes: dict[str, str | float] = {sc.OTEL_PROV_APPROVAL_DECISION: decision}
     for key, value in (
+        (sc.OTEL_PROV_APPROVAL_APPROVER_ID, None if approver is None else person_id(approver)),
         (sc.OTEL_PROV_APPROVAL_APPROVER_NAME, approver_name if content else None),
         (sc.OTEL_PROV_APPROVAL_REASON, redact(reason) if content and reason else None),
         (sc.OTEL_PROV_APPROVAL_WAIT, None if waited is None else float(waited)),

@@ -46,15 +46,20 @@ def person_iri(identifier: str) -> str:
     return f"<urn:otel-prov:person:{digest}>"
 
 
-def _person(identifier: str, name: Any, out: SpanTriples) -> str:
-    person = person_iri(identifier)
+def _person(identifier: str | None, name: Any, out: SpanTriples, *, unnamed: str = "") -> str:
+    """The ``prov:Person`` with this id; with none (a framework that does not say who
+    decided), the node ``unnamed``, one person the record cannot name."""
+    person = person_iri(identifier) if identifier is not None else unnamed
     add = out.add
     add((person, RDF_TYPE, P.Person))
     add((person, RDF_TYPE, P.Agent))
-    pseudonym = identifier.startswith(_PSEUDONYM)
     label = name if isinstance(name, str) and name else None
-    add((person, RDFS_LABEL, literal(label or ("a person" if pseudonym else identifier))))
-    if not pseudonym:
+    if identifier is None:
+        add((person, RDFS_LABEL, literal(label or "a person the record does not name")))
+    elif identifier.startswith(_PSEUDONYM):
+        add((person, RDFS_LABEL, literal(label or "a person")))
+    else:
+        add((person, RDFS_LABEL, literal(label or identifier)))
         add((person, O.personId, literal(identifier)))
     if label is not None:
         add((person, O.personName, literal(label)))
@@ -107,8 +112,8 @@ def map_approvals(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTrip
         attributes = event.attributes
         decision = attributes.get(sc.OTEL_PROV_APPROVAL_DECISION)
         approver = attributes.get(sc.OTEL_PROV_APPROVAL_APPROVER_ID)
-        if decision not in sc.APPROVAL_DECISIONS or not isinstance(approver, str) or not approver:
-            out.report(f"approval event {index} has no known decision or no approver; left out")
+        if decision not in sc.APPROVAL_DECISIONS:
+            out.report(f"approval event {index}: decision {decision!r} is not known; left out")
             continue
         approval = entity_iri(activity, f"approval-{index}")
         recorded = attributes.get(sc.OTEL_PROV_APPROVAL_WAIT)
@@ -131,7 +136,12 @@ def map_approvals(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTrip
         reason = attributes.get(sc.OTEL_PROV_APPROVAL_REASON)
         if isinstance(reason, str) and reason:
             add((approval, O.reason, literal(reason)))
-        person = _person(approver, attributes.get(sc.OTEL_PROV_APPROVAL_APPROVER_NAME), out)
+        person = _person(
+            approver if isinstance(approver, str) and approver else None,
+            attributes.get(sc.OTEL_PROV_APPROVAL_APPROVER_NAME),
+            out,
+            unnamed=entity_iri(approval, "approver"),
+        )
         add((approval, P.wasAssociatedWith, person))
         call = _decided_call(span, attributes.get(sc.GEN_AI_TOOL_CALL_ID), tree)
         name = first_text(attributes, TOOL_NAME_KEYS)

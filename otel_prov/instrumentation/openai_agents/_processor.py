@@ -44,6 +44,7 @@ from otel_prov.capture import (
     describe_iteration,
     iteration_shape,
     model_call_shape,
+    put_approval,
     put_content,
     put_usage,
     record_failure,
@@ -89,6 +90,34 @@ _HOSTED_TOOLS = frozenset(
 """Names the SDK gives the hosted tools that OpenAI runs (``WebSearchTool.name`` and the
 like): the runner opens no ``function`` span for their calls, so they are not declared.
 A function tool of the same name is not declared either."""
+
+
+_USER_KEYS = ("user.id", "user_id")
+"""Keys of the SDK trace's metadata (``RunConfig.trace_metadata``) that name the user the
+run acts on behalf of: the session spans get it as ``user.id``."""
+_REMEMBERED = 1024
+"""At most this many calls waiting for a decision, decisions not yet seen to take effect
+and traces' users are kept (the oldest go first): a run never resumed costs nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """A person's decision on a call (``RunContextWrapper.approve_tool`` / ``reject_tool``),
+    kept until the resumed run shows its effect: the call running, or the model told."""
+
+    decision: str
+    at_ns: int
+    tool_name: str | None
+    arguments: str | None
+    reason: str | None
+    waited: float | None
+
+
+def _remember(table: dict[str, Any], key: str, value: Any) -> None:
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > _REMEMBERED:
+        del table[next(iter(table))]
 
 
 @dataclass(eq=False)
@@ -278,6 +307,14 @@ class OpenAIAgentsSpanConverter:
         self._handoffs: dict[tuple[str, str], _Entry] = {}
         """Ended handoffs whose target agent has not started yet, by (SDK trace id, SDK
         parent of the session that handed off)."""
+        self._waiting: dict[str, int] = {}
+        """Call id -> when the call stopped to wait for a person (its function span ended
+        without output: the SDK's interruption)."""
+        self._verdicts: dict[str, _Verdict] = {}
+        """Call id -> the decision on it, until the resumed run shows its effect."""
+        self._users: dict[str, str] = {}
+        """SDK trace id -> the user its metadata names; kept past the trace's end, since a
+        run resumed from its state continues the same SDK trace."""
         self._enabled = True
 
     def disable(self) -> None:
@@ -291,8 +328,15 @@ class OpenAIAgentsSpanConverter:
             trace_id = str(sdk_trace.trace_id)
             name = str(getattr(sdk_trace, "name", None) or "Agent workflow")
             span = self._tracer.start_span(name, attributes={_ATTR_SDK_TRACE_ID: trace_id})
+            metadata = getattr(sdk_trace, "metadata", None)
+            user = next(
+                (metadata[k] for k in _USER_KEYS if isinstance(metadata, dict) and metadata.get(k)),
+                None,
+            )
             with self._lock:
                 self._entries[trace_id] = _Entry(_TRACE, span, trace_id)
+                if user is not None:
+                    _remember(self._users, trace_id, str(user))
         except Exception:  # noqa: BLE001 - never break the agent run
             _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
 
@@ -331,6 +375,34 @@ class OpenAIAgentsSpanConverter:
             self._end(sdk_span)
         except Exception:  # noqa: BLE001 - never break the agent run
             _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
+
+    def record_decision(self, item: Any, *, approved: bool, reason: str | None = None) -> None:
+        """A person approved or rejected the call of the SDK's ``ToolApprovalItem`` ``item``.
+
+        The SDK says nothing of who decided.  The decision takes effect in the run resumed
+        from the state: an approved call runs there (its span gets the decision), a
+        rejected one does not, and the model is told (its session span gets it then)."""
+        try:
+            raw = _dump(getattr(item, "raw_item", None))
+            call_id = raw.get("call_id") if isinstance(raw, dict) else None
+            if not isinstance(call_id, str) or not call_id:
+                return
+            arguments = raw.get("arguments") if isinstance(raw, dict) else None
+            name = getattr(item, "tool_name", None)
+            now = time.time_ns()
+            with self._lock:
+                since = self._waiting.pop(call_id, None)
+                verdict = _Verdict(
+                    "approved" if approved else "rejected",
+                    now,
+                    name if isinstance(name, str) else None,
+                    arguments if isinstance(arguments, str) else None,
+                    reason,
+                    None if since is None else max(0, now - since) / 1e9,
+                )
+                _remember(self._verdicts, call_id, verdict)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents approval not recorded", exc_info=True)
 
     def shutdown(self) -> None:
         self.disable()
@@ -435,7 +507,8 @@ class OpenAIAgentsSpanConverter:
         if handoff is not None and handoff.to_agent == name and handoff.span is not None:
             parent = handoff
             links.append(Link(handoff.span.get_span_context()))
-        span = self._open(session_shape(name), parent, start, links=links)
+        shape = session_shape(name, user_id=self._users.get(trace_key))
+        span = self._open(shape, parent, start, links=links)
         if handoff is not None:
             self._release(handoff)
         return _Entry(_SESSION, span, trace_key, sdk_parent=sdk_parent, agent=data)
@@ -528,7 +601,8 @@ class OpenAIAgentsSpanConverter:
             elif entry.kind == _MODEL:
                 self._end_model(entry, data)
             elif entry.kind == _TOOL:
-                self._end_tool(entry, data)
+                failed = isinstance(getattr(sdk_span, "error", None), dict)
+                self._end_tool(entry, data, end, failed=failed)
             elif entry.kind == _HANDOFF:
                 self._end_handoff(entry, span, data)
             error = getattr(sdk_span, "error", None)
@@ -551,6 +625,8 @@ class OpenAIAgentsSpanConverter:
         put_usage(span, input_tokens=input_tokens, output_tokens=output_tokens)
         iteration = entry.iteration
         session = iteration.session if iteration is not None else None
+        if session is not None and self._verdicts:
+            self._settle_rejections(session, data)
         if session is not None and session.span is not None and not session.has_question:
             question = _question(data)
             if question is not None:
@@ -582,7 +658,7 @@ class OpenAIAgentsSpanConverter:
         else:
             describe_iteration(target, thought=thought)
 
-    def _end_tool(self, entry: _Entry, data: Any) -> None:
+    def _end_tool(self, entry: _Entry, data: Any, end: int | None, *, failed: bool) -> None:
         span = entry.span
         assert span is not None
         arguments = getattr(data, "input", None)
@@ -591,9 +667,55 @@ class OpenAIAgentsSpanConverter:
         output = getattr(data, "output", None)
         if output is not None:
             put_content(span, sc.OTEL_PROV_OBSERVATION, output)
-        call_id = self._match_call(entry, arguments if isinstance(arguments, str) else None)
+        chosen = arguments if isinstance(arguments, str) else None
+        call_id = self._match_call(entry, chosen) or self._decided_call(entry.name, chosen)
         if call_id:
             span.set_attribute(sc.GEN_AI_TOOL_CALL_ID, call_id)
+        verdict = self._verdicts.pop(call_id, None) if call_id else None
+        if verdict is not None:
+            put_approval(
+                span,
+                verdict.decision,
+                None,
+                reason=verdict.reason,
+                waited=verdict.waited,
+                at_ns=verdict.at_ns,
+            )
+        elif call_id and output is None and not failed and end is not None:
+            _remember(self._waiting, call_id, end)  # an interruption, if a decision follows
+
+    def _decided_call(self, name: str, arguments: str | None) -> str | None:
+        """The call id of a decided call of this tool with these arguments: a resumed run
+        runs the approved calls before any model call that could name them."""
+        for exact in (True, False):
+            for call_id, verdict in self._verdicts.items():
+                if verdict.tool_name == name and (not exact or verdict.arguments == arguments):
+                    return call_id
+        return None
+
+    def _settle_rejections(self, session: _Entry, data: Any) -> None:
+        """Rejected calls whose outcome the model is now told (a ``function_call_output``
+        of its input): the decision goes on the session span, naming the call."""
+        value = getattr(data, "input", None)
+        if session.span is None or not isinstance(value, list):
+            return
+        for item in value:
+            item = _dump(item)
+            call_id = item.get("call_id") if isinstance(item, dict) else None
+            verdict = self._verdicts.get(call_id) if isinstance(call_id, str) else None
+            if verdict is None or verdict.decision != "rejected" or call_id is None:
+                continue
+            del self._verdicts[call_id]
+            put_approval(
+                session.span,
+                verdict.decision,
+                None,
+                reason=verdict.reason,
+                waited=verdict.waited,
+                tool_name=verdict.tool_name,
+                tool_call_id=call_id,
+                at_ns=verdict.at_ns,
+            )
 
     def _end_handoff(self, entry: _Entry, span: Span, data: Any) -> None:
         """Record the target agent, and wait for its session to start (``_start_session``).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
+from pathlib import Path
 
 import pyshacl
 import pytest
@@ -17,7 +18,9 @@ import otel_prov
 from otel_prov import semconv as sc
 from otel_prov.prov._rdf import PREFIXES
 from otel_prov.prov._vocab import RDF_TYPE, O, P
+from otel_prov.read import open_store
 from otel_prov.semconv import SHAPES_PATH
+from tests.builders import store_runs
 from tests.instrumentation.span_helpers import prov, subjects, value
 
 Provider = tuple[TracerProvider, InMemorySpanExporter]
@@ -38,7 +41,9 @@ def _supervised_run(provider: TracerProvider) -> None:
                 "approved", "alice", approver_name="Alice A.", waited=42.0, span=span
             )
             otel_prov.set_observation("sent", span=span)
-        with otel_prov.iteration(2, action="send_email", tracer_provider=provider) as step:
+        with otel_prov.iteration(
+            2, thought="The board wants it too.", action="send_email", tracer_provider=provider
+        ) as step:
             otel_prov.record_approval(
                 "rejected",
                 "bob",
@@ -183,3 +188,39 @@ def test_shacl_shapes_pass_on_a_supervised_run(spans: list[ReadableSpan]) -> Non
     decision = next(graph.subjects(oprov.decision, rdflib.Literal("approved")))
     graph.set((decision, oprov.decision, rdflib.Literal("perhaps")))
     assert not pyshacl.validate(graph, shacl_graph=shapes, advanced=True)[0]
+
+
+# --- the readers (issue 30.3) ---------------------------------------------------------
+def store_session(store: Path) -> str:
+    (page,) = open_store(store).sessions().sessions
+    return page.id
+
+
+@pytest.fixture
+def store(spans: list[ReadableSpan], tmp_path: Path) -> Path:
+    return store_runs(tmp_path / "store", [otel_prov.record_from_span(s) for s in spans])
+
+
+def test_why_shows_the_decision_behind_the_call_and_the_rejected_one(store: Path) -> None:
+    graph = open_store(store).why(str(store_session(store)))
+    approvals = {node.label: node for node in graph.nodes if node.type == "Approval"}
+    assert set(approvals) == {
+        "approved by Alice A. after 42 s",
+        "rejected by bob after 3.5 s: not to the board",
+    }
+    approved = approvals["approved by Alice A. after 42 s"]
+    (call,) = [node for node in graph.nodes if node.type == "ToolCall"]
+    assert any(
+        edge.target == approved.id and edge.relation == "wasInformedBy"
+        for edge in graph.outgoing(call.id)
+    )
+    rejected = approvals["rejected by bob after 3.5 s: not to the board"]
+    assert rejected.tool == "send_email" and rejected.call_id == "call_2"
+    assert not rejected.supports_answer
+
+
+def test_summary_says_who_approved_and_after_how_long(store: Path) -> None:
+    text = open_store(store).summary(str(store_session(store))).text()
+    assert "send_email [call_1] with" in text
+    assert "approved by Alice A. after 42 s" in text
+    assert "send_email [call_2] was not run: rejected by bob after 3.5 s: not to the board" in text

@@ -32,7 +32,7 @@ from otel_prov.prov._span_tree import SpanTree, first_text
 from otel_prov.prov._span_triples import SpanTriples
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
-__all__ = ["map_approvals", "map_delegation", "person_iri"]
+__all__ = ["map_approvals", "map_delegation", "person_iri", "wait_text"]
 
 _PSEUDONYM = "sha256:"
 _ALLOWED = frozenset({"approved", "modified"})
@@ -46,24 +46,23 @@ def person_iri(identifier: str) -> str:
     return f"<urn:otel-prov:person:{digest}>"
 
 
-def _person(identifier: str | None, name: Any, out: SpanTriples, *, unnamed: str = "") -> str:
-    """The ``prov:Person`` with this id; with none (a framework that does not say who
-    decided), the node ``unnamed``, one person the record cannot name."""
+def _person(
+    identifier: str | None, name: Any, out: SpanTriples, *, unnamed: str = ""
+) -> tuple[str, str | None]:
+    """The ``prov:Person`` with this id, and how to name them (None: they cannot be);
+    with no id (a framework that does not say who decided), the node ``unnamed``."""
     person = person_iri(identifier) if identifier is not None else unnamed
     add = out.add
     add((person, RDF_TYPE, P.Person))
     add((person, RDF_TYPE, P.Agent))
     label = name if isinstance(name, str) and name else None
-    if identifier is None:
-        add((person, RDFS_LABEL, literal(label or "a person the record does not name")))
-    elif identifier.startswith(_PSEUDONYM):
-        add((person, RDFS_LABEL, literal(label or "a person")))
-    else:
-        add((person, RDFS_LABEL, literal(label or identifier)))
+    if identifier is not None and not identifier.startswith(_PSEUDONYM):
+        label = label or identifier
         add((person, O.personId, literal(identifier)))
-    if label is not None:
-        add((person, O.personName, literal(label)))
-    return person
+    add((person, RDFS_LABEL, literal(label or "a person the record does not name")))
+    if isinstance(name, str) and name:
+        add((person, O.personName, literal(name)))
+    return person, label
 
 
 def map_delegation(span: SpanRecord, session: str, agent: str | None, out: SpanTriples) -> None:
@@ -71,7 +70,7 @@ def map_delegation(span: SpanRecord, session: str, agent: str | None, out: SpanT
     user = out.text(sc.USER_ID)
     if not user or agent is None:
         return
-    person = _person(user, None, out)
+    person, _ = _person(user, None, out)
     delegation = entity_iri(session, "delegation")
     add = out.add
     add((agent, P.actedOnBehalfOf, person))
@@ -100,6 +99,30 @@ def _seconds(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _told(decision: str, who: str | None, wait: float | None, reason: Any) -> str:
+    """The decision in words, as readers show it: ``approved by Alice after 42 s``."""
+    text = decision + (f" by {who}" if who else "")
+    if wait is not None:
+        text += f" after {wait_text(wait)}"
+    return text + (f": {reason}" if isinstance(reason, str) and reason else "")
+
+
+def wait_text(seconds: float) -> str:
+    """A wait as people say it: ``350 ms``, ``3.5 s``, ``42 s``, ``2 min 5 s``, ``3 h 1 min``."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)} ms"
+    if seconds < 10:
+        return f"{round(seconds, 1):g} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, rest = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
 
 
 def map_approvals(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:
@@ -136,7 +159,7 @@ def map_approvals(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTrip
         reason = attributes.get(sc.OTEL_PROV_APPROVAL_REASON)
         if isinstance(reason, str) and reason:
             add((approval, O.reason, literal(reason)))
-        person = _person(
+        person, who = _person(
             approver if isinstance(approver, str) and approver else None,
             attributes.get(sc.OTEL_PROV_APPROVAL_APPROVER_NAME),
             out,
@@ -155,7 +178,7 @@ def map_approvals(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTrip
             add((approval, O.toolName, literal(name)))
         if isinstance(call_id, str) and call_id:
             add((approval, O.toolCallId, literal(call_id)))
-        add((approval, RDFS_LABEL, literal(f"{decision} {name}" if name else str(decision))))
+        add((approval, RDFS_LABEL, literal(_told(str(decision), who, wait, reason))))
         if decision in _ALLOWED:
             if call is not None:
                 add((activity_iri(call.trace_id, call.span_id), P.wasInformedBy, approval))

@@ -190,13 +190,16 @@ SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
 
 def why_attempts_query(graph: str, holders: Sequence[str]) -> str:
     """SELECT ``?n ?p ?o``: each failed activity (``oprov:status "error"``) directly part
-    of one of ``holders`` (IRIs of the sessions and steps ``why`` reached), with what
-    :data:`WHY_PROPERTIES` says of it.  A failed tool call produced nothing, so no
-    derivation leads to it, yet it is part of why the agent did what it did."""
+    of one of ``holders`` (IRIs of the sessions and steps ``why`` reached), and each
+    rejection of a call there (``oprov:decision "rejected"``), with what
+    :data:`WHY_PROPERTIES` says of it.  A failed tool call produced nothing, and a
+    rejected one never ran, so no derivation leads to them, yet they are part of why
+    the agent did what it did."""
     return f"""{SPARQL_PREFIXES}
 SELECT ?n ?p ?o WHERE {{ GRAPH {graph} {{
   VALUES ?holder {{ {values(holders)} }}
-  ?n oprov:partOf ?holder ; oprov:status "error" .
+  ?n oprov:partOf ?holder .
+  {{ ?n oprov:status "error" }} UNION {{ ?n oprov:decision "rejected" }}
   ?n ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
 }} }}"""
 
@@ -221,10 +224,11 @@ _KINDS = (
     "Observation",
     "Answer",
     "Document",
+    "Approval",
 )
 """The ``oprov`` classes, most telling first, that name a node's type."""
 
-_ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity"}
+_ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity", "Approval"}
 
 
 @dataclass(frozen=True)
@@ -524,6 +528,8 @@ def _node(node: str, described: Mapping[str, list[str]], reached: bool, acting: 
         if (values := described.get(predicate))
     }
     text = content_text(fields, full=False) if fields else None
+    if text is None and kind == "Approval":
+        text = first(RDFS, "label")  # the decision in words, not the call it is about
     if text is None and tool is not None:
         text = f"{tool} [{call_id}]" if call_id else tool
     if text is None and number is not None and kind == "Iteration":

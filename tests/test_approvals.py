@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from otel_prov.prov._vocab import RDF_TYPE, O, P
 from otel_prov.read import open_store
 from otel_prov.semconv import SHAPES_PATH
 from tests.builders import store_runs
+from tests.cli import run_cli
 from tests.instrumentation.span_helpers import prov, subjects, value
 
 Provider = tuple[TracerProvider, InMemorySpanExporter]
@@ -224,3 +226,37 @@ def test_summary_says_who_approved_and_after_how_long(store: Path) -> None:
     assert "send_email [call_1] with" in text
     assert "approved by Alice A. after 42 s" in text
     assert "send_email [call_2] was not run: rejected by bob after 3.5 s: not to the board" in text
+
+
+def _unsupervised(provider: TracerProvider) -> None:
+    with otel_prov.agent_session("mailer", question="Mail the minutes", tracer_provider=provider):
+        otel_prov.set_answer("Sent.")
+
+
+def test_sessions_filter_on_who_approved_and_on_rejections(
+    memory_provider: Provider, tmp_path: Path
+) -> None:
+    provider, exporter = memory_provider
+    _supervised_run(provider)
+    _unsupervised(provider)
+    spans = list(exporter.get_finished_spans())
+    runs = {s.context.trace_id for s in spans}
+    store = store_runs(
+        tmp_path / "store",
+        *([otel_prov.record_from_span(s) for s in spans if s.context.trace_id == t] for t in runs),
+    )
+    reader = open_store(store)
+    assert len(reader.sessions().sessions) == 2
+    (approved,) = reader.sessions(approved_by="alice").sessions
+    assert approved.question == "Mail the report"
+    assert reader.sessions(approved_by="bob").sessions == ()  # bob only rejected
+    (rejected,) = reader.sessions(rejected=True).sessions
+    assert rejected.id == approved.id
+    listed = run_cli(
+        "sessions", "--store", str(store), "--approved-by", "alice", "--format", "json"
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [row["question"] for row in json.loads(listed.stdout)] == ["Mail the report"]
+    listed = run_cli("sessions", "--store", str(store), "--rejected", "--format", "json")
+    assert [row["question"] for row in json.loads(listed.stdout)] == ["Mail the report"]
+    assert run_cli("sessions", "--store", str(store), "--approved-by", "carol").returncode == 1

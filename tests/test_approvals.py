@@ -260,3 +260,22 @@ def test_sessions_filter_on_who_approved_and_on_rejections(
     listed = run_cli("sessions", "--store", str(store), "--rejected", "--format", "json")
     assert [row["question"] for row in json.loads(listed.stdout)] == ["Mail the report"]
     assert run_cli("sessions", "--store", str(store), "--approved-by", "carol").returncode == 1
+
+
+def test_show_marks_the_approved_call_and_the_rejected_one(store: Path) -> None:
+    session = store_session(store)
+    view = open_store(store).session(session)
+    by_decision = {approval.decision: approval for approval in view.approvals}
+    (call,) = [call for step in view.iterations for call in step.tool_calls]
+    assert by_decision["approved"].allowed == call.id
+    assert by_decision["rejected"].allowed is None
+    assert by_decision["rejected"].call_id == "call_2"
+    shown = run_cli("show", session, "--store", str(store))
+    assert shown.returncode == 0, shown.stderr
+    assert "send_email [call_1] ok, approved by Alice A. after 42 s" in shown.stdout
+    assert "send_email [call_2]: rejected by bob after 3.5 s: not to the board" in shown.stdout
+    as_json = json.loads(run_cli("show", session, "--store", str(store), "--format", "json").stdout)
+    decisions = [
+        a["decision"] for a in (as_json[0] if isinstance(as_json, list) else as_json)["approvals"]
+    ]
+    assert sorted(decisions) == ["approved", "rejected"]

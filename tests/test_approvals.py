@@ -279,3 +279,12 @@ def test_show_marks_the_approved_call_and_the_rejected_one(store: Path) -> None:
         a["decision"] for a in (as_json[0] if isinstance(as_json, list) else as_json)["approvals"]
     ]
     assert sorted(decisions) == ["approved", "rejected"]
+
+
+def test_the_web_page_marks_the_approved_call_and_the_rejected_one(store: Path) -> None:
+    page = run_cli("show", store_session(store), "--store", str(store), "--format", "html")
+    assert page.returncode == 0, page.stderr
+    html = page.stdout
+    assert '<span class="badge approved">approved by Alice A. after 42 s</span>' in html
+    assert '<span class="badge rejected">REJECTED</span>' in html
+    assert "rejected by bob after 3.5 s: not to the board" in html

@@ -8,9 +8,9 @@ on behalf of.
   it allowed (approved or modified) ``prov:wasInformedBy`` it; ``oprov:callRan`` says
   whether the call ran, false for a rejected one, which has no tool call of its own:
   the decision names it (``oprov:toolName``, ``oprov:toolCallId``) and keeps the reason.
-* The ``user.id`` of a session: its agent ``prov:actedOnBehalfOf`` that user, with a
-  ``prov:Delegation`` naming the session (``prov:hadActivity``): the agent is shared by
-  every run, the delegation is this run's.
+* The user of a session (``user.id``, or a third party's key: ``USER_KEYS``): its agent
+  ``prov:actedOnBehalfOf`` that user, with a ``prov:Delegation`` naming the session
+  (``prov:hadActivity``): the agent is shared by every run, the delegation is this run's.
 
 A person's node is named by the SHA-256 of their id, so the same person is one node
 whether their id was recorded as given or, with content off, as its ``sha256:`` pseudonym
@@ -24,7 +24,12 @@ import math
 from typing import Any
 
 from otel_prov import semconv as sc
-from otel_prov.prov._conventions import TOOL_CALL_ID_KEYS, TOOL_NAME_KEYS, tool_name_from_span_name
+from otel_prov.prov._conventions import (
+    TOOL_CALL_ID_KEYS,
+    TOOL_NAME_KEYS,
+    USER_KEYS,
+    tool_name_from_span_name,
+)
 from otel_prov.prov._iris import activity_iri, entity_iri, span_hex, trace_hex
 from otel_prov.prov._rdf import boolean, datetime_from_ns, double, literal
 from otel_prov.prov._span_record import Role, SpanRecord
@@ -67,7 +72,7 @@ def _person(
 
 def map_delegation(span: SpanRecord, session: str, agent: str | None, out: SpanTriples) -> None:
     """The session's agent acted on behalf of the session's ``user.id``."""
-    user = out.text(sc.USER_ID)
+    user = out.text(*USER_KEYS)
     if not user or agent is None:
         return
     person, _ = _person(user, None, out)

@@ -929,3 +929,16 @@ def test_the_run_acts_on_behalf_of_the_user_its_trace_metadata_names(
     for run in runs:
         triples = prov([s for s in spans if s.context.trace_id == run])
         assert [s for s, p, o in triples if p == P.actedOnBehalfOf and o == person_iri("u-7")]
+
+
+def test_the_sdk_trace_has_no_span_of_a_decision(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    """What third-party instrumentations of the SDK read (its trace) holds no decision:
+    the support matrix says so (tests/conformance/people.py)."""
+    _, recorder, _ = instrumented
+    _run("approve")
+    kinds = {
+        f"{span.span_data.type} {getattr(span.span_data, 'name', '')}" for span in recorder.spans
+    }
+    assert kinds and not [kind for kind in kinds if "approv" in kind.lower()]

@@ -56,6 +56,7 @@ __all__ = [
     "OTEL_PROV_APPROVAL_APPROVER_ID",
     "OTEL_PROV_APPROVAL_APPROVER_NAME",
     "OTEL_PROV_APPROVAL_DECISION",
+    "OTEL_PROV_APPROVAL_PENDING",
     "OTEL_PROV_APPROVAL_REASON",
     "OTEL_PROV_APPROVAL_REQUIRED",
     "OTEL_PROV_APPROVAL_WAIT",
@@ -193,6 +194,8 @@ OTEL_PROV_APPROVAL_WAIT = "otel_prov.approval.wait"
 """Seconds the run waited for the decision."""
 OTEL_PROV_APPROVAL_REQUIRED = "otel_prov.approval.required"
 """On a tool-call span: the call needed a person's approval before it could run."""
+OTEL_PROV_APPROVAL_PENDING = "otel_prov.approval.pending"
+"""On a tool-call span: the call stopped there to wait for a decision and did not run."""
 APPROVAL_EVENT = "otel_prov.approval"
 """Event: a person decided on a tool call, at the event's time (on the call's span, or
 on the span current then, naming the call by ``gen_ai.tool.call.id``)."""

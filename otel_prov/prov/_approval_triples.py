@@ -37,7 +37,7 @@ from otel_prov.prov._span_tree import SpanTree, first_text
 from otel_prov.prov._span_triples import SpanTriples
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
-__all__ = ["map_approvals", "map_delegation", "person_iri", "wait_text"]
+__all__ = ["awaits_approval", "map_approvals", "map_delegation", "person_iri", "wait_text"]
 
 _PSEUDONYM = "sha256:"
 _ALLOWED = frozenset({"approved", "modified"})
@@ -99,6 +99,11 @@ def _decided_call(span: SpanRecord, call_id: Any, tree: SpanTree) -> SpanRecord 
     return None
 
 
+def awaits_approval(span: SpanRecord) -> bool:
+    """Whether the tool call stopped to wait for a decision (and so did not run)."""
+    return span.attributes.get(sc.OTEL_PROV_APPROVAL_PENDING) is True
+
+
 def _seconds(value: Any) -> float | None:
     """A wait in seconds: a finite number >= 0, else None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -136,6 +141,8 @@ def map_approvals(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTrip
     events = [e for e in span.events if e.name == sc.APPROVAL_EVENT]
     if span.role is Role.TOOL_CALL and span.attributes.get(sc.OTEL_PROV_APPROVAL_REQUIRED) is True:
         add((activity, O.approvalRequired, boolean(True)))
+    if span.role is Role.TOOL_CALL and awaits_approval(span):
+        add((activity, O.awaitingApproval, boolean(True)))
     for index, event in enumerate(events, start=1):
         attributes = event.attributes
         decision = attributes.get(sc.OTEL_PROV_APPROVAL_DECISION)

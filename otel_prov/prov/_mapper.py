@@ -43,7 +43,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from otel_prov import semconv as sc
-from otel_prov.prov._approval_triples import map_approvals, map_delegation
+from otel_prov.prov._approval_triples import awaits_approval, map_approvals, map_delegation
 from otel_prov.prov._bundle import bundle_triples, session_content
 from otel_prov.prov._conventions import (
     AGENT_NAME_KEYS,
@@ -528,8 +528,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
     elif (step := tree.step_of(span)) is not None:
         out.generated(arguments, step.iri, step.within(span.start_ns))
 
-    if not succeeded(span):
-        return  # a failed or unfinished call produced nothing: no Observation claims success
+    if not succeeded(span) or awaits_approval(span):
+        return  # a failed, unfinished or waiting call produced nothing: no Observation
     observation = entity_iri(activity, "observation")
     content = out.content(*RESULT_KEYS, pick="result")
     if content is None and result is not None:

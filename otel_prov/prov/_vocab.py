@@ -140,6 +140,7 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     reason = f"<{OPROV}reason>"
     callRan = f"<{OPROV}callRan>"
     approvalRequired = f"<{OPROV}approvalRequired>"
+    awaitingApproval = f"<{OPROV}awaitingApproval>"
     personId = f"<{OPROV}personId>"
     personName = f"<{OPROV}personName>"
 

@@ -895,6 +895,15 @@ def test_an_approved_call_runs_informed_by_the_decision(
     # The SDK does not say who approved: a person all the same, not named.
     (person,) = [o for s, p, o in triples if s == decision and p == P.wasAssociatedWith]
     assert (person, RDF_TYPE, P.Person) in triples
+    # In the run up to the interruption the call stopped to wait: on record as not run.
+    (waited,) = [
+        s for s in spans if s.context.trace_id != span.context.trace_id and s.name == span.name
+    ]
+    assert dict(waited.attributes or {})[sc.OTEL_PROV_APPROVAL_PENDING] is True
+    first = prov([s for s in spans if s.context.trace_id == waited.context.trace_id])
+    (stopped,) = subjects(first, O.ToolCall)
+    assert value(first, stopped, O.awaitingApproval) == "true"
+    assert not subjects(first, O.Observation)
 
 
 def test_a_rejected_call_is_on_record_as_not_run_with_the_reason(

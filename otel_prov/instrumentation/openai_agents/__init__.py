@@ -44,8 +44,8 @@ decision names it and keeps the rejection message, as content).  The SDK does no
 who decided, so the person is recorded unnamed.  ``RunConfig.trace_metadata`` ``user.id``
 (or ``user_id``) becomes the sessions' ``user.id``: the agent acted on that user's
 behalf.  The run up to the interruption is an OTel trace of its own, the resumed run
-another: the SDK's function span of the call that stopped to wait stays in the first,
-without a result.
+another: in the first, the call that stopped to wait is marked
+``otel_prov.approval.pending`` (it did not run there: no observation).
 
 Times are the SDK's own ``started_at`` / ``ended_at``.  Content (thoughts, arguments,
 observations, question, answer) only reaches the SDK spans when the run config has
@@ -112,8 +112,9 @@ class OpenAIAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
 
 
 def _patch_decisions(processor: OpenAIAgentsSpanConverter) -> Patches:
-    """Tell ``processor`` of each approval and rejection of a tool call: the SDK's tracing
-    shows none (``RunState.approve`` / ``reject`` come down to these two methods)."""
+    """Tell ``processor`` of each approval and rejection of a tool call (``RunState.approve``
+    / ``reject`` come down to ``RunContextWrapper.approve_tool`` / ``reject_tool``) and of
+    each turn stopped for them (``NextStepInterruption``): the SDK's tracing shows none."""
     from agents.run_context import RunContextWrapper
 
     patches = Patches()
@@ -139,8 +140,21 @@ def _patch_decisions(processor: OpenAIAgentsSpanConverter) -> Patches:
 
         return reject_tool
 
+    def interrupt(original: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(original)
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            processor.interrupted(getattr(self, "interruptions", None))
+
+        return init
+
     patches.replace(RunContextWrapper, "approve_tool", approve)
     patches.replace(RunContextWrapper, "reject_tool", reject)
+    try:  # where the SDK (0.24) says a turn stops for approvals; best effort if it moves
+        from agents.run_internal.run_steps import NextStepInterruption
+    except ImportError:
+        return patches
+    patches.replace(NextStepInterruption, "__init__", interrupt)
     return patches
 
 

@@ -307,6 +307,11 @@ class OpenAIAgentsSpanConverter:
         self._handoffs: dict[tuple[str, str], _Entry] = {}
         """Ended handoffs whose target agent has not started yet, by (SDK trace id, SDK
         parent of the session that handed off)."""
+        self._unsettled: dict[str, tuple[Span, int, str]] = {}
+        """Call id -> (span, SDK end, SDK trace id) of a call whose function span ended
+        without output and no error: it may be waiting for a decision (the SDK says so
+        when it interrupts the turn, :meth:`interrupted`), so its span ends then, or
+        when the turn, the session or the trace ends."""
         self._waiting: dict[str, int] = {}
         """Call id -> when the call stopped to wait for a person (its function span ended
         without output: the SDK's interruption)."""
@@ -350,6 +355,7 @@ class OpenAIAgentsSpanConverter:
                 ]
                 for key, _ in leftovers:
                     del self._entries[key]
+                self._settle(trace_id)
                 # Handoffs whose target never started (the run failed in between).
                 for pending in [k for k in self._handoffs if k[0] == trace_id]:
                     self._release(self._handoffs.pop(pending))
@@ -403,6 +409,32 @@ class OpenAIAgentsSpanConverter:
                 _remember(self._verdicts, call_id, verdict)
         except Exception:  # noqa: BLE001 - never break the agent run
             _LOG.debug("OpenAI Agents approval not recorded", exc_info=True)
+
+    def interrupted(self, items: Any) -> None:
+        """The SDK stopped the turn for a person's decision on these ``ToolApprovalItem``
+        calls: their calls did not run in this run (``otel_prov.approval.pending``)."""
+        try:
+            with self._lock:
+                for item in items if isinstance(items, list) else []:
+                    raw = _dump(getattr(item, "raw_item", None))
+                    call_id = raw.get("call_id") if isinstance(raw, dict) else None
+                    found = self._unsettled.pop(call_id, None) if isinstance(call_id, str) else None
+                    if found is None or call_id is None:
+                        continue
+                    span, end, _ = found
+                    span.set_attribute(sc.OTEL_PROV_APPROVAL_REQUIRED, True)
+                    span.set_attribute(sc.OTEL_PROV_APPROVAL_PENDING, True)
+                    span.end(end_time=end)
+                    _remember(self._waiting, call_id, end)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents interruption not recorded", exc_info=True)
+
+    def _settle(self, trace_key: str) -> None:
+        """End the spans of the trace's calls that ended without output, no interruption
+        having claimed them: calls that ran and returned nothing (called under the lock)."""
+        for call_id in [k for k, (_, _, key) in self._unsettled.items() if key == trace_key]:
+            span, end, _ = self._unsettled.pop(call_id)
+            span.end(end_time=end)
 
     def shutdown(self) -> None:
         self.disable()
@@ -602,7 +634,10 @@ class OpenAIAgentsSpanConverter:
                 self._end_model(entry, data)
             elif entry.kind == _TOOL:
                 failed = isinstance(getattr(sdk_span, "error", None), dict)
-                self._end_tool(entry, data, end, failed=failed)
+                if self._end_tool(entry, data, end, failed=failed):
+                    return  # its span ends once the SDK says whether it waits
+            if entry.kind in (_ITERATION, _SESSION):
+                self._settle(entry.trace_key)
             elif entry.kind == _HANDOFF:
                 self._end_handoff(entry, span, data)
             error = getattr(sdk_span, "error", None)
@@ -658,7 +693,9 @@ class OpenAIAgentsSpanConverter:
         else:
             describe_iteration(target, thought=thought)
 
-    def _end_tool(self, entry: _Entry, data: Any, end: int | None, *, failed: bool) -> None:
+    def _end_tool(self, entry: _Entry, data: Any, end: int | None, *, failed: bool) -> bool:
+        """Put the call's result on its span; True when the span is left open, unsettled:
+        the call gave no output and no error, so it may be waiting for a decision."""
         span = entry.span
         assert span is not None
         arguments = getattr(data, "input", None)
@@ -682,7 +719,9 @@ class OpenAIAgentsSpanConverter:
                 at_ns=verdict.at_ns,
             )
         elif call_id and output is None and not failed and end is not None:
-            _remember(self._waiting, call_id, end)  # an interruption, if a decision follows
+            self._unsettled[call_id] = (span, end, entry.trace_key)
+            return True
+        return False
 
     def _decided_call(self, name: str, arguments: str | None) -> str | None:
         """The call id of a decided call of this tool with these arguments: a resumed run

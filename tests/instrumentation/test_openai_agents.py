@@ -951,3 +951,35 @@ def test_the_sdk_trace_has_no_span_of_a_decision(
         f"{span.span_data.type} {getattr(span.span_data, 'name', '')}" for span in recorder.spans
     }
     assert kinds and not [kind for kind in kinds if "approv" in kind.lower()]
+
+
+@function_tool
+def forget(note: str) -> None:
+    """Forget a note; returns nothing."""
+
+
+def test_a_call_that_returns_nothing_is_no_call_waiting_for_approval(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    """Its span ends without output, like one that stops to wait: held until the turn ends,
+    it ends at the SDK's time, as a call that ran."""
+    exporter, recorder, _ = instrumented
+    steps = [
+        [
+            ResponseFunctionToolCall(
+                type="function_call", call_id="c1", name="forget", arguments='{"note":"x"}'
+            )
+        ],
+        _answer_step("done"),
+    ]
+    agent = Agent(name="forgetful", tools=[forget])
+    result = Runner.run_sync(agent, "Forget x", run_config=_config(steps))
+    assert result.final_output == "done" and not result.interruptions
+    spans = list(exporter.get_finished_spans())
+    (tool,) = by_name(spans, "execute_tool forget")
+    assert sc.OTEL_PROV_APPROVAL_PENDING not in attrs(tool)
+    (sdk_function,) = [s for s in recorder.spans if s.span_data.type == "function"]
+    assert tool.end_time == _ns(sdk_function.ended_at)
+    triples = prov(spans)
+    (call,) = subjects(triples, O.ToolCall)
+    assert [s for s, p, o in triples if p == P.wasGeneratedBy and o == call]  # it ran

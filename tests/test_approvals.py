@@ -12,6 +12,7 @@ import pyshacl
 import pytest
 import rdflib
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from prov.model import ProvDocument
 
@@ -24,6 +25,7 @@ from otel_prov.semconv import SHAPES_PATH
 from tests.builders import store_runs
 from tests.cli import run_cli
 from tests.instrumentation.span_helpers import prov, subjects, value
+from tests.test_import import OtlpJsonFileExporter
 
 Provider = tuple[TracerProvider, InMemorySpanExporter]
 
@@ -288,3 +290,21 @@ def test_the_web_page_marks_the_approved_call_and_the_rejected_one(store: Path) 
     assert '<span class="badge approved">approved by Alice A. after 42 s</span>' in html
     assert '<span class="badge rejected">REJECTED</span>' in html
     assert "rejected by bob after 3.5 s: not to the board" in html
+
+
+def test_approvals_come_through_an_otlp_json_import(
+    memory_provider: Provider, tmp_path: Path
+) -> None:
+    """The path ``receive`` shares: spans as the Collector's file exporter writes them."""
+    provider, _ = memory_provider
+    traces = tmp_path / "traces.jsonl"
+    provider.add_span_processor(SimpleSpanProcessor(OtlpJsonFileExporter(traces)))
+    _supervised_run(provider)
+    store = tmp_path / "store"
+    imported = run_cli("import", str(traces), "--store", str(store))
+    assert imported.returncode == 0, imported.stderr
+    text = open_store(store).summary(store_session(store)).text()
+    assert "approved by Alice A. after 42 s" in text
+    assert "send_email [call_2] was not run: rejected by bob" in text
+    (run,) = open_store(store).sessions(approved_by="alice").sessions
+    assert open_store(store).verify(run.id)[0].ok

@@ -59,6 +59,18 @@ here stops being true.
 """
 
 
+PEOPLE_INTRO = """## People: the user a run acts for, and approvals
+
+What each convention records of the people in a run (`tests/conformance/people.py`,
+checked by `tests/conformance/test_people.py` against the pinned packages and a real
+LangGraph human-in-the-loop run under their LangChain instrumentations). otel-prov's own
+instrumentors record the OpenAI Agents SDK's tool approvals and LangGraph's interrupt and
+resume ([Frameworks](frameworks.md)).
+
+| convention | user the run acts for | approvals and interrupts |
+| --- | --- | --- |"""
+
+
 def _pins() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     pins = {}
@@ -81,6 +93,7 @@ def _one_line(text: str) -> str:
 def page() -> str:
     sys.path.insert(0, str(ROOT))
     from tests.conformance.fields import FIELDS  # the checkout's suite
+    from tests.conformance.people import PEOPLE
     from tests.conformance.test_conformance import SCENARIOS
 
     notes: dict[str, int] = {}
@@ -111,11 +124,12 @@ def page() -> str:
             f"| `{name}` | {version} |" for name, version in _side_pins(script)
         )
     listed = "\n".join(f"{number}. {_one_line(reason)}" for reason, number in notes.items())
+    people = "\n".join(f"| {p.convention} | {p.user} | {p.approvals} |" for p in PEOPLE)
     return (
         f"{INTRO}\n## Fields\n\n{header}\n"
         + "\n".join(rows)
-        + f"\n\n## Notes\n\n{listed}\n\n## Versions\n\n| package | version |\n| --- | --- |\n"
-        + f"{versions}\n"
+        + f"\n\n## Notes\n\n{listed}\n\n{PEOPLE_INTRO}\n{people}\n"
+        + f"\n## Versions\n\n| package | version |\n| --- | --- |\n{versions}\n"
     )
 
 

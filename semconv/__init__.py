@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "APPROVAL_DECISIONS",
+    "APPROVAL_EVENT",
     "CONTENT_DIGEST_KEYS",
     "ERROR_TYPE",
     "GEN_AI_AGENT_ID",
@@ -53,6 +55,13 @@ __all__ = [
     "OTEL_PROV_ACTION",
     "OTEL_PROV_AGENT_TOOLS",
     "OTEL_PROV_ANSWER",
+    "OTEL_PROV_APPROVAL_APPROVER_ID",
+    "OTEL_PROV_APPROVAL_APPROVER_NAME",
+    "OTEL_PROV_APPROVAL_DECISION",
+    "OTEL_PROV_APPROVAL_PENDING",
+    "OTEL_PROV_APPROVAL_REASON",
+    "OTEL_PROV_APPROVAL_REQUIRED",
+    "OTEL_PROV_APPROVAL_WAIT",
     "OTEL_PROV_ARGUMENTS",
     "OTEL_PROV_CONTENT_ANSWER_SHA256",
     "OTEL_PROV_CONTENT_ANSWER_SIZE",
@@ -93,6 +102,7 @@ __all__ = [
     "SHAPES_PATH",
     "STEP_OUTCOMES",
     "STEP_OUTCOME_EVENT",
+    "USER_ID",
     "content_digest_keys",
     "document_key",
 ]
@@ -174,6 +184,24 @@ STEP_OUTCOME_EVENT = "otel_prov.plan.step_outcome"
 POSTCONDITION_EVENT = "otel_prov.postcondition"
 """Event: a postcondition was checked, on the span current then."""
 STEP_OUTCOMES = ("executed", "failed", "skipped", "rolled_back")
+OTEL_PROV_APPROVAL_DECISION = "otel_prov.approval.decision"
+"""``approved``, ``rejected`` or ``modified`` (approved with changed arguments)."""
+OTEL_PROV_APPROVAL_APPROVER_ID = "otel_prov.approval.approver.id"
+"""Who decided (the person's id): kept with content, else its ``sha256:`` pseudonym."""
+OTEL_PROV_APPROVAL_APPROVER_NAME = "otel_prov.approval.approver.name"
+"""The person's name, as the framework knows it: content, left off without it."""
+OTEL_PROV_APPROVAL_REASON = "otel_prov.approval.reason"
+"""Why the person decided so (a rejection's message): content."""
+OTEL_PROV_APPROVAL_WAIT = "otel_prov.approval.wait"
+"""Seconds the run waited for the decision."""
+OTEL_PROV_APPROVAL_REQUIRED = "otel_prov.approval.required"
+"""On a tool-call span: the call needed a person's approval before it could run."""
+OTEL_PROV_APPROVAL_PENDING = "otel_prov.approval.pending"
+"""On a tool-call span: the call stopped there to wait for a decision and did not run."""
+APPROVAL_EVENT = "otel_prov.approval"
+"""Event: a person decided on a tool call, at the event's time (on the call's span, or
+on the span current then, naming the call by ``gen_ai.tool.call.id``)."""
+APPROVAL_DECISIONS = ("approved", "rejected", "modified")
 CONTENT_DIGEST_KEYS = {
     OTEL_PROV_QUESTION: (OTEL_PROV_CONTENT_QUESTION_SIZE, OTEL_PROV_CONTENT_QUESTION_SHA256),
     OTEL_PROV_ANSWER: (OTEL_PROV_CONTENT_ANSWER_SIZE, OTEL_PROV_CONTENT_ANSWER_SHA256),
@@ -256,6 +284,8 @@ pin: attributes the product contract uses before the GenAI conventions define th
 the evaluation event's name (the package lists no events).  A test fails once one is
 there, so that the upstream definition gets checked."""
 ERROR_TYPE = "error.type"
+USER_ID = "user.id"
+"""The OTel user id: on an agent session span, the user the agent acts on behalf of."""
 SERVICE_NAME = "service.name"
 MCP_METHOD_NAME = "mcp.method.name"
 MCP_SESSION_ID = "mcp.session.id"

@@ -59,6 +59,7 @@ def test_official_attributes_we_use_exist_in_the_otel_semconv_package() -> None:
         "error_attributes",
         "service_attributes",
         "mcp_attributes",
+        "user_attributes",
     ):
         package = importlib.import_module(f"opentelemetry.semconv._incubating.attributes.{module}")
         official |= {v for k, v in vars(package).items() if k.isupper() and isinstance(v, str)}
@@ -85,7 +86,7 @@ def test_classes_and_object_properties_refine_prov_o() -> None:
     classes = set(graph.subjects(rdflib.RDF.type, rdflib.OWL.Class)) - {
         s for s in graph.subjects(rdflib.RDF.type, rdflib.OWL.Class) if isinstance(s, rdflib.BNode)
     }
-    assert len(classes) == 21
+    assert len(classes) == 22
     for cls in classes:
         parents = [str(p) for p in graph.objects(cls, rdflib.RDFS.subClassOf)]
         assert any(p.startswith(PROV) for p in parents), cls

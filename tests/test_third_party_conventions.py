@@ -648,3 +648,22 @@ def test_a_crewai_question_is_its_one_task() -> None:
     tasks = [{"description": "Weather in Paris?", "expected_output": "The weather."}]
     assert unwrapped(json.dumps(tasks), "question") == "Weather in Paris?"
     assert unwrapped(json.dumps(tasks * 2), "question") is None
+
+
+@pytest.mark.parametrize(
+    "user_key",
+    ["user.id", "traceloop.association.properties.user_id"],
+    ids=["openinference", "openllmetry"],
+)
+def test_a_third_party_session_acts_on_behalf_of_its_user(user_key: str) -> None:
+    """OpenInference's ``using_user`` puts ``user.id`` on every span of its context, and
+    OpenLLMetry's ``user_id`` association property goes on every span too."""
+    session = make_span(
+        1,
+        name="weather",
+        **{"openinference.span.kind": "AGENT", "gen_ai.agent.name": "weather", user_key: "u-7"},
+    )
+    triples = set(map_spans([session]).triples)
+    (agent,) = [o for s, p, o in triples if p == P.wasAssociatedWith and "agent:" in o]
+    acted = [o for s, p, o in triples if s == agent and p == P.actedOnBehalfOf]
+    assert len(acted) == 1 and (acted[0], O.personId, literal("u-7")) in triples

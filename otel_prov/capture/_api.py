@@ -39,6 +39,7 @@ from otel_prov.capture._shapes import (
     describe_iteration,
     iteration_shape,
     model_call_shape,
+    put_approval,
     put_content,
     put_evaluation,
     put_usage,
@@ -51,6 +52,7 @@ __all__ = [
     "agent_session",
     "iteration",
     "model_call",
+    "record_approval",
     "record_evaluation",
     "set_action",
     "set_answer",
@@ -189,6 +191,7 @@ def agent_session(
     tools: Sequence[str] = (),
     follows: Sequence[SpanContext] = (),
     provider: str | None = None,
+    user_id: str | None = None,
     tracer_provider: TracerProvider | None = None,
 ) -> _SpanScope:
     """An agent session (``invoke_agent {name}``): one task from question to answer.
@@ -199,7 +202,8 @@ def agent_session(
     ``anthropic``...), which the GenAI conventions ask of an agent span.
     ``follows``: span contexts of earlier work this session builds on (the previous turn
     of the conversation, the job that queued it); they become span links, and
-    ``prov:wasInformedBy`` in the provenance.
+    ``prov:wasInformedBy`` in the provenance.  ``user_id``: the user who started the run
+    (``user.id``); the agent ``prov:actedOnBehalfOf`` them.
     """
     return _SpanScope(
         session_shape(
@@ -209,6 +213,7 @@ def agent_session(
             tools=tools,
             question=question,
             provider=provider,
+            user_id=user_id,
         ),
         tracer_provider=tracer_provider,
         links=[Link(context) for context in follows],
@@ -326,6 +331,42 @@ def record_evaluation(
         explanation=explanation,
         evaluator=evaluator,
         response_id=response_id,
+    )
+
+
+def record_approval(
+    decision: str,
+    approver: str,
+    *,
+    reason: str | None = None,
+    span: Span | None = None,
+    approver_name: str | None = None,
+    waited: float | None = None,
+    tool_name: str | None = None,
+    tool_call_id: str | None = None,
+) -> None:
+    """A person's decision on a tool call: ``approved``, ``rejected`` or ``modified``
+    (approved with changed arguments), by ``approver`` (their id), now.
+
+    Recorded on the current span (or ``span``): inside the tool call it decides on, or
+    naming that call by ``tool_call_id`` (and ``tool_name``), as for a rejected call,
+    which never runs.  ``waited``: the seconds the run waited for the decision; by
+    default, on a tool call, the time since the call started.  In the provenance the
+    decision is an ``oprov:Approval`` activity associated with a ``prov:Person``, and the
+    call it allowed ``prov:wasInformedBy`` it.  The approver's id and name, and the
+    reason, are kept under the content policy.
+    """
+    if not isinstance(approver, str) or not approver:
+        raise ValueError("an approval needs its approver (a person's id)")
+    put_approval(
+        _current(span),
+        decision,
+        approver,
+        approver_name=approver_name,
+        reason=reason,
+        waited=waited,
+        tool_name=tool_name,
+        tool_call_id=tool_call_id,
     )
 
 

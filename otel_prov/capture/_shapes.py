@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -45,7 +46,9 @@ __all__ = [
     "iteration_shape",
     "model_call_shape",
     "name_provider",
+    "person_id",
     "plan_shape",
+    "put_approval",
     "put_content",
     "put_document",
     "put_evaluation",
@@ -138,6 +141,7 @@ def session_shape(
     tools: Sequence[str] = (),
     question: Any = None,
     provider: str | None = None,
+    user_id: str | None = None,
 ) -> SpanShape:
     """An agent session, ``invoke_agent {agent}``: one task from question to answer.
 
@@ -146,6 +150,8 @@ def session_shape(
     ``provider``: its model's provider (``gen_ai.provider.name``, which the GenAI
     conventions require of an agent span), when known before the first model call
     (:func:`name_provider` names it then).
+    ``user_id``: the user the agent acts on behalf of (``user.id``, under the content
+    policy: see :func:`person_id`).
     """
     return SpanShape(
         f"{INVOKE_AGENT} {agent}",
@@ -156,6 +162,7 @@ def session_shape(
             sc.GEN_AI_CONVERSATION_ID: conversation_id,
             sc.GEN_AI_PROVIDER_NAME: provider,
             sc.OTEL_PROV_AGENT_TOOLS: list(tools) or None,
+            sc.USER_ID: None if user_id is None else person_id(user_id),
         },
         {sc.OTEL_PROV_QUESTION: question},
     )
@@ -527,6 +534,70 @@ def put_evaluation(
         if value is not None:
             attributes[key] = value
     span.add_event(sc.GEN_AI_EVALUATION_RESULT, attributes)
+
+
+def person_id(identifier: str) -> str:
+    """A person's id as the content policy allows: as given when content is captured, else
+    ``sha256:<hex>`` of it, a pseudonym that still tells one person from another (the
+    mapper names the person's node by that hash either way)."""
+    if capture_switches()[0]:
+        return identifier
+    return "sha256:" + hashlib.sha256(identifier.encode()).hexdigest()
+
+
+def put_approval(
+    span: Span,
+    decision: str,
+    approver: str | None,
+    *,
+    approver_name: str | None = None,
+    reason: str | None = None,
+    waited: float | None = None,
+    tool_name: str | None = None,
+    tool_call_id: str | None = None,
+    at_ns: int | None = None,
+) -> None:
+    """An ``otel_prov.approval`` event: ``approver`` decided ``decision`` on a tool call, at
+    ``at_ns`` (default: now) after the run ``waited`` seconds for it.
+
+    The call is the span's own (a tool call span, then marked as one that needed an
+    approval; ``waited`` None: since the call started) or the one ``tool_call_id`` names.
+    The approver's id is kept under the content policy (:func:`person_id`); name and
+    reason are content, left off without it.  ``approver`` None: the framework does not
+    say who decided (the mapper records a person it cannot name).
+    Raises ``ValueError`` for an unknown decision or an empty approver, before anything
+    is recorded.
+    """
+    if decision not in sc.APPROVAL_DECISIONS:
+        raise ValueError(f"a decision is approved, rejected or modified, not {decision!r}")
+    if approver is not None and (not isinstance(approver, str) or not approver):
+        raise ValueError("an approver is a person's id, a non-empty string")
+    if waited is not None and not (isinstance(waited, (int, float)) and waited >= 0):
+        raise ValueError(f"waited is a number of seconds >= 0, not {waited!r}")
+    on_the_call = _has_operation(span, EXECUTE_TOOL) and tool_call_id is None
+    started = getattr(span, "start_time", None)
+    if waited is None and on_the_call and isinstance(started, int):
+        waited = max(0, (at_ns or time.time_ns()) - started) / 1e9
+    content = capture_switches()[0]
+    attributes: dict[str, str | float] = {sc.OTEL_PROV_APPROVAL_DECISION: decision}
+    for key, value in (
+        (sc.OTEL_PROV_APPROVAL_APPROVER_ID, None if approver is None else person_id(approver)),
+        (sc.OTEL_PROV_APPROVAL_APPROVER_NAME, approver_name if content else None),
+        (sc.OTEL_PROV_APPROVAL_REASON, redact(reason) if content and reason else None),
+        (sc.OTEL_PROV_APPROVAL_WAIT, None if waited is None else float(waited)),
+        (sc.GEN_AI_TOOL_NAME, tool_name),
+        (sc.GEN_AI_TOOL_CALL_ID, tool_call_id),
+    ):
+        if value is not None:
+            attributes[key] = value
+    if on_the_call:
+        span.set_attribute(sc.OTEL_PROV_APPROVAL_REQUIRED, True)
+    span.add_event(sc.APPROVAL_EVENT, attributes, timestamp=at_ns)
+
+
+def _has_operation(span: Span, operation: str) -> bool:
+    attributes = getattr(span, "attributes", None) or {}
+    return bool(attributes.get(sc.GEN_AI_OPERATION_NAME) == operation)
 
 
 def _error_type(error: BaseException) -> str:

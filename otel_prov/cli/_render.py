@@ -11,6 +11,7 @@ from typing import Any
 from otel_prov._extras import needs_extra
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
+from otel_prov.read._approvals import ApprovalView
 from otel_prov.read._views import SessionSummary, SessionView, Usage
 from otel_prov.view._labels import (
     answerer_label,
@@ -64,6 +65,10 @@ def render_text(session: SessionView, *, trace_links: dict[str, str] | None = No
 def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]:
     """A session from its heading to its answer, every line starting with ``indent``."""
     head, fields = indent + "  ", indent + "    "
+    allowed: dict[str, list[ApprovalView]] = {}
+    for approval in session.approvals:
+        if approval.allowed is not None:
+            allowed.setdefault(approval.allowed, []).append(approval)
     lines = [
         f"{indent}{heading} {session.id}",
         _line("agent", session.agent, head),
@@ -99,6 +104,7 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
             ident = f" [{call.call_id}]" if call.call_id else ""
             failed = call.status == "error"
             outcome = f"FAILED {failure_label(call)}".rstrip() if failed else call.status
+            outcome += "".join(f", {a.label}" for a in allowed.get(call.id, ()))
             lines.append(_line("tool call", f"{call.name}{ident} {outcome}", fields))
             if call.arguments is not None and call.arguments != step.arguments:
                 # Not on the action line: parallel calls each have their own.
@@ -114,6 +120,12 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
             lines.append(_line("observation", step.observation, fields))
         lines.extend(_sub_session_lines(step.sub_sessions, fields + "  "))
     lines.extend(_sub_session_lines(session.sub_sessions, head))
+    for refused in session.approvals:
+        if refused.decision == "rejected":
+            ident = f" [{refused.call_id}]" if refused.call_id else ""
+            lines.append(
+                _line("not run", f"{refused.tool or 'a call'}{ident}: {refused.label}", head)
+            )
     lines.append(_line("answer", session.answer, indent))
     return lines
 

@@ -42,6 +42,12 @@ def _sessions_arguments(sub: argparse.ArgumentParser) -> None:
         "--search", metavar="TEXT", help="runs whose question or answer holds TEXT (any case)"
     )
     sub.add_argument(
+        "--approved-by", metavar="PERSON", help="runs in which PERSON (an id) allowed a call"
+    )
+    sub.add_argument(
+        "--rejected", action="store_true", help="runs in which a person rejected a call"
+    )
+    sub.add_argument(
         "--cursor",
         metavar="CURSOR",
         help="the page after the one that said to pass this cursor (on stderr)",
@@ -59,6 +65,8 @@ def _sessions(args: argparse.Namespace) -> ExitCode:
             since=args.since,
             until=args.until,
             text=args.search,
+            approved_by=args.approved_by,
+            rejected=args.rejected,
             limit=args.limit,
             cursor=args.cursor,
         )

@@ -424,6 +424,10 @@ COST_AMOUNT_KEYS = _keys("cost_amount")
 COST_CURRENCY_KEYS = _keys("cost_currency")
 COST_SOURCE_KEYS = _keys("cost_source")
 SESSION_ID_KEYS = _keys("session_id")
+USER_KEYS = (sc.USER_ID, "traceloop.association.properties.user_id")
+"""Where a session's user is: OTel's ``user.id`` (OpenInference's ``using_user`` sets it
+on every span of its context) and OpenLLMetry's ``user_id`` association property
+(``Traceloop.set_association_properties``)."""
 AGENT_NAME_KEYS = _keys("agent_name")
 RUN_NAME_KEYS = _keys("run_name")
 QUERY_KEYS = _keys("query")

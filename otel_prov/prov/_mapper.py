@@ -23,6 +23,9 @@ model is ``docs/provenance-model.md``; in short:
   opens a step that takes the tool calls after it until the next model call.  A step
   is an ``oprov:Iteration`` named ``<model call IRI>:step`` with the same links as an
   explicit one, and the arguments the model requested are the tool calls' Arguments;
+* a person's decision on a tool call is an ``oprov:Approval`` associated with a
+  ``prov:Person``, and the session's agent ``prov:actedOnBehalfOf`` its ``user.id``
+  (``_approval_triples``);
 * each outermost session is described by a ``prov:Bundle`` with the hash of its content
   (``_bundle``), so that later edits in the store show.
 
@@ -40,6 +43,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from otel_prov import semconv as sc
+from otel_prov.prov._approval_triples import awaits_approval, map_approvals, map_delegation
 from otel_prov.prov._bundle import bundle_triples, session_content
 from otel_prov.prov._conventions import (
     AGENT_NAME_KEYS,
@@ -172,6 +176,7 @@ def _map_span(
 ) -> None:
     activity = _activity(span, _ACTIVITY_CLASS[span.role], tree, out)
     map_evaluations(span, activity, tree, out)
+    map_approvals(span, activity, tree, out)
     if is_plan(span):
         map_plan(span, activity, tree, out)
     if sc.OTEL_PROV_PLAN_ID in span.attributes:
@@ -324,6 +329,7 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
         add((activity, P.wasAssociatedWith, agent))
         # Readers show this label, not the shared agent's: it is sealed with the session.
         add((activity, O.agentLabel, literal(name or agent_key)))
+    map_delegation(span, activity, agent, out)
     for name in tree.declared_tools(span):
         tool = tool_iri(name)
         out.agent(tool, O.Tool, name)
@@ -540,8 +546,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
     elif (step := tree.step_of(span)) is not None:
         out.generated(arguments, step.iri, step.within(span.start_ns))
 
-    if not succeeded(span):
-        return  # a failed or unfinished call produced nothing: no Observation claims success
+    if not succeeded(span) or awaits_approval(span):
+        return  # a failed, unfinished or waiting call produced nothing: no Observation
     observation = entity_iri(activity, "observation")
     content = out.content(*RESULT_KEYS, pick="result")
     if content is None and (result := exchanged()[1]) is not None:

@@ -41,6 +41,10 @@ class P:
     agent = f"<{PROV}agent>"
     hadPlan = f"<{PROV}hadPlan>"
     hadPrimarySource = f"<{PROV}hadPrimarySource>"
+    Person = f"<{PROV}Person>"
+    actedOnBehalfOf = f"<{PROV}actedOnBehalfOf>"
+    qualifiedDelegation = f"<{PROV}qualifiedDelegation>"
+    Delegation = f"<{PROV}Delegation>"
 
 
 class PP:
@@ -130,6 +134,15 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     rank = f"<{OPROV}rank>"
     retrievalScore = f"<{OPROV}retrievalScore>"
     documentMetadata = f"<{OPROV}documentMetadata>"
+    Approval = f"<{OPROV}Approval>"
+    decision = f"<{OPROV}decision>"
+    waitSeconds = f"<{OPROV}waitSeconds>"
+    reason = f"<{OPROV}reason>"
+    callRan = f"<{OPROV}callRan>"
+    approvalRequired = f"<{OPROV}approvalRequired>"
+    awaitingApproval = f"<{OPROV}awaitingApproval>"
+    personId = f"<{OPROV}personId>"
+    personName = f"<{OPROV}personName>"
 
 
 ALL_OPROV_TERMS = tuple(

@@ -55,6 +55,7 @@ API with output formats.
 
 from __future__ import annotations
 
+from otel_prov.read._approvals import ApprovalView
 from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._plans import PlanStepView, PlanView, PostconditionView
@@ -75,6 +76,7 @@ from otel_prov.read._views import (
 from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode
 
 __all__ = [
+    "ApprovalView",
     "CallChange",
     "CallRef",
     "Cost",

@@ -15,6 +15,7 @@ from decimal import Decimal
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._iris import STEP
 from otel_prov.prov._rdf import OPROV, PROV, instant_order, iri, milliseconds_between
+from otel_prov.read._approvals import approvals_of
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._plans import plans_and_postconditions
 from otel_prov.read._session_facts import TOKEN_PROPERTIES, evaluations_of, usage_totals
@@ -137,7 +138,8 @@ def load_session(
             last = max(answered, key=lambda sub: instant_order(sub.end or sub.start))
             view = replace(view, answer=last.answer, answered_by=last.id)
     plans, postconditions = plans_and_postconditions(backend, graph, session)
-    return replace(view, plans=plans, postconditions=postconditions)
+    approvals = approvals_of(backend, graph, session)
+    return replace(view, plans=plans, postconditions=postconditions, approvals=approvals)
 
 
 def _session_head(

@@ -50,6 +50,10 @@ class RunFilter:
     after: tuple[str, str] | None = None
     among: tuple[str, ...] | None = None
     """IRI terms of the only runs to consider (those a text index found)."""
+    approved_by: str | None = None
+    """The IRI term of a person who allowed a call of the run (approved or modified)."""
+    rejected: bool = False
+    """Only runs in which a person rejected a call."""
 
 
 def _agent_label(subject: str, label: str) -> str:
@@ -83,6 +87,14 @@ def _filter_patterns(where: RunFilter) -> list[str]:
             "    UNION { ?found prov:wasGeneratedBy ?s ; a oprov:Answer }\n"
             f"    ?found prov:value ?said . FILTER(CONTAINS(LCASE(?said), LCASE({where.text}))) }}"
         )
+    if where.approved_by is not None:
+        patterns.append(
+            f"FILTER EXISTS {{ ?allowed oprov:partOf+ ?s ; a oprov:Approval ;\n"
+            f"    prov:wasAssociatedWith {where.approved_by} ; oprov:decision ?decision .\n"
+            '    FILTER(?decision != "rejected") }'
+        )
+    if where.rejected:
+        patterns.append('FILTER EXISTS { ?refused oprov:partOf+ ?s ; oprov:decision "rejected" }')
     if where.after is not None:
         start, run = where.after
         patterns.append(f"FILTER(?start < {start} || (?start = {start} && STR(?s) > STR({run})))")
@@ -219,7 +231,8 @@ def _searched_page(
 
 
 def _by_run(where: RunFilter) -> RunFilter:
-    """The filters a run's start alone does not decide (agent, service, status, text)."""
+    """The filters a run's start alone does not decide (agent, service, status, text,
+    approvals)."""
     return replace(where, since=None, until=None, after=None, among=None)
 
 
@@ -237,7 +250,9 @@ def _filtered_page(
     even over 100,000 runs, and checks the other filters on one batch's runs only.
     Checked on every run, an agent's label is looked up through a union for each one
     before the sort (5 s for the newest page of one agent over 100,000 runs)."""
-    by_start = replace(where, agent=None, service=None, status=None, text=None)
+    by_start = replace(
+        where, agent=None, service=None, status=None, text=None, approved_by=None, rejected=False
+    )
     by_run = _by_run(where)
     page: list[dict[str, str | None]] = []
     size = _CANDIDATES

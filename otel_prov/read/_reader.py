@@ -14,6 +14,7 @@ import pyoxigraph
 import rdflib
 
 from otel_prov.exporters._base import graph_term
+from otel_prov.prov._approval_triples import person_iri
 from otel_prov.prov._rdf import PREFIXES, datetime_literal, iri, literal
 from otel_prov.read._assembly import load_session
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
@@ -91,6 +92,8 @@ class ProvenanceReader:
         since: datetime | None = None,
         until: datetime | None = None,
         text: str | None = None,
+        approved_by: str | None = None,
+        rejected: bool = False,
         limit: int = 20,
         cursor: str | None = None,
     ) -> SessionPage:
@@ -99,7 +102,9 @@ class ProvenanceReader:
         ``agent`` is the agent's name, ``service`` the ``service.name``, ``status`` one
         of ``ok``, ``error``, ``incomplete``; ``since`` (inclusive) and ``until``
         (exclusive) bound the start time, a naive ``datetime`` being UTC; ``text`` keeps
-        runs whose question or answer holds it, ignoring case.  Pass a
+        runs whose question or answer holds it, ignoring case; ``approved_by`` (a
+        person's id) runs in which that person allowed a call, ``rejected`` runs in
+        which someone rejected one.  Pass a
         page's ``next_cursor`` as ``cursor`` for the page after it: paging by cursor
         stays correct while agents add runs, which an offset would not.
         """
@@ -117,6 +122,8 @@ class ProvenanceReader:
             until=None if until is None else _datetime_term(until),
             text=None if not text else literal(text),
             after=None if cursor is None else _after(cursor),
+            approved_by=None if approved_by is None else person_iri(approved_by),
+            rejected=rejected,
         )
         search = None
         if text:

@@ -86,7 +86,12 @@ def summarize(view: SessionView, graph: WhyGraph) -> RunSummary:
         )
     ]
     for step in view.iterations:
-        sentences.append(_step(step, refs))
+        sentences.append(_step(step, refs, graph))
+    sentences.extend(
+        Sentence(f"{_call_name(node)} was not run: {node.label}.", refs(node.id))
+        for node in graph.nodes
+        if node.type == "Approval" and not node.supports_answer  # rejected
+    )
     sentences.extend(_answer(view, graph, refs))
     sentences.append(_cost(view, refs))
     return RunSummary(view.id, tuple(sentences))
@@ -105,12 +110,12 @@ def _linked(graph: WhyGraph, source: str, relation: str, kind: str) -> str | Non
     )
 
 
-def _step(step: IterationView, refs: _Refs) -> Sentence:
+def _step(step: IterationView, refs: _Refs, graph: WhyGraph) -> Sentence:
     number = step.number if step.number is not None else "?"
     parts = [f"Step {number}"]
     if step.thought:
         parts.append(f" thought {_quoted(step.thought)}")
-    outcomes = [_outcome(call) for call in step.tool_calls]
+    outcomes = [_outcome(call, _decisions(graph, call.id)) for call in step.tool_calls]
     if outcomes:
         parts.append(f"{',' if step.thought else ''} then called {_and(outcomes)}")
     elif step.action == "final_answer" or step.action is None:
@@ -119,11 +124,23 @@ def _step(step: IterationView, refs: _Refs) -> Sentence:
         parts.append(f"{',' if step.thought else ''} then chose {step.action}")
         if step.observation is not None:
             parts.append(f", which gave {_quoted(step.observation)}")
-    return Sentence("".join(parts) + ".", refs(step.id, *(call.id for call in step.tool_calls)))
+    calls = [call.id for call in step.tool_calls]
+    decisions = [node.id for call in step.tool_calls for node in _decisions(graph, call.id)]
+    return Sentence("".join(parts) + ".", refs(step.id, *calls, *decisions))
 
 
-def _outcome(call: ToolCallView) -> str:
+def _decisions(graph: WhyGraph, call: str) -> list[WhyNode]:
+    """The people's decisions that allowed ``call`` (``why`` lists them behind it)."""
+    if call not in {node.id for node in graph.nodes}:
+        return []
+    found = [graph.node(edge.target) for edge in graph.outgoing(call)]
+    return [node for node in found if node.type == "Approval"]
+
+
+def _outcome(call: ToolCallView, decisions: Sequence[WhyNode] = ()) -> str:
     called = f"{_call_name(call)} with {call.arguments}" if call.arguments else _call_name(call)
+    if decisions:
+        called += "".join(f", {node.label}" for node in decisions)
     if call.status == "error":
         error = ": ".join(p for p in (call.error_type, call.error_message) if p) or "an error"
         return f"{called}, which failed ({error}) and does not support the answer"

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from otel_prov.read._approvals import ApprovalView
 from otel_prov.read._plans import PlanView, PostconditionView
 
 __all__ = [
@@ -214,6 +215,9 @@ class SessionView:
     postconditions: tuple[PostconditionView, ...] = ()
     """Postconditions checked in the run outside any plan step (those checked for a step
     are under it), oldest first; on the loaded session only, as ``plans``."""
+    approvals: tuple[ApprovalView, ...] = ()
+    """People's decisions on the run's tool calls, oldest first; on the loaded session
+    only, as ``plans``."""
 
     def nested_sessions(self) -> Iterator[SessionView]:
         """Every session below this one, wherever it started, depth first in run order."""

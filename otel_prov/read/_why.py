@@ -242,10 +242,11 @@ def downstream_rows(
 
 
 def why_attempts_query(graph: str, holders: Sequence[str]) -> str:
-    """SELECT ``?n ?holder ?p ?o``: each failed activity (``oprov:status "error"``) made in one of
-    ``holders`` (IRIs of the sessions and steps ``why`` reached), with what
-    :data:`WHY_PROPERTIES` says of it.  A failed tool call produced nothing, so no
-    derivation leads to it, yet it is part of why the agent did what it did.
+    """SELECT ``?n ?holder ?p ?o``: each failed activity (``oprov:status "error"``) and
+    each rejected call (``oprov:decision "rejected"``) made in one of ``holders`` (IRIs of
+    the sessions and steps ``why`` reached), with what :data:`WHY_PROPERTIES` says of it.
+    A failed tool call produced nothing, and a rejected one never ran, so no derivation
+    leads to them, yet they are part of why the agent did what it did.
 
     Made in a holder as ``show`` places a call: part of it, or (third-party spans, where
     a framework's span sits between the step the mapper inferred and the call) calling
@@ -256,7 +257,8 @@ SELECT DISTINCT ?n ?holder ?p ?o WHERE {{ GRAPH {graph} {{
   VALUES ?holder {{ {values(holders)} }}
   {{ ?n oprov:partOf ?holder }}
   UNION {{ ?n prov:used ?arguments . ?arguments a oprov:Arguments ; prov:wasGeneratedBy ?holder }}
-  ?n oprov:status "error" ; ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
+  {{ ?n oprov:status "error" }} UNION {{ ?n oprov:decision "rejected" }}
+  ?n ?p ?o . FILTER(?p IN ({", ".join(WHY_PROPERTIES)}))
 }} }}"""
 
 
@@ -281,10 +283,11 @@ _KINDS = (
     "Observation",
     "Answer",
     "Document",
+    "Approval",
 )
 """The ``oprov`` classes, most telling first, that name a node's type."""
 
-_ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity"}
+_ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity", "Approval"}
 
 
 @dataclass(frozen=True)
@@ -637,6 +640,8 @@ def _node(
         if (values := described.get(predicate))
     }
     text = content_text(fields, full=False) if fields else None
+    if text is None and kind == "Approval":
+        text = first(RDFS, "label")  # the decision in words, not the call it is about
     if text is None and tool is not None:
         text = f"{tool} [{call_id}]" if call_id else tool
     if text is None and number is not None and kind == "Iteration":

@@ -1071,3 +1071,104 @@ def test_uninstrumenting_during_a_tool_call_still_restores_the_context(
     probe.assert_restored(calls=3)
     assert [s.name for s in spans_of(exporter)] == ["chat ScriptedModel"]
     assert_quiet(caplog)
+
+
+# --- LangGraph interrupt() and resume: the human-in-the-loop middleware (issue 30.2) ---
+@tool
+def send_email(to: str) -> str:
+    """Send the report to someone."""
+    return f"sent to {to}"
+
+
+def _supervised(decision: dict[str, Any]) -> None:
+    """An agent that stops for approval before each mail (LangGraph's ``interrupt()``), run
+    until it stops, then resumed with ``decision`` by user u-7."""
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.types import Command
+
+    model = ScriptedModel(
+        responses=[
+            step("I mail bob.", call("send_email", {"to": "bob"}, "call_1")),
+            AIMessage(content="done"),
+        ]
+    )
+    agent = create_agent(
+        model,
+        [send_email],
+        middleware=[HumanInTheLoopMiddleware(interrupt_on={"send_email": True})],
+        checkpointer=InMemorySaver(),
+        name="mailer",
+    )
+    config: Any = {"configurable": {"thread_id": "t-1"}, "metadata": {"user_id": "u-7"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "Mail bob"}]}, config)
+    assert first["__interrupt__"]
+    resumed = agent.invoke(Command(resume={"decisions": [decision]}), config)
+    assert resumed["messages"][-1].content == "done"
+
+
+def _approval_events(spans: Sequence[ReadableSpan]) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    return [
+        (span, dict(event.attributes or {}))
+        for span in spans
+        for event in span.events
+        if event.name == sc.APPROVAL_EVENT
+    ]
+
+
+@pytest.mark.parametrize(
+    ("decision", "recorded", "ran_with"),
+    [
+        ({"type": "approve"}, "approved", {"to": "bob"}),
+        (
+            {"type": "edit", "edited_action": {"name": "send_email", "args": {"to": "carol"}}},
+            "modified",
+            {"to": "carol"},
+        ),
+    ],
+    ids=["approve", "edit"],
+)
+def test_an_allowed_call_after_an_interrupt_is_informed_by_the_decision(
+    exporter: InMemorySpanExporter,
+    decision: dict[str, Any],
+    recorded: str,
+    ran_with: dict[str, Any],
+) -> None:
+    _supervised(decision)
+    spans = spans_of(exporter)
+    ((span, event),) = _approval_events(spans)
+    assert span.name == "execute_tool send_email"
+    assert event[sc.OTEL_PROV_APPROVAL_DECISION] == recorded
+    assert event[sc.OTEL_PROV_APPROVAL_APPROVER_ID] == "u-7"
+    assert event[sc.OTEL_PROV_APPROVAL_WAIT] >= 0
+    attributes = dict(span.attributes or {})
+    assert attributes[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
+    assert json.loads(attributes[sc.OTEL_PROV_ARGUMENTS]) == ran_with
+    record = map_spans(
+        [record_from_span(s) for s in spans if s.context.trace_id == span.context.trace_id]
+    )
+    assert record.problems == ()
+    triples = set(record.triples)
+    (decided,) = [s for s, p, o in triples if p == RDF_TYPE and o == O.Approval]
+    assert (
+        activity_iri(span.context.trace_id, span.context.span_id),
+        P.wasInformedBy,
+        decided,
+    ) in triples
+    sessions = [s for s in spans if s.name == "invoke_agent mailer"]
+    assert len(sessions) == 2  # the run up to the interrupt, and the resumed one
+    assert all(dict(s.attributes or {})[sc.USER_ID] == "u-7" for s in sessions)
+
+
+def test_a_call_rejected_at_an_interrupt_is_on_record_as_not_run(
+    exporter: InMemorySpanExporter,
+) -> None:
+    _supervised({"type": "reject", "message": "not bob"})
+    spans = spans_of(exporter)
+    ((span, event),) = _approval_events(spans)
+    assert span.name == "invoke_agent mailer"
+    assert event[sc.OTEL_PROV_APPROVAL_DECISION] == "rejected"
+    assert event[sc.OTEL_PROV_APPROVAL_REASON] == "not bob"
+    assert event[sc.GEN_AI_TOOL_CALL_ID] == "call_1"
+    assert event[sc.GEN_AI_TOOL_NAME] == "send_email"
+    assert not [s for s in spans if s.name == "execute_tool send_email"]

@@ -57,6 +57,7 @@ from otel_prov import semconv as sc
 from otel_prov.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 from otel_prov.instrumentation.openai_agents._processor import _ns
 from otel_prov.processing._assembler import SessionAssembler
+from otel_prov.prov._approval_triples import person_iri
 from otel_prov.prov._bundle import bundles_in, session_content
 from otel_prov.prov._iris import activity_iri, tool_iri
 from otel_prov.prov._rdf import literal
@@ -849,3 +850,161 @@ def test_tools_are_declared_when_the_session_ends_if_no_model_call_showed_them(
     assert by_name(spans, "chat") == []
     (session,) = by_name(spans, "invoke_agent")
     assert attrs(session)[sc.OTEL_PROV_AGENT_TOOLS] == ("get_weather",)
+
+
+# --- tool approvals (issue 30.2): needs_approval, RunState.approve / reject, resume --------
+
+
+@function_tool(needs_approval=True)
+def send_email(to: str) -> str:
+    """Send the report to someone."""
+    return f"sent to {to}"
+
+
+MAILER = Agent(name="mailer", tools=[send_email])
+
+
+def _run(decide: str, *, user: str | None = "u-7") -> None:
+    steps = [
+        [
+            ResponseFunctionToolCall(
+                type="function_call", call_id="call_9", name="send_email", arguments='{"to":"bob"}'
+            )
+        ],
+        _answer_step("done"),
+    ]
+    config = RunConfig(
+        model_provider=ScriptedProvider(ScriptedModel(steps)),
+        trace_metadata={"user.id": user} if user else None,
+    )
+    first = Runner.run_sync(MAILER, "Mail the report to bob", run_config=config)
+    (item,) = first.interruptions
+    state = first.to_state()
+    time.sleep(0.05)  # the person takes a while
+    if decide == "approve":
+        state.approve(item)
+    else:
+        state.reject(item, rejection_message="not to bob")
+    resumed = Runner.run_sync(MAILER, state, run_config=config)
+    assert resumed.final_output == "done"
+
+
+def _approvals(spans: list[ReadableSpan]) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    return [
+        (span, dict(event.attributes or {}))
+        for span in spans
+        for event in span.events
+        if event.name == sc.APPROVAL_EVENT
+    ]
+
+
+def test_an_approved_call_runs_informed_by_the_decision(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    _run("approve")
+    spans = list(exporter.get_finished_spans())
+    ((span, event),) = _approvals(spans)
+    assert span.name == "execute_tool send_email"
+    assert event[sc.OTEL_PROV_APPROVAL_DECISION] == "approved"
+    assert event[sc.OTEL_PROV_APPROVAL_WAIT] >= 0.05
+    ran = dict(span.attributes or {})
+    assert ran[sc.GEN_AI_TOOL_CALL_ID] == "call_9"
+    assert ran[sc.OTEL_PROV_APPROVAL_REQUIRED] is True
+    triples = prov([s for s in spans if s.context.trace_id == span.context.trace_id])
+    (decision,) = subjects(triples, O.Approval)
+    calls = [
+        c for c in subjects(triples, O.ToolCall) if value(triples, c, O.toolCallId) == "call_9"
+    ]
+    assert [(c, P.wasInformedBy, decision) in triples for c in calls] == [True]
+    # The SDK does not say who approved: a person all the same, not named.
+    (person,) = [o for s, p, o in triples if s == decision and p == P.wasAssociatedWith]
+    assert (person, RDF_TYPE, P.Person) in triples
+    # In the run up to the interruption the call stopped to wait: on record as not run.
+    (waited,) = [
+        s for s in spans if s.context.trace_id != span.context.trace_id and s.name == span.name
+    ]
+    assert dict(waited.attributes or {})[sc.OTEL_PROV_APPROVAL_PENDING] is True
+    first = prov([s for s in spans if s.context.trace_id == waited.context.trace_id])
+    (stopped,) = subjects(first, O.ToolCall)
+    assert value(first, stopped, O.awaitingApproval) == "true"
+    assert not subjects(first, O.Observation)
+
+
+def test_a_rejected_call_is_on_record_as_not_run_with_the_reason(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    _run("reject")
+    spans = list(exporter.get_finished_spans())
+    ((span, event),) = _approvals(spans)
+    assert span.name == "invoke_agent mailer"
+    assert event[sc.OTEL_PROV_APPROVAL_DECISION] == "rejected"
+    assert event[sc.OTEL_PROV_APPROVAL_REASON] == "not to bob"
+    assert event[sc.GEN_AI_TOOL_CALL_ID] == "call_9"
+    triples = prov([s for s in spans if s.context.trace_id == span.context.trace_id])
+    (decision,) = subjects(triples, O.Approval)
+    assert value(triples, decision, O.callRan) == "false"
+    assert value(triples, decision, O.reason) == "not to bob"
+    assert value(triples, decision, O.toolName) == "send_email"
+    assert not [
+        c for c in subjects(triples, O.ToolCall) if (c, P.wasInformedBy, decision) in triples
+    ]
+
+
+def test_the_run_acts_on_behalf_of_the_user_its_trace_metadata_names(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    exporter, _, _ = instrumented
+    _run("approve")
+    spans = list(exporter.get_finished_spans())
+    runs = {span.context.trace_id for span in spans}
+    assert len(runs) == 2  # the first run, up to the interruption, and the resumed one
+    for run in runs:
+        triples = prov([s for s in spans if s.context.trace_id == run])
+        assert [s for s, p, o in triples if p == P.actedOnBehalfOf and o == person_iri("u-7")]
+
+
+def test_the_sdk_trace_has_no_span_of_a_decision(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    """What third-party instrumentations of the SDK read (its trace) holds no decision:
+    the support matrix says so (tests/conformance/people.py)."""
+    _, recorder, _ = instrumented
+    _run("approve")
+    kinds = {
+        f"{span.span_data.type} {getattr(span.span_data, 'name', '')}" for span in recorder.spans
+    }
+    assert kinds and not [kind for kind in kinds if "approv" in kind.lower()]
+
+
+@function_tool
+def forget(note: str) -> None:
+    """Forget a note; returns nothing."""
+
+
+def test_a_call_that_returns_nothing_is_no_call_waiting_for_approval(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+) -> None:
+    """Its span ends without output, like one that stops to wait: held until the turn ends,
+    it ends at the SDK's time, as a call that ran."""
+    exporter, recorder, _ = instrumented
+    steps = [
+        [
+            ResponseFunctionToolCall(
+                type="function_call", call_id="c1", name="forget", arguments='{"note":"x"}'
+            )
+        ],
+        _answer_step("done"),
+    ]
+    agent = Agent(name="forgetful", tools=[forget])
+    result = Runner.run_sync(agent, "Forget x", run_config=_config(steps))
+    assert result.final_output == "done" and not result.interruptions
+    spans = list(exporter.get_finished_spans())
+    (tool,) = by_name(spans, "execute_tool forget")
+    assert sc.OTEL_PROV_APPROVAL_PENDING not in attrs(tool)
+    (sdk_function,) = [s for s in recorder.spans if s.span_data.type == "function"]
+    assert tool.end_time == _ns(sdk_function.ended_at)
+    triples = prov(spans)
+    (call,) = subjects(triples, O.ToolCall)
+    assert [s for s, p, o in triples if p == P.wasGeneratedBy and o == call]  # it ran

@@ -42,6 +42,18 @@ built-in tools (``{"type": "web_search_preview"}``; they run on the provider's s
 the tools of a structured answer (``response_format=ToolStrategy(Schema)``; the model
 node answers those calls itself), which are dropped once the run has answered through
 them.
+
+LangGraph's ``interrupt()`` for a person's approval, as LangChain's
+``HumanInTheLoopMiddleware`` raises it (its request lists the tool calls it stops for),
+and the resume (``Command(resume={"decisions": [...]})`` on the same ``thread_id``):
+each decision goes on the record of the resumed run as an ``otel_prov.approval`` event
+(``approve`` -> approved, ``edit`` -> modified, ``reject`` / ``respond`` -> rejected,
+with its message as the reason), on the span of the call when it runs, or on the
+session span for a call that does not, naming it.  The person is the user the resuming
+run's metadata names (``user_id``, ``user.id`` or ``langgraph_auth_user_id``), who is
+also the sessions' ``user.id``; the wait runs from the interrupt to the resume.  An
+``interrupt()`` of another shape (a question, not tool calls) is not a decision on a
+call and is not recorded as one.
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ import enum
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
@@ -73,6 +86,7 @@ from otel_prov.capture import (
     iteration_shape,
     model_call_shape,
     name_provider,
+    put_approval,
     put_content,
     put_document,
     put_usage,
@@ -97,6 +111,15 @@ _CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
 """``type`` of a bound tool schema that LangChain runs (OpenAI's ``function`` and
 ``custom``; Anthropic's schemas have no ``type``); any other type is a provider's
 built-in tool, run on the provider's side."""
+
+_USER_KEYS = ("user.id", "user_id", "langgraph_auth_user_id")
+"""Run metadata that names the user who invoked the agent (LangSmith's ``user_id``,
+LangGraph Platform's authenticated user)."""
+_DECISIONS = {"approve": "approved", "edit": "modified", "reject": "rejected"}
+"""``HumanInTheLoopMiddleware`` decision types -> ours; any other (``respond``: the
+person answered instead of the tool) means the call did not run."""
+_REMEMBERED = 1024
+"""Threads whose interrupt waits for a resume, at most (the oldest are forgotten)."""
 
 _LOG = logging.getLogger(__name__)
 
@@ -136,6 +159,29 @@ class _Session:
     """Declared tool names in the order first bound (a dict as an ordered set)."""
     ran: set[str] = field(default_factory=set)
     """Names of the tools that ran in this session."""
+    names: dict[str, str] = field(default_factory=dict)
+    """Tool names the model chose, by tool call id."""
+    thread: str | None = None
+    user: str | None = None
+    verdicts: dict[str, _Verdict] = field(default_factory=dict)
+    """Decisions of the resume on calls that run in this session, by tool call id."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Interrupted:
+    """A thread stopped for a person's decision on these calls (tool name, call id)."""
+
+    at_ns: int
+    calls: tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    decision: str
+    approver: str | None
+    reason: str | None
+    waited: float
+    at_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +334,11 @@ def _is_control_flow(error: BaseException) -> bool:
     return any(cls.__name__ == "GraphBubbleUp" for cls in type(error).__mro__)
 
 
+def _is_interrupt(error: BaseException) -> bool:
+    """LangGraph's ``GraphInterrupt``: the graph stopped to wait (for a person)."""
+    return any(cls.__name__ == "GraphInterrupt" for cls in type(error).__mro__)
+
+
 def _can_scope_model_run(kwargs: Mapping[str, Any]) -> bool:
     """Whether a model run's end callback will come in the context its start came in.
 
@@ -317,6 +368,8 @@ class ProvCallbackHandler(BaseCallbackHandler):
         self._enabled = True
         self._lock = threading.Lock()
         self._runs: dict[UUID, _Run] = {}
+        self._interrupted: dict[str, _Interrupted] = {}
+        """Threads stopped by an interrupt for approval, until resumed."""
         self._scopes: dict[UUID, _Scope] = {}
         """Attached contexts by run, kept apart from ``_runs`` so that :meth:`disable` does
         not forget them: a run in flight still detaches when it ends."""
@@ -488,15 +541,91 @@ class ProvCallbackHandler(BaseCallbackHandler):
         agent = name if isinstance(name, str) and name else metadata.get("lc_agent_name")
         agent = agent if isinstance(agent, str) and agent else "agent"
         thread_id = metadata.get("thread_id")
+        thread = None if thread_id is None else str(thread_id)
+        user = next((str(metadata[k]) for k in _USER_KEYS if metadata.get(k)), None)
         shape = session_shape(
-            agent,
-            conversation_id=None if thread_id is None else str(thread_id),
-            question=_first_question(inputs),
+            agent, conversation_id=thread, question=_first_question(inputs), user_id=user
         )
         # The session's parent is the ambient context (an HTTP request span, say).
         span = shape.start(self._tracer)
-        session = _Session(span)
+        session = _Session(span, thread=thread, user=user)
+        self._resume(session, getattr(inputs, "resume", None))
         self._add(run_id, _Run(_Kind.SESSION, session, span))
+
+    def _note_interrupt(self, session: _Session, error: BaseException) -> None:
+        """The tool calls an approval interrupt stops the thread for, with their call ids
+        (the model's call of that tool with those arguments)."""
+        if session.thread is None or not error.args:
+            return
+        calls: list[tuple[str, str | None]] = []
+        interrupts = error.args[0] if isinstance(error.args[0], (list, tuple)) else ()
+        with self._lock:
+            unclaimed = dict(session.names)
+            for interrupt in interrupts:
+                value = getattr(interrupt, "value", None)
+                requests = value.get("action_requests") if isinstance(value, dict) else None
+                for request in requests if isinstance(requests, list) else []:
+                    if not isinstance(request, dict) or not isinstance(request.get("name"), str):
+                        continue
+                    name, arguments = request["name"], _json(request.get("args", {}))
+                    call_id = next(
+                        (
+                            i
+                            for i, n in unclaimed.items()
+                            if n == name and session.arguments.get(i) == arguments
+                        ),
+                        None,
+                    )
+                    unclaimed.pop(call_id or "", None)
+                    calls.append((name, call_id))
+            if calls:
+                self._interrupted.pop(session.thread, None)
+                self._interrupted[session.thread] = _Interrupted(time.time_ns(), tuple(calls))
+                if len(self._interrupted) > _REMEMBERED:
+                    del self._interrupted[next(iter(self._interrupted))]
+
+    def _resume(self, session: _Session, resume: Any) -> None:
+        """The decisions a resume brings for the calls its thread stopped for: on the
+        session span for a call that will not run, kept for the call's span otherwise."""
+        if session.thread is None or resume is None:
+            return
+        with self._lock:
+            stopped = self._interrupted.pop(session.thread, None)
+        if stopped is None:
+            return
+        if isinstance(resume, dict) and "decisions" not in resume:
+            # Several interrupts resumed at once: {interrupt id: {"decisions": [...]}}.
+            resume = next((v for v in resume.values() if isinstance(v, dict)), {})
+        decisions = resume.get("decisions") if isinstance(resume, dict) else None
+        now = time.time_ns()
+        waited = max(0, now - stopped.at_ns) / 1e9
+        for (name, call_id), decision in zip(
+            stopped.calls, decisions if isinstance(decisions, list) else [], strict=False
+        ):
+            kind = decision.get("type") if isinstance(decision, dict) else None
+            if not isinstance(kind, str):
+                continue
+            message = decision.get("message")
+            verdict = _Verdict(
+                _DECISIONS.get(kind, "rejected"),
+                session.user,
+                message if isinstance(message, str) and message else None,
+                waited,
+                now,
+            )
+            if verdict.decision != "rejected" and call_id is not None:
+                session.verdicts[call_id] = verdict
+                continue
+            put_approval(
+                session.span,
+                verdict.decision,
+                verdict.approver,
+                reason=verdict.reason,
+                waited=waited,
+                tool_name=name,
+                tool_call_id=call_id,
+                at_ns=now,
+            )
 
     def on_chain_end(
         self,
@@ -540,6 +669,8 @@ class ProvCallbackHandler(BaseCallbackHandler):
         run = self._pop(run_id)
         if run is None:
             return
+        if run.kind is not _Kind.SESSION and _is_interrupt(error):
+            self._note_interrupt(run.session, error)
         if run.kind is _Kind.SESSION:
             failure = None if _is_control_flow(error) else error
             self._close_iteration(run.session.current, failure)
@@ -652,6 +783,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
                 call_id = call.get("id")
                 if call_id:
                     session.arguments[call_id] = text
+                    session.names[call_id] = str(call.get("name", ""))
         if not calls:
             describe_iteration(span, thought=thought, action=FINAL_ANSWER)
             return
@@ -703,6 +835,17 @@ class ProvCallbackHandler(BaseCallbackHandler):
             arguments = _json(inputs) if inputs is not None else input_str
         shape = tool_call_shape(name, call_id=call_id, arguments=arguments)
         span = shape.start(self._tracer, parent=parent.anchor)
+        with self._lock:
+            verdict = parent.session.verdicts.pop(call_id, None) if call_id else None
+        if verdict is not None:
+            put_approval(
+                span,
+                verdict.decision,
+                verdict.approver,
+                reason=verdict.reason,
+                waited=verdict.waited,
+                at_ns=verdict.at_ns,
+            )
         self._add(run_id, _Run(_Kind.TOOL, parent.session, span, parent.iteration))
         self._enter(run_id, span)
 

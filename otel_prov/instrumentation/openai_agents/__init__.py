@@ -34,6 +34,19 @@ SDK tracer tells processors nothing).  Each SDK trace becomes one OTel trace:
   stays one outermost session, and the final answer belongs to the agent that gave it;
 * anything else (guardrails, custom spans) -> a plain span.
 
+Tool approvals (``needs_approval``): the decisions made with ``RunState.approve`` /
+``reject`` (``RunContextWrapper.approve_tool`` / ``reject_tool``, patched to tell the
+processor) go on the record of the run resumed from that state, as
+``otel_prov.approval`` events: on the span of the approved call when it runs
+(``otel_prov.approval.required``, how long the run waited since it stopped at the call),
+on the session span when the model is told of a rejection (the call never runs: the
+decision names it and keeps the rejection message, as content).  The SDK does not say
+who decided, so the person is recorded unnamed.  ``RunConfig.trace_metadata`` ``user.id``
+(or ``user_id``) becomes the sessions' ``user.id``: the agent acted on that user's
+behalf.  The run up to the interruption is an OTel trace of its own, the resumed run
+another: in the first, the call that stopped to wait is marked
+``otel_prov.approval.pending`` (it did not run there: no observation).
+
 Times are the SDK's own ``started_at`` / ``ended_at``.  Content (thoughts, arguments,
 observations, question, answer) only reaches the SDK spans when the run config has
 ``trace_include_sensitive_data`` (the default) and our spans only when the content
@@ -42,7 +55,8 @@ switches (``OTEL_PROV_CAPTURE_CONTENT``, the GenAI opt-in) allow.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import functools
+from collections.abc import Callable, Collection
 from typing import Any
 
 from opentelemetry import trace
@@ -53,6 +67,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 
 from otel_prov._version import __version__
+from otel_prov.instrumentation import Patches
 from otel_prov.instrumentation.openai_agents._processor import OpenAIAgentsSpanConverter
 from otel_prov.instrumentation.openai_agents.package import _instruments
 
@@ -63,6 +78,7 @@ class OpenAIAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Turns the OpenAI Agents SDK's traces into otel-prov OTel spans."""
 
     _processor: Any = None
+    _patches: Patches = Patches()
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return _instruments
@@ -79,11 +95,13 @@ class OpenAIAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         processor = cls(tracer)
         add_trace_processor(processor)
         self._processor = processor
+        self._patches = _patch_decisions(processor)
 
     def _uninstrument(self, **kwargs: Any) -> None:
         processor, self._processor = self._processor, None
         if processor is None:
             return
+        self._patches.restore()
         processor.disable()
         _remove_processor(processor)
 
@@ -91,6 +109,53 @@ class OpenAIAgentsInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     def processor(self) -> OpenAIAgentsSpanConverter | None:
         """The registered SDK tracing processor (None when not instrumented)."""
         return self._processor  # type: ignore[no-any-return]
+
+
+def _patch_decisions(processor: OpenAIAgentsSpanConverter) -> Patches:
+    """Tell ``processor`` of each approval and rejection of a tool call (``RunState.approve``
+    / ``reject`` come down to ``RunContextWrapper.approve_tool`` / ``reject_tool``) and of
+    each turn stopped for them (``NextStepInterruption``): the SDK's tracing shows none."""
+    from agents.run_context import RunContextWrapper
+
+    patches = Patches()
+
+    def approve(original: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(original)
+        def approve_tool(self: Any, approval_item: Any, always_approve: bool = False) -> None:
+            original(self, approval_item, always_approve)
+            processor.record_decision(approval_item, approved=True)
+
+        return approve_tool
+
+    def reject(original: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(original)
+        def reject_tool(
+            self: Any,
+            approval_item: Any,
+            always_reject: bool = False,
+            rejection_message: str | None = None,
+        ) -> None:
+            original(self, approval_item, always_reject, rejection_message)
+            processor.record_decision(approval_item, approved=False, reason=rejection_message)
+
+        return reject_tool
+
+    def interrupt(original: Callable[..., None]) -> Callable[..., None]:
+        @functools.wraps(original)
+        def init(self: Any, *args: Any, **kwargs: Any) -> None:
+            original(self, *args, **kwargs)
+            processor.interrupted(getattr(self, "interruptions", None))
+
+        return init
+
+    patches.replace(RunContextWrapper, "approve_tool", approve)
+    patches.replace(RunContextWrapper, "reject_tool", reject)
+    try:  # where the SDK (0.24) says a turn stops for approvals; best effort if it moves
+        from agents.run_internal.run_steps import NextStepInterruption
+    except ImportError:
+        return patches
+    patches.replace(NextStepInterruption, "__init__", interrupt)
+    return patches
 
 
 def _remove_processor(processor: Any) -> None:

@@ -44,6 +44,7 @@ from otel_prov.capture import (
     describe_iteration,
     iteration_shape,
     model_call_shape,
+    put_approval,
     put_content,
     put_usage,
     record_failure,
@@ -89,6 +90,34 @@ _HOSTED_TOOLS = frozenset(
 """Names the SDK gives the hosted tools that OpenAI runs (``WebSearchTool.name`` and the
 like): the runner opens no ``function`` span for their calls, so they are not declared.
 A function tool of the same name is not declared either."""
+
+
+_USER_KEYS = ("user.id", "user_id")
+"""Keys of the SDK trace's metadata (``RunConfig.trace_metadata``) that name the user the
+run acts on behalf of: the session spans get it as ``user.id``."""
+_REMEMBERED = 1024
+"""At most this many calls waiting for a decision, decisions not yet seen to take effect
+and traces' users are kept (the oldest go first): a run never resumed costs nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """A person's decision on a call (``RunContextWrapper.approve_tool`` / ``reject_tool``),
+    kept until the resumed run shows its effect: the call running, or the model told."""
+
+    decision: str
+    at_ns: int
+    tool_name: str | None
+    arguments: str | None
+    reason: str | None
+    waited: float | None
+
+
+def _remember(table: dict[str, Any], key: str, value: Any) -> None:
+    table.pop(key, None)
+    table[key] = value
+    if len(table) > _REMEMBERED:
+        del table[next(iter(table))]
 
 
 @dataclass(eq=False)
@@ -278,6 +307,19 @@ class OpenAIAgentsSpanConverter:
         self._handoffs: dict[tuple[str, str], _Entry] = {}
         """Ended handoffs whose target agent has not started yet, by (SDK trace id, SDK
         parent of the session that handed off)."""
+        self._unsettled: dict[str, tuple[Span, int, str]] = {}
+        """Call id -> (span, SDK end, SDK trace id) of a call whose function span ended
+        without output and no error: it may be waiting for a decision (the SDK says so
+        when it interrupts the turn, :meth:`interrupted`), so its span ends then, or
+        when the turn, the session or the trace ends."""
+        self._waiting: dict[str, int] = {}
+        """Call id -> when the call stopped to wait for a person (its function span ended
+        without output: the SDK's interruption)."""
+        self._verdicts: dict[str, _Verdict] = {}
+        """Call id -> the decision on it, until the resumed run shows its effect."""
+        self._users: dict[str, str] = {}
+        """SDK trace id -> the user its metadata names; kept past the trace's end, since a
+        run resumed from its state continues the same SDK trace."""
         self._enabled = True
 
     def disable(self) -> None:
@@ -291,8 +333,15 @@ class OpenAIAgentsSpanConverter:
             trace_id = str(sdk_trace.trace_id)
             name = str(getattr(sdk_trace, "name", None) or "Agent workflow")
             span = self._tracer.start_span(name, attributes={_ATTR_SDK_TRACE_ID: trace_id})
+            metadata = getattr(sdk_trace, "metadata", None)
+            user = next(
+                (metadata[k] for k in _USER_KEYS if isinstance(metadata, dict) and metadata.get(k)),
+                None,
+            )
             with self._lock:
                 self._entries[trace_id] = _Entry(_TRACE, span, trace_id)
+                if user is not None:
+                    _remember(self._users, trace_id, str(user))
         except Exception:  # noqa: BLE001 - never break the agent run
             _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
 
@@ -306,6 +355,7 @@ class OpenAIAgentsSpanConverter:
                 ]
                 for key, _ in leftovers:
                     del self._entries[key]
+                self._settle(trace_id)
                 # Handoffs whose target never started (the run failed in between).
                 for pending in [k for k in self._handoffs if k[0] == trace_id]:
                     self._release(self._handoffs.pop(pending))
@@ -331,6 +381,60 @@ class OpenAIAgentsSpanConverter:
             self._end(sdk_span)
         except Exception:  # noqa: BLE001 - never break the agent run
             _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
+
+    def record_decision(self, item: Any, *, approved: bool, reason: str | None = None) -> None:
+        """A person approved or rejected the call of the SDK's ``ToolApprovalItem`` ``item``.
+
+        The SDK says nothing of who decided.  The decision takes effect in the run resumed
+        from the state: an approved call runs there (its span gets the decision), a
+        rejected one does not, and the model is told (its session span gets it then)."""
+        try:
+            raw = _dump(getattr(item, "raw_item", None))
+            call_id = raw.get("call_id") if isinstance(raw, dict) else None
+            if not isinstance(call_id, str) or not call_id:
+                return
+            arguments = raw.get("arguments") if isinstance(raw, dict) else None
+            name = getattr(item, "tool_name", None)
+            now = time.time_ns()
+            with self._lock:
+                since = self._waiting.pop(call_id, None)
+                verdict = _Verdict(
+                    "approved" if approved else "rejected",
+                    now,
+                    name if isinstance(name, str) else None,
+                    arguments if isinstance(arguments, str) else None,
+                    reason,
+                    None if since is None else max(0, now - since) / 1e9,
+                )
+                _remember(self._verdicts, call_id, verdict)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents approval not recorded", exc_info=True)
+
+    def interrupted(self, items: Any) -> None:
+        """The SDK stopped the turn for a person's decision on these ``ToolApprovalItem``
+        calls: their calls did not run in this run (``otel_prov.approval.pending``)."""
+        try:
+            with self._lock:
+                for item in items if isinstance(items, list) else []:
+                    raw = _dump(getattr(item, "raw_item", None))
+                    call_id = raw.get("call_id") if isinstance(raw, dict) else None
+                    found = self._unsettled.pop(call_id, None) if isinstance(call_id, str) else None
+                    if found is None or call_id is None:
+                        continue
+                    span, end, _ = found
+                    span.set_attribute(sc.OTEL_PROV_APPROVAL_REQUIRED, True)
+                    span.set_attribute(sc.OTEL_PROV_APPROVAL_PENDING, True)
+                    span.end(end_time=end)
+                    _remember(self._waiting, call_id, end)
+        except Exception:  # noqa: BLE001 - never break the agent run
+            _LOG.debug("OpenAI Agents interruption not recorded", exc_info=True)
+
+    def _settle(self, trace_key: str) -> None:
+        """End the spans of the trace's calls that ended without output, no interruption
+        having claimed them: calls that ran and returned nothing (called under the lock)."""
+        for call_id in [k for k, (_, _, key) in self._unsettled.items() if key == trace_key]:
+            span, end, _ = self._unsettled.pop(call_id)
+            span.end(end_time=end)
 
     def shutdown(self) -> None:
         self.disable()
@@ -437,7 +541,8 @@ class OpenAIAgentsSpanConverter:
             links.append(Link(handoff.span.get_span_context()))
         # The SDK's models are OpenAI's, and so its spans say (as OpenAI's own
         # instrumentation of the SDK does): the provider the GenAI conventions ask for.
-        span = self._open(session_shape(name, provider="openai"), parent, start, links=links)
+        shape = session_shape(name, provider="openai", user_id=self._users.get(trace_key))
+        span = self._open(shape, parent, start, links=links)
         if handoff is not None:
             self._release(handoff)
         return _Entry(_SESSION, span, trace_key, sdk_parent=sdk_parent, agent=data)
@@ -530,7 +635,11 @@ class OpenAIAgentsSpanConverter:
             elif entry.kind == _MODEL:
                 self._end_model(entry, data)
             elif entry.kind == _TOOL:
-                self._end_tool(entry, data)
+                failed = isinstance(getattr(sdk_span, "error", None), dict)
+                if self._end_tool(entry, data, end, failed=failed):
+                    return  # its span ends once the SDK says whether it waits
+            if entry.kind in (_ITERATION, _SESSION):
+                self._settle(entry.trace_key)
             elif entry.kind == _HANDOFF:
                 self._end_handoff(entry, span, data)
             error = getattr(sdk_span, "error", None)
@@ -553,6 +662,8 @@ class OpenAIAgentsSpanConverter:
         put_usage(span, input_tokens=input_tokens, output_tokens=output_tokens)
         iteration = entry.iteration
         session = iteration.session if iteration is not None else None
+        if session is not None and self._verdicts:
+            self._settle_rejections(session, data)
         if session is not None and session.span is not None and not session.has_question:
             question = _question(data)
             if question is not None:
@@ -584,7 +695,9 @@ class OpenAIAgentsSpanConverter:
         else:
             describe_iteration(target, thought=thought)
 
-    def _end_tool(self, entry: _Entry, data: Any) -> None:
+    def _end_tool(self, entry: _Entry, data: Any, end: int | None, *, failed: bool) -> bool:
+        """Put the call's result on its span; True when the span is left open, unsettled:
+        the call gave no output and no error, so it may be waiting for a decision."""
         span = entry.span
         assert span is not None
         arguments = getattr(data, "input", None)
@@ -593,9 +706,57 @@ class OpenAIAgentsSpanConverter:
         output = getattr(data, "output", None)
         if output is not None:
             put_content(span, sc.OTEL_PROV_OBSERVATION, output)
-        call_id = self._match_call(entry, arguments if isinstance(arguments, str) else None)
+        chosen = arguments if isinstance(arguments, str) else None
+        call_id = self._match_call(entry, chosen) or self._decided_call(entry.name, chosen)
         if call_id:
             span.set_attribute(sc.GEN_AI_TOOL_CALL_ID, call_id)
+        verdict = self._verdicts.pop(call_id, None) if call_id else None
+        if verdict is not None:
+            put_approval(
+                span,
+                verdict.decision,
+                None,
+                reason=verdict.reason,
+                waited=verdict.waited,
+                at_ns=verdict.at_ns,
+            )
+        elif call_id and output is None and not failed and end is not None:
+            self._unsettled[call_id] = (span, end, entry.trace_key)
+            return True
+        return False
+
+    def _decided_call(self, name: str, arguments: str | None) -> str | None:
+        """The call id of a decided call of this tool with these arguments: a resumed run
+        runs the approved calls before any model call that could name them."""
+        for exact in (True, False):
+            for call_id, verdict in self._verdicts.items():
+                if verdict.tool_name == name and (not exact or verdict.arguments == arguments):
+                    return call_id
+        return None
+
+    def _settle_rejections(self, session: _Entry, data: Any) -> None:
+        """Rejected calls whose outcome the model is now told (a ``function_call_output``
+        of its input): the decision goes on the session span, naming the call."""
+        value = getattr(data, "input", None)
+        if session.span is None or not isinstance(value, list):
+            return
+        for item in value:
+            item = _dump(item)
+            call_id = item.get("call_id") if isinstance(item, dict) else None
+            verdict = self._verdicts.get(call_id) if isinstance(call_id, str) else None
+            if verdict is None or verdict.decision != "rejected" or call_id is None:
+                continue
+            del self._verdicts[call_id]
+            put_approval(
+                session.span,
+                verdict.decision,
+                None,
+                reason=verdict.reason,
+                waited=verdict.waited,
+                tool_name=verdict.tool_name,
+                tool_call_id=call_id,
+                at_ns=verdict.at_ns,
+            )
 
     def _end_handoff(self, entry: _Entry, span: Span, data: Any) -> None:
         """Record the target agent, and wait for its session to start (``_start_session``).

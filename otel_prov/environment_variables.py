@@ -214,6 +214,31 @@ A bearer token the receiver requires (``Authorization: Bearer <token>`` on HTTP,
 ``authorization`` metadata on gRPC); unset, it requires none.  Never logged.
 """
 
+OTEL_PROV_RECEIVER_TLS_CERT = "OTEL_PROV_RECEIVER_TLS_CERT"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_TLS_CERT
+
+PEM file of the certificate (and chain) the receiver shows: set with
+:envvar:`OTEL_PROV_RECEIVER_TLS_KEY`, both OTLP/gRPC and OTLP/HTTP speak TLS only.
+Unset: plaintext.  ``--tls-cert`` wins.
+"""
+
+OTEL_PROV_RECEIVER_TLS_KEY = "OTEL_PROV_RECEIVER_TLS_KEY"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_TLS_KEY
+
+PEM file of the private key of :envvar:`OTEL_PROV_RECEIVER_TLS_CERT`.  ``--tls-key`` wins.
+"""
+
+OTEL_PROV_RECEIVER_CLIENT_CA = "OTEL_PROV_RECEIVER_CLIENT_CA"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_CLIENT_CA
+
+PEM file of the CA that signs the clients' certificates: set, the receiver speaks mutual
+TLS and refuses a client without a certificate of that CA.  Needs the certificate and
+key.  Unset: no client certificate asked for.  ``--client-ca`` wins.
+"""
+
 OTEL_PROV_RECEIVER_FSYNC = "OTEL_PROV_RECEIVER_FSYNC"
 """
 .. envvar:: OTEL_PROV_RECEIVER_FSYNC

@@ -19,6 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "otel_prov._version",
         "otel_prov._settings",
+        "otel_prov._tls",
         "otel_prov._extras",
         "otel_prov._forks",
         "otel_prov._repeated",

@@ -141,6 +141,27 @@ def allow_service(sub: argparse.ArgumentParser) -> None:
     )
 
 
+def tls_arguments(sub: argparse.ArgumentParser, defaults: str = "") -> None:
+    """``--tls-cert``, ``--tls-key`` and ``--client-ca`` of ``receive`` and ``serve``
+    (read by :meth:`otel_prov._tls.TlsFiles.of`); ``defaults`` says where else they come
+    from."""
+    sub.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="FILE",
+        help=f"PEM certificate (chain) to serve TLS with, only TLS then{defaults}",
+    )
+    sub.add_argument(
+        "--tls-key", type=Path, metavar="FILE", help=f"PEM key of --tls-cert{defaults}"
+    )
+    sub.add_argument(
+        "--client-ca",
+        type=Path,
+        metavar="FILE",
+        help=f"mutual TLS: refuse clients without a certificate this CA signed{defaults}",
+    )
+
+
 def add_format(sub: argparse.ArgumentParser, /, **described: str) -> None:
     """``--format``: each choice and what it writes, the first being the default."""
     first, *_ = described

@@ -12,11 +12,14 @@ from pathlib import Path
 from otel_prov._extras import needs_extra
 from otel_prov._settings import env_bool, env_str
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, Where
+from otel_prov.cli._parser import Command, Where, tls_arguments
 from otel_prov.cli._shared import destination, graph
 from otel_prov.environment_variables import (
+    OTEL_PROV_RECEIVER_CLIENT_CA,
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
+    OTEL_PROV_RECEIVER_TLS_CERT,
+    OTEL_PROV_RECEIVER_TLS_KEY,
     OTEL_PROV_RECEIVER_TOKEN,
     OTEL_PROV_STRIP_CONTENT,
 )
@@ -63,6 +66,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help=f"require 'Authorization: Bearer <the file's content>' (default: "
         f"${OTEL_PROV_RECEIVER_TOKEN}; unset: no token)",
     )
+    tls_arguments(
+        parser,
+        f" (default: ${OTEL_PROV_RECEIVER_TLS_CERT}, ${OTEL_PROV_RECEIVER_TLS_KEY}, "
+        f"${OTEL_PROV_RECEIVER_CLIENT_CA})",
+    )
 
 
 def add_no_content_argument(parser: argparse.ArgumentParser) -> None:
@@ -101,6 +109,7 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
             ReceiverSettings,
             parse_address,
             serve,
+            tls_from_settings,
         )
     token = _token(args.token_file)
     listen = Listen(
@@ -111,6 +120,7 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
             args.http or env_str(OTEL_PROV_RECEIVER_HTTP, DEFAULT_HTTP) or "", "--http"
         ),
         token=None if token is None else BearerToken(token),
+        tls=tls_from_settings(args.tls_cert, args.tls_key, args.client_ca),
     )
     if args.trace_idle is not None and args.trace_idle <= 0:
         raise ValueError(

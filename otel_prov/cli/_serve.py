@@ -6,8 +6,16 @@ import argparse
 
 from otel_prov._extras import needs_extra
 from otel_prov._settings import is_loopback
+from otel_prov._tls import TlsFiles
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, allow_service, at_least_one, port, seconds
+from otel_prov.cli._parser import (
+    Command,
+    allow_service,
+    at_least_one,
+    port,
+    seconds,
+    tls_arguments,
+)
 from otel_prov.cli._shared import backend, graph, say, trace_links
 
 __all__ = ["COMMANDS"]
@@ -45,6 +53,7 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
         help="queries of the SPARQL page run at once, at most (2); one more gets 503",
     )
     allow_service(sub)
+    tls_arguments(sub)
 
 
 def _serve(args: argparse.Namespace) -> ExitCode:
@@ -53,6 +62,10 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         from otel_prov.view._app import create_app
         from otel_prov.view._server import serve
     named = graph(args)[1:-1]
+    try:
+        tls = TlsFiles.of(args.tls_cert, args.tls_key, args.client_ca)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     backend(args)  # --store and --endpoint together are refused before anything opens
     app = create_app(
         lambda: backend(args),
@@ -69,12 +82,19 @@ def _serve(args: argparse.Namespace) -> ExitCode:
             f"warning: listening on {args.host}, not this machine only: anyone who can reach "
             "it reads all the provenance in the store (there is no login)"
         )
+        if tls is None:
+            say(
+                f"warning: listening on {args.host} without TLS: whoever is on the network "
+                "path reads the pages as they pass (give --tls-cert and --tls-key)"
+            )
 
     def announce(url: str) -> None:
         print(f"otel-prov serve: {url}", flush=True)
 
     try:
-        serve(app, args.host, args.port, announce=announce)
+        serve(app, args.host, args.port, announce=announce, tls=tls)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"

@@ -14,9 +14,7 @@ import contextlib
 import html
 import http.server
 import json
-import shutil
 import socket
-import tempfile
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -24,12 +22,12 @@ from pathlib import Path
 
 import pytest
 from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
+from tests.browser import chromium
 from tests.builders import make_span, store_runs
 from tests.cli import run_cli
 from tests.serving import Served, counting_target, serving
@@ -39,8 +37,6 @@ pytestmark = pytest.mark.integration
 ARTIFACTS = Path(__file__).resolve().parents[2] / "build" / "test-artifacts"
 PAGE_TIMEOUT = 60.0
 """Generous: a loaded machine may take seconds to answer and draw a page."""
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
 HOSTILE = [
     "<script>window.pwned = 'script'</script>",
@@ -90,25 +86,8 @@ def served(store: Path) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[webdriver.Chrome]:
-    if not (CHROMIUM.exists() and CHROMEDRIVER.exists()):
-        pytest.fail("chromium and chromedriver are missing: run make servers")
-    profile = tempfile.mkdtemp(prefix="otel-prov-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
-    for flag in (
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1400,1000",
-    ):  # fmt: skip
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
-    driver.set_page_load_timeout(60)
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def _follow(driver: webdriver.Chrome, element: WebElement) -> None:

@@ -27,12 +27,19 @@ and OTLP/HTTP on ``--http`` (``OTEL_PROV_RECEIVER_HTTP``, default 127.0.0.1:4318
   start.
 * An optional bearer token (``--token-file`` or ``OTEL_PROV_RECEIVER_TOKEN``) is
   required of every export request; it is never logged.
+* TLS on both transports with ``--tls-cert`` and ``--tls-key``
+  (``OTEL_PROV_RECEIVER_TLS_CERT``, ``..._TLS_KEY``); mutual TLS with ``--client-ca``
+  (``OTEL_PROV_RECEIVER_CLIENT_CA``).  Beyond the loopback without TLS, it warns.
 """
 
 from otel_prov.ingest.receiver._auth import BearerToken
 from otel_prov.ingest.receiver._receiver import Accepted, Receiver, RequestRefusedError
 from otel_prov.ingest.receiver._serve import Listen, parse_address, serve
-from otel_prov.ingest.receiver._settings import DEFAULT_DATA_DIR, ReceiverSettings
+from otel_prov.ingest.receiver._settings import (
+    DEFAULT_DATA_DIR,
+    ReceiverSettings,
+    tls_from_settings,
+)
 
 __all__ = [
     "DEFAULT_DATA_DIR",
@@ -44,4 +51,5 @@ __all__ = [
     "RequestRefusedError",
     "parse_address",
     "serve",
+    "tls_from_settings",
 ]

@@ -13,7 +13,7 @@ from otel_prov._extras import needs_extra
 from otel_prov._settings import env_bool, env_str
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where, tls_arguments
-from otel_prov.cli._shared import destination, graph
+from otel_prov.cli._shared import destination, graph, token_text
 from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_CLIENT_CA,
     OTEL_PROV_RECEIVER_GRPC,
@@ -111,7 +111,7 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
             serve,
             tls_from_settings,
         )
-    token = _token(args.token_file)
+    token = token_text(args.token_file, OTEL_PROV_RECEIVER_TOKEN)
     listen = Listen(
         grpc=parse_address(
             args.grpc or env_str(OTEL_PROV_RECEIVER_GRPC, DEFAULT_GRPC) or "", "--grpc"
@@ -149,20 +149,6 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
     finally:
         opened.exporter.shutdown()
     return ExitCode.OK
-
-
-def _token(path: Path | None) -> str | None:
-    """The bearer token's text, from ``--token-file`` else the environment; None: no token."""
-    if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from exc
-    else:
-        text = env_str(OTEL_PROV_RECEIVER_TOKEN) or ""
-        if not text:
-            return None
-    return text
 
 
 def _reader(backend: QueryBackend) -> Callable[[], QueryBackend]:

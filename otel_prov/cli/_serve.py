@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from otel_prov._extras import needs_extra
 from otel_prov._settings import is_loopback
 from otel_prov._tls import TlsFiles
+from otel_prov._tokens import BearerToken
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import (
     Command,
@@ -16,7 +18,7 @@ from otel_prov.cli._parser import (
     seconds,
     tls_arguments,
 )
-from otel_prov.cli._shared import backend, graph, say, trace_links
+from otel_prov.cli._shared import backend, graph, say, token_text, trace_links
 
 __all__ = ["COMMANDS"]
 
@@ -54,6 +56,20 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
     )
     allow_service(sub)
     tls_arguments(sub)
+    readers = sub.add_mutually_exclusive_group()
+    readers.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="every page and endpoint needs the token the file holds: 'Authorization: "
+        "Bearer <token>', or typed once into /login (which sets a Secure, HttpOnly cookie)",
+    )
+    readers.add_argument(
+        "--trusted-proxy-header",
+        metavar="NAME",
+        help="the reader is who an authenticating proxy (oauth2-proxy) names in this header; "
+        "a request without it is refused (only the proxy may reach this server then)",
+    )
 
 
 def _serve(args: argparse.Namespace) -> ExitCode:
@@ -64,6 +80,9 @@ def _serve(args: argparse.Namespace) -> ExitCode:
     named = graph(args)[1:-1]
     try:
         tls = TlsFiles.of(args.tls_cert, args.tls_key, args.client_ca)
+        token = token_text(args.token_file)
+        if token is not None:
+            BearerToken(token)  # one word, not empty
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     backend(args)  # --store and --endpoint together are refused before anything opens
@@ -76,12 +95,16 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         bound_host=args.host,
         allowed_hosts=args.allowed_host,
         max_queries=args.max_queries,
+        reader_tokens=None if token is None else {token.strip(): "token"},
+        proxy_header=args.trusted_proxy_header,
     )
     if not is_loopback(args.host):
-        say(
-            f"warning: listening on {args.host}, not this machine only: anyone who can reach "
-            "it reads all the provenance in the store (there is no login)"
-        )
+        if token is None and args.trusted_proxy_header is None:
+            say(
+                f"warning: listening on {args.host}, not this machine only: anyone who can "
+                "reach it reads all the provenance in the store (there is no login: give "
+                "--token-file or --trusted-proxy-header)"
+            )
         if tls is None:
             say(
                 f"warning: listening on {args.host} without TLS: whoever is on the network "

@@ -34,6 +34,7 @@ __all__ = [
     "open_destination",
     "reader",
     "say",
+    "token_text",
     "trace_links",
 ]
 
@@ -102,6 +103,17 @@ def trace_links() -> dict[str, str]:
     """Backend name -> URL template (``{trace_id}``) of each trace backend configured."""
     links = {"jaeger": env_str(OTEL_PROV_JAEGER_URL), "tempo": env_str(OTEL_PROV_TEMPO_URL)}
     return {name: template for name, template in links.items() if template}
+
+
+def token_text(path: Path | None, variable: str | None = None) -> str | None:
+    """A bearer token's text, from ``--token-file`` (``path``) else the environment
+    ``variable``; None: no token.  ``ValueError`` for a file that cannot be read."""
+    if path is not None:
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from exc
+    return (env_str(variable) if variable is not None else None) or None
 
 
 def say(message: str) -> None:

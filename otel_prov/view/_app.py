@@ -38,7 +38,13 @@ from otel_prov.read._reader import ProvenanceReader, parse_moment
 from otel_prov.read._sparql import STATUSES
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
-from otel_prov.view._guards import HostCheck, SameOrigin, host_policy
+from otel_prov.view._guards import (
+    HostCheck,
+    ReaderLogin,
+    SameOrigin,
+    TrustedProxy,
+    host_policy,
+)
 from otel_prov.view._pages import (
     SCRIPT,
     STYLE_HASH,
@@ -133,6 +139,8 @@ def create_app(
     bound_host: str = "127.0.0.1",
     allowed_hosts: Iterable[str] = (),
     max_queries: int = 2,
+    reader_tokens: Mapping[str, str] | None = None,
+    proxy_header: str | None = None,
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
     ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
@@ -142,7 +150,10 @@ def create_app(
     loopback names when bound to loopback (:func:`~otel_prov.view._guards.host_policy`).
     At most ``max_queries`` queries of the SPARQL page run at once: each may hold a core,
     and on the embedded store a process, until its time is up; one more is told to come
-    back (503, ``Retry-After``) rather than wait.  Opens the backend once now, so that a
+    back (503, ``Retry-After``) rather than wait.  With ``reader_tokens`` (token: the
+    reader it stands for) every page needs one (:class:`~otel_prov.view._guards.ReaderLogin`);
+    with ``proxy_header``, the header an authenticating proxy sets
+    (:class:`~otel_prov.view._guards.TrustedProxy`).  Opens the backend once now, so that a
     store that cannot be read fails here (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
@@ -278,6 +289,10 @@ def create_app(
         },
     )
     # The last added runs first: the headers go on every answer, refusals included.
+    if reader_tokens:
+        app.add_middleware(ReaderLogin, tokens=reader_tokens)
+    elif proxy_header:
+        app.add_middleware(TrustedProxy, header=proxy_header)
     app.add_middleware(SameOrigin)
     app.add_middleware(HostCheck, policy=host_policy(bound_host, allowed_hosts))
     app.add_middleware(_SecurityHeaders)

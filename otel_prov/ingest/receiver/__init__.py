@@ -32,7 +32,7 @@ and OTLP/HTTP on ``--http`` (``OTEL_PROV_RECEIVER_HTTP``, default 127.0.0.1:4318
   (``OTEL_PROV_RECEIVER_CLIENT_CA``).  Beyond the loopback without TLS, it warns.
 """
 
-from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov._tokens import BearerToken
 from otel_prov.ingest.receiver._receiver import Accepted, Receiver, RequestRefusedError
 from otel_prov.ingest.receiver._serve import Listen, parse_address, serve
 from otel_prov.ingest.receiver._settings import (

@@ -36,7 +36,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from otel_prov._tls import TlsFiles
-from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov._tokens import BearerToken
 from otel_prov.ingest.receiver._receiver import InvalidRequestError, Receiver, RequestRefusedError
 
 __all__ = ["grpc_server"]

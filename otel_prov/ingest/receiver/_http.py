@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov._tokens import BearerToken
 from otel_prov.ingest.receiver._metrics import CONTENT_TYPE
 from otel_prov.ingest.receiver._receiver import (
     Encoding,

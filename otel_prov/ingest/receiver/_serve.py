@@ -24,8 +24,8 @@ import uvicorn
 
 from otel_prov._settings import is_loopback
 from otel_prov._tls import TlsFiles
+from otel_prov._tokens import BearerToken
 from otel_prov.environment_variables import OTEL_PROV_RECEIVER_TLS_CERT, OTEL_PROV_RECEIVER_TOKEN
-from otel_prov.ingest.receiver._auth import BearerToken
 from otel_prov.ingest.receiver._grpc import grpc_server
 from otel_prov.ingest.receiver._http import http_app
 from otel_prov.ingest.receiver._receiver import Receiver

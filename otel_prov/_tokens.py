@@ -1,8 +1,10 @@
-"""The receiver's optional bearer token: compared in constant time, never shown.
+"""Bearer tokens of the servers (``receive``, ``serve``): compared in constant time, never
+shown.
 
-It comes from ``--token-file`` or ``OTEL_PROV_RECEIVER_TOKEN``; the Collector's OTLP
-exporters send it with ``headers: {authorization: "Bearer <token>"}``, the SDK's with
-``OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20<token>``.
+The receiver's comes from ``--token-file`` or ``OTEL_PROV_RECEIVER_TOKEN``; the
+Collector's OTLP exporters send it with ``headers: {authorization: "Bearer <token>"}``,
+the SDK's with ``OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20<token>``.  A reader
+of ``serve`` sends its own, or types it into the login form once.
 """
 
 from __future__ import annotations
@@ -20,13 +22,17 @@ class BearerToken:
     def __init__(self, token: str) -> None:
         token = token.strip()
         if not token or any(c.isspace() for c in token):
-            raise ValueError("the receiver's bearer token must be one word, not empty")
+            raise ValueError("a bearer token must be one word, not empty")
         self._expected = f"Bearer {token}".encode()
 
     def matches(self, authorization: str | None) -> bool:
         """Is ``authorization`` (the header or metadata value) ``Bearer <token>``?"""
         given = (authorization or "").strip().encode("utf-8", "replace")
         return hmac.compare_digest(given, self._expected)
+
+    def is_token(self, token: str) -> bool:
+        """Is ``token`` (as typed into a form) this token?"""
+        return self.matches(f"Bearer {token.strip()}")
 
     def __repr__(self) -> str:
         return "BearerToken(<hidden>)"

@@ -9,9 +9,16 @@ of ``serve`` sends its own, or types it into the login form once.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 
-__all__ = ["BearerToken"]
+__all__ = ["BearerToken", "token_digest"]
+
+
+def token_digest(token: str) -> bytes:
+    """The SHA-256 a token is kept as where several are looked up (a reader's, a
+    tenant's): the digest of a guess says nothing of how near it came."""
+    return hashlib.sha256(token.strip().encode("utf-8", "replace")).digest()
 
 
 class BearerToken:

@@ -239,6 +239,26 @@ TLS and refuses a client without a certificate of that CA.  Needs the certificat
 key.  Unset: no client certificate asked for.  ``--client-ca`` wins.
 """
 
+OTEL_PROV_TENANTS = "OTEL_PROV_TENANTS"
+"""
+.. envvar:: OTEL_PROV_TENANTS
+
+A tenants file (JSON) for ``otel-prov receive`` and ``otel-prov serve``: each tenant's
+tokens (and the proxy users of ``serve``) and the tenants it may read.  Set, the token of
+a request picks the tenant, each tenant's runs go to a graph of its own, and a reader
+sees only the tenants it may read.  Unset: one graph, as without tenants.  ``--tenants``
+wins.
+"""
+
+OTEL_PROV_TENANT = "OTEL_PROV_TENANT"
+"""
+.. envvar:: OTEL_PROV_TENANT
+
+The tenant whose graph this process writes to (``configure(tenant=...)`` wins) and the
+CLI reads (``--tenant`` wins): the graph ``<OTEL_PROV_GRAPH>/tenants/<name>``.  Unset:
+the graph itself.
+"""
+
 OTEL_PROV_RECEIVER_FSYNC = "OTEL_PROV_RECEIVER_FSYNC"
 """
 .. envvar:: OTEL_PROV_RECEIVER_FSYNC

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "otel_prov._settings",
         "otel_prov._tls",
         "otel_prov._tokens",
+        "otel_prov._tenants",
         "otel_prov._extras",
         "otel_prov._forks",
         "otel_prov._repeated",

@@ -127,6 +127,12 @@ def _add_destination(sub: argparse.ArgumentParser, where: Where) -> None:
         type=_graph_iri,
         help=f"provenance graph IRI (default: $OTEL_PROV_GRAPH or {DEFAULT_GRAPH})",
     )
+    sub.add_argument(
+        "--tenant",
+        metavar="NAME",
+        help="the tenant whose graph (GRAPH/tenants/NAME) is written or read, and nothing "
+        "else: a query sees that graph only (default: $OTEL_PROV_TENANT; unset: GRAPH)",
+    )
 
 
 def allow_service(sub: argparse.ArgumentParser) -> None:

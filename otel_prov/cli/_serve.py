@@ -8,7 +8,7 @@ from pathlib import Path
 from otel_prov._extras import needs_extra
 from otel_prov._settings import is_loopback
 from otel_prov._tls import TlsFiles
-from otel_prov._tokens import BearerToken
+from otel_prov._tokens import BearerToken, token_digest
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import (
     Command,
@@ -18,7 +18,16 @@ from otel_prov.cli._parser import (
     seconds,
     tls_arguments,
 )
-from otel_prov.cli._shared import backend, graph, say, token_text, trace_links
+from otel_prov.cli._shared import (
+    backend,
+    base_graph,
+    graph,
+    say,
+    tenant,
+    tenants_from,
+    token_text,
+    trace_links,
+)
 
 __all__ = ["COMMANDS"]
 
@@ -56,6 +65,13 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
     )
     allow_service(sub)
     tls_arguments(sub)
+    sub.add_argument(
+        "--tenants",
+        type=Path,
+        metavar="FILE",
+        help="a tenants file (JSON): its tokens (or proxy users) are the readers, and each "
+        "reads only the tenants it may (default: $OTEL_PROV_TENANTS; unset: one graph)",
+    )
     readers = sub.add_mutually_exclusive_group()
     readers.add_argument(
         "--token-file",
@@ -77,14 +93,17 @@ def _serve(args: argparse.Namespace) -> ExitCode:
     with needs_extra("serve", "serve"):
         from otel_prov.view._app import create_app
         from otel_prov.view._server import serve
-    named = graph(args)[1:-1]
     try:
         tls = TlsFiles.of(args.tls_cert, args.tls_key, args.client_ca)
         token = token_text(args.token_file)
         if token is not None:
             BearerToken(token)  # one word, not empty
+        tenants = tenants_from(args.tenants)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+    if tenants is not None and (token is not None or tenant(args) is not None):
+        raise UsageError("--tenants names the readers' tokens: no --token-file or --tenant")
+    named = (graph(args) if tenants is None else base_graph(args))[1:-1]
     backend(args)  # --store and --endpoint together are refused before anything opens
     app = create_app(
         lambda: backend(args),
@@ -95,11 +114,12 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         bound_host=args.host,
         allowed_hosts=args.allowed_host,
         max_queries=args.max_queries,
-        reader_tokens=None if token is None else {token.strip(): "token"},
+        reader_tokens=None if token is None else {token_digest(token): "token"},
         proxy_header=args.trusted_proxy_header,
+        tenants=tenants,
     )
     if not is_loopback(args.host):
-        if token is None and args.trusted_proxy_header is None:
+        if token is None and tenants is None and args.trusted_proxy_header is None:
             say(
                 f"warning: listening on {args.host}, not this machine only: anyone who can "
                 "reach it reads all the provenance in the store (there is no login: give "

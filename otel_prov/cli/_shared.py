@@ -9,12 +9,15 @@ import sys
 from pathlib import Path
 
 from otel_prov._settings import env_str
+from otel_prov._tenants import Tenants, check_name, tenant_graph
 from otel_prov.cli._exit import UsageError
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_TEMPO_URL,
+    OTEL_PROV_TENANT,
+    OTEL_PROV_TENANTS,
 )
 from otel_prov.exporters._base import graph_term
 from otel_prov.read._backend import QueryBackend, StoreUnavailableError
@@ -27,6 +30,7 @@ from otel_prov.setup._destination import (
 
 __all__ = [
     "backend",
+    "base_graph",
     "destination",
     "graph",
     "log_one_line",
@@ -34,6 +38,8 @@ __all__ = [
     "open_destination",
     "reader",
     "say",
+    "tenant",
+    "tenants_from",
     "token_text",
     "trace_links",
 ]
@@ -52,11 +58,30 @@ def reader(args: argparse.Namespace) -> ProvenanceReader:
 
 
 def graph(args: argparse.Namespace) -> str:
-    """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``."""
+    """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``; of
+    the tenant of :func:`tenant`, when there is one, under it."""
+    base = base_graph(args)
+    named = tenant(args)
+    return base if named is None else f"<{tenant_graph(base[1:-1], named)}>"
+
+
+def base_graph(args: argparse.Namespace) -> str:
+    """The graph of ``--graph``, else of ``OTEL_PROV_GRAPH``, whatever the tenant."""
     try:
         return graph_term(args.graph)
     except ValueError as exc:
         raise UsageError(f"{OTEL_PROV_GRAPH}: {exc}") from exc
+
+
+def tenant(args: argparse.Namespace) -> str | None:
+    """The tenant of ``--tenant``, else of ``OTEL_PROV_TENANT``; None: no tenant."""
+    named = getattr(args, "tenant", None) or env_str(OTEL_PROV_TENANT)
+    if named is None:
+        return None
+    try:
+        return check_name(named)
+    except ValueError as exc:
+        raise UsageError(f"--tenant: {exc}") from exc
 
 
 def destination(args: argparse.Namespace) -> Destination:
@@ -114,6 +139,13 @@ def token_text(path: Path | None, variable: str | None = None) -> str | None:
         except OSError as exc:
             raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from exc
     return (env_str(variable) if variable is not None else None) or None
+
+
+def tenants_from(path: Path | None) -> Tenants | None:
+    """The tenants file of ``--tenants`` (``path``), else ``OTEL_PROV_TENANTS``; None: no
+    tenants.  ``ValueError`` says what is wrong with the file."""
+    named = path or env_str(OTEL_PROV_TENANTS)
+    return None if not named else Tenants.read(Path(named))
 
 
 def say(message: str) -> None:

@@ -24,7 +24,6 @@ request's state (``request.state.reader``).  Tokens are never logged.
 
 from __future__ import annotations
 
-import hashlib
 import html
 import ipaddress
 import logging
@@ -32,7 +31,7 @@ import re
 import secrets
 import threading
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from starlette.datastructures import Headers
@@ -41,6 +40,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from otel_prov._settings import is_loopback
+from otel_prov._tokens import token_digest
 
 __all__ = [
     "COOKIE",
@@ -212,10 +212,6 @@ required autofocus></label> <button type="submit">Log in</button>
 """
 
 
-def _digest(token: str) -> bytes:
-    return hashlib.sha256(token.strip().encode("utf-8", "replace")).digest()
-
-
 def _local_path(target: str) -> str:
     """``target`` when it is a path of this server, else ``/`` (no redirect elsewhere)."""
     if target.startswith("/") and not target.startswith(("//", "/\\")):
@@ -228,7 +224,8 @@ def _set_reader(scope: Scope, reader: str) -> None:
 
 
 class ReaderLogin:
-    """Lets in a request that carries one of ``tokens`` (each naming its reader) as
+    """Lets in a request that carries a token of ``tokens`` (its SHA-256, by
+    :func:`~otel_prov._tokens.token_digest`: the reader it stands for) as
     ``Authorization: Bearer <token>``, or the cookie that ``POST /login`` set for it;
     sends a browser asking for a page to ``/login``, and answers anything else 401.
 
@@ -237,15 +234,15 @@ class ReaderLogin:
     plaintext elsewhere), ``HttpOnly`` and ``SameSite=Lax``.  The login form's POST has
     passed :class:`SameOrigin`."""
 
-    def __init__(self, app: ASGIApp, tokens: Mapping[str, str]) -> None:
+    def __init__(self, app: ASGIApp, tokens: Mapping[bytes, str]) -> None:
         self.app = app
-        self._readers = {_digest(token): reader for token, reader in tokens.items()}
+        self._readers = dict(tokens)
         self._logins: dict[str, str] = {}
         self._lock = threading.Lock()
 
     def _by_token(self, token: str) -> str | None:
         # The sha256 of a guess says nothing of how near it came: a plain lookup is safe.
-        return self._readers.get(_digest(token)) if token.strip() else None
+        return self._readers.get(token_digest(token)) if token.strip() else None
 
     def _reader(self, headers: Headers, cookies: Mapping[str, str]) -> str | None:
         scheme, _, token = headers.get("authorization", "").partition(" ")
@@ -313,26 +310,36 @@ def _form(message: str, target: str, status: int) -> HTMLResponse:
 
 class TrustedProxy:
     """Lets in a request carrying the ``header`` an authenticating proxy sets (its value
-    is the reader); answers 401 to one without it, which did not come through the proxy.
-    Only the proxy must be able to reach this server (bind it to the loopback, or to a
-    network only the proxy is on): anyone else could set the header too."""
+    is the user, and the reader); answers 401 to one without it, which did not come
+    through the proxy.  With ``readers`` (tenants), the reader is the one it gives for the
+    user, and a user it gives none for is refused (403).  Only the proxy must be able to
+    reach this server (bind it to the loopback, or to a network only the proxy is on):
+    anyone else could set the header too."""
 
-    def __init__(self, app: ASGIApp, header: str) -> None:
+    def __init__(
+        self, app: ASGIApp, header: str, readers: Callable[[str], str | None] | None = None
+    ) -> None:
         self.app = app
         self.header = header
+        self.readers = readers
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        reader = Headers(scope=scope).get(self.header, "").strip()
+        user = Headers(scope=scope).get(self.header, "").strip()
+        reader = user if self.readers is None or not user else self.readers(user)
         if reader:
             _set_reader(scope, reader)
             await self.app(scope, receive, send)
             return
-        refusal = PlainTextResponse(
-            f"refused: no {self.header} header, so this request did not come through the "
-            "authenticating proxy in front of this server\n",
-            401,
+        refusal = (
+            PlainTextResponse(
+                f"refused: no {self.header} header, so this request did not come through "
+                "the authenticating proxy in front of this server\n",
+                401,
+            )
+            if not user
+            else PlainTextResponse(f"refused: {user} is no tenant's reader here\n", 403)
         )
         await refusal(scope, receive, send)

@@ -30,9 +30,13 @@ and OTLP/HTTP on ``--http`` (``OTEL_PROV_RECEIVER_HTTP``, default 127.0.0.1:4318
 * TLS on both transports with ``--tls-cert`` and ``--tls-key``
   (``OTEL_PROV_RECEIVER_TLS_CERT``, ``..._TLS_KEY``); mutual TLS with ``--client-ca``
   (``OTEL_PROV_RECEIVER_CLIENT_CA``).  Beyond the loopback without TLS, it warns.
+* Tenants (``--tenants FILE``, ``OTEL_PROV_TENANTS``): the token picks the tenant, and
+  each tenant's runs go to its own graph through a receiver of its own
+  (:class:`~otel_prov.ingest.receiver._gate.Gate`).
 """
 
 from otel_prov._tokens import BearerToken
+from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._receiver import Accepted, Receiver, RequestRefusedError
 from otel_prov.ingest.receiver._serve import Listen, parse_address, serve
 from otel_prov.ingest.receiver._settings import (
@@ -45,6 +49,7 @@ __all__ = [
     "DEFAULT_DATA_DIR",
     "Accepted",
     "BearerToken",
+    "Gate",
     "Listen",
     "Receiver",
     "ReceiverSettings",

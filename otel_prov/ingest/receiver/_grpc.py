@@ -36,8 +36,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 
 from otel_prov._tls import TlsFiles
-from otel_prov._tokens import BearerToken
-from otel_prov.ingest.receiver._receiver import InvalidRequestError, Receiver, RequestRefusedError
+from otel_prov.ingest.receiver._gate import Gate
+from otel_prov.ingest.receiver._receiver import InvalidRequestError, RequestRefusedError
 
 __all__ = ["grpc_server"]
 
@@ -45,10 +45,9 @@ _SERVICE = trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_na
 
 
 def grpc_server(
-    receiver: Receiver,
+    gate: Gate,
     address: str,
     *,
-    token: BearerToken | None,
     max_request_bytes: int,
     tls: TlsFiles | None = None,
     workers: int = 8,
@@ -57,11 +56,11 @@ def grpc_server(
     ``tls``: TLS only on that port."""
 
     def export(request: bytes, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
-        if token is not None:
-            metadata = {key: value for key, value in context.invocation_metadata()}
-            value = metadata.get("authorization")
-            if not token.matches(value if isinstance(value, str) else None):
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        metadata = {key: value for key, value in context.invocation_metadata()}
+        value = metadata.get("authorization")
+        receiver = gate.pick(value if isinstance(value, str) else None)
+        if receiver is None:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         try:
             accepted = receiver.accept(request, "protobuf", f"request from {context.peer()}")
         except InvalidRequestError as exc:

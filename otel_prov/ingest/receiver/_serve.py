@@ -24,11 +24,10 @@ import uvicorn
 
 from otel_prov._settings import is_loopback
 from otel_prov._tls import TlsFiles
-from otel_prov._tokens import BearerToken
 from otel_prov.environment_variables import OTEL_PROV_RECEIVER_TLS_CERT, OTEL_PROV_RECEIVER_TOKEN
+from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._grpc import grpc_server
 from otel_prov.ingest.receiver._http import http_app
-from otel_prov.ingest.receiver._receiver import Receiver
 
 __all__ = ["Listen", "parse_address", "serve"]
 
@@ -44,7 +43,6 @@ class Listen:
 
     grpc: tuple[str, int] | None
     http: tuple[str, int] | None
-    token: BearerToken | None = None
     max_request_bytes: int = 32 << 20
     tls: TlsFiles | None = None
     """Both transports speak TLS only (mutual TLS when it names a client CA)."""
@@ -62,7 +60,7 @@ def parse_address(value: str, what: str) -> tuple[str, int] | None:
 
 
 def serve(
-    receiver: Receiver,
+    gate: Gate,
     listen: Listen,
     *,
     drain_timeout: float = 30.0,
@@ -75,25 +73,24 @@ def serve(
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    _warn_if_open(listen)
+    _warn_if_open(listen, gate)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     grpc: grpc_module.Server | None = None
     http: _HttpServer | None = None
     try:
-        receiver.start()
+        gate.start()
         where = []
         if listen.grpc is not None:
             host, port = listen.grpc
             grpc, port = grpc_server(
-                receiver,
+                gate,
                 f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-                token=listen.token,
                 max_request_bytes=listen.max_request_bytes,
                 tls=listen.tls,
             )
             where.append(f"OTLP/gRPC on {host}:{port}")
         if listen.http is not None:
-            http = _HttpServer(receiver, listen, *listen.http)
+            http = _HttpServer(gate, listen, *listen.http)
             scheme = "http" if listen.tls is None else "https"
             where.append(f"OTLP/HTTP on {scheme}://{listen.http[0]}:{http.port}/v1/traces")
         announce(f"otel-prov receive: {', '.join(where) or 'no transport (both off)'}; ready")
@@ -107,24 +104,24 @@ def serve(
         if grpc is not None:
             grpc.stop(_GRACE_S).wait()
         # Failed to start: what the journal holds waits for the next start.
-        stored = receiver.drain(drain_timeout if stop.is_set() else 0.0)
+        stored = gate.drain(drain_timeout if stop.is_set() else 0.0)
     if not stored:
         _logger.warning(
             "not everything acknowledged is stored yet: it stays in the journal under %s and "
             "is mapped at the next start there",
-            receiver.settings.data_dir,
+            ", ".join(gate.data_dirs()),
         )
     return stored
 
 
-def _warn_if_open(listen: Listen) -> None:
+def _warn_if_open(listen: Listen, gate: Gate) -> None:
     """Beyond the loopback, without a token anyone who can reach a port can have sessions
     of their making sealed, and they verify; without TLS, whoever is on the path reads
     the spans and the token: say so (``serve`` warns alike)."""
     for transport, address in (("OTLP/gRPC", listen.grpc), ("OTLP/HTTP", listen.http)):
         if address is None or is_loopback(address[0]):
             continue
-        if listen.token is None and (listen.tls is None or listen.tls.client_ca is None):
+        if not gate.requires_token and (listen.tls is None or listen.tls.client_ca is None):
             _logger.warning(
                 "%s listens on %s, beyond this machine, without a token: anyone who can "
                 "reach it can have sessions of their making sealed as provenance (require "
@@ -147,8 +144,8 @@ def _warn_if_open(listen: Listen) -> None:
 class _HttpServer:
     """uvicorn on a thread of its own (so it installs no signal handlers of its own)."""
 
-    def __init__(self, receiver: Receiver, listen: Listen, host: str, port: int) -> None:
-        app = http_app(receiver, token=listen.token, max_request_bytes=listen.max_request_bytes)
+    def __init__(self, gate: Gate, listen: Listen, host: str, port: int) -> None:
+        app = http_app(gate, max_request_bytes=listen.max_request_bytes)
         context = None if listen.tls is None else listen.tls.server_context("OTLP/HTTP")
         config = uvicorn.Config(
             app,

@@ -15,7 +15,10 @@ spans, as a ``BatchSpanProcessor`` does, all at once.  Measured:
 * Arize Phoenix, a real OTLP receiver, ingesting the first sessions of the same stream
   (it stores about 100 spans/s: the whole stream would take minutes).  Target: the
   receiver (embedded) at >= 20x;
-* the receiver's resident memory with 10,000 traces open (sent, not yet idle).
+* the receiver's resident memory with 10,000 traces open (sent, not yet idle);
+* the receiver with a tenants file (two tenants, each sender with one's token) against
+  the receiver without, side by side, alternating, into the embedded store.  Target:
+  tenants cost <= 10% (``--tenants`` runs this one only).
 
 Run: ``python -m benchmarks.bench_receiver`` (about 3 minutes; Phoenix from
 ``scripts/phoenix-venv.sh``).
@@ -84,13 +87,14 @@ def _readable(record: SpanRecord, resource: Resource) -> ReadableSpan:
     )
 
 
-def _exporter(protocol: str, endpoint: str) -> SpanExporter:
+def _exporter(protocol: str, endpoint: str, token: str | None) -> SpanExporter:
+    headers = {"authorization": f"Bearer {token}"} if token else None
     if protocol == "grpc":
-        return GrpcExporter(endpoint=endpoint, insecure=True, timeout=120)
-    return HttpExporter(endpoint=endpoint, timeout=120)
+        return GrpcExporter(endpoint=endpoint, insecure=True, timeout=120, headers=headers)
+    return HttpExporter(endpoint=endpoint, timeout=120, headers=headers)
 
 
-def send(protocol: str, endpoint: str, first: int, count: int) -> None:
+def send(protocol: str, endpoint: str, first: int, count: int, token: str | None) -> None:
     """Build the spans of sessions ``first..first+count`` (untimed), wait for ``go`` on
     stdin, export them in batches; print the seconds it took and the failed batches."""
     resource = Resource.create({"service.name": f"bench-{protocol}"})
@@ -99,7 +103,7 @@ def send(protocol: str, endpoint: str, first: int, count: int) -> None:
         for index in range(first, first + count)
         for record in session_spans(index, iterations=STEPS)
     ]
-    exporter = _exporter(protocol, endpoint)
+    exporter = _exporter(protocol, endpoint, token)
     print("ready", flush=True)
     sys.stdin.readline()
     began = time.perf_counter()
@@ -112,14 +116,17 @@ def send(protocol: str, endpoint: str, first: int, count: int) -> None:
 
 
 def _senders(
-    endpoints: dict[str, str], sessions: int, offset: int = 0
+    endpoints: dict[str, str], sessions: int, offset: int = 0, tokens: tuple[str, ...] = ()
 ) -> list[subprocess.Popen[str]]:
-    """Sender processes, half on gRPC and half on HTTP, each ready to go."""
+    """Sender processes, half on gRPC and half on HTTP, each ready to go; with ``tokens``,
+    each pair of senders (one gRPC, one HTTP) sends with one of them."""
     started = []
     for n in range(SENDERS):
         protocol = "grpc" if n % 2 else "http"
         command = [sys.executable, "-m", "benchmarks.bench_receiver", "--send", protocol]
         command += [endpoints[protocol], str(offset + n * sessions), str(sessions)]
+        if tokens:
+            command += ["--token", tokens[(n // 2) % len(tokens)]]
         process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -153,14 +160,68 @@ def _endpoints(receiver: Receiver) -> dict[str, str]:
     return {"grpc": receiver.grpc, "http": f"{receiver.http}/v1/traces"}
 
 
-def _receive(receiver: Receiver) -> float:
+def _receive(receiver: Receiver, tokens: tuple[str, ...] = ()) -> float:
     """Spans/s of one receiver: every sender's sessions, first request to last stored."""
-    senders = _senders(_endpoints(receiver), SESSIONS)
+    senders = _senders(_endpoints(receiver), SESSIONS, tokens=tokens)
     began = _go(senders)
-    receiver.wait_for("otel_prov_receiver_sessions_sealed_total", SENDERS * SESSIONS, timeout=900)
+    deadline = time.monotonic() + 900
+    while _sealed(receiver) < SENDERS * SESSIONS:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"sessions not all sealed after 900 s: {_sealed(receiver)}")
+        time.sleep(0.05)
     elapsed = time.perf_counter() - began
     _finish(senders)
     return SENDERS * SESSIONS * SPANS_PER_SESSION / elapsed
+
+
+def _sealed(receiver: Receiver) -> float:
+    """Sessions sealed, all tenants' together."""
+    text = requests.get(f"{receiver.http}/metrics", timeout=10).text
+    name = "otel_prov_receiver_sessions_sealed_total"
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith(name) and line[len(name)] in " {"
+    )
+
+
+TENANT_TOKENS = ("token-of-team-a", "token-of-team-b")
+ROUNDS = 3
+
+
+def _tenants_side_by_side(receivers: Receivers, tmp: Path) -> None:
+    """The receiver with and without a tenants file, alternating: medians of spans/s."""
+    tenants = tmp / "tenants.json"
+    tenants.write_text(
+        json.dumps(
+            {
+                "tenants": {
+                    f"team-{c}": {"tokens": [t]} for c, t in zip("ab", TENANT_TOKENS, strict=True)
+                }
+            }
+        )
+    )
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    for round_ in range(ROUNDS):
+        for with_tenants in (False, True) if round_ % 2 == 0 else (True, False):
+            where = tmp / f"tenants-{with_tenants}-{round_}"
+            extra = ("--tenants", str(tenants)) if with_tenants else ()
+            receiver = receivers.start(
+                "--store", str(where / "store"), "--data-dir", str(where / "data"),
+                "--trace-idle", "0.5", *extra,
+            )  # fmt: skip
+            rates[with_tenants].append(_receive(receiver, TENANT_TOKENS if with_tenants else ()))
+            receiver.stop()
+            shutil.rmtree(where, ignore_errors=True)
+    plain, tenanted = (sorted(rates[k])[len(rates[k]) // 2] for k in (False, True))
+    report(
+        "receiver with tenants vs without (embedded store)",
+        tenanted / plain,
+        ">= 0.91x (tenants cost <= 10%)",
+        tenanted / plain >= 1 / 1.1,
+        f"medians of {ROUNDS} alternating runs: {tenanted:,.0f} vs {plain:,.0f} spans/s "
+        f"(all: {[round(r) for r in rates[True]]} vs {[round(r) for r in rates[False]]})",
+    )
 
 
 def _bulk_embedded(data: bytes, directory: Path) -> float:
@@ -306,10 +367,13 @@ def _against_bulk(name: str, spans_per_s: float, data: bytes, bulk_s: float, how
     )
 
 
-def main() -> None:
+def main(tenants_only: bool = False) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-receiver-"))
     receivers = Receivers(tmp)
     try:
+        _tenants_side_by_side(receivers, tmp)
+        if tenants_only:
+            return
         # Into the embedded store.
         store = tmp / "store"
         receiver = receivers.start(
@@ -368,7 +432,8 @@ if __name__ == "__main__":
         parser.add_argument("endpoint")
         parser.add_argument("first", type=int)
         parser.add_argument("count", type=int)
+        parser.add_argument("--token")
         args = parser.parse_args()
-        send(args.send, args.endpoint, args.first, args.count)
+        send(args.send, args.endpoint, args.first, args.count, args.token)
     else:
-        main()
+        main(tenants_only="--tenants" in sys.argv[1:])

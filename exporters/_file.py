@@ -52,12 +52,13 @@ class FileExporter(ProvExporter):
 
     def _render(self, records: Sequence[ProvRecord]) -> bytes:
         triples = [triple for record in records for triple in record.triples]
+        quads = "".join(to_nquads(r.triples, r.graph or self._graph) for r in records)
         if self._format == pyoxigraph.RdfFormat.N_QUADS:
-            return to_nquads(triples, self._graph).encode()
+            return quads.encode()
         if self._format == pyoxigraph.RdfFormat.N_TRIPLES:
             return to_ntriples(triples).encode()
         if self._format == pyoxigraph.RdfFormat.TRIG:
-            parsed = pyoxigraph.parse(to_nquads(triples, self._graph), pyoxigraph.RdfFormat.N_QUADS)
+            parsed = pyoxigraph.parse(quads, pyoxigraph.RdfFormat.N_QUADS)
         else:
             parsed = pyoxigraph.parse(to_ntriples(triples), pyoxigraph.RdfFormat.N_TRIPLES)
         return pyoxigraph.serialize(parsed, format=self._format, prefixes=PREFIXES) or b""

@@ -235,7 +235,6 @@ class OxigraphStoreExporter(ProvExporter):
             self._store = None
 
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
-        triples = [triple for record in records for triple in record.triples]
         with self._lock:
             if self._closed:
                 _logger.warning("export after shutdown: %d records not stored", len(records))
@@ -243,7 +242,9 @@ class OxigraphStoreExporter(ProvExporter):
             if time.monotonic() - self._looked_at >= self._interval:
                 self._look()  # the store may be free again, and others may have parked
             try:
-                text = to_nquads(triples, self._graph).encode()
+                text = "".join(
+                    to_nquads(record.triples, record.graph or self._graph) for record in records
+                ).encode()
                 if self._store is None:
                     self.parked.park(text)
                 else:

@@ -252,7 +252,11 @@ class SparqlUpdateExporter(ProvExporter):
     # --- called by the processor's worker ----------------------------------------------
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
         """Keep the records in the spool (see the module documentation) and wake the sender."""
-        statements = [f"{s} {p} {o} ." for record in records for s, p, o in record.triples]
+        statements = [
+            (record.graph or self._graph, f"{s} {p} {o} .")
+            for record in records
+            for s, p, o in record.triples
+        ]
         if self._closed:
             _logger.warning("export after shutdown: %d triples not sent", len(statements))
             return ExportResult.FAILURE
@@ -263,8 +267,10 @@ class SparqlUpdateExporter(ProvExporter):
         size = -(-len(statements) // parts) or 1
         try:
             for start in range(0, len(statements), size):
-                batch = to_nquad_lines({self._graph: statements[start : start + size]})
-                self.spool.write(batch, fsync=self._fsync)
+                grouped: dict[str, list[str]] = {}
+                for graph, statement in statements[start : start + size]:
+                    grouped.setdefault(graph, []).append(statement)
+                self.spool.write(to_nquad_lines(grouped), fsync=self._fsync)
                 written = min(start + size, len(statements))
         except SpoolFullError as exc:
             self._count("dropped")

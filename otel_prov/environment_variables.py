@@ -231,6 +231,51 @@ A bearer token the receiver requires (``Authorization: Bearer <token>`` on HTTP,
 ``authorization`` metadata on gRPC); unset, it requires none.  Never logged.
 """
 
+OTEL_PROV_RECEIVER_TLS_CERT = "OTEL_PROV_RECEIVER_TLS_CERT"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_TLS_CERT
+
+PEM file of the certificate (and chain) the receiver shows: set with
+:envvar:`OTEL_PROV_RECEIVER_TLS_KEY`, both OTLP/gRPC and OTLP/HTTP speak TLS only.
+Unset: plaintext.  ``--tls-cert`` wins.
+"""
+
+OTEL_PROV_RECEIVER_TLS_KEY = "OTEL_PROV_RECEIVER_TLS_KEY"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_TLS_KEY
+
+PEM file of the private key of :envvar:`OTEL_PROV_RECEIVER_TLS_CERT`.  ``--tls-key`` wins.
+"""
+
+OTEL_PROV_RECEIVER_CLIENT_CA = "OTEL_PROV_RECEIVER_CLIENT_CA"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_CLIENT_CA
+
+PEM file of the CA that signs the clients' certificates: set, the receiver speaks mutual
+TLS and refuses a client without a certificate of that CA.  Needs the certificate and
+key.  Unset: no client certificate asked for.  ``--client-ca`` wins.
+"""
+
+OTEL_PROV_TENANTS = "OTEL_PROV_TENANTS"
+"""
+.. envvar:: OTEL_PROV_TENANTS
+
+A tenants file (JSON) for ``otel-prov receive`` and ``otel-prov serve``: each tenant's
+tokens (and the proxy users of ``serve``) and the tenants it may read.  Set, the token of
+a request picks the tenant, each tenant's runs go to a graph of its own, and a reader
+sees only the tenants it may read.  Unset: one graph, as without tenants.  ``--tenants``
+wins.
+"""
+
+OTEL_PROV_TENANT = "OTEL_PROV_TENANT"
+"""
+.. envvar:: OTEL_PROV_TENANT
+
+The tenant whose graph this process writes to (``configure(tenant=...)`` wins) and the
+CLI reads (``--tenant`` wins): the graph ``<OTEL_PROV_GRAPH>/tenants/<name>``.  Unset:
+the graph itself.
+"""
+
 OTEL_PROV_RECEIVER_FSYNC = "OTEL_PROV_RECEIVER_FSYNC"
 """
 .. envvar:: OTEL_PROV_RECEIVER_FSYNC

@@ -14,6 +14,7 @@ import os
 import re
 import select
 import signal
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -29,7 +30,7 @@ from tests.cli import CLI, run_cli
 from tests.servers import SparqlServer
 
 READY_TIMEOUT = 60.0
-_READY = re.compile(r"OTLP/gRPC on ([^,;]+)(?:, OTLP/HTTP on (http://[^/]+)/v1/traces)?; ready")
+_READY = re.compile(r"OTLP/gRPC on ([^,;]+)(?:, OTLP/HTTP on (https?://[^/]+)/v1/traces)?; ready")
 
 
 @dataclass
@@ -38,12 +39,15 @@ class Receiver:
     grpc: str
     """``HOST:PORT``."""
     http: str
-    """``http://HOST:PORT``."""
+    """``http://HOST:PORT`` (``https://`` with TLS)."""
     log: Path
+    tls: ssl.SSLContext | None = None
+    """What :meth:`metrics` reaches a TLS receiver with (the test sets it)."""
 
     def metrics(self) -> dict[str, float]:
         """``/metrics``, the samples without labels by name."""
-        with urllib.request.urlopen(f"{self.http}/metrics", timeout=10) as response:
+        url = f"{self.http}/metrics"
+        with urllib.request.urlopen(url, timeout=10, context=self.tls) as response:
             text = response.read().decode()
         samples = (line.split(" ") for line in text.splitlines() if not line.startswith("#"))
         return {name: float(value) for name, value in samples if "{" not in name}

@@ -24,7 +24,7 @@ TARGET_BODY = "the-ssrf-target-answered-this"
 @dataclass
 class Served:
     url: str
-    """``http://host:port`` without the trailing slash."""
+    """``http://host:port`` (``https://`` with TLS) without the trailing slash."""
     process: subprocess.Popen[str]
     log: tempfile._TemporaryFileWrapper[str]
 
@@ -58,7 +58,10 @@ def serving(
             if selector.select(timeout=0.2):
                 line = process.stdout.readline()
         selector.close()
-        assert line.startswith("otel-prov serve: http://"), (line, process.poll())
+        assert line.startswith(("otel-prov serve: http://", "otel-prov serve: https://")), (
+            line,
+            process.poll(),
+        )
         yield Served(line.split(": ", 1)[1].strip().rstrip("/"), process, log)
     finally:
         process.terminate()

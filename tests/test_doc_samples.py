@@ -53,6 +53,7 @@ NOT_RUN = {
     "sparql": "queries, run by tests/test_service_correlation.py",
     "yaml": "configuration of another program (the Collector)",
     "toml": "a configuration file",
+    "json": "a configuration file (tests/test_tenants.py writes a tenants file)",
 }
 SERVERS = ("oxigraph-server", "otlp-receiver")
 _LEFT_OUT = {".git", ".otel-prov", "build", ".cache", ".pytest_cache", ".hypothesis"}

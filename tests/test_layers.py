@@ -19,6 +19,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "otel_prov._version",
         "otel_prov._settings",
+        "otel_prov._tls",
+        "otel_prov._tokens",
+        "otel_prov._tenants",
         "otel_prov._extras",
         "otel_prov._forks",
         "otel_prov._repeated",

@@ -365,21 +365,28 @@ def test_hostile_json_is_answered_400_or_partial_success_and_the_valid_spans_kep
     assert "Traceback" not in receiver.log_text()
 
 
-def test_listening_beyond_this_machine_without_a_token_is_warned_about(
+def test_listening_beyond_this_machine_without_a_token_or_tls_is_warned_about(
     receivers: Receivers, tmp_path: Path
 ) -> None:
     """Anyone who can reach such a port can have forged sessions sealed (and they verify),
-    as ``serve`` warns for the same reason; on the loopback, or with a token, nothing."""
+    and without TLS anyone on the path reads the spans and the token, as ``serve`` warns
+    for the same reason; on the loopback, or with a token and TLS, nothing."""
+    from tests.certificates import Authority
+
     store = ("--store", str(tmp_path / "store"))
     token_file = tmp_path / "token"
     token_file.write_text("s3cr3t\n")
+    server = Authority(tmp_path / "ca").server()
+    tls = ("--tls-cert", str(server.cert), "--tls-key", str(server.key))
     wide = receivers.start(*store, "--http", "0.0.0.0:0", "--data-dir", str(tmp_path / "a"))
     assert wide.stop() == 0
-    (warning,) = [line for line in wide.log_text().splitlines() if "WARNING" in line]
-    assert "OTLP/HTTP listens on 0.0.0.0, beyond this machine, without a token" in warning
-    assert "--token-file" in warning
+    token, plaintext = [line for line in wide.log_text().splitlines() if "WARNING" in line]
+    assert "OTLP/HTTP listens on 0.0.0.0, beyond this machine, without a token" in token
+    assert "--token-file" in token
+    assert "OTLP/HTTP listens on 0.0.0.0, beyond this machine, without TLS" in plaintext
+    assert "--tls-cert and --tls-key" in plaintext
     for args in (
-        ("--grpc", "0.0.0.0:0", "--token-file", str(token_file)),
+        ("--grpc", "0.0.0.0:0", "--token-file", str(token_file), *tls),
         (),  # the loopback
     ):
         quiet = receivers.start(*store, *args, "--data-dir", str(tmp_path / f"d{len(args)}"))

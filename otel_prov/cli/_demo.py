@@ -11,7 +11,7 @@ from otel_prov.cli._exit import ExitCode
 from otel_prov.cli._parser import Command, Where
 from otel_prov.cli._render import render_views
 from otel_prov.cli._render_query import render_query_result
-from otel_prov.cli._shared import graph, say, trace_links
+from otel_prov.cli._shared import graph, say, tenant, trace_links
 from otel_prov.prov._rdf import SPARQL_PREFIXES
 from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._reader import ProvenanceReader
@@ -39,7 +39,12 @@ def _demo(args: argparse.Namespace) -> ExitCode:
     named = graph(args)
     store = store_path(args.store)
     handle = configure(
-        store=store, graph=args.graph, set_global=False, otlp=False, service_name="otel-prov-demo"
+        store=store,
+        graph=args.graph,
+        tenant=tenant(args),
+        set_global=False,
+        otlp=False,
+        service_name="otel-prov-demo",
     )
     sessions: list[str] = []
     try:

@@ -127,6 +127,12 @@ def _add_destination(sub: argparse.ArgumentParser, where: Where) -> None:
         type=_graph_iri,
         help=f"provenance graph IRI (default: $OTEL_PROV_GRAPH or {DEFAULT_GRAPH})",
     )
+    sub.add_argument(
+        "--tenant",
+        metavar="NAME",
+        help="the tenant whose graph (GRAPH/tenants/NAME) is written or read, and nothing "
+        "else: a query sees that graph only (default: $OTEL_PROV_TENANT; unset: GRAPH)",
+    )
 
 
 def allow_service(sub: argparse.ArgumentParser) -> None:
@@ -138,6 +144,27 @@ def allow_service(sub: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="an endpoint a query may call with SERVICE (repeatable; none by default, since "
         "SERVICE makes the store send requests to any host it can reach)",
+    )
+
+
+def tls_arguments(sub: argparse.ArgumentParser, defaults: str = "") -> None:
+    """``--tls-cert``, ``--tls-key`` and ``--client-ca`` of ``receive`` and ``serve``
+    (read by :meth:`otel_prov._tls.TlsFiles.of`); ``defaults`` says where else they come
+    from."""
+    sub.add_argument(
+        "--tls-cert",
+        type=Path,
+        metavar="FILE",
+        help=f"PEM certificate (chain) to serve TLS with, only TLS then{defaults}",
+    )
+    sub.add_argument(
+        "--tls-key", type=Path, metavar="FILE", help=f"PEM key of --tls-cert{defaults}"
+    )
+    sub.add_argument(
+        "--client-ca",
+        type=Path,
+        metavar="FILE",
+        help=f"mutual TLS: refuse clients without a certificate this CA signed{defaults}",
     )
 
 

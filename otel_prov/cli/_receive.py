@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import logging
 import sys
@@ -11,14 +12,19 @@ from pathlib import Path
 
 from otel_prov._extras import needs_extra
 from otel_prov._settings import env_bool, env_str
+from otel_prov._tenants import Tenants, tenant_graph
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, Where
-from otel_prov.cli._shared import destination, graph
+from otel_prov.cli._parser import Command, Where, tls_arguments
+from otel_prov.cli._shared import destination, graph, tenant, tenants_from, token_text
 from otel_prov.environment_variables import (
+    OTEL_PROV_RECEIVER_CLIENT_CA,
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
+    OTEL_PROV_RECEIVER_TLS_CERT,
+    OTEL_PROV_RECEIVER_TLS_KEY,
     OTEL_PROV_RECEIVER_TOKEN,
     OTEL_PROV_STRIP_CONTENT,
+    OTEL_PROV_TENANTS,
 )
 from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
@@ -63,6 +69,18 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help=f"require 'Authorization: Bearer <the file's content>' (default: "
         f"${OTEL_PROV_RECEIVER_TOKEN}; unset: no token)",
     )
+    parser.add_argument(
+        "--tenants",
+        type=Path,
+        metavar="FILE",
+        help=f"a tenants file (JSON): the token of a request picks its tenant, whose runs "
+        f"go to a graph of its own (default: ${OTEL_PROV_TENANTS}; unset: one graph)",
+    )
+    tls_arguments(
+        parser,
+        f" (default: ${OTEL_PROV_RECEIVER_TLS_CERT}, ${OTEL_PROV_RECEIVER_TLS_KEY}, "
+        f"${OTEL_PROV_RECEIVER_CLIENT_CA})",
+    )
 
 
 def add_no_content_argument(parser: argparse.ArgumentParser) -> None:
@@ -85,24 +103,36 @@ def _receive(args: argparse.Namespace) -> ExitCode:
     """Run until SIGTERM; OK then, even when part of what was acknowledged stays journaled
     for the next start (the log says so)."""
     try:
-        return _run(args, graph(args), lambda: destination(args))
+        tenants = tenants_from(args.tenants)
+        if tenants is not None and tenant(args) is not None:
+            raise ValueError("--tenants picks the tenant by token: no --tenant with it")
+        return _run(args, graph(args), tenants, lambda: destination(args))
     except (ValueError, OSError) as exc:  # a bad flag; a port or data directory in use
         raise UsageError(str(exc)) from exc
 
 
-def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destination]) -> ExitCode:
+def _run(
+    args: argparse.Namespace,
+    graph: str,
+    tenants: Tenants | None,
+    destination: Callable[[], Destination],
+) -> ExitCode:
     """As :func:`_receive`: ``ValueError`` for a bad flag, ``OSError`` for a port or data
     directory in use; ``destination`` opens the exporter once the flags are checked."""
     with needs_extra("receive", "receive"):
         from otel_prov.ingest.receiver import (
             BearerToken,
+            Gate,
             Listen,
             Receiver,
             ReceiverSettings,
             parse_address,
             serve,
+            tls_from_settings,
         )
-    token = _token(args.token_file)
+    token = token_text(args.token_file, OTEL_PROV_RECEIVER_TOKEN)
+    if tenants is not None and token is not None:
+        raise ValueError("--tenants names the tokens: no --token-file with it")
     listen = Listen(
         grpc=parse_address(
             args.grpc or env_str(OTEL_PROV_RECEIVER_GRPC, DEFAULT_GRPC) or "", "--grpc"
@@ -110,7 +140,7 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
         http=parse_address(
             args.http or env_str(OTEL_PROV_RECEIVER_HTTP, DEFAULT_HTTP) or "", "--http"
         ),
-        token=None if token is None else BearerToken(token),
+        tls=tls_from_settings(args.tls_cert, args.tls_key, args.client_ca),
     )
     if args.trace_idle is not None and args.trace_idle <= 0:
         raise ValueError(
@@ -124,35 +154,42 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
     )
     opened = destination()
     try:
-        receiver = Receiver(
-            settings,
-            exporter=opened.exporter,
-            reader=_reader(opened.reader),
-            graph=graph,
-            prepare=RecordPreparer.from_settings(content=content_policy(args)),
-            prices=prices_from_settings(),
-            spool_bytes=None
-            if opened.spool is None
-            else functools.partial(_directory_bytes, opened.spool),
-        )
-        serve(receiver, listen, announce=functools.partial(print, flush=True))
+
+        def receiver(settings: ReceiverSettings, graph: str) -> Receiver:
+            return Receiver(
+                settings,
+                exporter=opened.exporter,
+                reader=_reader(opened.reader),
+                graph=graph,
+                prepare=RecordPreparer.from_settings(content=content_policy(args)),
+                prices=prices_from_settings(),
+                spool_bytes=None
+                if opened.spool is None
+                else functools.partial(_directory_bytes, opened.spool),
+            )
+
+        if tenants is None:
+            gate = Gate.single(
+                receiver(settings, graph), None if token is None else BearerToken(token)
+            )
+        else:
+            base = graph[1:-1]
+            gate = Gate(
+                {
+                    name: receiver(
+                        dataclasses.replace(
+                            settings, data_dir=settings.data_dir / "tenants" / name
+                        ),
+                        f"<{tenant_graph(base, name)}>",
+                    )
+                    for name in tenants.tenants
+                },
+                tenants=tenants,
+            )
+        serve(gate, listen, announce=functools.partial(print, flush=True))
     finally:
         opened.exporter.shutdown()
     return ExitCode.OK
-
-
-def _token(path: Path | None) -> str | None:
-    """The bearer token's text, from ``--token-file`` else the environment; None: no token."""
-    if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from exc
-    else:
-        text = env_str(OTEL_PROV_RECEIVER_TOKEN) or ""
-        if not text:
-            return None
-    return text
 
 
 def _reader(backend: QueryBackend) -> Callable[[], QueryBackend]:

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from otel_prov._extras import needs_extra
 from otel_prov._settings import is_loopback
+from otel_prov._tls import TlsFiles
+from otel_prov._tokens import BearerToken, token_digest
 from otel_prov.cli._exit import ExitCode, UsageError
-from otel_prov.cli._parser import Command, allow_service, at_least_one, port, seconds
-from otel_prov.cli._shared import backend, graph, say, trace_links
+from otel_prov.cli._parser import (
+    Command,
+    allow_service,
+    at_least_one,
+    port,
+    seconds,
+    tls_arguments,
+)
+from otel_prov.cli._shared import (
+    backend,
+    base_graph,
+    graph,
+    say,
+    tenant,
+    tenants_from,
+    token_text,
+    trace_links,
+)
 
 __all__ = ["COMMANDS"]
 
@@ -45,6 +64,28 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
         help="queries of the SPARQL page run at once, at most (2); one more gets 503",
     )
     allow_service(sub)
+    tls_arguments(sub)
+    sub.add_argument(
+        "--tenants",
+        type=Path,
+        metavar="FILE",
+        help="a tenants file (JSON): its tokens (or proxy users) are the readers, and each "
+        "reads only the tenants it may (default: $OTEL_PROV_TENANTS; unset: one graph)",
+    )
+    readers = sub.add_mutually_exclusive_group()
+    readers.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="every page and endpoint needs the token the file holds: 'Authorization: "
+        "Bearer <token>', or typed once into /login (which sets a Secure, HttpOnly cookie)",
+    )
+    readers.add_argument(
+        "--trusted-proxy-header",
+        metavar="NAME",
+        help="the reader is who an authenticating proxy (oauth2-proxy) names in this header; "
+        "a request without it is refused (only the proxy may reach this server then)",
+    )
 
 
 def _serve(args: argparse.Namespace) -> ExitCode:
@@ -52,7 +93,17 @@ def _serve(args: argparse.Namespace) -> ExitCode:
     with needs_extra("serve", "serve"):
         from otel_prov.view._app import create_app
         from otel_prov.view._server import serve
-    named = graph(args)[1:-1]
+    try:
+        tls = TlsFiles.of(args.tls_cert, args.tls_key, args.client_ca)
+        token = token_text(args.token_file)
+        if token is not None:
+            BearerToken(token)  # one word, not empty
+        tenants = tenants_from(args.tenants)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    if tenants is not None and (token is not None or tenant(args) is not None):
+        raise UsageError("--tenants names the readers' tokens: no --token-file or --tenant")
+    named = (graph(args) if tenants is None else base_graph(args))[1:-1]
     backend(args)  # --store and --endpoint together are refused before anything opens
     app = create_app(
         lambda: backend(args),
@@ -63,18 +114,30 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         bound_host=args.host,
         allowed_hosts=args.allowed_host,
         max_queries=args.max_queries,
+        reader_tokens=None if token is None else {token_digest(token): "token"},
+        proxy_header=args.trusted_proxy_header,
+        tenants=tenants,
     )
     if not is_loopback(args.host):
-        say(
-            f"warning: listening on {args.host}, not this machine only: anyone who can reach "
-            "it reads all the provenance in the store (there is no login)"
-        )
+        if token is None and tenants is None and args.trusted_proxy_header is None:
+            say(
+                f"warning: listening on {args.host}, not this machine only: anyone who can "
+                "reach it reads all the provenance in the store (there is no login: give "
+                "--token-file or --trusted-proxy-header)"
+            )
+        if tls is None:
+            say(
+                f"warning: listening on {args.host} without TLS: whoever is on the network "
+                "path reads the pages as they pass (give --tls-cert and --tls-key)"
+            )
 
     def announce(url: str) -> None:
         print(f"otel-prov serve: {url}", flush=True)
 
     try:
-        serve(app, args.host, args.port, announce=announce)
+        serve(app, args.host, args.port, announce=announce, tls=tls)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     except OSError as exc:
         raise UsageError(
             f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"

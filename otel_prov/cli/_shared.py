@@ -9,12 +9,15 @@ import sys
 from pathlib import Path
 
 from otel_prov._settings import env_str
+from otel_prov._tenants import Tenants, check_name, tenant_graph
 from otel_prov.cli._exit import UsageError
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_TEMPO_URL,
+    OTEL_PROV_TENANT,
+    OTEL_PROV_TENANTS,
     OTEL_PROV_TRACE_LABEL,
     OTEL_PROV_TRACE_URL,
 )
@@ -29,6 +32,7 @@ from otel_prov.setup._destination import (
 
 __all__ = [
     "backend",
+    "base_graph",
     "destination",
     "graph",
     "log_one_line",
@@ -36,6 +40,9 @@ __all__ = [
     "open_destination",
     "reader",
     "say",
+    "tenant",
+    "tenants_from",
+    "token_text",
     "trace_links",
 ]
 
@@ -53,11 +60,30 @@ def reader(args: argparse.Namespace) -> ProvenanceReader:
 
 
 def graph(args: argparse.Namespace) -> str:
-    """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``."""
+    """The graph of ``--graph`` (checked by the parser), else of ``OTEL_PROV_GRAPH``; of
+    the tenant of :func:`tenant`, when there is one, under it."""
+    base = base_graph(args)
+    named = tenant(args)
+    return base if named is None else f"<{tenant_graph(base[1:-1], named)}>"
+
+
+def base_graph(args: argparse.Namespace) -> str:
+    """The graph of ``--graph``, else of ``OTEL_PROV_GRAPH``, whatever the tenant."""
     try:
         return graph_term(args.graph)
     except ValueError as exc:
         raise UsageError(f"{OTEL_PROV_GRAPH}: {exc}") from exc
+
+
+def tenant(args: argparse.Namespace) -> str | None:
+    """The tenant of ``--tenant``, else of ``OTEL_PROV_TENANT``; None: no tenant."""
+    named = getattr(args, "tenant", None) or env_str(OTEL_PROV_TENANT)
+    if named is None:
+        return None
+    try:
+        return check_name(named)
+    except ValueError as exc:
+        raise UsageError(f"--tenant: {exc}") from exc
 
 
 def destination(args: argparse.Namespace) -> Destination:
@@ -109,6 +135,24 @@ def trace_links() -> dict[str, str]:
         env_str(OTEL_PROV_TRACE_LABEL) or "traces": env_str(OTEL_PROV_TRACE_URL),
     }
     return {name: template for name, template in links.items() if template}
+
+
+def token_text(path: Path | None, variable: str | None = None) -> str | None:
+    """A bearer token's text, from ``--token-file`` (``path``) else the environment
+    ``variable``; None: no token.  ``ValueError`` for a file that cannot be read."""
+    if path is not None:
+        try:
+            return path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from exc
+    return (env_str(variable) if variable is not None else None) or None
+
+
+def tenants_from(path: Path | None) -> Tenants | None:
+    """The tenants file of ``--tenants`` (``path``), else ``OTEL_PROV_TENANTS``; None: no
+    tenants.  ``ValueError`` says what is wrong with the file."""
+    named = path or env_str(OTEL_PROV_TENANTS)
+    return None if not named else Tenants.read(Path(named))
 
 
 def say(message: str) -> None:

@@ -14,8 +14,9 @@ class ProvRecord:
     """The provenance of one agent session (or of spans that joined a trace later).
 
     ``triples`` are in N-Triples syntax and carry no graph: the exporter decides where
-    they go.  ``problems`` lists what the mapper could not convert as-is; the triples
-    still hold everything that could be.
+    they go, unless ``graph`` names one (a tenant's, set by the receiver for the
+    tenant whose token sent the spans).  ``problems`` lists what the mapper could not
+    convert as-is; the triples still hold everything that could be.
     """
 
     trace_id: str
@@ -25,3 +26,5 @@ class ProvRecord:
     triples: tuple[Triple, ...]
     problems: tuple[str, ...] = ()
     span_count: int = 0
+    graph: str | None = None
+    """IRI term (``<...>``) of the graph these triples go to; None: the exporter's own."""

@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,11 +105,20 @@ def _json_value(value: str | None, datatype: str | None) -> JsonValue:
 
 
 class QueryBackend(Protocol):
-    def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
+    def query(
+        self,
+        sparql: str,
+        *,
+        default_graph: str | None = None,
+        named_graphs: Sequence[str] | None = None,
+    ) -> QueryResult:
         """Run any SPARQL query; raises ``ValueError`` for a malformed one.
 
         ``default_graph`` (an IRI) becomes the query's default graph; without it the
         default graph is the store's (the union of all graphs, for the embedded store).
+        ``named_graphs`` given, they are the only named graphs the query sees (``GRAPH
+        ?g`` ranges over them, ``GRAPH <other>`` is empty), whatever its ``FROM`` and
+        ``FROM NAMED`` say: the dataset of a tenant's reader.
         """
 
 
@@ -220,9 +229,15 @@ class EmbeddedBackend:
             for part in as_completed([pool.submit(written, row[0]) for row in used]):
                 yield part.result()
 
-    def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
+    def query(
+        self,
+        sparql: str,
+        *,
+        default_graph: str | None = None,
+        named_graphs: Sequence[str] | None = None,
+    ) -> QueryResult:
         return _retried(
-            lambda: self._query(sparql, default_graph),
+            lambda: self._query(sparql, default_graph, named_graphs),
             f"cannot read the store at {self.path}",
             again=self._reopen,
         )
@@ -230,9 +245,18 @@ class EmbeddedBackend:
     def _reopen(self) -> None:
         self._read_only = self._open()
 
-    def _query(self, sparql: str, default_graph: str | None) -> QueryResult:
+    def _query(
+        self, sparql: str, default_graph: str | None, named_graphs: Sequence[str] | None
+    ) -> QueryResult:
         try:
-            if default_graph is None:
+            if named_graphs is not None:  # the dataset, FROM and FROM NAMED overridden
+                named: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode] = [
+                    pyoxigraph.NamedNode(graph) for graph in named_graphs
+                ]
+                default: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode | pyoxigraph.DefaultGraph]
+                default = [pyoxigraph.NamedNode(default_graph)] if default_graph else [*named]
+                answer = self._store.query(sparql, default_graph=default, named_graphs=named)
+            elif default_graph is None:
                 answer = self._store.query(sparql, use_default_graph_as_union=True)
             else:
                 answer = self._store.query(
@@ -281,9 +305,12 @@ class RemoteBackend:
         self._headers = dict(headers or {})
         self._page_size = page_size
         self._default_graph: str | None = None
+        self._named_graphs: Sequence[str] = ()
 
     def _wrapper(self, sparql: str, return_format: str) -> SPARQLWrapper:
         wrapper = SPARQLWrapper(self.endpoint, defaultGraph=self._default_graph)
+        for graph in self._named_graphs:  # named-graph-uri: the protocol overrides FROM NAMED
+            wrapper.addNamedGraph(graph)
         wrapper.setMethod(POST)
         wrapper.setTimeout(60)
         wrapper.setReturnFormat(return_format)
@@ -364,8 +391,19 @@ class RemoteBackend:
                 )
             offset += self._page_size
 
-    def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
+    def query(
+        self,
+        sparql: str,
+        *,
+        default_graph: str | None = None,
+        named_graphs: Sequence[str] | None = None,
+    ) -> QueryResult:
+        if named_graphs is not None and default_graph is None:
+            default_graph = named_graphs[0] if len(named_graphs) == 1 else None
+            if default_graph is None:
+                raise ValueError("a SPARQL server's query reads one default graph here")
         self._default_graph = default_graph
+        self._named_graphs = tuple(named_graphs or ())
         prologue_match = _PROLOGUE.match(sparql)
         prologue = prologue_match.group(1) if prologue_match else ""
         body = sparql[len(prologue) :].strip()

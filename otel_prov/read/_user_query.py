@@ -215,10 +215,17 @@ def check_user_query(text: str, *, allow_service: Collection[str] = ()) -> None:
 
 
 def run_user_query(
-    backend: QueryBackend, text: str, *, graph: str, allow_service: Collection[str] = ()
+    backend: QueryBackend,
+    text: str,
+    *,
+    graph: str,
+    allow_service: Collection[str] = (),
+    confined: bool = False,
 ) -> QueryResult:
     """Run ``text`` on ``backend`` with the provenance graph ``graph`` (an IRI) as its
-    default graph and the project's prefixes predeclared.
+    default graph and the project's prefixes predeclared.  ``confined`` (a tenant's
+    reader): ``graph`` is the query's whole dataset, its only named graph too, whatever
+    ``FROM``, ``FROM NAMED`` or ``GRAPH`` say.
 
     Raises :class:`UpdateRefusedError` for anything but a query and
     :class:`ServiceRefusedError` for a SERVICE on an endpoint not in ``allow_service``
@@ -228,7 +235,7 @@ def run_user_query(
     check_user_query(text, allow_service=allow_service)
     sent = with_prefixes(text)
     try:
-        return backend.query(sent, default_graph=graph)
+        return backend.query(sent, default_graph=graph, named_graphs=[graph] if confined else None)
     except ValueError as exc:
         added = sent.count("\n") - text.count("\n")
         raise _naming_prefixes(text, _as_written(str(exc).splitlines()[0], added)) from exc

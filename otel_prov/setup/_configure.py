@@ -19,6 +19,7 @@ from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
     OTEL_PROV_PROVENANCE,
     OTEL_PROV_STORE,
+    OTEL_PROV_TENANT,
     OTEL_PROV_WAL_DIR,
 )
 from otel_prov.exporters import ProvExporter
@@ -113,6 +114,7 @@ def configure(
     spool_dir: str | os.PathLike[str] | None = None,
     graph: str | None = None,
     sparql_graph_store_endpoint: str | None = None,
+    tenant: str | None = None,
     exporter: ProvExporter | None = None,
     otlp: bool | None = None,
     capture_content: bool | None = None,
@@ -135,7 +137,9 @@ def configure(
     ``sparql_query_endpoint``, ``sparql_headers``, ``spool_dir``,
     ``sparql_graph_store_endpoint`` and their variables) through
     a :class:`~otel_prov.exporters.SparqlUpdateExporter`; else to the embedded store at
-    ``store`` (``OTEL_PROV_STORE``, default ``.otel-prov/store``).  Regular OTLP export is added
+    ``store`` (``OTEL_PROV_STORE``, default ``.otel-prov/store``); into ``graph``
+    (``OTEL_PROV_GRAPH``), or with ``tenant`` (``OTEL_PROV_TENANT``) into that tenant's
+    graph under it, which only that tenant's readers read.  Regular OTLP export is added
     when ``otlp=True``, or when ``otlp`` is left unset and ``OTEL_EXPORTER_OTLP_ENDPOINT``
     (or its ``_TRACES_`` form) is set; ``OTEL_EXPORTER_OTLP_PROTOCOL`` picks
     ``http/protobuf`` (default) or ``grpc``.  The resource comes from ``service_name``,
@@ -173,6 +177,7 @@ def configure(
                 spool_dir=spool_dir,
                 graph=graph,
                 sparql_graph_store_endpoint=sparql_graph_store_endpoint,
+                tenant=tenant or env_str(OTEL_PROV_TENANT),
             )
         )
     if wanted and exporter is not None:

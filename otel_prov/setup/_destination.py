@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from otel_prov._settings import env_str
+from otel_prov._tenants import tenant_graph
 from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
+    OTEL_PROV_TENANT,
 )
-from otel_prov.exporters._base import ProvExporter
+from otel_prov.exporters._base import ProvExporter, graph_term
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_path
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
@@ -50,12 +52,22 @@ class DestinationSettings:
     spool_dir: str | os.PathLike[str] | None = None
     graph: str | None = None
     sparql_graph_store_endpoint: str | None = None
+    tenant: str | None = None
+    """The tenant whose graph (``<graph>/tenants/<tenant>``) is written; None: ``graph``."""
+
+    def tenant_graph(self) -> str | None:
+        """The graph written to: ``graph``, or the tenant's under it."""
+        if self.tenant is None:
+            return self.graph
+        return tenant_graph(graph_term(self.graph)[1:-1], self.tenant)
 
 
 def exporter_from_settings(
-    settings: DestinationSettings = DestinationSettings(),
+    settings: DestinationSettings | None = None,
 ) -> ProvExporter:
-    """The SPARQL exporter when an update endpoint is given or set, else the embedded store."""
+    """The SPARQL exporter when an update endpoint is given or set, else the embedded store;
+    without ``settings``, all from the variables (``OTEL_PROV_TENANT`` too)."""
+    settings = settings or DestinationSettings(tenant=env_str(OTEL_PROV_TENANT))
     return _exporter(
         settings.sparql_update_endpoint or env_str(OTEL_PROV_SPARQL_UPDATE_ENDPOINT), settings
     )
@@ -68,13 +80,15 @@ def _exporter(
         return SparqlUpdateExporter(
             update_endpoint,
             settings.sparql_query_endpoint,
-            graph=settings.graph,
+            graph=settings.tenant_graph(),
             headers=settings.sparql_headers,
             spool_dir=settings.spool_dir,
             graph_store_endpoint=settings.sparql_graph_store_endpoint,
         )
     store = settings.store
-    return OxigraphStoreExporter(Path(store) if store is not None else None, graph=settings.graph)
+    return OxigraphStoreExporter(
+        Path(store) if store is not None else None, graph=settings.tenant_graph()
+    )
 
 
 @dataclass(frozen=True)

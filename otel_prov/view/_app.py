@@ -27,6 +27,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from otel_prov._tenants import Tenants, tenant_graph
 from otel_prov.read._backend import QueryBackend, QueryResult, StoreUnavailableError
 from otel_prov.read._rdf_documents import (
     render_jsonld,
@@ -38,7 +39,13 @@ from otel_prov.read._reader import ProvenanceReader, parse_moment
 from otel_prov.read._sparql import STATUSES
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
-from otel_prov.view._guards import HostCheck, SameOrigin, host_policy
+from otel_prov.view._guards import (
+    HostCheck,
+    ReaderLogin,
+    SameOrigin,
+    TrustedProxy,
+    host_policy,
+)
 from otel_prov.view._pages import (
     DAGRE,
     SCRIPT,
@@ -114,6 +121,10 @@ class _NotFound(LookupError):
     """No session the page was asked for; the message says which."""
 
 
+class _Forbidden(Exception):
+    """A tenant the reader may not read; the message says which it may."""
+
+
 def _moment(name: str, value: str) -> datetime | None:
     if not value:
         return None
@@ -134,6 +145,9 @@ def create_app(
     bound_host: str = "127.0.0.1",
     allowed_hosts: Iterable[str] = (),
     max_queries: int = 2,
+    reader_tokens: Mapping[bytes, str] | None = None,
+    proxy_header: str | None = None,
+    tenants: Tenants | None = None,
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
     ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
@@ -143,18 +157,48 @@ def create_app(
     loopback names when bound to loopback (:func:`~otel_prov.view._guards.host_policy`).
     At most ``max_queries`` queries of the SPARQL page run at once: each may hold a core,
     and on the embedded store a process, until its time is up; one more is told to come
-    back (503, ``Retry-After``) rather than wait.  Opens the backend once now, so that a
+    back (503, ``Retry-After``) rather than wait.  With ``reader_tokens`` (token: the
+    reader it stands for) every page needs one (:class:`~otel_prov.view._guards.ReaderLogin`);
+    with ``proxy_header``, the header an authenticating proxy sets
+    (:class:`~otel_prov.view._guards.TrustedProxy`).  With ``tenants``, the readers are
+    theirs (by token, or by the proxy's user), and each request reads one tenant's graph
+    (under ``graph``) of those its reader may read: its own, or ``?tenant=NAME``; a query
+    of the SPARQL page sees that graph only.  Opens the backend once now, so that a
     store that cannot be read fails here (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
     free = threading.BoundedSemaphore(max_queries)  # taken without waiting, in the event loop
 
-    index = TextIndex()  # one for the app's life: each run's text is read once
-    # Read every run's text now, not at the first search (a minute over 100,000 runs).
-    threading.Thread(target=_warm, args=(index, fresh.get(), graph), daemon=True).start()
+    indexes: dict[str, TextIndex] = {}  # a graph's for the app's life: its runs read once
+    indexes_lock = threading.Lock()
 
-    def reader() -> ProvenanceReader:
-        return ProvenanceReader(fresh.get(), graph=graph, text_index=index)
+    def index_of(named: str) -> TextIndex:
+        with indexes_lock:
+            index = indexes.get(named)
+            if index is None:
+                index = indexes[named] = TextIndex()
+                # Every run's text now, not at the first search (a minute over 100,000 runs).
+                threading.Thread(
+                    target=_warm, args=(index, fresh.get(), named), daemon=True
+                ).start()
+            return index
+
+    if tenants is None:
+        index_of(graph)
+
+    def graph_of(request: Request) -> str:
+        """The graph this request reads: ``graph``, or its reader's tenant's."""
+        if tenants is None:
+            return graph
+        tenant = tenants.tenants[request.state.reader]
+        asked = request.query_params.get("tenant", "").strip() or tenant.reads[0]
+        if asked not in tenant.reads:
+            raise _Forbidden(f"this reader may read {', '.join(tenant.reads)}, not {asked!r}")
+        return tenant_graph(graph, asked)
+
+    def reader(request: Request) -> ProvenanceReader:
+        named = graph_of(request)
+        return ProvenanceReader(fresh.get(), graph=named, text_index=index_of(named))
 
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status)
@@ -164,7 +208,7 @@ def create_app(
         try:
             if filters["status"] and filters["status"] not in STATUSES:
                 raise _BadRequest(f"status: {filters['status']!r} is none of {', '.join(STATUSES)}")
-            page = reader().sessions(
+            page = reader(request).sessions(
                 agent=filters["agent"] or None,
                 service=filters["service"] or None,
                 status=filters["status"] or None,
@@ -182,7 +226,7 @@ def create_app(
         ident = request.query_params.get("id", "").strip()
         if not ident:
             raise _BadRequest("id: give a session IRI, trace id or conversation id")
-        found = reader()
+        found = reader(request)
         runs = found.find(ident)
         if not runs:
             raise _NotFound(f"no session with id, trace id or conversation id {ident!r}")
@@ -212,7 +256,7 @@ def create_app(
         b = request.query_params.get("b", "").strip()
         if not (a and b):
             return html(diff_page(a, b, None, links=links))
-        found = reader()
+        found = reader(request)
         sides = []
         for ident in (a, b):
             runs = found.find(ident)
@@ -230,6 +274,7 @@ def create_app(
         text, fmt = values.get("query", ""), values.get("format", "html")
         if not text.strip():
             return html(sparql_page("", None, timeout_s=query_timeout_s))
+        named = graph_of(request)
         if not free.acquire(blocking=False):
             return _busy(text, max_queries, query_timeout_s)
         try:
@@ -237,9 +282,10 @@ def create_app(
                 run_timed_query,
                 fresh.get(),
                 text,
-                graph=graph,
+                graph=named,
                 timeout_s=query_timeout_s,
                 allow_service=allow_service,
+                confined=tenants is not None,
             )
         except UpdateRefusedError as exc:
             return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
@@ -280,9 +326,17 @@ def create_app(
             StoreUnavailableError: _store_unavailable,
             _BadRequest: _bad_request,
             _NotFound: _not_found,
+            _Forbidden: _forbidden,
         },
     )
     # The last added runs first: the headers go on every answer, refusals included.
+    if proxy_header:
+        users = None if tenants is None else _tenant_of_user(tenants)
+        app.add_middleware(TrustedProxy, header=proxy_header, readers=users)
+    elif tenants is not None:
+        app.add_middleware(ReaderLogin, tokens=tenants.tokens())
+    elif reader_tokens:
+        app.add_middleware(ReaderLogin, tokens=reader_tokens)
     app.add_middleware(SameOrigin)
     app.add_middleware(HostCheck, policy=host_policy(bound_host, allowed_hosts))
     app.add_middleware(_SecurityHeaders)
@@ -315,6 +369,14 @@ def _busy(text: str, max_queries: int, timeout_s: float) -> Response:
     )
 
 
+def _tenant_of_user(tenants: Tenants) -> Callable[[str], str | None]:
+    def tenant(user: str) -> str | None:
+        found = tenants.by_user(user)
+        return None if found is None else found.name
+
+    return tenant
+
+
 def _warm(index: TextIndex, backend: QueryBackend, graph: str) -> None:
     """Fill the text index; a store that cannot be read now is reported by the pages."""
     with contextlib.suppress(StoreUnavailableError, ValueError):
@@ -334,6 +396,10 @@ def _bad_request(request: Request, exc: Exception) -> Response:
 
 def _not_found(request: Request, exc: Exception) -> Response:
     return HTMLResponse(error_page("Not found", str(exc)), status_code=404)
+
+
+def _forbidden(request: Request, exc: Exception) -> Response:
+    return HTMLResponse(error_page("Forbidden", str(exc)), status_code=403)
 
 
 def _download_answer(result: QueryResult, fmt: str) -> Response:

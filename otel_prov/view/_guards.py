@@ -10,24 +10,51 @@ machine what a query costs.  A browser lets any web page send requests to it, so
   runs) must come from this server's own pages.  A page elsewhere can post a form or a
   no-cors ``fetch`` here, unread but run; :func:`same_origin` refuses it with 403.
 
-Each class wraps the app below it and answers the refusal itself, so that others (a
-login, TLS) sit beside them without touching the routes.
+- :class:`ReaderLogin` (``serve --token-file``): every page and endpoint needs the
+  bearer token, sent as ``Authorization: Bearer ...`` or typed once into ``/login``, which
+  sets a ``Secure``, ``HttpOnly`` cookie standing for it (never the token itself).
+- :class:`TrustedProxy` (``serve --trusted-proxy-header NAME``): the user is who an
+  authenticating proxy (oauth2-proxy) says in that header; a request without it did not
+  come through the proxy and is refused.
+
+Each class wraps the app below it and answers the refusal itself, so that others sit
+beside them without touching the routes.  The reader a request is let in as goes in the
+request's state (``request.state.reader``).  Tokens are never logged.
 """
 
 from __future__ import annotations
 
+import html
 import ipaddress
+import logging
 import re
-from collections.abc import Iterable
+import secrets
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from otel_prov._settings import is_loopback
+from otel_prov._tokens import token_digest
 
-__all__ = ["HostCheck", "HostPolicy", "SameOrigin", "host_name", "host_policy", "same_origin"]
+__all__ = [
+    "COOKIE",
+    "HostCheck",
+    "HostPolicy",
+    "ReaderLogin",
+    "SameOrigin",
+    "TrustedProxy",
+    "host_name",
+    "host_policy",
+    "same_origin",
+]
+
+_logger = logging.getLogger(__name__)
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 """Names a browser on this machine may use for a server bound to a loopback address."""
@@ -164,5 +191,155 @@ class SameOrigin:
             "refused: this request came from a page of another site; a query runs only "
             "from this server's own SPARQL page\n",
             403,
+        )
+        await refusal(scope, receive, send)
+
+
+COOKIE = "otel_prov_session"
+"""The login cookie: a random name for a reader's login, kept in this process only."""
+
+_MAX_LOGINS = 10_000
+"""Logins kept at once; past it the oldest goes (its reader logs in again)."""
+
+_LOGIN_FORM = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>otel-prov: log in</title></head>
+<body><h1>otel-prov</h1><p>{message}</p>
+<form method="post" action="/login">
+<input type="hidden" name="next" value="{next}">
+<label>Token <input type="password" name="token" autocomplete="current-password"
+required autofocus></label> <button type="submit">Log in</button>
+</form></body></html>
+"""
+
+
+def _local_path(target: str) -> str:
+    """``target`` when it is a path of this server, else ``/`` (no redirect elsewhere)."""
+    if target.startswith("/") and not target.startswith(("//", "/\\")):
+        return target
+    return "/"
+
+
+def _set_reader(scope: Scope, reader: str) -> None:
+    scope.setdefault("state", {})["reader"] = reader
+
+
+class ReaderLogin:
+    """Lets in a request that carries a token of ``tokens`` (its SHA-256, by
+    :func:`~otel_prov._tokens.token_digest`: the reader it stands for) as
+    ``Authorization: Bearer <token>``, or the cookie that ``POST /login`` set for it;
+    sends a browser asking for a page to ``/login``, and answers anything else 401.
+
+    The cookie names a random login kept here (a restart logs everyone out), not the
+    token, and is ``Secure`` (browsers keep it on ``http://localhost`` too, not over
+    plaintext elsewhere), ``HttpOnly`` and ``SameSite=Lax``.  The login form's POST has
+    passed :class:`SameOrigin`."""
+
+    def __init__(self, app: ASGIApp, tokens: Mapping[bytes, str]) -> None:
+        self.app = app
+        self._readers = dict(tokens)
+        self._logins: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def _by_token(self, token: str) -> str | None:
+        # The sha256 of a guess says nothing of how near it came: a plain lookup is safe.
+        return self._readers.get(token_digest(token)) if token.strip() else None
+
+    def _reader(self, headers: Headers, cookies: Mapping[str, str]) -> str | None:
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer":
+            return self._by_token(token)
+        login = cookies.get(COOKIE)
+        if login is None:
+            return None
+        with self._lock:
+            return self._logins.get(login)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if request.url.path == "/login":
+            answer = await self._login(request)
+        else:
+            reader = self._reader(request.headers, request.cookies)
+            if reader is not None:
+                _set_reader(scope, reader)
+                await self.app(scope, receive, send)
+                return
+            answer = self._refusal(request)
+        await answer(scope, receive, send)
+
+    def _refusal(self, request: Request) -> Response:
+        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+            back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return RedirectResponse("/login?" + urllib.parse.urlencode({"next": back}), 303)
+        return PlainTextResponse(
+            "this server needs a reader's token: send 'Authorization: Bearer <token>', "
+            "or log in at /login\n",
+            401,
+            headers={"www-authenticate": 'Bearer realm="otel-prov"'},
+        )
+
+    async def _login(self, request: Request) -> Response:
+        if request.method != "POST":
+            target = _local_path(request.query_params.get("next", "/"))
+            return _form("Give your reader's token.", target, 200)
+        body = (await request.body()).decode("utf-8", errors="replace")
+        values = dict(urllib.parse.parse_qsl(body, keep_blank_values=True))
+        target = _local_path(values.get("next", "/"))
+        reader = self._by_token(values.get("token", ""))
+        if reader is None:
+            client = request.client.host if request.client else "unknown"
+            _logger.warning("serve: a login with a wrong token, from %s", client)
+            return _form("That token is not one of this server's.", target, 401)
+        login = secrets.token_urlsafe(32)
+        with self._lock:
+            if len(self._logins) >= _MAX_LOGINS:
+                del self._logins[next(iter(self._logins))]
+            self._logins[login] = reader
+        answer = RedirectResponse(target, 303)
+        answer.set_cookie(COOKIE, login, secure=True, httponly=True, samesite="lax", path="/")
+        return answer
+
+
+def _form(message: str, target: str, status: int) -> HTMLResponse:
+    text = _LOGIN_FORM.format(message=html.escape(message), next=html.escape(target))
+    return HTMLResponse(text, status)
+
+
+class TrustedProxy:
+    """Lets in a request carrying the ``header`` an authenticating proxy sets (its value
+    is the user, and the reader); answers 401 to one without it, which did not come
+    through the proxy.  With ``readers`` (tenants), the reader is the one it gives for the
+    user, and a user it gives none for is refused (403).  Only the proxy must be able to
+    reach this server (bind it to the loopback, or to a network only the proxy is on):
+    anyone else could set the header too."""
+
+    def __init__(
+        self, app: ASGIApp, header: str, readers: Callable[[str], str | None] | None = None
+    ) -> None:
+        self.app = app
+        self.header = header
+        self.readers = readers
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        user = Headers(scope=scope).get(self.header, "").strip()
+        reader = user if self.readers is None or not user else self.readers(user)
+        if reader:
+            _set_reader(scope, reader)
+            await self.app(scope, receive, send)
+            return
+        refusal = (
+            PlainTextResponse(
+                f"refused: no {self.header} header, so this request did not come through "
+                "the authenticating proxy in front of this server\n",
+                401,
+            )
+            if not user
+            else PlainTextResponse(f"refused: {user} is no tenant's reader here\n", 403)
         )
         await refusal(scope, receive, send)

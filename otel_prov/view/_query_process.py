@@ -1,7 +1,7 @@
 """The child process :mod:`otel_prov.view._timed_query` runs one query in.
 
 Once imported it writes :data:`READY` on stdout; then it reads ``{"store", "graph",
-"query", "allow_service"}`` as JSON on stdin, opens the store read-only, runs the query
+"confined", "query", "allow_service"}`` as JSON on stdin, opens the store read-only, runs the query
 as ``otel-prov query`` would (SERVICE only on an endpoint of ``allow_service``), and
 writes the answer as JSON on stdout (rows, a boolean, or the triples as N-Triples), or
 ``{"error"}``.
@@ -31,6 +31,7 @@ def main() -> None:
             request["query"],
             graph=request["graph"],
             allow_service=request["allow_service"],
+            confined=request["confined"],
         )
     except StoreUnavailableError as exc:
         json.dump({"error": str(exc)}, sys.stdout)

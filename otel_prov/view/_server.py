@@ -12,12 +12,23 @@ from collections.abc import Callable
 import uvicorn
 from starlette.applications import Starlette
 
+from otel_prov._tls import TlsFiles
+
 __all__ = ["serve"]
 
 
-def serve(app: Starlette, host: str, port: int, *, announce: Callable[[str], None]) -> None:
-    """Serve ``app`` on ``host:port`` until interrupted (SIGINT, SIGTERM); ``announce``
-    gets the URL once the socket is bound.  Raises ``OSError`` when it cannot bind."""
+def serve(
+    app: Starlette,
+    host: str,
+    port: int,
+    *,
+    announce: Callable[[str], None],
+    tls: TlsFiles | None = None,
+) -> None:
+    """Serve ``app`` on ``host:port`` until interrupted (SIGINT, SIGTERM), over TLS only
+    when ``tls`` is given; ``announce`` gets the URL once the socket is bound.  Raises
+    ``OSError`` when it cannot bind, ``ValueError`` for TLS files it cannot use."""
+    context = None if tls is None else tls.server_context("serve")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -29,8 +40,14 @@ def serve(app: Starlette, host: str, port: int, *, announce: Callable[[str], Non
     sock.listen(128)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    announce(f"http://{shown}:{bound}/")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    announce(f"{'http' if context is None else 'https'}://{shown}:{bound}/")
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        ssl_context_factory=None if context is None else lambda config, default: context,
+    )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

@@ -52,6 +52,7 @@ def run_timed_query(
     graph: str,
     timeout_s: float,
     allow_service: Collection[str] = (),
+    confined: bool = False,
 ) -> QueryResult:
     """:func:`~otel_prov.read._user_query.run_user_query`, stopped after ``timeout_s``.
 
@@ -62,8 +63,10 @@ def run_timed_query(
     refuse_updates(text)
     allowed = sorted(allow_service)
     if isinstance(backend, EmbeddedBackend):
-        return _in_child(backend, text, graph, timeout_s, allowed)
-    future = _REMOTE.submit(run_user_query, backend, text, graph=graph, allow_service=allowed)
+        return _in_child(backend, text, graph, timeout_s, allowed, confined)
+    future = _REMOTE.submit(
+        run_user_query, backend, text, graph=graph, allow_service=allowed, confined=confined
+    )
     try:
         return future.result(timeout=timeout_s)
     except FutureTimeout as exc:
@@ -87,10 +90,21 @@ def _stopped(timeout_s: float) -> str:
 
 
 def _in_child(
-    backend: EmbeddedBackend, text: str, graph: str, timeout_s: float, allow_service: list[str]
+    backend: EmbeddedBackend,
+    text: str,
+    graph: str,
+    timeout_s: float,
+    allow_service: list[str],
+    confined: bool,
 ) -> QueryResult:
     request = json.dumps(
-        {"store": str(backend.path), "graph": graph, "query": text, "allow_service": allow_service}
+        {
+            "store": str(backend.path),
+            "graph": graph,
+            "query": text,
+            "allow_service": allow_service,
+            "confined": confined,
+        }
     )
     with subprocess.Popen(
         [sys.executable, "-m", "otel_prov.view._query_process"],

@@ -27,21 +27,34 @@ and OTLP/HTTP on ``--http`` (``OTEL_PROV_RECEIVER_HTTP``, default 127.0.0.1:4318
   start.
 * An optional bearer token (``--token-file`` or ``OTEL_PROV_RECEIVER_TOKEN``) is
   required of every export request; it is never logged.
+* TLS on both transports with ``--tls-cert`` and ``--tls-key``
+  (``OTEL_PROV_RECEIVER_TLS_CERT``, ``..._TLS_KEY``); mutual TLS with ``--client-ca``
+  (``OTEL_PROV_RECEIVER_CLIENT_CA``).  Beyond the loopback without TLS, it warns.
+* Tenants (``--tenants FILE``, ``OTEL_PROV_TENANTS``): the token picks the tenant, and
+  each tenant's runs go to its own graph through a receiver of its own
+  (:class:`~otel_prov.ingest.receiver._gate.Gate`).
 """
 
-from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov._tokens import BearerToken
+from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._receiver import Accepted, Receiver, RequestRefusedError
 from otel_prov.ingest.receiver._serve import Listen, parse_address, serve
-from otel_prov.ingest.receiver._settings import DEFAULT_DATA_DIR, ReceiverSettings
+from otel_prov.ingest.receiver._settings import (
+    DEFAULT_DATA_DIR,
+    ReceiverSettings,
+    tls_from_settings,
+)
 
 __all__ = [
     "DEFAULT_DATA_DIR",
     "Accepted",
     "BearerToken",
+    "Gate",
     "Listen",
     "Receiver",
     "ReceiverSettings",
     "RequestRefusedError",
     "parse_address",
     "serve",
+    "tls_from_settings",
 ]

@@ -9,7 +9,11 @@ Answers as the OTLP/gRPC specification has them: OK with an
 ``ExportTraceServiceResponse`` (``partial_success`` when spans were left out);
 INVALID_ARGUMENT for bytes that are no request; RESOURCE_EXHAUSTED over the size limit
 (grpcio's ``max_receive_message_length``); UNAUTHENTICATED without the bearer token;
-UNAVAILABLE with a ``RetryInfo`` when the receiver cannot take the request now.  The
+UNAVAILABLE with a ``RetryInfo`` when the receiver cannot take the request now.
+With TLS files the port speaks TLS only (mutual with a client CA); grpcio's core refuses
+a failed handshake itself, and logs it on stderr as ``Handshake failed with error
+SSL_ERROR_SSL: ... WRONG_VERSION_NUMBER`` (a plaintext client),
+``PEER_DID_NOT_RETURN_A_CERTIFICATE`` or ``CERTIFICATE_VERIFY_FAILED``.  The
 retry delay goes both in the standard ``grpc-status-details-bin`` (a ``google.rpc.Status``
 with the ``RetryInfo`` in its details, which the Collector reads) and in
 ``google.rpc.retryinfo-bin`` (which the OpenTelemetry Python exporter reads).
@@ -31,8 +35,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from otel_prov.ingest.receiver._auth import BearerToken
-from otel_prov.ingest.receiver._receiver import InvalidRequestError, Receiver, RequestRefusedError
+from otel_prov._tls import TlsFiles
+from otel_prov.ingest.receiver._gate import Gate
+from otel_prov.ingest.receiver._receiver import InvalidRequestError, RequestRefusedError
 
 __all__ = ["grpc_server"]
 
@@ -40,21 +45,22 @@ _SERVICE = trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"].full_na
 
 
 def grpc_server(
-    receiver: Receiver,
+    gate: Gate,
     address: str,
     *,
-    token: BearerToken | None,
     max_request_bytes: int,
+    tls: TlsFiles | None = None,
     workers: int = 8,
 ) -> tuple[grpc.Server, int]:
-    """A started server on ``address`` (``HOST:PORT``, port 0 picks one) and its port."""
+    """A started server on ``address`` (``HOST:PORT``, port 0 picks one) and its port;
+    ``tls``: TLS only on that port."""
 
     def export(request: bytes, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
-        if token is not None:
-            metadata = {key: value for key, value in context.invocation_metadata()}
-            value = metadata.get("authorization")
-            if not token.matches(value if isinstance(value, str) else None):
-                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+        metadata = {key: value for key, value in context.invocation_metadata()}
+        value = metadata.get("authorization")
+        receiver = gate.pick(value if isinstance(value, str) else None)
+        if receiver is None:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         try:
             accepted = receiver.accept(request, "protobuf", f"request from {context.peer()}")
         except InvalidRequestError as exc:
@@ -86,7 +92,14 @@ def grpc_server(
             ("grpc.so_reuseport", 0),
         ],
     )
-    port = server.add_insecure_port(address)
+    if tls is None:
+        port = server.add_insecure_port(address)
+    else:
+        cert, key, client_ca = tls.read()
+        credentials = grpc.ssl_server_credentials(
+            [(key, cert)], root_certificates=client_ca, require_client_auth=client_ca is not None
+        )
+        port = server.add_secure_port(address, credentials)
     server.start()
     return server, port
 

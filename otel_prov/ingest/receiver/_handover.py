@@ -19,6 +19,7 @@ receiver maps those traces again.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Executor, Future
@@ -31,7 +32,8 @@ __all__ = ["Handover"]
 
 class Handover(ProvExporter):
     """Hands what the ingest path exports to ``storing`` (a single thread), for
-    ``exporter``; ``after`` is the batch handed over before this one, if still unsettled."""
+    ``exporter``, each record into ``graph`` (the receiver's: a tenant's, with tenants);
+    ``after`` is the batch handed over before this one, if still unsettled."""
 
     def __init__(
         self,
@@ -40,7 +42,9 @@ class Handover(ProvExporter):
         *,
         after: Future[bool] | None,
         part_triples: int | None,
+        graph: str | None = None,
     ) -> None:
+        self._graph = graph
         self._storing = storing
         self._exporter = exporter
         self._after = after
@@ -52,6 +56,8 @@ class Handover(ProvExporter):
 
     # --- the worker, while it maps -----------------------------------------------------------
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
+        if self._graph is not None:
+            records = [dataclasses.replace(record, graph=self._graph) for record in records]
         self._records.extend(records)
         self._triples += sum(len(record.triples) for record in records)
         if self._part_triples is not None and self._triples >= self._part_triples:

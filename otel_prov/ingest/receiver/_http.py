@@ -29,12 +29,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._metrics import CONTENT_TYPE
 from otel_prov.ingest.receiver._receiver import (
     Encoding,
     InvalidRequestError,
-    Receiver,
     RequestRefusedError,
 )
 
@@ -52,12 +51,13 @@ class _TooLargeError(Exception):
     pass
 
 
-def http_app(receiver: Receiver, *, token: BearerToken | None, max_request_bytes: int) -> Starlette:
+def http_app(gate: Gate, *, max_request_bytes: int) -> Starlette:
     async def traces(request: Request) -> Response:
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         encoding = _ENCODINGS.get(media)
         answer_as = media if encoding is not None else _PROTOBUF
-        if token is not None and not token.matches(request.headers.get("authorization")):
+        receiver = gate.pick(request.headers.get("authorization"))
+        if receiver is None:
             return _error(401, _UNAUTHENTICATED, "missing or wrong bearer token", answer_as)
         if encoding is None:
             return _error(
@@ -93,11 +93,11 @@ def http_app(receiver: Receiver, *, token: BearerToken | None, max_request_bytes
         return _message(200, response, answer_as)
 
     async def healthz(request: Request) -> Response:
-        ready = receiver.ready
+        ready = gate.ready
         return PlainTextResponse("ok\n" if ready else "not ready\n", 200 if ready else 503)
 
     async def metrics(request: Request) -> Response:
-        text = await run_in_threadpool(receiver.metrics)
+        text = await run_in_threadpool(gate.metrics)
         return Response(text, media_type=CONTENT_TYPE)
 
     return Starlette(

@@ -24,6 +24,8 @@ class Sample:
     """``counter`` or ``gauge``."""
     help: str
     value: float
+    labels: str = ""
+    """``tenant="a"``: one receiver's of several (a tenant's)."""
 
 
 @dataclass(slots=True)
@@ -35,6 +37,11 @@ class Histogram:
     bounds: Sequence[float] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
     counts: list[int] = field(default_factory=list)
     total: float = 0.0
+    labels: str = ""
+
+    def labelled(self, labels: str) -> Histogram:
+        """A copy of it as it stands, with ``labels`` on its lines."""
+        return Histogram(self.name, self.help, self.bounds, list(self.counts), self.total, labels)
 
     def observe(self, value: float) -> None:
         if not self.counts:
@@ -43,15 +50,18 @@ class Histogram:
         self.total += value
 
     def lines(self) -> list[str]:
+        """Its samples, without the ``# HELP`` and ``# TYPE`` lines :func:`render` writes."""
         counts = self.counts or [0] * (len(self.bounds) + 1)
-        out = [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} histogram"]
+        out = []
         cumulative = 0
+        given = f"{self.labels}," if self.labels else ""
+        braces = f"{{{self.labels}}}" if self.labels else ""
         for bound, count in zip([*self.bounds, math.inf], counts, strict=True):
             cumulative += count
             label = "+Inf" if math.isinf(bound) else repr(bound)
-            out.append(f'{self.name}_bucket{{le="{label}"}} {cumulative}')
-        out.append(f"{self.name}_sum {self.total!r}")
-        out.append(f"{self.name}_count {cumulative}")
+            out.append(f'{self.name}_bucket{{{given}le="{label}"}} {cumulative}')
+        out.append(f"{self.name}_sum{braces} {self.total!r}")
+        out.append(f"{self.name}_count{braces} {cumulative}")
         return out
 
 
@@ -60,13 +70,16 @@ def _number(value: float) -> str:
 
 
 def render(samples: Iterable[Sample], histograms: Iterable[Histogram] = ()) -> str:
-    lines: list[str] = []
+    """Each metric's ``# HELP`` and ``# TYPE`` once, then its samples (one per label set)."""
+    series: dict[str, tuple[str, str, list[str]]] = {}
     for sample in samples:
-        lines += [
-            f"# HELP {sample.name} {sample.help}",
-            f"# TYPE {sample.name} {sample.kind}",
-            f"{sample.name} {_number(sample.value)}",
-        ]
+        labels = f"{{{sample.labels}}}" if sample.labels else ""
+        line = f"{sample.name}{labels} {_number(sample.value)}"
+        series.setdefault(sample.name, (sample.kind, sample.help, []))[2].append(line)
     for histogram in histograms:
-        lines += histogram.lines()
+        kept = series.setdefault(histogram.name, ("histogram", histogram.help, []))
+        kept[2].extend(histogram.lines())
+    lines: list[str] = []
+    for name, (kind, text, samples_of) in series.items():
+        lines += [f"# HELP {name} {text}", f"# TYPE {name} {kind}", *samples_of]
     return "\n".join(lines) + "\n"

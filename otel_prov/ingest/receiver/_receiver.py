@@ -338,6 +338,7 @@ class Receiver:
             self._exporter,
             after=None if self._in_flight is None else self._in_flight.future,
             part_triples=_PART_TRIPLES if self._streaming else None,
+            graph=self._graph,
         )
         try:
             summary = self._map(due, handover)
@@ -447,11 +448,17 @@ class Receiver:
     # --- metrics ---------------------------------------------------------------------------
     def metrics(self) -> str:
         """``GET /metrics``: Prometheus text."""
+        samples, histogram = self.metric_samples()
+        return render(samples, [histogram])
+
+    def metric_samples(self) -> tuple[list[Sample], Histogram]:
+        """What :meth:`metrics` writes, to be written beside other receivers' (tenants)."""
         with self._lock:
             counts = dict(self._counts)
             open_traces, pending = self._buffer.open_traces, self._buffer.pending_spans
+            histogram = self._export_seconds.labelled("")
         spool = self._spool_bytes() if self._spool_bytes is not None else 0
-        return render(self._samples(counts, open_traces, pending, spool), [self._export_seconds])
+        return list(self._samples(counts, open_traces, pending, spool)), histogram
 
     def _samples(
         self, counts: dict[str, int], open_traces: int, pending: int, spool: int

@@ -24,11 +24,11 @@ import grpc as grpc_module
 import uvicorn
 
 from otel_prov._settings import is_loopback
-from otel_prov.environment_variables import OTEL_PROV_RECEIVER_TOKEN
-from otel_prov.ingest.receiver._auth import BearerToken
+from otel_prov._tls import TlsFiles
+from otel_prov.environment_variables import OTEL_PROV_RECEIVER_TLS_CERT, OTEL_PROV_RECEIVER_TOKEN
+from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._grpc import grpc_server
 from otel_prov.ingest.receiver._http import http_app
-from otel_prov.ingest.receiver._receiver import Receiver
 
 __all__ = ["Listen", "parse_address", "serve"]
 
@@ -44,8 +44,9 @@ class Listen:
 
     grpc: tuple[str, int] | None
     http: tuple[str, int] | None
-    token: BearerToken | None = None
     max_request_bytes: int = 32 << 20
+    tls: TlsFiles | None = None
+    """Both transports speak TLS only (mutual TLS when it names a client CA)."""
 
 
 def parse_address(value: str, what: str) -> tuple[str, int] | None:
@@ -60,7 +61,7 @@ def parse_address(value: str, what: str) -> tuple[str, int] | None:
 
 
 def serve(
-    receiver: Receiver,
+    gate: Gate,
     listen: Listen,
     *,
     drain_timeout: float = 30.0,
@@ -73,28 +74,29 @@ def serve(
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
-    _warn_if_open(listen)
+    _warn_if_open(listen, gate)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     grpc: grpc_module.Server | None = None
     http: _HttpServer | None = None
     try:
-        receiver.start()
+        gate.start()
         where = []
         if listen.grpc is not None:
             host, port = listen.grpc
             try:
                 grpc, port = grpc_server(
-                    receiver,
+                    gate,
                     f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
-                    token=listen.token,
                     max_request_bytes=listen.max_request_bytes,
+                    tls=listen.tls,
                 )
             except RuntimeError as exc:  # grpcio's "Failed to bind to address", no reason
                 raise _cannot_listen("OTLP/gRPC", "--grpc", host, port) from exc
             where.append(f"OTLP/gRPC on {host}:{port}")
         if listen.http is not None:
-            http = _HttpServer(receiver, listen, *listen.http)
-            where.append(f"OTLP/HTTP on http://{listen.http[0]}:{http.port}/v1/traces")
+            http = _HttpServer(gate, listen, *listen.http)
+            scheme = "http" if listen.tls is None else "https"
+            where.append(f"OTLP/HTTP on {scheme}://{listen.http[0]}:{http.port}/v1/traces")
         announce(f"otel-prov receive: {', '.join(where) or 'no transport (both off)'}; ready")
         stop.wait()
     finally:
@@ -106,30 +108,40 @@ def serve(
         if grpc is not None:
             grpc.stop(_GRACE_S).wait()
         # Failed to start: what the journal holds waits for the next start.
-        stored = receiver.drain(drain_timeout if stop.is_set() else 0.0)
+        stored = gate.drain(drain_timeout if stop.is_set() else 0.0)
     if not stored:
         _logger.warning(
             "not everything acknowledged is stored yet: it stays in the journal under %s and "
             "is mapped at the next start there",
-            receiver.settings.data_dir,
+            ", ".join(gate.data_dirs()),
         )
     return stored
 
 
-def _warn_if_open(listen: Listen) -> None:
-    """Without a token, anyone who can reach a port beyond the loopback can have sessions
-    of their making sealed, and they verify: say so (``serve`` warns alike)."""
-    if listen.token is not None:
-        return
+def _warn_if_open(listen: Listen, gate: Gate) -> None:
+    """Beyond the loopback, without a token anyone who can reach a port can have sessions
+    of their making sealed, and they verify; without TLS, whoever is on the path reads
+    the spans and the token: say so (``serve`` warns alike)."""
     for transport, address in (("OTLP/gRPC", listen.grpc), ("OTLP/HTTP", listen.http)):
-        if address is not None and not is_loopback(address[0]):
+        if address is None or is_loopback(address[0]):
+            continue
+        if not gate.requires_token and (listen.tls is None or listen.tls.client_ca is None):
             _logger.warning(
                 "%s listens on %s, beyond this machine, without a token: anyone who can "
                 "reach it can have sessions of their making sealed as provenance (require "
-                "one with --token-file or $%s)",
+                "one with --token-file or $%s, or client certificates with --client-ca)",
                 transport,
                 address[0],
                 OTEL_PROV_RECEIVER_TOKEN,
+            )
+        if listen.tls is None:
+            _logger.warning(
+                "%s listens on %s, beyond this machine, without TLS: whoever is on the "
+                "network path reads the spans (and any token) as they pass (give "
+                "--tls-cert and --tls-key, or $%s)",
+                transport,
+                address[0],
+                OTEL_PROV_RECEIVER_TLS_CERT,
             )
 
 
@@ -154,8 +166,9 @@ def _cannot_listen(transport: str, flag: str, host: str, port: int) -> OSError:
 class _HttpServer:
     """uvicorn on a thread of its own (so it installs no signal handlers of its own)."""
 
-    def __init__(self, receiver: Receiver, listen: Listen, host: str, port: int) -> None:
-        app = http_app(receiver, token=listen.token, max_request_bytes=listen.max_request_bytes)
+    def __init__(self, gate: Gate, listen: Listen, host: str, port: int) -> None:
+        app = http_app(gate, max_request_bytes=listen.max_request_bytes)
+        context = None if listen.tls is None else listen.tls.server_context("OTLP/HTTP")
         config = uvicorn.Config(
             app,
             host=host,
@@ -164,6 +177,7 @@ class _HttpServer:
             log_level="warning",
             access_log=False,
             lifespan="off",
+            ssl_context_factory=None if context is None else lambda config, default: context,
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(name="OtelProvHttp", target=self._server.run, daemon=True)

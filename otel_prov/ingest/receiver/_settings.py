@@ -11,15 +11,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from otel_prov._settings import env_bool, env_float, env_int, env_str
+from otel_prov._tls import TlsFiles
 from otel_prov.environment_variables import (
     OTEL_PROV_MAX_PENDING_SPANS,
+    OTEL_PROV_RECEIVER_CLIENT_CA,
     OTEL_PROV_RECEIVER_DIR,
     OTEL_PROV_RECEIVER_FSYNC,
+    OTEL_PROV_RECEIVER_TLS_CERT,
+    OTEL_PROV_RECEIVER_TLS_KEY,
     OTEL_PROV_SESSION_TIMEOUT,
     OTEL_PROV_TRACE_IDLE,
 )
 
-__all__ = ["DEFAULT_DATA_DIR", "DEFAULT_TRACE_IDLE", "ReceiverSettings"]
+__all__ = ["DEFAULT_DATA_DIR", "DEFAULT_TRACE_IDLE", "ReceiverSettings", "tls_from_settings"]
 
 DEFAULT_DATA_DIR = ".otel-prov/receiver"
 DEFAULT_TRACE_IDLE = 5.0
@@ -66,3 +70,16 @@ class ReceiverSettings:
             session_timeout=env_float(OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT),
             max_pending_spans=env_int(OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING),
         )
+
+
+def tls_from_settings(
+    cert: Path | None = None, key: Path | None = None, client_ca: Path | None = None
+) -> TlsFiles | None:
+    """The receiver's TLS files: each argument (a flag) first, else
+    ``OTEL_PROV_RECEIVER_TLS_CERT``, ``..._TLS_KEY``, ``..._CLIENT_CA``; None: plaintext.
+    ``ValueError`` for a half-given pair or a file that is not there."""
+    return TlsFiles.of(
+        cert or env_str(OTEL_PROV_RECEIVER_TLS_CERT),
+        key or env_str(OTEL_PROV_RECEIVER_TLS_KEY),
+        client_ca or env_str(OTEL_PROV_RECEIVER_CLIENT_CA),
+    )

@@ -1,0 +1,129 @@
+"""Tenants: who sends and reads which runs, from a tenants file (``--tenants FILE`` of
+``receive`` and ``serve``, ``OTEL_PROV_TENANTS``).
+
+Each tenant's runs go to a named graph of its own (:func:`tenant_graph`).  The file is
+JSON, an object per tenant::
+
+    {"tenants": {
+      "team-a": {"tokens": ["<a bearer token>"], "users": ["alice@example.org"],
+                 "reads": ["team-a", "shared"]},
+      "shared": {"tokens": ["<another>"]}}}
+
+``tokens`` send as the tenant (``receive``) and read (``serve``); ``users`` are names an
+authenticating proxy gives ``serve``; ``reads`` are the tenants these may read (default:
+itself).
+A reader that must read several teams and write none is a tenant of its own with
+``reads`` naming them.  Tokens are compared by their SHA-256, and never shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from otel_prov._tokens import token_digest
+
+__all__ = ["Tenant", "Tenants", "tenant_graph"]
+
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,62}")
+
+
+def tenant_graph(base: str, tenant: str) -> str:
+    """The named graph (an IRI) of ``tenant``'s runs, under the graph ``base``."""
+    return f"{base}/tenants/{check_name(tenant)}"
+
+
+def check_name(tenant: str) -> str:
+    """``tenant`` when it is a tenant's name (lower case letters, digits, ``-``, ``_``),
+    else ``ValueError``: it goes into an IRI."""
+    if not _NAME.fullmatch(tenant):
+        raise ValueError(
+            f"a tenant's name is lower case letters, digits, '-' and '_' (at most 63), "
+            f"not {tenant!r}"
+        )
+    return tenant
+
+
+@dataclass(frozen=True)
+class Tenant:
+    name: str
+    reads: tuple[str, ...]
+    """The tenants it may read, itself first when it is among them."""
+
+
+@dataclass(frozen=True)
+class Tenants:
+    """The tenants of a file, and which token or proxy user stands for which."""
+
+    tenants: Mapping[str, Tenant]
+    _by_token: Mapping[bytes, str]
+    _by_user: Mapping[str, str]
+
+    @classmethod
+    def read(cls, path: Path) -> Tenants:
+        """``ValueError`` naming the file and what is wrong with it."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ValueError(f"cannot read the tenants file {path}: {exc.strerror or exc}") from exc
+        except ValueError as exc:
+            raise ValueError(f"the tenants file {path} is not JSON: {exc}") from exc
+        try:
+            return cls.of(data.get("tenants") if isinstance(data, dict) else None)
+        except ValueError as exc:
+            raise ValueError(f"the tenants file {path}: {exc}") from exc
+
+    @classmethod
+    def of(cls, table: object) -> Tenants:
+        if not isinstance(table, dict) or not table:
+            raise ValueError('it needs {"tenants": {"NAME": {...}, ...}}, an object per tenant')
+        tenants: dict[str, Tenant] = {}
+        by_token: dict[bytes, str] = {}
+        by_user: dict[str, str] = {}
+        for name, entry in table.items():
+            check_name(name)
+            if not isinstance(entry, dict):
+                raise ValueError(f"tenants.{name} must be an object")
+            tokens, users = _strings(entry, name, "tokens"), _strings(entry, name, "users")
+            reads = _strings(entry, name, "reads") if "reads" in entry else [name]
+            for token in tokens:
+                if not token.strip() or any(c.isspace() for c in token.strip()):
+                    raise ValueError(f"tenants.{name}: a token must be one word, not empty")
+                if by_token.setdefault(token_digest(token), name) != name:
+                    raise ValueError(f"tenants.{name}: a token of another tenant too")
+            for user in users:
+                if by_user.setdefault(user, name) != name:
+                    raise ValueError(f"tenants.{name}: user {user!r} is another tenant's too")
+            ordered = sorted(set(reads), key=lambda t: (t != name, t))
+            tenants[name] = Tenant(name, tuple(ordered))
+        for tenant in tenants.values():
+            unknown = [t for t in tenant.reads if t not in tenants]
+            if unknown:
+                raise ValueError(f"tenants.{tenant.name} reads {unknown[0]!r}, no tenant here")
+        return cls(tenants, by_token, by_user)
+
+    def by_token(self, token: str) -> Tenant | None:
+        """The tenant ``token`` stands for (None: none)."""
+        name = self._by_token.get(token_digest(token)) if token.strip() else None
+        return None if name is None else self.tenants[name]
+
+    def by_user(self, user: str) -> Tenant | None:
+        name = self._by_user.get(user)
+        return None if name is None else self.tenants[name]
+
+    def tokens(self) -> dict[bytes, str]:
+        """SHA-256 of each token: its tenant."""
+        return dict(self._by_token)
+
+    def __repr__(self) -> str:
+        return f"Tenants({', '.join(self.tenants)})"
+
+
+def _strings(entry: Mapping[str, object], name: str, key: str) -> list[str]:
+    value = entry.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"tenants.{name}.{key} must be a list of strings")
+    return list(value)

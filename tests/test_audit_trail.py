@@ -7,7 +7,6 @@ writes it; ``verify`` runs as the ``otel-prov`` command.  Issue 27, point 6.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pyoxigraph
@@ -128,7 +127,7 @@ def test_deleting_the_newest_run_is_caught(store: Path) -> None:
 
 @pytest.mark.xfail(strict=True, reason="issue 27: passes verify today")
 def test_swapping_two_bundles_links_is_caught(store: Path) -> None:
-    (_, first), (_, second), (_, third), _ = _runs(store)
+    _, (_, second), (_, third), _ = _runs(store)
     second_links, third_links = _links(store, second), _links(store, third)
     assert second_links and third_links
     _set_links(store, second, third_links)

@@ -115,7 +115,6 @@ def test_untouched_runs_verify(store: Path) -> None:
     assert code == 0, out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27: passes verify today")
 def test_deleting_the_newest_run_is_caught(store: Path) -> None:
     """Nothing points to the newest run: the writer's checkpoint at shutdown anchors it."""
     newest, _ = _runs(store)[-1]
@@ -125,7 +124,6 @@ def test_deleting_the_newest_run_is_caught(store: Path) -> None:
     assert "sequence 4" in out and "truncated" in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27: passes verify today")
 def test_swapping_two_bundles_links_is_caught(store: Path) -> None:
     _, (_, second), (_, third), _ = _runs(store)
     second_links, third_links = _links(store, second), _links(store, third)
@@ -137,7 +135,6 @@ def test_swapping_two_bundles_links_is_caught(store: Path) -> None:
     assert "does not follow" in out, out
 
 
-@pytest.mark.xfail(strict=True, reason="issue 27: passes verify today")
 def test_deleting_a_middle_run_and_repointing_the_next_is_caught(store: Path) -> None:
     """Run 2 deleted, run 3's link given run 2's own (which pointed to run 1)."""
     _, (second_run, second), (_, third), _ = _runs(store)

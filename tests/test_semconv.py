@@ -85,7 +85,7 @@ def test_classes_and_object_properties_refine_prov_o() -> None:
     classes = set(graph.subjects(rdflib.RDF.type, rdflib.OWL.Class)) - {
         s for s in graph.subjects(rdflib.RDF.type, rdflib.OWL.Class) if isinstance(s, rdflib.BNode)
     }
-    assert len(classes) == 21
+    assert len(classes) == 22
     for cls in classes:
         parents = [str(p) for p in graph.objects(cls, rdflib.RDFS.subClassOf)]
         assert any(p.startswith(PROV) for p in parents), cls

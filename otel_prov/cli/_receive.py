@@ -13,7 +13,7 @@ from otel_prov._extras import needs_extra
 from otel_prov._settings import env_bool, env_str
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where
-from otel_prov.cli._shared import destination, graph
+from otel_prov.cli._shared import chain_writer, destination, graph
 from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
@@ -122,6 +122,7 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    chain = chain_writer()
     opened = destination()
     try:
         receiver = Receiver(
@@ -131,6 +132,7 @@ def _run(args: argparse.Namespace, graph: str, destination: Callable[[], Destina
             graph=graph,
             prepare=RecordPreparer.from_settings(content=content_policy(args)),
             prices=prices_from_settings(),
+            chain=chain,
             spool_bytes=None
             if opened.spool is None
             else functools.partial(_directory_bytes, opened.spool),

@@ -7,6 +7,10 @@ writes it; ``verify`` runs as the ``otel-prov`` command.  Issue 27, point 6.
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
+import subprocess
 from pathlib import Path
 
 import pyoxigraph
@@ -14,7 +18,13 @@ import pytest
 
 import otel_prov
 from otel_prov.demo import run_demo_agent
-from tests.cli import run_cli
+from otel_prov.prov._bundle import bundle_triples, session_content
+from otel_prov.prov._chain import Entry
+from otel_prov.prov._rdf import integer, literal, to_nquads
+from otel_prov.prov._vocab import O, P
+from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.read._chains import _entry, entries_query
+from tests.cli import CLI, run_cli
 
 _PREFIXES = (
     "PREFIX prov: <http://www.w3.org/ns/prov#> "
@@ -144,3 +154,211 @@ def test_deleting_a_middle_run_and_repointing_the_next_is_caught(store: Path) ->
     code, out = _verify(store)
     assert code == 1, out
     assert "sequence 2" in out and "missing" in out, out
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> Path:
+    result = run_cli("keygen", "--out", str(tmp_path / "keys"))
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "keys"
+
+
+@pytest.fixture
+def signed(tmp_path: Path, keys: Path) -> Path:
+    """Four runs written by one process that signs and keeps a checkpoint file."""
+    path = tmp_path / "signed"
+    _write_runs(
+        path,
+        4,
+        signing_key=keys / "signing.key",
+        checkpoint_file=tmp_path / "checkpoints.jsonl",
+    )
+    return path
+
+
+def _entries(path: Path) -> list[Entry]:
+    """Every chain entry stored, as verify rebuilds it."""
+    backend = EmbeddedBackend(path)
+    rows = backend.query(entries_query("<urn:otel-prov:graph>")).rows
+    found = [entry for row in rows if (entry := _entry(row)) is not None]
+    return sorted(found, key=lambda entry: entry.sequence)
+
+
+def _set(store: pyoxigraph.Store, subject: str, predicate: str, value: str) -> None:
+    node, prop = pyoxigraph.NamedNode(subject), pyoxigraph.NamedNode(predicate[1:-1])
+    graph = pyoxigraph.NamedNode("urn:otel-prov:graph")
+    for quad in list(store.quads_for_pattern(node, prop, None)):
+        store.remove(quad)
+    store.add(pyoxigraph.Quad(node, prop, pyoxigraph.Literal(value), graph))
+
+
+def _edit_and_rehash(path: Path) -> None:
+    """Edit an observation of the oldest run, then recompute with the project's own code
+    every hash that covers it: its bundle's content hash and manifest, every later entry's
+    link, and the head in every stored checkpoint.  Only a signature, or a checkpoint kept
+    out of the store, can tell."""
+    entries = _entries(path)
+    run = entries[0].of
+    prefix = run.rsplit(":", 1)[0] + ":"
+    _update(
+        path,
+        f"""DELETE {{ GRAPH ?g {{ ?o prov:value ?v }} }}
+        INSERT {{ GRAPH ?g {{ ?o prov:value "sunny" }} }}
+        WHERE {{ GRAPH ?g {{ ?o a oprov:Observation ; prov:value ?v .
+          FILTER(STRSTARTS(STR(?o), "{prefix}")) }} }}""",
+    )
+    store = pyoxigraph.Store(str(path))
+    everything = [
+        (str(q.subject), str(q.predicate), str(q.object))
+        for q in store.quads_for_pattern(None, None, None)
+    ]
+    first = f"<{entries[0].bundle}>"
+    content = [t for t in session_content(everything, f"<{run}>") if t[0] != first]
+    forged = bundle_triples(f"<{run}>", None, content)
+    new_hash = next(o for _, p, o in forged if p == O.contentHash)[1:-1]
+    new_manifest = next(o for _, p, o in forged if p == O.manifest)
+    _set(store, entries[0].bundle, O.contentHash, new_hash)
+    _set(store, entries[0].bundle, O.manifest, json.loads(new_manifest))
+    previous = ""
+    heads = {}
+    for entry in entries:
+        rebuilt = dataclasses.replace(
+            entry,
+            previous=previous,
+            content=new_hash if entry.bundle == entries[0].bundle else entry.content,
+        )
+        if previous:
+            _set(store, entry.bundle, O.previousEntryHash, previous)
+        previous = heads[entry.sequence] = rebuilt.hash
+    for quad in list(store.quads_for_pattern(None, pyoxigraph.NamedNode(O.headHash[1:-1]), None)):
+        sequence = int(
+            next(
+                store.quads_for_pattern(
+                    quad.subject, pyoxigraph.NamedNode(O.sequenceNumber[1:-1]), None
+                )
+            ).object.value
+        )
+        _set(store, quad.subject.value, O.headHash, heads[sequence])
+    store.flush()
+    del store
+
+
+def test_an_edit_with_every_hash_recomputed_is_caught_by_the_signature(
+    signed: Path, keys: Path, tmp_path: Path
+) -> None:
+    code, out = _verify(signed, "--trust", str(keys / "signing.pub"))
+    assert code == 0, out
+    _edit_and_rehash(signed)
+    code, out = _verify(signed)  # the hashes agree again: they cannot tell, and say so
+    assert code == 0, out
+    assert "not a forger" in out
+    code, out = _verify(signed, "--trust", str(keys / "signing.pub"))
+    assert code == 1, out
+    assert "bad signature" in out, out
+    code, out = _verify(signed, "--checkpoints", str(tmp_path / "checkpoints.jsonl"))
+    assert code == 1, out
+    assert "another head for sequence 4" in out, out
+
+
+def test_another_key_and_an_unsigned_forged_revision_are_named(
+    signed: Path, keys: Path, tmp_path: Path
+) -> None:
+    other = run_cli("keygen", "--out", str(tmp_path / "other"))
+    assert other.returncode == 0
+    code, out = _verify(signed, "--trust", str(tmp_path / "other" / "signing.pub"))
+    assert code == 1 and "signed by another key" in out, out
+    # A revision forged as the chain's next entry, rightly linked, but not signed.
+    entries = _entries(signed)
+    head = entries[-1]
+    run = entries[1].of
+    store = pyoxigraph.Store(str(signed))
+    everything = [
+        (str(q.subject), str(q.predicate), str(q.object))
+        for q in store.quads_for_pattern(None, None, None)
+    ]
+    content = [t for t in session_content(everything, f"<{run}>") if not t[0].endswith(":bundle>")]
+    revision = f"<{run}:bundle-2>"
+    first = f"<{run}:bundle>"
+    forged = [
+        (revision if s == first else s, p, o)
+        for s, p, o in bundle_triples(f"<{run}>", 1_900_000_000_000_000_000, content)
+    ]
+    forged += [
+        (revision, P.wasRevisionOf, first),
+        (revision, O.chainId, literal(head.chain)),
+        (revision, O.sequenceNumber, integer(head.sequence + 1)),
+        (revision, O.previousEntryHash, literal(head.hash)),
+    ]
+    store.load(to_nquads(forged, "<urn:otel-prov:graph>").encode(), pyoxigraph.RdfFormat.N_QUADS)
+    store.flush()
+    del store
+    code, out = _verify(signed, "--trust", str(keys / "signing.pub"))
+    assert code == 1 and f"entry {revision[1:-1]} is unsigned" in out, out
+
+
+def test_an_old_bundle_replayed_as_new_is_caught(store: Path) -> None:
+    """Run 2's entry copied in as a revision of run 3: two entries with one number."""
+    _, (second_run, _), (third_run, _), _ = _runs(store)
+    db = pyoxigraph.Store(str(store))
+    graph = pyoxigraph.NamedNode("urn:otel-prov:graph")
+    copy = pyoxigraph.NamedNode(f"{third_run}:bundle-2")
+    for quad in list(
+        db.quads_for_pattern(pyoxigraph.NamedNode(f"{second_run}:bundle"), None, None)
+    ):
+        target = pyoxigraph.NamedNode(third_run) if quad.object.value == second_run else quad.object
+        db.add(pyoxigraph.Quad(copy, quad.predicate, target, graph))
+    db.add(
+        pyoxigraph.Quad(
+            copy,
+            pyoxigraph.NamedNode(P.wasRevisionOf[1:-1]),
+            pyoxigraph.NamedNode(f"{third_run}:bundle"),
+            graph,
+        )
+    )
+    db.flush()
+    del db
+    code, out = _verify(store)
+    assert code == 1 and "two entries have sequence 2" in out, out
+
+
+def test_keygen_writes_a_private_key_only_its_owner_reads(keys: Path) -> None:
+    assert (keys / "signing.key").stat().st_mode & 0o777 == 0o600
+    assert b"PUBLIC KEY" in (keys / "signing.pub").read_bytes()
+    again = run_cli("keygen", "--out", str(keys))
+    assert again.returncode == 2 and "never replaces a key" in again.stderr
+
+
+def test_the_key_is_never_stored_nor_logged(
+    signed: Path, keys: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret = (keys / "signing.key").read_text()
+    body = "".join(line for line in secret.splitlines() if "-----" not in line)
+    store = pyoxigraph.Store.read_only(str(signed))
+    dumped = store.dump(format=pyoxigraph.RdfFormat.N_QUADS).decode()
+    assert body not in dumped and "BEGIN PRIVATE" not in dumped
+    assert body not in caplog.text
+
+
+def test_a_key_that_cannot_be_read_is_a_clear_error_at_start_never_in_the_agent(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = tmp_path / "nowhere" / "signing.key"
+    with caplog.at_level("ERROR"):
+        handle = otel_prov.configure(
+            store=tmp_path / "store", set_global=False, signing_key=missing
+        )
+        run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id="c")
+        handle.shutdown()
+    assert f"cannot read the signing key {missing}" in caplog.text
+    assert "UNSIGNED" in caplog.text
+    (tmp_path / "bad.key").write_text("not a key")
+    result = subprocess.run(
+        [*CLI, "annotate", "x", "--name", "n", "--store", str(tmp_path / "store")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "OTEL_PROV_SIGNING_KEY": str(tmp_path / "bad.key")},
+    )
+    assert result.returncode == 2
+    assert "is not an unencrypted PEM private key" in result.stderr

@@ -391,8 +391,17 @@ class OtlpJsonFileExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
+_CHAIN = ("chainId", "sequenceNumber", "previousEntryHash", "signature", "signedBy", "headHash")
+
+
 def _quads(store: Path) -> set[str]:
-    return {str(quad) for quad in pyoxigraph.Store.read_only(str(store))}
+    """Every quad but the writer's chain (each writer has one of its own, by a random id)."""
+    return {
+        str(quad)
+        for quad in pyoxigraph.Store.read_only(str(store))
+        if not quad.subject.value.startswith("urn:otel-prov:chain:")
+        and quad.predicate.value.rsplit("#", 1)[1] not in _CHAIN
+    }
 
 
 def _show_json(store: Path, ident: str) -> Any:
@@ -541,36 +550,37 @@ def _import(*args: str | Path, stdin: str | None = None) -> subprocess.Completed
     return run_cli("import", *map(str, args), stdin=stdin)
 
 
-def _chain(store: Path) -> dict[str, list[str]]:
-    """Bundle -> the previous bundles it names (one at most, in a chain that did not fork)."""
-    links: dict[str, list[str]] = {}
+def _chain(store: Path) -> dict[str, tuple[str, int]]:
+    """Bundle -> its chain and sequence number."""
     solutions = pyoxigraph.Store.read_only(str(store)).query(
-        "SELECT ?b ?p WHERE { GRAPH ?g { ?b <https://w3id.org/otel-prov/ns#previousBundle> ?p } }"
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> SELECT ?b ?c ?n WHERE { GRAPH ?g { "
+        "?b oprov:bundleOf ?s ; oprov:chainId ?c ; oprov:sequenceNumber ?n } }"
     )
     assert isinstance(solutions, pyoxigraph.QuerySolutions)
-    for row in solutions:
-        links.setdefault(row["b"].value, []).append(row["p"].value)
-    return links
+    return {row["b"].value: (row["c"].value, int(row["n"].value)) for row in solutions}
 
 
 def _bundle(trace_id: int, span_id: int = 1) -> str:
     return f"urn:otel-prov:{trace_id:032x}:{span_id:016x}:bundle"
 
 
-def test_a_chain_continues_across_imports_and_reimports_leave_it_alone(tmp_path: Path) -> None:
+def test_each_import_is_a_chain_of_its_own_and_reimports_leave_it_alone(tmp_path: Path) -> None:
     store = tmp_path / "store"
     first = _write(tmp_path / "a.jsonl", _session_spans(0xA, "weather", 0))
     second = _write(tmp_path / "b.jsonl", _session_spans(0xB, "weather", 100))
     for path in (first, second):
         assert _import(path, "--store", store).returncode == 0
-    assert _chain(store) == {_bundle(0xB): [_bundle(0xA)]}
+    chains = _chain(store)
+    assert sorted(chains) == [_bundle(0xA), _bundle(0xB)]
+    assert chains[_bundle(0xA)][0] != chains[_bundle(0xB)][0]
+    assert {n for _, n in chains.values()} == {1}
     before = _quads(store)
     again = _import(second, first, "--store", store)
     assert again.returncode == 0, again.stderr
     assert again.stdout == (
         "imported 6 spans from 2 traces: 2 sessions (2 already stored, 0 of them revised)\n"
     )
-    assert _quads(store) == before
+    assert _quads(store) == before and _chain(store) == chains  # no entry added
     assert run_cli("verify", "--store", str(store)).returncode == 0
 
 
@@ -588,8 +598,10 @@ def test_spans_of_a_stored_session_from_a_later_file_revise_its_bundle(tmp_path:
     assert view["iterations"][0]["tool_calls"][0]["observation"] == "18 °C"
     verified = run_cli("verify", "--store", str(store))
     assert verified.returncode == 0, verified.stdout
-    # The revision is the next link of the agent's chain, after the bundle it revises.
-    assert _chain(store) == {f"{_bundle(0xC)}-2": [_bundle(0xC)]}
+    # The revision is an entry of the chain of the import that made it.
+    chains = _chain(store)
+    assert sorted(chains) == [_bundle(0xC), f"{_bundle(0xC)}-2"]
+    assert chains[f"{_bundle(0xC)}-2"][1] == 1
 
 
 def test_a_trace_with_two_runs_maps_once_and_seals_both(tmp_path: Path) -> None:

@@ -17,14 +17,21 @@ import pyoxigraph
 import pytest
 
 import otel_prov
+from benchmarks.workload import session_spans
 from otel_prov.demo import run_demo_agent
+from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._bundle import bundle_triples, session_content
-from otel_prov.prov._chain import Entry
+from otel_prov.prov._chain import Checkpoint, Entry
+from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import integer, literal, to_nquads
 from otel_prov.prov._vocab import O, P
 from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._chains import _entry, entries_query
+from tests.builders import T0
 from tests.cli import CLI, run_cli
+from tests.recording_exporter import RecordingExporter
+
+DATA = Path(__file__).parent / "data"
 
 _PREFIXES = (
     "PREFIX prov: <http://www.w3.org/ns/prov#> "
@@ -362,3 +369,66 @@ def test_a_key_that_cannot_be_read_is_a_clear_error_at_start_never_in_the_agent(
     )
     assert result.returncode == 2
     assert "is not an unencrypted PEM private key" in result.stderr
+
+
+def test_deleting_the_newest_run_and_the_stored_checkpoints_is_caught_by_the_file(
+    signed: Path, tmp_path: Path
+) -> None:
+    newest, _ = _runs(signed)[-1]
+    _delete_run(signed, newest)
+    _update(signed, "DELETE WHERE { GRAPH ?g { ?c a oprov:Checkpoint ; ?p ?o } }")
+    code, out = _verify(signed)
+    assert code == 0, out  # nothing in the store says the chain was longer
+    code, out = _verify(signed, "--checkpoints", str(tmp_path / "checkpoints.jsonl"))
+    assert code == 1, out
+    assert "truncated" in out and "sequence 4 removed" in out, out
+
+
+def test_a_writer_checkpoints_every_n_entries_every_t_seconds_and_at_the_end(
+    tmp_path: Path,
+) -> None:
+    exporter = RecordingExporter()
+    file = tmp_path / "checkpoints.jsonl"
+    chain = ChainWriter(signer=None, checkpoint_file=file, every=2, interval_s=3600)
+    for trace in range(1, 6):
+        chain.sealer.seal(map_spans(session_spans(trace, iterations=1)), T0)
+        chain.sealed(exporter, T0)
+    chain.checkpoint(exporter, T0)  # at shutdown
+    chain.checkpoint(exporter, T0)  # nothing new since: nothing stated again
+    lines = [Checkpoint.from_line(line) for line in file.read_text().splitlines()]
+    assert [c.sequence for c in lines] == [2, 4, 5]
+    assert lines[-1].head == chain.sealer.head
+    assert [list(r.triples) for r in exporter.checkpoints] == [c.triples() for c in lines]
+    hurried = ChainWriter(signer=None, checkpoint_file=file, every=100, interval_s=1e-9)
+    hurried.sealer.seal(map_spans(session_spans(9, iterations=1)), T0)
+    hurried.sealed(exporter, T0)  # one entry, but the interval has passed
+    assert Checkpoint.from_line(file.read_text().splitlines()[-1]).chain == hurried.sealer.chain
+
+
+def test_import_and_annotate_sign_what_they_seal(tmp_path: Path, keys: Path) -> None:
+    store = tmp_path / "imported"
+    environment = {
+        **os.environ,
+        "OTEL_PROV_SIGNING_KEY": str(keys / "signing.key"),
+        "OTEL_PROV_CHECKPOINT_FILE": str(tmp_path / "checkpoints.jsonl"),
+    }
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*CLI, *args], capture_output=True, text=True, timeout=120, check=False, env=environment
+        )
+
+    imported = cli("import", str(DATA / "traces.jsonl"), "--store", str(store))
+    assert imported.returncode == 0, imported.stderr
+    (run, *_) = _runs(store)
+    annotated = cli("annotate", run[0], "--name", "helpful", "--score", "4", "--store", str(store))
+    assert annotated.returncode == 0, annotated.stderr
+    code, out = _verify(
+        store,
+        "--trust",
+        str(keys / "signing.pub"),
+        "--checkpoints",
+        str(tmp_path / "checkpoints.jsonl"),
+    )
+    assert code == 0, out
+    assert len((tmp_path / "checkpoints.jsonl").read_text().splitlines()) == 2  # two writers

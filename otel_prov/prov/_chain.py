@@ -14,8 +14,8 @@ same chain, the next number, ``revises`` naming the bundle it replaces), an anno
 bundle.  Its canonical form, what is hashed and signed (:meth:`Entry.canonical`), is the
 JSON object of its fields with keys sorted, no whitespace, UTF-8 (``ensure_ascii`` off)::
 
-    {"canonicalization":"otel-prov-nt-sorted-2","chain":"<id>","content":"sha256:<hex>",
-     "entry":"otel-prov-entry-1","of":"<run IRI>","bundle":"<bundle IRI>",
+    {"bundle":"<bundle IRI>","canonicalization":"otel-prov-nt-sorted-2","chain":"<id>",
+     "content":"sha256:<hex>","entry":"otel-prov-entry-1","of":"<run IRI>",
      "previous":"sha256:<hex>"|"","revises":"<bundle IRI>"|"","sequence":<n>,
      "time":"<xsd:dateTime>"|""}
 

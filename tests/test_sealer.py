@@ -250,3 +250,13 @@ def test_a_blank_node_is_named_whole_in_the_manifest() -> None:
         ("_:forged", "<urn:otel-prov:partOf>", "<urn:otel-prov:t:1>"),
     ]
     assert set(manifest(triples, "<urn:otel-prov:t:1>")) == {"1", "_:forged"}
+
+
+def test_a_run_sealed_whole_is_not_remembered_for_revisions() -> None:
+    """No span of its trace open when sealed: nothing can come late, so nothing is kept."""
+    sealer = Sealer(chain="c")
+    session = make_span(1, trace_id=7, gen_ai__operation__name="invoke_agent")
+    sealer.seal(map_spans([session]), 0, whole=True)
+    late = sealer.seal(map_spans([make_span(2, 1, trace_id=7, end_ms=5000)]), T0)
+    assert not any(p == P.wasRevisionOf for _, p, _ in late.triples)
+    assert sealer.sequence == 1

@@ -463,11 +463,18 @@ class ProvSpanProcessor(SpanProcessor):
             _logger.exception("provenance exporter raised")
             return ExportResult.FAILURE
 
-    def _seal(self, groups: list[list[SpanRecord]], now: int) -> list[ProvRecord]:
-        """Map and seal each group, each bundle the next entry of this process's chain."""
+    def _seal(
+        self, groups: list[list[SpanRecord]], now: int, open_traces: set[int] | None = None
+    ) -> list[ProvRecord]:
+        """Map and seal each group, each bundle the next entry of this process's chain.
+        ``open_traces``: the traces with a span still open (``None``: not known); a group
+        of none of them is whole, and the sealer need not remember it for late spans."""
         records = []
         for group in groups:
-            record = self._chain.sealer.seal(map_spans(group, prices=self._prices), now)
+            whole = open_traces is not None and group[0].trace_id not in open_traces
+            record = self._chain.sealer.seal(
+                map_spans(group, prices=self._prices), now, whole=whole
+            )
             if record.problems:
                 self._counts["problems"] += len(record.problems)
                 _logger.warning(
@@ -504,7 +511,8 @@ class ProvSpanProcessor(SpanProcessor):
             ]
             for group in groups
         ]
-        records = self._seal(complete, now)
+        open_traces = {span.context.trace_id for span in live.values()}
+        records = self._seal(complete, now, open_traces if self._knows_open_spans else None)
         for start in range(0, len(records), self._batch_size):
             batch = records[start : start + self._batch_size]
             result = self._export(batch)

@@ -14,9 +14,11 @@ the time, its chain id and its signer):
   ``incomplete`` on timeout.  Their triples change the session's content, so the
   record gets a new bundle ``<session>:bundle-N`` that ``prov:wasRevisionOf`` the
   previous one and hashes the whole content as it now stands, the next entry of the
-  same chain; ``verify`` checks the newest.  Sessions are remembered for this up to
-  ``remember`` of them (oldest out); spans of a session forgotten by then are exported
-  unsealed, and ``verify`` names them as added.
+  same chain; ``verify`` checks the newest.  Only sessions sealed while a span of their
+  trace was still open are remembered for this (``seal(whole=False)``), up to
+  ``remember`` of them (oldest out): a run whose every span had ended gets no late span
+  of its own process.  Spans of a session forgotten by then are exported unsealed, and
+  ``verify`` names them as added.
 """
 
 from __future__ import annotations
@@ -118,7 +120,10 @@ class Sealer:
         self.sequence, self.head = entry.sequence, entry.hash
         return entry_triples(entry, self._signer)
 
-    def seal(self, record: ProvRecord, now_ns: int) -> ProvRecord:
+    def seal(self, record: ProvRecord, now_ns: int, *, whole: bool = False) -> ProvRecord:
+        """``record`` sealed: each bundle an entry, late spans a revision.  ``whole``: no
+        span of the record's trace was still open, so nothing can come late to revise
+        its sessions, which are then not remembered (see the module documentation)."""
         triples = list(record.triples)
         added: list[Triple] = []
         first_sealed = set()
@@ -128,9 +133,10 @@ class Sealer:
                 triples = [t for t in triples if t[0] != bundle]
                 continue
             added += self._enter(bundle, session, triples)
-            # Never changed in place below (only rebound), so its content can wait.
-            self._keep(session, _Sealed(session, bundle, 1, triples, _worked_out=False))
             first_sealed.add(session)
+            if not whole:
+                # Never changed in place below (only rebound), so its content can wait.
+                self._keep(session, _Sealed(session, bundle, 1, triples, _worked_out=False))
         prefix = f"<urn:otel-prov:{record.trace_id}:"
         for session in sorted(self._of_trace.get(prefix, set()) - first_sealed):
             sealed = self._sealed[session]
@@ -145,6 +151,8 @@ class Sealer:
             # A revision is the chain's next entry, as a new bundle is.
             added += self._enter(revision, session, revised, revises=sealed.bundle)
             self._keep(session, _Sealed(session, revision, sealed.revision + 1, content))
+            if whole:
+                self._forget(session)
         if not added and len(triples) == len(record.triples):
             return record
         return dataclasses.replace(record, triples=tuple(triples + added))
@@ -154,11 +162,14 @@ class Sealer:
         self._sealed.move_to_end(session)
         self._of_trace.setdefault(_trace_prefix(session), set()).add(session)
         while len(self._sealed) > self._remember:
-            forgotten, _ = self._sealed.popitem(last=False)
-            sessions = self._of_trace[_trace_prefix(forgotten)]
-            sessions.discard(forgotten)
-            if not sessions:
-                del self._of_trace[_trace_prefix(forgotten)]
+            self._forget(next(iter(self._sealed)))
+
+    def _forget(self, session: str) -> None:
+        del self._sealed[session]
+        sessions = self._of_trace[_trace_prefix(session)]
+        sessions.discard(session)
+        if not sessions:
+            del self._of_trace[_trace_prefix(session)]
 
 
 def _trace_prefix(session: str) -> str:

@@ -38,12 +38,6 @@ class ProvExporter(abc.ABC):
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
         """Store ``records``.  Must not raise; report failure through the result."""
 
-    def chain_heads(self) -> dict[str, dict[str, str]]:
-        """The newest bundle of each agent already stored, so that a new process continues
-        the agents' bundle chains: agent IRI term -> ``{"bundle": IRI term, "hash": ...}``.
-        Destinations that cannot be read back return nothing (chains start afresh)."""
-        return {}
-
     def describe(self) -> str:
         """Where the provenance goes, for people (no credentials)."""
         return type(self).__name__

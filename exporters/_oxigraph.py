@@ -38,14 +38,12 @@ from otel_prov.environment_variables import OTEL_PROV_STORE
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._rocksdb import (
-    open_read_only,
     open_writable,
     register_writer,
     writable_here,
 )
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query
 
 __all__ = ["DEFAULT_STORE", "OxigraphStoreExporter", "default_store_path"]
 
@@ -264,24 +262,6 @@ class OxigraphStoreExporter(ProvExporter):
         with self._lock:
             if not self._closed:
                 self._look()
-
-    def chain_heads(self) -> dict[str, dict[str, str]]:
-        with self._lock:
-            try:
-                store = self._store or open_read_only(self.path)
-            except (OSError, RuntimeError):
-                # Held by a process still creating it, or compacting under the read-only
-                # open: the chains start afresh, as with any store that cannot be read.
-                _logger.info("cannot read the bundle chains from %s", self.path, exc_info=True)
-                return {}
-            answer = store.query(chain_heads_query(self._graph))
-            assert isinstance(answer, pyoxigraph.QuerySolutions)
-            names = [variable.value for variable in answer.variables]
-            rows = [
-                {name: (term.value if (term := row[name]) is not None else None) for name in names}
-                for row in answer
-            ]
-        return chain_heads_from_rows(rows)
 
     def describe(self) -> str:
         return f"the embedded store at {self.path.resolve()}"

@@ -35,11 +35,6 @@ How it behaves:
 * A batch refused for good (other 4xx) goes to ``<spool_dir>/dead-letter`` with the
   server's reason, and is not retried; so does a spooled file that cannot be read as a
   batch, so that one bad file never holds up those behind it.
-* Bundle chains continue across restarts and outages: a new process links each agent's
-  next bundle to the newer of the head the store holds and the one remembered beside the
-  spool (``chain-heads.json``, the newest of what this spool took), so a run that
-  started with the store down, or before an earlier run's spool was replayed, still
-  takes its place after the bundle before it.
 * Replays never duplicate anything: the mapper's IRIs are deterministic, so inserting a
   batch twice leaves the store as inserting it once.
 
@@ -64,7 +59,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import requests
 from opentelemetry import metrics
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
 from opentelemetry.metrics import CallbackOptions, Observation
@@ -81,7 +75,6 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SPOOL_DIR,
 )
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
-from otel_prov.exporters._heads import CHAIN_HEADS, RememberedHeads, adopt_heads
 from otel_prov.exporters._sparql_client import (
     Answer,
     Outcome,
@@ -93,7 +86,6 @@ from otel_prov.exporters._sparql_client import (
 )
 from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._sealer import chain_heads_from_rows, chain_heads_query, newest_heads
 
 __all__ = [
     "DEFAULT_SPOOL_DIR",
@@ -188,7 +180,6 @@ class SparqlUpdateExporter(ProvExporter):
         spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
         self._fsync = fsync if fsync is not None else fsync_always()
         self.spool = self._open_spool(spool_path, max_spool_bytes)
-        self._heads = RememberedHeads(self.spool.directory, self.spool.root, fsync=self._fsync)
         self.batch_size = max_batch_triples or (
             _GRAPH_STORE_BATCH if self.graph_store_endpoint else _UPDATE_BATCH
         )
@@ -232,7 +223,6 @@ class SparqlUpdateExporter(ProvExporter):
         counters of its own, and a sender that delivers only what the child exports."""
         self.spool.close()  # our copy of the lock's descriptor; the parent keeps its lock
         self.spool = self._open_spool(self.spool.root, self.spool.max_bytes)
-        self._heads = RememberedHeads(self.spool.directory, self.spool.root, fsync=self._fsync)
         self._client = self._new_client()
         self.counts = dict.fromkeys(_OUTCOMES, 0)
         self._triples = 0
@@ -241,10 +231,7 @@ class SparqlUpdateExporter(ProvExporter):
             self._start_sender()
 
     def _open_spool(self, directory: Path, max_bytes: int) -> Spool:
-        """The spool at ``directory``, which takes the chain heads of a process that
-        shared it into its own (``_heads``) as it takes in that process's batches."""
-        adopt = functools.partial(adopt_heads, fsync=self._fsync)
-        return Spool(directory, max_bytes=max_bytes, adopt={CHAIN_HEADS: adopt})
+        return Spool(directory, max_bytes=max_bytes)
 
     def __repr__(self) -> str:
         return f"SparqlUpdateExporter({self._client.where!r})"
@@ -282,7 +269,6 @@ class SparqlUpdateExporter(ProvExporter):
             return ExportResult.FAILURE
         finally:
             self._wake.set()
-        self._heads.take(records)
         self._count("spooled")
         return ExportResult.SUCCESS
 
@@ -430,32 +416,6 @@ class SparqlUpdateExporter(ProvExporter):
             _logger.debug("cannot write %s", path, exc_info=True)
 
     # --- lifecycle -------------------------------------------------------------------------
-    def chain_heads(self) -> dict[str, dict[str, str]]:
-        """Read from the query endpoint, each agent's newer than the head remembered beside
-        the spool (``_heads``); the store unreachable, the remembered heads (logged)."""
-        remembered = self._heads.read()
-        try:
-            response = requests.post(
-                self.query_endpoint,
-                data={"query": chain_heads_query(self._graph)},
-                headers={**self.headers, "Accept": "application/sparql-results+json"},
-                **self._query_options,
-            )
-            response.raise_for_status()
-            bindings = response.json()["results"]["bindings"]
-            rows = [{name: cell["value"] for name, cell in row.items()} for row in bindings]
-        except (requests.RequestException, ValueError, KeyError, TypeError) as exc:
-            _logger.warning(
-                "cannot read the bundle chains from %s (%s); %s",
-                redact_url(self.query_endpoint),
-                type(exc).__name__,
-                "they continue from the bundles spooled last"
-                if remembered
-                else "they start afresh",
-            )
-            return remembered
-        return newest_heads(chain_heads_from_rows(rows), remembered)
-
     def describe(self) -> str:
         return f"the SPARQL store at {redact_url(self.update_endpoint)}"
 

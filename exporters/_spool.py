@@ -5,10 +5,9 @@ leaves either the whole batch or nothing; the file and the directory are fsynced
 caller says so (``OTEL_PROV_WAL_FSYNC=always``), on writing and on removing alike.  Files
 are replayed oldest first by whichever exporter holds the spool's lock; a second process
 pointed at the same directory spools into its own subdirectory (``pid-<n>/``), which the
-next lock holder takes in once that process is gone: its batches, and the other files
-the exporter says how to take (its chain heads), then the directory; what it cannot
-take is logged and left, for that runs in ``configure()``, which must not fail.  Batches
-the store refuses for good, and files that cannot be read as a batch, go to
+next lock holder takes in once that process is gone: its batches, then the directory;
+what it cannot take is logged and left, for that runs in ``configure()``, which must not
+fail.  Batches the store refuses for good, and files that cannot be read as a batch, go to
 ``dead-letter/`` beside a ``.reason`` file that says why.
 
 A batch is split into lines at ``"\n"`` only: N-Quads escapes line feeds in literals but
@@ -22,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -116,20 +115,9 @@ def _try_lock(path: Path) -> IO[str] | None:
 class Spool:
     """Batches waiting for the store, one file each, under ``directory``."""
 
-    def __init__(
-        self,
-        directory: Path,
-        *,
-        max_bytes: int,
-        adopt: Mapping[str, Callable[[Path, Path], None]] | None = None,
-    ) -> None:
-        """``adopt``: the files besides batches that a subdirectory left by a process that
-        shared the spool may hold, by name, each with how to take it into the spool's
-        root (given the file and the root; it raises ``OSError`` or ``ValueError`` if it
-        cannot, and the file is removed once it returns)."""
+    def __init__(self, directory: Path, *, max_bytes: int) -> None:
         self.root = directory
         self.max_bytes = max_bytes
-        self._adopt = dict(adopt or {})
         directory.mkdir(parents=True, exist_ok=True)
         self._lock = _try_lock(directory / _LOCK)
         if self._lock is None:
@@ -167,9 +155,9 @@ class Spool:
                 lock.close()
 
     def _take_in(self, sub: Path) -> None:
-        """Move ``sub``'s batches to the root and hand its known files to ``adopt``; the
-        temporary files of writes its process never finished (never acknowledged, so
-        nothing a caller counts on) go.  ``sub`` itself goes once nothing else is left."""
+        """Move ``sub``'s batches to the root; the temporary files of writes its process
+        never finished (never acknowledged, so nothing a caller counts on) go.  ``sub``
+        itself goes once nothing else is left."""
         left = []
         for path in sorted(sub.iterdir()):
             name = path.name
@@ -179,14 +167,6 @@ class Spool:
                 path.unlink()
             elif name.endswith(_SUFFIX) and path.is_file():
                 path.rename(self.root / name)
-            elif name in self._adopt and path.is_file():
-                try:
-                    self._adopt[name](path, self.root)
-                except (OSError, ValueError) as exc:
-                    _logger.warning("cannot take in %s (%s), left in place", path, exc)
-                    left.append(name)
-                    continue
-                path.unlink()
             else:
                 left.append(name)
         if left:

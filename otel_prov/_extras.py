@@ -3,6 +3,8 @@
 The core install writes and reads provenance (OpenTelemetry, rdflib, SPARQLWrapper,
 pyoxigraph).  The web view and the OTLP receiver need a web stack that a traced
 application does not, so it comes with ``otel-prov[serve]`` and ``otel-prov[receive]``;
+signing and checking signatures (``OTEL_PROV_SIGNING_KEY``, ``keygen``,
+``verify --trust``) with ``otel-prov[sign]``;
 pyproject.toml lists the same packages under the same names.
 """
 
@@ -16,6 +18,7 @@ __all__ = ["EXTRAS", "MissingExtraError", "needs_extra"]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "serve": ("starlette", "uvicorn", "jinja2"),
     "receive": ("starlette", "uvicorn"),
+    "sign": ("cryptography",),
 }
 """Each extra, by name, and the import names of the packages it installs."""
 

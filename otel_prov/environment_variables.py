@@ -292,3 +292,38 @@ A TOML or JSON file of prices per million tokens, keyed by model name (see
 ``otel_prov/prov/_prices.py``): model calls that report tokens and no cost are priced
 from it (``oprov:costSource "local"``).  Unset: only reported costs are recorded.
 """
+
+OTEL_PROV_SIGNING_KEY = "OTEL_PROV_SIGNING_KEY"
+"""
+.. envvar:: OTEL_PROV_SIGNING_KEY
+
+An Ed25519 private key (``otel-prov keygen`` writes one, ``signing.key``): every writer
+(the processor, ``receive``, ``import``, ``annotate``) signs each chain entry and
+checkpoint it seals with it.  Never logged nor stored; a key that cannot be read is
+reported at start and nothing is signed.  Needs ``otel-prov[sign]``.
+"""
+
+OTEL_PROV_CHECKPOINT_FILE = "OTEL_PROV_CHECKPOINT_FILE"
+"""
+.. envvar:: OTEL_PROV_CHECKPOINT_FILE
+
+A local append-only file: each writer appends its signed checkpoints (chain id, sequence
+number, head hash, time) to it, one JSON object a line, besides storing them.  Ship it
+anywhere (a log system, a git repository, a timestamping service);
+``otel-prov verify --checkpoints FILE`` checks the store against it.
+"""
+
+OTEL_PROV_CHECKPOINT_EVERY = "OTEL_PROV_CHECKPOINT_EVERY"
+"""
+.. envvar:: OTEL_PROV_CHECKPOINT_EVERY
+
+A writer emits a checkpoint after this many chain entries (and at shutdown).  Default: 100.
+"""
+
+OTEL_PROV_CHECKPOINT_INTERVAL = "OTEL_PROV_CHECKPOINT_INTERVAL"
+"""
+.. envvar:: OTEL_PROV_CHECKPOINT_INTERVAL
+
+Seconds after which a writer with new chain entries emits a checkpoint (and at
+shutdown).  Default: 60.
+"""

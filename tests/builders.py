@@ -15,6 +15,7 @@ from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.processing._processor import ProvSpanProcessor
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify, clean_record
 from tests.recording_exporter import RecordingExporter
 
@@ -61,9 +62,10 @@ def make_span(
 
 def store_runs(path: Path, *runs: Sequence[SpanRecord]) -> Path:
     """An embedded store at ``path`` holding each run's span records, mapped and exported
-    together, as the processor would; the path."""
+    together and sealed in one writer's chain, as the processor would; the path."""
     exporter = OxigraphStoreExporter(path)
-    exporter.export([map_spans(list(run)) for run in runs])
+    sealer = Sealer(chain="store-runs")
+    exporter.export([sealer.seal(map_spans(list(run)), 0) for run in runs])
     exporter.shutdown()
     return path
 

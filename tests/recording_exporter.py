@@ -13,6 +13,8 @@ from otel_prov.prov._record import ProvRecord
 class RecordingExporter(ProvExporter):
     def __init__(self, *, gate: threading.Event | None = None, fail: bool = False) -> None:
         self.records: list[ProvRecord] = []
+        """The runs' records (a writer's checkpoints go to ``checkpoints``)."""
+        self.checkpoints: list[ProvRecord] = []
         self.batches = 0
         self.shut_down = False
         self._gate = gate
@@ -24,9 +26,11 @@ class RecordingExporter(ProvExporter):
             self._gate.wait()
         if self._fail:
             raise ConnectionError("store unreachable")
+        runs = [r for r in records if not r.root.startswith("<urn:otel-prov:chain:")]
         with self._lock:
-            self.records.extend(records)
-            self.batches += 1
+            self.checkpoints.extend(r for r in records if r not in runs)
+            self.records.extend(runs)
+            self.batches += 1 if runs else 0
         return ExportResult.SUCCESS
 
     def shutdown(self) -> None:

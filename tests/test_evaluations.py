@@ -196,12 +196,12 @@ def test_annotations_are_sealed_apart_chained_and_verified_beside_the_run(
     assert "helpful: 4 good (by otel-prov annotate, added after the run)" in shown
     assert "correctness: 1 (by correctness)" in shown
 
-    # The second annotation is chained after the first, by the same evaluator.
+    # Each annotate is a writer: its bundle is entry 1 of a chain of its own.
     chained = pyoxigraph.Store.read_only(str(store)).query(
-        "SELECT ?previous WHERE { GRAPH ?g { ?b <https://w3id.org/otel-prov/ns#previousBundle> "
-        f"?previous . ?b <https://w3id.org/otel-prov/ns#bundleOf> ?a . FILTER(?a != <{run}>) }} }}"
+        "SELECT ?n WHERE { GRAPH ?g { ?b <https://w3id.org/otel-prov/ns#sequenceNumber> ?n ; "
+        f"<https://w3id.org/otel-prov/ns#bundleOf> ?a . FILTER(?a != <{run}>) }} }}"
     )
-    assert [str(r["previous"]) for r in chained] == [f"<{annotation}:bundle>"]
+    assert [str(r["n"].value) for r in chained] == ["1", "1"]
 
 
 def test_an_altered_annotation_fails_verify_and_the_run_still_passes(tmp_path: Path) -> None:

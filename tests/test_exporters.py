@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import time
 from pathlib import Path
@@ -18,13 +16,10 @@ from otel_prov.exporters import (
     ExportResult,
     FileExporter,
     OxigraphStoreExporter,
-    SparqlUpdateExporter,
 )
 from otel_prov.exporters._oxigraph import _held_by_another
 from otel_prov.prov._rdf import PREFIXES
-from otel_prov.prov._sealer import Sealer, heads_in
 from otel_prov.setup._destination import destination_from_settings
-from tests.servers import free_port
 from tests.session_tree import known_session
 
 
@@ -154,30 +149,6 @@ def test_file_formats_by_suffix_parse_back(
 def test_unknown_suffix_is_refused_with_the_choices(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"\.nq, \.nt, \.trig, \.ttl"):
         FileExporter(tmp_path / "prov.json")
-
-
-def test_a_process_started_while_the_store_is_down_continues_the_chains_it_spooled(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    down = f"http://127.0.0.1:{free_port()}/update"  # nothing listens there
-    record = Sealer().seal(map_spans(known_session()), 0)
-    first = SparqlUpdateExporter(down, spool_dir=tmp_path, retry_initial_delay=0.01)
-    assert first.export([record]) is ExportResult.SUCCESS
-    first.shutdown(timeout_millis=100)
-    second = SparqlUpdateExporter(down, spool_dir=tmp_path, retry_initial_delay=0.01)
-    with caplog.at_level(logging.WARNING):
-        assert second.chain_heads() == heads_in(record.triples) != {}
-    assert "they continue from the bundles spooled last" in caplog.text
-    second.shutdown(timeout_millis=100)
-    # What is not a head (hand edited, or an injection attempt) is ignored, with a warning.
-    forged = {"<urn:a>": {"bundle": "<urn:b> . } } DROP ALL ; #>", "hash": "h", "time": "x"}}
-    (tmp_path / "chain-heads.json").write_text(json.dumps(forged))
-    third = SparqlUpdateExporter(down, spool_dir=tmp_path, retry_initial_delay=0.01)
-    caplog.clear()
-    with caplog.at_level(logging.WARNING):
-        assert third.chain_heads() == {}
-    assert "cannot read the remembered bundle chains" in caplog.text
-    third.shutdown(timeout_millis=100)
 
 
 def test_a_reader_of_the_store_this_process_writes_sees_each_batch_at_once(

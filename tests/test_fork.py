@@ -9,6 +9,7 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
+from tests.cli import run_cli
 from tests.forking import run_forking_agent
 
 CHILDREN = 3
@@ -24,6 +25,15 @@ def _answers(store: Path) -> list[str]:
     return sorted(row["a"].value for row in rows)  # type: ignore[index, union-attr]
 
 
+def _chains(store: Path) -> set[str]:
+    rows = pyoxigraph.Store.read_only(str(store)).query(
+        "SELECT DISTINCT ?c WHERE { ?b <https://w3id.org/otel-prov/ns#bundleOf> ?s ; "
+        "<https://w3id.org/otel-prov/ns#chainId> ?c }",
+        use_default_graph_as_union=True,
+    )
+    return {row["c"].value for row in rows}  # type: ignore[index, union-attr]
+
+
 @pytest.mark.parametrize("how", ["os.fork", "multiprocessing"])
 def test_every_session_of_parent_and_forked_children_is_stored(tmp_path: Path, how: str) -> None:
     store, wal = tmp_path / "store", tmp_path / "wal"
@@ -36,6 +46,10 @@ def test_every_session_of_parent_and_forked_children_is_stored(tmp_path: Path, h
     assert _answers(store) == sorted(expected)
     assert not list((tmp_path / "store.parked").glob("*.nq"))  # every parked batch loaded
     assert [p.read_text() for p in wal.glob("wal-*.jsonl")] == []  # every intent settled
+    # Parent and children seal in chains of their own, which never branch each other's.
+    verified = run_cli("verify", "--all", "--store", str(store))
+    assert verified.returncode == 0, verified.stdout
+    assert len(_chains(store)) == 1 + CHILDREN
 
 
 CHILD_AFTER_THE_STORE_WAS_OPENED = """

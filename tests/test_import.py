@@ -38,6 +38,7 @@ from otel_prov.prov._span_record import SpanEvent, SpanRecord, classify
 from otel_prov.setup._configure import configure
 from tests.builders import make_span
 from tests.cli import run_cli
+from tests.receiver import quads
 
 # --- an OTLP/JSON encoder, from the spec ----------------------------------------------
 
@@ -395,10 +396,6 @@ class OtlpJsonFileExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-def _quads(store: Path) -> set[str]:
-    return {str(quad) for quad in pyoxigraph.Store.read_only(str(store))}
-
-
 def _show_json(store: Path, ident: str) -> Any:
     result = run_cli("show", ident, "--store", str(store), "--format", "json")
     assert result.returncode == 0, result.stderr
@@ -432,12 +429,12 @@ def test_an_sdk_trace_file_imports_to_exactly_what_configure_records_live(
     assert result.returncode == 0, result.stderr
     assert result.stdout == "imported 12 spans from 1 traces: 1 sessions\n"
     assert result.stderr == ""
-    assert _quads(imported) == _quads(live)
+    assert quads(imported) == quads(live)
     assert _show_json(imported, "demo-conversation") == _show_json(live, "demo-conversation")
     # Recorded live and imported too, a run is stored once.
-    recorded = _quads(live)
+    recorded = quads(live)
     assert _import(trace_file, "--store", live).returncode == 0
-    assert _quads(live) == recorded
+    assert quads(live) == recorded
 
 
 def test_a_servers_tool_call_for_a_remote_caller_imports_as_recorded_live(
@@ -467,10 +464,10 @@ def test_a_servers_tool_call_for_a_remote_caller_imports_as_recorded_live(
     result = _import(trace_file, "--store", imported)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("imported 1 spans from 1 traces: 0 sessions")
-    assert _quads(imported) == _quads(live)
+    assert quads(imported) == quads(live)
     parent = f"<urn:otel-prov:{0xABC:032x}:{0x123:016x}>"
-    assert any("remoteParent" in quad and "true" in quad for quad in _quads(live))
-    assert any(f"partOf> {parent}" in quad for quad in _quads(live))
+    assert any("remoteParent" in quad and "true" in quad for quad in quads(live))
+    assert any(f"partOf> {parent}" in quad for quad in quads(live))
 
 
 def test_importing_again_adds_nothing_and_forks_no_chain(
@@ -480,7 +477,7 @@ def test_importing_again_adds_nothing_and_forks_no_chain(
     store = tmp_path / "imported"
     first = _import(trace_file, "--store", store)
     assert first.returncode == 0, first.stderr
-    before = _quads(store)
+    before = quads(store)
     # The file again, and once more from stdin: each span twice in one run.
     text = trace_file.read_text()
     again = _import(trace_file, "-", "--store", store, "--format", "json", stdin=text)
@@ -488,7 +485,7 @@ def test_importing_again_adds_nothing_and_forks_no_chain(
     report = json.loads(again.stdout)
     assert (report["spans"], report["sessions"], report["already_stored"]) == (12, 1, 1)
     assert report["revised"] == 0 and report["problems"] == []
-    assert _quads(store) == before
+    assert quads(store) == before
     assert run_cli("verify", "--store", str(store)).returncode == 0
 
 
@@ -545,36 +542,37 @@ def _import(*args: str | Path, stdin: str | None = None) -> subprocess.Completed
     return run_cli("import", *map(str, args), stdin=stdin)
 
 
-def _chain(store: Path) -> dict[str, list[str]]:
-    """Bundle -> the previous bundles it names (one at most, in a chain that did not fork)."""
-    links: dict[str, list[str]] = {}
+def _chain(store: Path) -> dict[str, tuple[str, int]]:
+    """Bundle -> its chain and sequence number."""
     solutions = pyoxigraph.Store.read_only(str(store)).query(
-        "SELECT ?b ?p WHERE { GRAPH ?g { ?b <https://w3id.org/otel-prov/ns#previousBundle> ?p } }"
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> SELECT ?b ?c ?n WHERE { GRAPH ?g { "
+        "?b oprov:bundleOf ?s ; oprov:chainId ?c ; oprov:sequenceNumber ?n } }"
     )
     assert isinstance(solutions, pyoxigraph.QuerySolutions)
-    for row in solutions:
-        links.setdefault(row["b"].value, []).append(row["p"].value)
-    return links
+    return {row["b"].value: (row["c"].value, int(row["n"].value)) for row in solutions}
 
 
 def _bundle(trace_id: int, span_id: int = 1) -> str:
     return f"urn:otel-prov:{trace_id:032x}:{span_id:016x}:bundle"
 
 
-def test_a_chain_continues_across_imports_and_reimports_leave_it_alone(tmp_path: Path) -> None:
+def test_each_import_is_a_chain_of_its_own_and_reimports_leave_it_alone(tmp_path: Path) -> None:
     store = tmp_path / "store"
     first = _write(tmp_path / "a.jsonl", _session_spans(0xA, "weather", 0))
     second = _write(tmp_path / "b.jsonl", _session_spans(0xB, "weather", 100))
     for path in (first, second):
         assert _import(path, "--store", store).returncode == 0
-    assert _chain(store) == {_bundle(0xB): [_bundle(0xA)]}
-    before = _quads(store)
+    chains = _chain(store)
+    assert sorted(chains) == [_bundle(0xA), _bundle(0xB)]
+    assert chains[_bundle(0xA)][0] != chains[_bundle(0xB)][0]
+    assert {n for _, n in chains.values()} == {1}
+    before = quads(store)
     again = _import(second, first, "--store", store)
     assert again.returncode == 0, again.stderr
     assert again.stdout == (
         "imported 6 spans from 2 traces: 2 sessions (2 already stored, 0 of them revised)\n"
     )
-    assert _quads(store) == before
+    assert quads(store) == before and _chain(store) == chains  # no entry added
     assert run_cli("verify", "--store", str(store)).returncode == 0
 
 
@@ -592,8 +590,10 @@ def test_spans_of_a_stored_session_from_a_later_file_revise_its_bundle(tmp_path:
     assert view["iterations"][0]["tool_calls"][0]["observation"] == "18 °C"
     verified = run_cli("verify", "--store", str(store))
     assert verified.returncode == 0, verified.stdout
-    # The revision is the next link of the agent's chain, after the bundle it revises.
-    assert _chain(store) == {f"{_bundle(0xC)}-2": [_bundle(0xC)]}
+    # The revision is an entry of the chain of the import that made it.
+    chains = _chain(store)
+    assert sorted(chains) == [_bundle(0xC), f"{_bundle(0xC)}-2"]
+    assert chains[f"{_bundle(0xC)}-2"][1] == 1
 
 
 def test_a_trace_with_two_runs_maps_once_and_seals_both(tmp_path: Path) -> None:
@@ -655,7 +655,7 @@ def test_spans_are_redacted_and_big_values_moved_out_as_live(
     assert view["question"] == "key [REDACTED]?"
     observation = view["iterations"][0]["tool_calls"][0]["observation"]
     assert observation.endswith("--full shows it]")
-    assert "sk-abc123" not in "".join(_quads(store))
+    assert "sk-abc123" not in "".join(quads(store))
     assert len(list((tmp_path / "blobs").rglob("*"))) == 3  # sha256/ab/abcd...
 
 

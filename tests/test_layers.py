@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "otel_prov._extras",
         "otel_prov._forks",
         "otel_prov._repeated",
+        "otel_prov._signing",
         "otel_prov.environment_variables",
         "otel_prov.semconv",
     ),

@@ -31,6 +31,7 @@ from otel_prov.prov._bundle import bundle_triples, bundles_in, session_content
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import OPROV
 from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import ProvenanceReader, _listing, open_store
@@ -257,6 +258,7 @@ def test_runs_stored_before_the_mark_are_listed_and_verify_once_imported_again(
         graph="<urn:otel-prov:graph>",
         prepare=lambda span: span,
         now_ns=T0,
+        sealer=Sealer(chain="reimport"),
     )
     exporter.shutdown()
     assert (summary.already_stored, summary.revised) == (len(RUNS), len(RUNS))

@@ -1,4 +1,4 @@
-"""Bundles across records and processes: chains that survive restarts, revisions for late spans."""
+"""Bundles across records and processes: a chain per writer, revisions for late spans."""
 
 from __future__ import annotations
 
@@ -17,17 +17,11 @@ import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._bundle import canonical_text, content_hash, manifest
+from otel_prov.prov._chain import Entry, chain_problems
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._numeric import NUMERIC_SUFFIXES, canonical_number
-from otel_prov.prov._rdf import to_nquads
-from otel_prov.prov._sealer import (
-    Sealer,
-    chain_heads_from_rows,
-    chain_heads_query,
-    heads_in,
-    newest_heads,
-)
-from otel_prov.prov._span_record import SpanRecord
+from otel_prov.prov._rdf import parse_literal
+from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._vocab import O, P
 from tests.builders import T0, make_span
 from tests.cli import run_cli
@@ -50,7 +44,7 @@ def _rows(store: Path, query: str) -> list[dict[str, str]]:
     return [{n: t.value for n in names if (t := row[n]) is not None} for row in answer]
 
 
-def test_a_new_process_continues_the_agents_chain(tmp_path: Path) -> None:
+def test_each_process_starts_a_chain_of_its_own_and_reads_nothing_back(tmp_path: Path) -> None:
     store = tmp_path / "store"
     for conversation in ("first process", "second process"):
         handle = otel_prov.configure(store=store, set_global=False, wal_dir=tmp_path / "wal")
@@ -58,17 +52,18 @@ def test_a_new_process_continues_the_agents_chain(tmp_path: Path) -> None:
         handle.shutdown()
     bundles = _rows(
         store,
-        """SELECT ?conversation ?bundle ?previous ?previousHash ?hash WHERE { GRAPH ?g {
-          ?bundle oprov:bundleOf ?s ; oprov:contentHash ?hash . ?s oprov:sessionId ?conversation .
-          OPTIONAL { ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }
+        """SELECT ?conversation ?bundle ?chain ?sequence WHERE { GRAPH ?g {
+          ?bundle oprov:bundleOf ?s ; oprov:chainId ?chain ; oprov:sequenceNumber ?sequence .
+          ?s oprov:sessionId ?conversation .
         } }""",
     )
     by_conversation = {row["conversation"]: row for row in bundles}
     first, second = by_conversation["first process"], by_conversation["second process"]
-    assert "previous" not in first
-    assert (second["previous"], second["previousHash"]) == (first["bundle"], first["hash"])
+    assert first["chain"] != second["chain"]
+    assert first["sequence"] == second["sequence"] == "1"
     assert _verify(store)[0] == 0
-    # Removing the first process's session now shows: the second one's chain breaks.
+    # Removing the first process's bundle shows: its run has none, and the checkpoint its
+    # process stored at shutdown names an entry the chain no longer holds.
     db = pyoxigraph.Store(str(store))
     db.update(
         PREFIXES + f"DELETE WHERE {{ GRAPH ?g {{ <{first['bundle']}> ?p ?o }} }}",
@@ -76,7 +71,7 @@ def test_a_new_process_continues_the_agents_chain(tmp_path: Path) -> None:
     del db
     code, checks = _verify(store)
     assert code == 1
-    assert any("chain broken" in str(check["problems"]) for check in checks)
+    assert any("truncated" in str(check["problems"]) for check in checks)
 
 
 def _tool_outliving_its_session(
@@ -154,86 +149,50 @@ def test_a_session_exported_incomplete_then_ending_is_revised(tmp_path: Path) ->
     assert shown["status"] == "ok" and shown["answer"] == "done at last"
 
 
-def test_sealer_chains_per_agent_and_starts_from_stored_heads() -> None:
-    def session(trace: int, agent: str) -> list[SpanRecord]:
-        return [
-            make_span(
-                1,
-                trace_id=trace,
-                gen_ai__operation__name="invoke_agent",
-                gen_ai__agent__name=agent,
-            )
-        ]
-
-    sealer = Sealer()
-    heads = chain_heads_from_rows(
-        [
-            {"agent": "urn:otel-prov:agent:a", "bundle": "urn:b:old", "hash": "h1", "time": "1"},
-            {"agent": "urn:otel-prov:agent:a", "bundle": "urn:b:new", "hash": "h2", "time": "2"},
-        ]
-    )
-    sealer.continue_chains(heads)
-    first = sealer.seal(map_spans(session(1, "a")), 0)
-    second = sealer.seal(map_spans(session(2, "a")), 0)
-    other = sealer.seal(map_spans(session(3, "b")), 0)
-    previous = {
-        s: o
-        for record in (first, second, other)
-        for s, p, o in record.triples
-        if p == O.previousBundle
-    }
-    bundle_of = {
-        record.trace_id: next(s for s, p, _ in record.triples if p == O.bundleOf)
-        for record in (first, second)
-    }
-    assert previous[bundle_of[first.trace_id]] == "<urn:b:new>"
-    assert previous[bundle_of[second.trace_id]] == bundle_of[first.trace_id]
-    assert not any(p == O.previousBundle for _, p, _ in other.triples)
-    assert not any(p == P.wasRevisionOf for r in (first, second) for _, p, _ in r.triples)
-
-
-def test_the_chain_head_is_the_latest_instant_not_the_greatest_text() -> None:
-    # "...05Z" sorts after "...05.3Z" as text ("Z" > "."), but is 0.3 s earlier.
-    times = {
-        "early": "2026-01-01T00:00:05Z",
-        "late": "2026-01-01T00:00:05.3Z",
-        "offset": "2026-01-01T01:00:04+01:00",
-    }
-    rows = [
-        {"agent": "urn:a", "bundle": f"urn:b:{name}", "hash": f"sha256:{name}", "time": time}
-        for name, time in times.items()
-    ]
-    heads = chain_heads_from_rows(rows)
-    assert heads == {
-        "<urn:a>": {"bundle": "<urn:b:late>", "hash": "sha256:late", "time": times["late"]}
-    }
-
-
-def test_the_heads_records_hold_are_those_the_store_gives_once_they_are_stored() -> None:
-    """What an exporter remembers of what it took (``heads_in``) and what it reads back
-    from the store later (``chain_heads_query``) must agree, revisions left out of both."""
-    sealer = Sealer()
+def test_every_bundle_is_the_next_entry_of_the_writers_chain_revisions_too() -> None:
+    """Agents, sessions and revisions alike: one chain, numbered, each entry linked to the
+    hash of the one before (as ``_chain`` defines it), whatever the agent."""
+    sealer = Sealer(chain="c1")
     records = [
         sealer.seal(map_spans([make_span(1, trace_id=trace, end_ms=trace * 1000, **attrs)]), 0)
         for trace, attrs in (
             (1, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}),
-            (3, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "a"}),
             (2, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "b"}),
-            (4, {"gen_ai.operation.name": "invoke_agent"}),  # no agent, no chain
+            (3, {"gen_ai.operation.name": "invoke_agent"}),  # no agent: chained all the same
         )
     ]
-    late = make_span(2, 1, trace_id=3, end_ms=5000)
-    records.append(sealer.seal(map_spans([late]), T0 + 9 * 10**9))  # revises trace 3
+    late = make_span(2, 1, trace_id=2, end_ms=5000)
+    records.append(sealer.seal(map_spans([late]), T0 + 9 * 10**9))  # revises trace 2
     triples = [t for record in records for t in record.triples]
-    assert any(p == P.wasRevisionOf for _, p, _ in triples)
-    store = pyoxigraph.Store()
-    store.load(to_nquads(triples, "<urn:g>").encode(), pyoxigraph.RdfFormat.N_QUADS)
-    answer = cast(pyoxigraph.QuerySolutions, store.query(chain_heads_query("<urn:g>")))
-    names = [v.value for v in answer.variables]
-    rows = [{n: t.value if (t := row[n]) is not None else None for n in names} for row in answer]
-    assert heads_in(triples) == chain_heads_from_rows(rows)
-    assert sorted(heads_in(triples)) == ["<urn:otel-prov:agent:a>", "<urn:otel-prov:agent:b>"]
-    assert heads_in(triples) == newest_heads(*(heads_in(r.triples) for r in records))
+    by_bundle: dict[str, dict[str, str]] = {}
+    for s, p, o in triples:
+        by_bundle.setdefault(s, {})[p] = o
+    entries = sorted(
+        (
+            Entry(
+                chain=parse_literal(fields[O.chainId]),
+                sequence=int(parse_literal(fields[O.sequenceNumber])),
+                previous=parse_literal(fields.get(O.previousEntryHash, '""')),
+                bundle=bundle[1:-1],
+                of=fields[O.bundleOf][1:-1],
+                content=parse_literal(fields[O.contentHash]),
+                canonicalization=parse_literal(fields[O.canonicalization]),
+                revises=fields.get(P.wasRevisionOf, "<>")[1:-1],
+                time=parse_literal(fields.get(P.generatedAtTime, '""')),
+            )
+            for bundle, fields in by_bundle.items()
+            if O.chainId in fields and O.bundleOf in fields
+        ),
+        key=lambda entry: entry.sequence,
+    )
+    assert [e.sequence for e in entries] == [1, 2, 3, 4]
+    assert entries[3].revises == entries[1].bundle and entries[3].of == entries[1].of
+    assert [e.previous for e in entries] == ["", *(e.hash for e in entries[:3])]
+    assert (sealer.sequence, sealer.head) == (4, entries[3].hash)
+    assert chain_problems("c1", entries, []) == ({}, [])
+    checkpoint = sealer.checkpoint(T0)
+    assert checkpoint is not None and (checkpoint.sequence, checkpoint.head) == (4, sealer.head)
+    assert Sealer(chain="c2").checkpoint(T0) is None  # nothing sealed: nothing to state
 
 
 _SUBJECTS = [
@@ -291,3 +250,13 @@ def test_a_blank_node_is_named_whole_in_the_manifest() -> None:
         ("_:forged", "<urn:otel-prov:partOf>", "<urn:otel-prov:t:1>"),
     ]
     assert set(manifest(triples, "<urn:otel-prov:t:1>")) == {"1", "_:forged"}
+
+
+def test_a_run_sealed_whole_is_not_remembered_for_revisions() -> None:
+    """No span of its trace open when sealed: nothing can come late, so nothing is kept."""
+    sealer = Sealer(chain="c")
+    session = make_span(1, trace_id=7, gen_ai__operation__name="invoke_agent")
+    sealer.seal(map_spans([session]), 0, whole=True)
+    late = sealer.seal(map_spans([make_span(2, 1, trace_id=7, end_ms=5000)]), T0)
+    assert not any(p == P.wasRevisionOf for _, p, _ in late.triples)
+    assert sealer.sequence == 1

@@ -92,6 +92,15 @@ def test_four_agents_the_demo_and_readers_share_one_store(tmp_path: Path) -> Non
     expected = {f"agent{a}-session-{n}" for a in range(AGENTS) for n in range(SESSIONS)}
     assert {k: v for k, v in counts.items() if k in expected} == dict.fromkeys(expected, 1)
     assert counts.get("demo-conversation") == 3  # three demo runs, a session each
+    # Seven writers at once, each a chain of its own: every chain whole, none branched.
+    verified = run_cli("verify", "--all", "--store", str(store))
+    assert verified.returncode == 0, verified.stdout
+    chains = pyoxigraph.Store.read_only(str(store)).query(
+        "SELECT DISTINCT ?c WHERE { ?b <https://w3id.org/otel-prov/ns#chainId> ?c ; "
+        "<https://w3id.org/otel-prov/ns#bundleOf> ?s }",
+        use_default_graph_as_union=True,
+    )
+    assert len(list(chains)) == AGENTS + 3  # type: ignore[arg-type]
 
 
 def _cli(cwd: Path, environment: dict[str, str], *args: str) -> subprocess.Popen[str]:

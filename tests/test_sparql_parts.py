@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
-from functools import partial
 from pathlib import Path
 from urllib.parse import quote, quote_plus
 
@@ -17,7 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otel_prov.exporters._heads import CHAIN_HEADS, adopt_heads
 from otel_prov.exporters._sparql import sparql_headers
 from otel_prov.exporters._sparql_client import (
     by_graph,
@@ -248,14 +245,6 @@ def test_a_second_process_spools_apart_and_is_adopted_later(tmp_path: Path) -> N
     adopter.close()
 
 
-def _head(bundle: str, second: int) -> dict[str, str]:
-    return {
-        "bundle": f"<urn:b:{bundle}>",
-        "hash": f"h{bundle}",
-        "time": f"2025-01-01T00:00:0{second}Z",
-    }
-
-
 def _left_by_a_dead_process(root: Path, files: dict[str, str]) -> Path:
     """``pid-<n>/`` as a process that shared the spool leaves it: its lock free."""
     sub = root / "pid-4242"
@@ -266,33 +255,18 @@ def _left_by_a_dead_process(root: Path, files: dict[str, str]) -> Path:
     return sub
 
 
-def _adopting_spool(root: Path) -> Spool:
-    return Spool(root, max_bytes=1 << 20, adopt={CHAIN_HEADS: partial(adopt_heads, fsync=False)})
-
-
-def test_a_spool_takes_in_the_batches_and_chain_heads_of_a_process_that_shared_it(
-    tmp_path: Path,
-) -> None:
-    ours = {"<urn:a:x>": _head("x1", 1), "<urn:a:y>": _head("y3", 3)}
-    theirs = {"<urn:a:x>": _head("x2", 2), "<urn:a:y>": _head("y2", 2), "<urn:a:z>": _head("z", 1)}
-    (tmp_path / CHAIN_HEADS).write_text(json.dumps(ours))
+def test_a_spool_takes_in_the_batches_of_a_process_that_shared_it(tmp_path: Path) -> None:
     _left_by_a_dead_process(
         tmp_path,
         {
             "1-4242-000001.nq": "their batch .\n",
-            CHAIN_HEADS: json.dumps(theirs),
             ".1-4242-000002.nq.tmp": "a write cut by its death",
         },
     )
-    spool = _adopting_spool(tmp_path)
+    spool = Spool(tmp_path, max_bytes=1 << 20)
     assert not list(tmp_path.glob("pid-*"))
     batch = spool.oldest()
     assert batch is not None and batch.lines == ["their batch .\n"]
-    assert json.loads((tmp_path / CHAIN_HEADS).read_text()) == {  # the newest per agent
-        "<urn:a:x>": _head("x2", 2),
-        "<urn:a:y>": _head("y3", 3),
-        "<urn:a:z>": _head("z", 1),
-    }
     spool.close()
 
 
@@ -300,22 +274,21 @@ def test_what_a_shared_spool_left_that_cannot_be_taken_in_is_logged_and_left(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     sub = _left_by_a_dead_process(
-        tmp_path, {"1-4242-000001.nq": "b .\n", CHAIN_HEADS: "{not json", "notes.txt": "mine"}
+        tmp_path, {"1-4242-000001.nq": "b .\n", "chain-heads.json": "{}", "notes.txt": "mine"}
     )
     (sub / "more").mkdir()
     for _ in range(2):  # and again at the next start: no error, the same warning
-        spool = _adopting_spool(tmp_path)
+        spool = Spool(tmp_path, max_bytes=1 << 20)
         assert len(spool) == 1 and spool.directory == tmp_path
         spool.close()
     assert sorted(path.name for path in sub.iterdir()) == [
         ".lock",
-        CHAIN_HEADS,
+        "chain-heads.json",
         "more",
         "notes.txt",
     ]
     warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert f"{CHAIN_HEADS}, more, notes.txt" in warnings[-1] and str(sub) in warnings[-1]
-    assert not (tmp_path / CHAIN_HEADS).exists()
+    assert "chain-heads.json, more, notes.txt" in warnings[-1] and str(sub) in warnings[-1]
 
 
 def test_exporter_needs_an_endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

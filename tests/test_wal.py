@@ -145,8 +145,8 @@ def test_a_run_killed_inside_a_tool_call_is_listed_shown_and_verified(tmp_path: 
     verified = run_cli("verify", "--store", str(store))
     assert verified.returncode == 0, verified.stdout
     assert verified.stdout.endswith("2 verified, 0 failed\n")
-    # Sealed in its agent's chain: its bundle follows the run before it.
-    assert _previous_bundle(store, crashed["id"]) == f"{runs['Ready?']['id']}:bundle"
+    # Sealed by the process that recovered it, as an entry of that process's chain.
+    assert _chain_of(store, crashed["id"]) != _chain_of(store, runs["Ready?"]["id"])
 
 
 _RESTART = """
@@ -155,13 +155,13 @@ otel_prov.configure(store=sys.argv[1], wal_dir=sys.argv[2], set_global=False).sh
 """
 
 
-def _previous_bundle(store: Path, session: str) -> str:
+def _chain_of(store: Path, session: str) -> str:
     (row,) = pyoxigraph.Store.read_only(str(store)).query(
         f"""PREFIX oprov: <https://w3id.org/otel-prov/ns#>
-        SELECT ?previous WHERE {{ <{session}:bundle> oprov:previousBundle ?previous }}""",
+        SELECT ?chain WHERE {{ <{session}:bundle> oprov:chainId ?chain }}""",
         use_default_graph_as_union=True,
     )
-    return str(row["previous"].value)
+    return str(row["chain"].value)
 
 
 def test_a_tool_call_logs_the_run_around_it_once(tmp_path: Path) -> None:
@@ -366,7 +366,7 @@ def test_a_recovered_run_the_store_refused_is_sent_again_sealed_once(tmp_path: P
     processor = ProvSpanProcessor(exporter, wal_dir=tmp_path / "dead", schedule_delay=0.05)
     (record,) = exporter.wait_for(1)
     processor.shutdown()
-    assert exporter.attempts == 2
+    assert exporter.attempts == 3  # the run refused, the run, the checkpoint at shutdown
     sealed = [(s, o) for s, p, o in record.triples if p == O.bundleOf]
     assert [o for _, o in sealed] == [record.root]  # the retry still carries the seal
     assert (record.root, O.status, '"incomplete"') in record.triples

@@ -14,7 +14,7 @@ from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where, add_format, finite
 from otel_prov.cli._receive import add_no_content_argument, content_policy
 from otel_prov.cli._render_report import render_import
-from otel_prov.cli._shared import destination, graph, no_session, say
+from otel_prov.cli._shared import chain_writer, destination, graph, no_session, say
 from otel_prov.ingest._annotate import annotate_run
 from otel_prov.ingest._import import import_spans
 from otel_prov.processing._price_file import prices_from_settings
@@ -44,6 +44,7 @@ def _import(args: argparse.Namespace) -> ExitCode:
     problems = [problem for result in parsed for problem in result.problems]
     for problem in problems:
         say(problem)
+    chain = chain_writer()
     opened = destination(args)
     exporter = opened.exporter
     try:
@@ -55,8 +56,10 @@ def _import(args: argparse.Namespace) -> ExitCode:
             prepare=RecordPreparer.from_settings(content=content_policy(args)),
             prices=prices_from_settings(),
             now_ns=time.time_ns(),
+            sealer=chain.sealer,
         )
-        delivered = exporter.force_flush()
+        checkpointed = chain.checkpoint(exporter, time.time_ns())
+        delivered = exporter.force_flush() and checkpointed
     finally:
         exporter.shutdown()
     for warning in summary.warnings:
@@ -98,17 +101,17 @@ def _annotate_arguments(sub: argparse.ArgumentParser) -> None:
         "--evaluator",
         default="otel-prov annotate",
         metavar="NAME",
-        help="who judged; each evaluator's annotations form one chain (default: otel-prov "
-        "annotate)",
+        help="who judged (default: otel-prov annotate)",
     )
     add_format(sub, text="one line", json="the run, the annotation and its evaluation")
 
 
 def _annotate(args: argparse.Namespace) -> ExitCode:
-    """One evaluation of one run, written where ``configure()`` would write and chained
-    after the evaluator's previous annotation."""
+    """One evaluation of one run, written where ``configure()`` would write, the entry of
+    a chain of its own (signed with ``OTEL_PROV_SIGNING_KEY``)."""
     if not args.name.strip():
         raise UsageError("--name must name what is judged (e.g. relevance)")
+    chain = chain_writer()
     opened = destination(args)
     try:
         annotated = annotate_run(
@@ -122,6 +125,7 @@ def _annotate(args: argparse.Namespace) -> ExitCode:
             backend=opened.reader,
             graph=graph(args),
             now_ns=time.time_ns(),
+            chain=chain,
         )
     except LookupError:
         say(no_session(args.id))

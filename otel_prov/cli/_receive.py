@@ -15,7 +15,14 @@ from otel_prov._settings import env_bool, env_str
 from otel_prov._tenants import Tenants, tenant_graph
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where, tls_arguments
-from otel_prov.cli._shared import destination, graph, tenant, tenants_from, token_text
+from otel_prov.cli._shared import (
+    chain_writer,
+    destination,
+    graph,
+    tenant,
+    tenants_from,
+    token_text,
+)
 from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_CLIENT_CA,
     OTEL_PROV_RECEIVER_GRPC,
@@ -26,6 +33,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_STRIP_CONTENT,
     OTEL_PROV_TENANTS,
 )
+from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
@@ -152,10 +160,11 @@ def _run(
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    chain = chain_writer()
     opened = destination()
     try:
 
-        def receiver(settings: ReceiverSettings, graph: str) -> Receiver:
+        def receiver(settings: ReceiverSettings, graph: str, chain: ChainWriter) -> Receiver:
             return Receiver(
                 settings,
                 exporter=opened.exporter,
@@ -163,6 +172,7 @@ def _run(
                 graph=graph,
                 prepare=RecordPreparer.from_settings(content=content_policy(args)),
                 prices=prices_from_settings(),
+                chain=chain,
                 spool_bytes=None
                 if opened.spool is None
                 else functools.partial(_directory_bytes, opened.spool),
@@ -170,7 +180,7 @@ def _run(
 
         if tenants is None:
             gate = Gate.single(
-                receiver(settings, graph), None if token is None else BearerToken(token)
+                receiver(settings, graph, chain), None if token is None else BearerToken(token)
             )
         else:
             base = graph[1:-1]
@@ -181,6 +191,7 @@ def _run(
                             settings, data_dir=settings.data_dir / "tenants" / name
                         ),
                         f"<{tenant_graph(base, name)}>",
+                        ChainWriter(signer=chain.signer),  # a chain per tenant's graph
                     )
                     for name in tenants.tenants
                 },

@@ -8,12 +8,15 @@ import logging
 import sys
 from pathlib import Path
 
+from otel_prov._extras import MissingExtraError
 from otel_prov._settings import env_str
+from otel_prov._signing import SigningKeyError
 from otel_prov._tenants import Tenants, check_name, tenant_graph
 from otel_prov.cli._exit import UsageError
 from otel_prov.environment_variables import (
     OTEL_PROV_GRAPH,
     OTEL_PROV_JAEGER_URL,
+    OTEL_PROV_SIGNING_KEY,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_TEMPO_URL,
     OTEL_PROV_TENANT,
@@ -22,6 +25,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_TRACE_URL,
 )
 from otel_prov.exporters._base import graph_term
+from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
 from otel_prov.read._backend import QueryBackend, StoreUnavailableError
 from otel_prov.read._reader import ProvenanceReader
 from otel_prov.setup._destination import (
@@ -33,6 +37,7 @@ from otel_prov.setup._destination import (
 __all__ = [
     "backend",
     "base_graph",
+    "chain_writer",
     "destination",
     "graph",
     "log_one_line",
@@ -84,6 +89,15 @@ def tenant(args: argparse.Namespace) -> str | None:
         return check_name(named)
     except ValueError as exc:
         raise UsageError(f"--tenant: {exc}") from exc
+
+
+def chain_writer() -> ChainWriter:
+    """A writing command's chain, signed with ``OTEL_PROV_SIGNING_KEY`` when it is set: a
+    key that cannot be used stops the command at start (a usage error naming the file)."""
+    try:
+        return ChainWriter(signer=signer_from_settings(None))
+    except (SigningKeyError, MissingExtraError) as exc:
+        raise UsageError(f"{OTEL_PROV_SIGNING_KEY}: {exc}") from exc
 
 
 def destination(args: argparse.Namespace) -> Destination:

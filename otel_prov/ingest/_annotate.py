@@ -2,8 +2,8 @@
 
 The run is found as ``show`` finds it (session IRI, trace id or conversation id) and must
 be one run.  The evaluation is an annotation record of its own
-(:func:`~otel_prov.prov._annotation.annotation_record`), sealed in a bundle of its own and
-chained after the evaluator's previous annotation, so the run's own seal is untouched and
+(:func:`~otel_prov.prov._annotation.annotation_record`), sealed in a bundle of its own,
+an entry of the writer's chain (checkpointed), so the run's own seal is untouched and
 ``verify`` checks both.  As :func:`~otel_prov.ingest._import.import_spans` does for spans,
 this maps, seals and exports; the caller shuts the exporter down.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from otel_prov.exporters._base import ExportResult, ProvExporter
+from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._annotation import annotation_record
-from otel_prov.prov._sealer import Sealer
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._reader import ProvenanceReader
 
@@ -45,6 +45,7 @@ def annotate_run(
     backend: QueryBackend,
     graph: str,
     now_ns: int,
+    chain: ChainWriter,
 ) -> Annotated:
     """Annotate the run ``ident`` names, read through ``backend`` (what ``exporter``
     writes), in ``graph`` (an IRI term); the evaluation is judged of the run's answer when
@@ -73,8 +74,10 @@ def annotate_run(
         answer=f"<{answered}:answer>" if view.answer is not None else None,
         now_ns=now_ns,
     )
-    sealer = Sealer()
-    sealer.continue_chains(exporter.chain_heads())
-    sealed = sealer.seal(record, now_ns)
-    stored = exporter.export([sealed]) is ExportResult.SUCCESS and exporter.force_flush()
+    sealed = chain.sealer.seal(record, now_ns)
+    stored = (
+        exporter.export([sealed]) is ExportResult.SUCCESS
+        and chain.checkpoint(exporter, now_ns)
+        and exporter.force_flush()
+    )
     return Annotated(session=view.id, annotation=record.root[1:-1], stored=stored)

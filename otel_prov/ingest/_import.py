@@ -75,7 +75,7 @@ def import_spans(
     graph: str,
     prepare: Callable[[SpanRecord], SpanRecord],
     now_ns: int,
-    sealer: Sealer | None = None,
+    sealer: Sealer,
     export_batch: int = _EXPORT_BATCH,
     prices: PriceTable | None = None,
 ) -> ImportSummary:
@@ -83,10 +83,9 @@ def import_spans(
 
     ``graph`` is the provenance graph (an IRI term), ``now_ns`` the time revised bundles
     are generated at.  Of two copies of one span, an ended one wins over one that never
-    ended, else the later.  The caller flushes and shuts the exporter down.  A caller
-    that imports again and again (the receiver) passes its ``sealer``, whose chains
-    continue from the exporter's ``chain_heads()``: reading them costs a scan of every
-    bundle stored, once instead of per call.  ``export_batch`` records go to each
+    ended, else the later.  The caller flushes and shuts the exporter down.  ``sealer``
+    is the writer's (``ChainWriter.sealer``): every bundle is the next entry of its chain,
+    and the caller checkpoints it.  ``export_batch`` records go to each
     ``export`` call: the embedded store ingests one large batch several times faster than
     many small ones.  ``prices`` prices model calls that report no cost (see ``map_spans``).
     """
@@ -97,9 +96,6 @@ def import_spans(
         if known is None or known.end_ns is None or span.end_ns is not None:
             copies[span.span_id] = span
     stored = sealed_sessions(backend, graph, [trace_hex(t) for t in traces])
-    if sealer is None:
-        sealer = Sealer()
-        sealer.continue_chains(exporter.chain_heads())
     summary = ImportSummary()
     batch: list[ProvRecord] = []
     for trace_id, group in sorted(

@@ -48,9 +48,11 @@ from opentelemetry.context import (
 )
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from otel_prov._extras import MissingExtraError
 from otel_prov._forks import reset_in_child
 from otel_prov._repeated import RepeatedFailure
 from otel_prov._settings import env_float, env_int, env_str, fsync_always
+from otel_prov._signing import SigningKeyError
 from otel_prov.capture._content import capture_prov_content
 from otel_prov.capture._redaction import redact_span_record
 from otel_prov.capture._sinks import register_provenance_sink
@@ -63,12 +65,12 @@ from otel_prov.environment_variables import (
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
 from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, blob_directory, externalize
+from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
 from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._conventions import starts_as_tool_call
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov.semconv import SERVICE_NAME
 
@@ -181,7 +183,11 @@ class ProvSpanProcessor(SpanProcessor):
     ``blob_threshold`` (bytes, ``OTEL_PROV_BLOB_THRESHOLD``, default 64 KiB): larger values
     are written there once, by hash, and the graph keeps a preview and a pointer.
     ``prices`` (``OTEL_PROV_PRICES``): a price file that prices model calls reporting
-    tokens and no cost.
+    tokens and no cost.  ``signing_key`` (``OTEL_PROV_SIGNING_KEY``): the Ed25519 key
+    every chain entry and checkpoint is signed with (a key that cannot be read is logged
+    as an error here, at start, and the records go unsigned: the agent runs on);
+    ``checkpoint_file`` (``OTEL_PROV_CHECKPOINT_FILE``): where checkpoints are appended
+    (see ``_chain_writer``).
     """
 
     def __init__(
@@ -199,6 +205,8 @@ class ProvSpanProcessor(SpanProcessor):
         blob_dir: str | os.PathLike[str] | None = None,
         blob_threshold: int | None = None,
         prices: str | os.PathLike[str] | None = None,
+        signing_key: str | os.PathLike[str] | None = None,
+        checkpoint_file: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -225,6 +233,12 @@ class ProvSpanProcessor(SpanProcessor):
             knows_open_spans=knows_open_spans,
         )
         self._knows_open_spans = knows_open_spans
+        try:
+            signer = signer_from_settings(signing_key)
+        except (SigningKeyError, MissingExtraError) as exc:
+            _logger.error("%s; provenance is recorded UNSIGNED", exc)
+            signer = None
+        self._chain = ChainWriter(signer=signer, checkpoint_file=checkpoint_file)
         self._fresh_state()
         self._shutdown = False
         self._wal: IntentLog | None = None
@@ -270,8 +284,7 @@ class ProvSpanProcessor(SpanProcessor):
         self._dropped_reported = 0
         self._drop_logged_at = 0.0
         self._timeouts_checked_ns = 0
-        self._sealer = Sealer()
-        self._chains_read = False
+        self._chain.restart()
         self._export_lock = threading.Lock()
         self._wake = threading.Event()
         self._intent_failures = RepeatedFailure(
@@ -378,6 +391,11 @@ class ProvSpanProcessor(SpanProcessor):
                 self._collect_and_export(flush=flush, final=final)
             except Exception:
                 _logger.exception("provenance worker cycle failed; spans stay buffered")
+            # The head is stated every so often, and always at the end.
+            if final:
+                self._chain.checkpoint(self._exporter, time.time_ns())
+            else:
+                self._chain.sealed(self._exporter, time.time_ns())
             try:
                 self._exporter.tick()  # this worker is the exporter's only thread
             except Exception:  # against its contract
@@ -450,18 +468,18 @@ class ProvSpanProcessor(SpanProcessor):
             _logger.exception("provenance exporter raised")
             return ExportResult.FAILURE
 
-    def _seal(self, groups: list[list[SpanRecord]], now: int) -> list[ProvRecord]:
-        """Map and seal each group, chaining each bundle to its agent's previous one."""
-        if not self._chains_read:
-            # Once, before the first seal: chains continue from what the store holds.
-            self._chains_read = True
-            try:
-                self._sealer.continue_chains(self._exporter.chain_heads())
-            except Exception:
-                _logger.exception("cannot read the bundle chains from the store; starting new ones")
+    def _seal(
+        self, groups: list[list[SpanRecord]], now: int, open_traces: set[int] | None = None
+    ) -> list[ProvRecord]:
+        """Map and seal each group, each bundle the next entry of this process's chain.
+        ``open_traces``: the traces with a span still open (``None``: not known); a group
+        of none of them is whole, and the sealer need not remember it for late spans."""
         records = []
         for group in groups:
-            record = self._sealer.seal(map_spans(group, prices=self._prices), now)
+            whole = open_traces is not None and group[0].trace_id not in open_traces
+            record = self._chain.sealer.seal(
+                map_spans(group, prices=self._prices), now, whole=whole
+            )
             if record.problems:
                 self._counts["problems"] += len(record.problems)
                 _logger.warning(
@@ -498,7 +516,8 @@ class ProvSpanProcessor(SpanProcessor):
             ]
             for group in groups
         ]
-        records = self._seal(complete, now)
+        open_traces = {span.context.trace_id for span in live.values()}
+        records = self._seal(complete, now, open_traces if self._knows_open_spans else None)
         for start in range(0, len(records), self._batch_size):
             batch = records[start : start + self._batch_size]
             result = self._export(batch)

@@ -3,10 +3,9 @@
 The run's bundle hashes the run as it was recorded; an evaluation made later must not
 change that content, or ``verify`` would call the run altered.  So an annotation is an
 activity of its own (``oprov:Annotation``) that generated the ``oprov:Evaluation``, was
-associated with the evaluator, and is described by a ``prov:Bundle`` of its own.  The
-evaluator (an ``oprov:Evaluator``) chains its annotations as an AI agent chains its
-sessions (the Sealer adds the link), so a removed annotation breaks a chain that
-``verify`` checks.  Pure: the caller gives the time and the evaluated answer.
+associated with the evaluator, and is described by a ``prov:Bundle`` of its own, an
+entry of the writer's chain (the Sealer adds it), so a removed annotation leaves a gap
+that ``verify`` reports.  Pure: the caller gives the time and the evaluated answer.
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ its datatype), duplicates removed, lines sorted by code point, each ended by ``\
 UTF-8.  The hash is SHA-256 over that text.  ``otel-prov-nt-sorted-1``, the form of
 bundles sealed before, wrote numbers as the mapper did; a bundle names its form
 (``oprov:canonicalization``) and is checked in it.  The bundle also keeps
-a manifest (one short hash per subject) so that a check can name what changed, and may
-point to the previous bundle of the same agent with its hash: a chain in which a deleted
-or rewritten session shows.
+a manifest (one short hash per subject) so that a check can name what changed; the
+writer's chain (``_chain``) makes each bundle an entry, in which a deleted or moved
+session shows.
 
 Everything here is pure: the same triples give the same bundle.
 """
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from otel_prov._version import __version__
 from otel_prov.prov._iris import agent_iri, entity_iri, evaluator_iri
@@ -43,7 +43,6 @@ __all__ = [
     "bundle_triples",
     "bundles_in",
     "canonical_text",
-    "chain_triples",
     "content_hash",
     "content_subjects",
     "manifest",
@@ -213,16 +212,6 @@ def bundle_triples(
     if generated_ns is not None:
         triples.append((bundle, P.generatedAtTime, datetime_from_ns(generated_ns)))
     return triples
-
-
-def chain_triples(bundle: str, previous: Mapping[str, str] | None) -> list[Triple]:
-    """Link ``bundle`` to the previous bundle of the same agent (``{"bundle", "hash"}``)."""
-    if not previous:
-        return []
-    return [
-        (bundle, O.previousBundle, previous["bundle"]),
-        (bundle, O.previousHash, literal(previous["hash"])),
-    ]
 
 
 def bundles_in(triples: Sequence[Triple]) -> list[tuple[str, str, str]]:

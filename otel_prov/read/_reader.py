@@ -6,6 +6,7 @@ import base64
 import binascii
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -15,6 +16,7 @@ import rdflib
 
 from otel_prov.exporters._base import graph_term
 from otel_prov.prov._approval_triples import person_iri
+from otel_prov.prov._chain import Checkpoint
 from otel_prov.prov._rdf import PREFIXES, datetime_literal, iri, literal
 from otel_prov.read._assembly import load_session
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
@@ -187,9 +189,19 @@ class ProvenanceReader:
             raise LookupError(f"no session with id, trace id or conversation id {ident!r}")
         return runs[-1]
 
-    def verify(self, ident: str | None = None) -> list[SessionCheck]:
-        """Check every run (or those ``ident`` names, see :meth:`find`) against its bundle."""
-        return verify_sessions(self._backend, self._graph, ident)
+    def verify(
+        self,
+        ident: str | None = None,
+        *,
+        trusted: Sequence[str] = (),
+        checkpoints: Sequence[Checkpoint] = (),
+    ) -> list[SessionCheck]:
+        """Check every run (or those ``ident`` names, see :meth:`find`) against its bundle,
+        and the writers' chains (see ``verify_sessions``: ``trusted`` key ids, a
+        checkpoint file's ``checkpoints``)."""
+        return verify_sessions(
+            self._backend, self._graph, ident, trusted=trusted, checkpoints=checkpoints
+        )
 
 
 def open_store(path: str | os.PathLike[str], *, graph: str | None = None) -> ProvenanceReader:

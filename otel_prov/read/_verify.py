@@ -2,8 +2,9 @@
 
 A session passes when the triples stored for it hash to the value its newest
 ``prov:Bundle`` recorded (a bundle is revised, ``prov:wasRevisionOf``, when spans of the
-session arrive after it was sealed), its bundle chain is intact (the previous bundle of
-the same agent exists with the hash recorded), and PROV-CONSTRAINTS 30 (start <= end),
+session arrive after it was sealed), its bundles' entries in their writers' chains are
+intact (``_chains``: linked, numbered without a gap, signed by a trusted key when
+``trusted`` keys are given), and PROV-CONSTRAINTS 30 (start <= end),
 34 (generation within its activity), 37 (generation before use) and 55 (nothing both
 Entity and Activity) hold on it, and every value kept in the blob store is still there,
 unchanged.  Times are only ordered on one clock: where 37 compares a generation on one
@@ -14,7 +15,7 @@ The agent label readers show is the one sealed with the session; a session seale
 before that fails as not covering it.
 
 An evaluation added after the run (``otel-prov annotate``) has a bundle of its own,
-chained per evaluator; it is checked the same way, with the run it judges, and never
+an entry of its writer's chain; it is checked the same way, with the run it judges, and never
 changes the run's check.
 
 Gates are checks of what the record says, not of whether it was altered.
@@ -29,6 +30,7 @@ saying so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import urllib.parse
@@ -47,6 +49,7 @@ from otel_prov.prov._bundle import (
     manifest,
     session_content,
 )
+from otel_prov.prov._chain import Checkpoint
 from otel_prov.prov._rdf import (
     Triple,
     by_predicate,
@@ -59,6 +62,7 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
+from otel_prov.read._chains import chain_iri, check_chains
 from otel_prov.read._graph_lines import GraphLines
 from otel_prov.read._listing import find_sessions
 from otel_prov.read._members import member_triples, session_members
@@ -94,7 +98,7 @@ CONSTRUCT {{ ?x ?p ?o }} WHERE {{
 def verify_rows_query(
     graph: str, *, sessions: Sequence[str] | None = None, ordered: bool = True
 ) -> str:
-    """SELECT each run with its newest bundle, what that one revised and its chain link.
+    """SELECT each run with its newest bundle and what that one revised.
 
     Runs are those marked ``oprov:runStartedAt``.  ``sessions``: only these runs
     (checking one run of 10,000 should not read the bundles of all of them).
@@ -106,7 +110,6 @@ def verify_rows_query(
     order = " ORDER BY ?session" if ordered else ""
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?session ?bundle ?hash ?manifest ?canonicalization ?revised ?revisedManifest
-  ?previous ?previousHash ?revisionPrevious ?revisionPreviousHash
 WHERE {{ GRAPH {graph} {{
   {among}?session oprov:runStartedAt ?start .
   OPTIONAL {{
@@ -118,30 +121,20 @@ WHERE {{ GRAPH {graph} {{
       OPTIONAL {{ ?revised oprov:manifest ?revisedManifest }}
     }}
   }}
-  OPTIONAL {{
-    ?first oprov:bundleOf ?session ; oprov:previousBundle ?previous ;
-           oprov:previousHash ?previousHash .
-    FILTER NOT EXISTS {{ ?first prov:wasRevisionOf ?earlier }}
-  }}
-  OPTIONAL {{
-    ?bundle prov:wasRevisionOf ?revisedToo ; oprov:previousBundle ?revisionPrevious ;
-            oprov:previousHash ?revisionPreviousHash .
-  }}
 }} }}{order}"""
 
 
 def annotation_rows_query(graph: str) -> str:
     """SELECT each annotation (``?session``, as :func:`verify_rows_query` names what a
-    bundle seals), the run its evaluation judges, its bundle and chain link."""
+    bundle seals), the run its evaluation judges and its bundle."""
     return f"""{SPARQL_PREFIXES}
-SELECT DISTINCT ?session ?run ?bundle ?hash ?manifest ?canonicalization ?previous ?previousHash
+SELECT DISTINCT ?session ?run ?bundle ?hash ?manifest ?canonicalization
 WHERE {{ GRAPH {graph} {{
   ?session a oprov:Annotation .
   OPTIONAL {{ ?evaluation prov:wasGeneratedBy ?session ; oprov:evaluates ?run }}
   OPTIONAL {{
     ?bundle oprov:bundleOf ?session ; oprov:contentHash ?hash ; oprov:manifest ?manifest .
     OPTIONAL {{ ?bundle oprov:canonicalization ?canonicalization }}
-    OPTIONAL {{ ?bundle oprov:previousBundle ?previous ; oprov:previousHash ?previousHash }}
   }}
 }} }} ORDER BY ?session"""
 
@@ -236,7 +229,7 @@ def _run_content(candidates: list[Triple], session: str, bundle: str) -> list[Tr
     return [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
 
 
-_REVISION_COLUMNS = ("revised", "revisedManifest", "revisionPrevious", "revisionPreviousHash")
+_REVISION_COLUMNS = ("revised", "revisedManifest")
 """Columns of a run's row that an annotation, never revised, leaves empty."""
 _TIMED = (P.startedAtTime, P.endedAtTime, P.generatedAtTime)
 _LINKS = (P.wasGeneratedBy, P.used, RDF_TYPE)
@@ -444,8 +437,19 @@ def _diff(recorded: dict[str, str], now: dict[str, str]) -> list[str]:
     return [part for part in parts if part]
 
 
-def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> list[SessionCheck]:
-    """Check every outermost session (or those ``ident`` names).
+def verify_sessions(
+    backend: QueryBackend,
+    graph: str,
+    ident: str | None,
+    *,
+    trusted: Sequence[str] = (),
+    checkpoints: Sequence[Checkpoint] = (),
+) -> list[SessionCheck]:
+    """Check every outermost session (or those ``ident`` names), and the writers' chains
+    their bundles are entries of (``_chains``): ``trusted`` key ids (``ed25519:...``) make a
+    signature by one of them required; ``checkpoints`` (a checkpoint file's) anchor the
+    chains' heads.  A chain's own problems (entries missing from it) are reported, with
+    every run, as a check named by the chain (``urn:otel-prov:chain:<id>``).
 
     Every run of an embedded store is checked from one read of the whole graph (as
     N-Triples, written by the store itself): one query per run would read the same
@@ -475,10 +479,25 @@ def verify_sessions(backend: QueryBackend, graph: str, ident: str | None) -> lis
         else:
             content = stored_content(backend, graph, session, row["bundle"])
         checks[session] = _check(session, row, content, stored_hashes)
-    return list(checks.values())
+    findings = check_chains(
+        backend, graph, checks, whole=ident is None, trusted=trusted, kept=checkpoints
+    )
+    found = [
+        dataclasses.replace(
+            check,
+            problems=check.problems + tuple(findings.problems.get(session, ())),
+            warnings=check.warnings + tuple(findings.warnings.get(session, ())),
+        )
+        for session, check in checks.items()
+    ]
+    found += [
+        SessionCheck(chain_iri(chain), None, tuple(problems))
+        for chain, problems in sorted(findings.chains.items())
+    ]
+    return found
 
 
-_LINKED_BUNDLES = ("revised", "previous", "revisionPrevious")
+_LINKED_BUNDLES = ("revised",)
 """Columns of a row naming another bundle, whose stored hash the check compares."""
 
 
@@ -519,10 +538,6 @@ def _check(
     problems = []
     if row["revised"] and row["revised"] not in stored_hashes:
         problems.append(f"revision chain broken: {row['revised']} is missing")
-    if row["previous"] and stored_hashes.get(row["previous"]) != row["previousHash"]:
-        problems.append(
-            f"chain broken: the previous bundle {row['previous']} is missing or changed"
-        )
     form = row.get("canonicalization") or CANONICALIZATIONS[0]
     if form not in CANONICALIZATIONS:
         problems.append(
@@ -539,18 +554,6 @@ def _check(
     after = json.loads(row["manifest"] or "{}") if row["revised"] else {}
     revised = _diff(before, after)
     rewritten = _rewritten_content(before, after)
-    if row["revised"] and not row["revisionPrevious"] and agent_of(content, iri(session)):
-        problems.append(
-            f"revision {row['bundle']} is not linked into its agent's chain (sealed by an "
-            "otel-prov before revisions were chained, or added by hand)"
-        )
-    elif row["revisionPrevious"] and (
-        stored_hashes.get(row["revisionPrevious"]) != row["revisionPreviousHash"]
-    ):
-        problems.append(
-            f"chain broken: the bundle before revision {row['bundle']}, "
-            f"{row['revisionPrevious']}, is missing or changed"
-        )
     if row["revised"] and rewritten:
         problems.append(
             f"revision {row['bundle']} changed content recorded before, which is written "

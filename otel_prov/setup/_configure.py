@@ -125,6 +125,8 @@ def configure(
     blob_dir: str | os.PathLike[str] | None = None,
     blob_threshold: int | None = None,
     prices: str | os.PathLike[str] | None = None,
+    signing_key: str | os.PathLike[str] | None = None,
+    checkpoint_file: str | os.PathLike[str] | None = None,
     provenance: bool | None = None,
     redact: Callable[[str], str] | None = None,
     redact_patterns: Sequence[str] = (),
@@ -150,8 +152,9 @@ def configure(
     value where it is set on a span, and every string attribute, event attribute and status
     message of every span (third-party instrumentations' included) on its way to the OTLP
     exporter and to the provenance, so neither ever holds the original.
-    ``wal_dir``, ``wal_fsync``, ``blob_dir``, ``blob_threshold`` and ``prices`` (and their
-    ``OTEL_PROV_*`` variables) are the :class:`~otel_prov.ProvSpanProcessor`'s.
+    ``wal_dir``, ``wal_fsync``, ``blob_dir``, ``blob_threshold``, ``prices``,
+    ``signing_key`` and ``checkpoint_file`` (and their ``OTEL_PROV_*`` variables) are the
+    :class:`~otel_prov.ProvSpanProcessor`'s.
     ``provenance=False`` (``OTEL_PROV_PROVENANCE=false``) records no provenance here, only
     OTLP: for agents behind a Collector whose ``otel-prov receive`` maps their traces.
     ``set_global=False`` leaves the global provider alone.
@@ -190,6 +193,8 @@ def configure(
             blob_dir=blob_dir,
             blob_threshold=blob_threshold,
             prices=prices,
+            signing_key=signing_key,
+            checkpoint_file=checkpoint_file,
         )
         provider.add_span_processor(processor)
     else:

@@ -43,10 +43,10 @@ from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalR
 from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
+from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_otlp_json_body
 from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._prices import PriceTable
-from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.read._backend import QueryBackend
 
@@ -128,8 +128,10 @@ class Receiver:
         spool_bytes: Callable[[], int] | None = None,
         clock: Callable[[], float] = time.monotonic,
         prices: PriceTable | None = None,
+        chain: ChainWriter | None = None,
     ) -> None:
         self.settings = settings
+        self._chain = chain if chain is not None else ChainWriter(signer=None)
         self._prices = prices
         self._exporter = exporter
         self._reader = reader
@@ -144,7 +146,6 @@ class Receiver:
         self._ready = False
         self._closing = False
         self._journal_failing = False
-        self._sealer: Sealer | None = None
         self._batch: list[Due] = []
         self._batch_since = 0.0
         self._storing = ThreadPoolExecutor(1, thread_name_prefix="OtelProvReceiverStore")
@@ -220,6 +221,9 @@ class Receiver:
                 stored = True
                 break
         if self._in_flight is None or self._in_flight.future.done():
+            self._chain.checkpoint(
+                self._exporter, time.time_ns(), graph=self._graph
+            )  # the head at the end
             self._storing.shutdown()
             self._journal.close()
         return stored
@@ -356,21 +360,19 @@ class Receiver:
 
     def _map(self, due: list[Due], handover: Handover) -> ImportSummary:
         """Seal ``due``, handing the records over as they come; what the ingest path says."""
-        if self._sealer is None:
-            sealer = Sealer()
-            sealer.continue_chains(self._exporter.chain_heads())
-            self._sealer = sealer
-        return import_spans(
+        summary = import_spans(
             (span for trace in due for span in trace.spans),
             exporter=handover,
             backend=self._reader(),
             graph=self._graph,
             prepare=_as_is,
             now_ns=time.time_ns(),
-            sealer=self._sealer,
+            sealer=self._chain.sealer,
             export_batch=1,  # the handover gathers records into parts
             prices=self._prices,
         )
+        self._chain.sealed(handover, time.time_ns())  # a checkpoint goes with the batch
+        return summary
 
     def _settle(self, *, wait: bool) -> bool:
         """Finish the batch in the store, if any (waiting for it with ``wait``): tell the

@@ -64,16 +64,18 @@ def _session_span(marker: str) -> Span:
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, dict]]:
-    """A store the receiver filled for two teams: the store, the tenants file, and the
-    trace ids each team sent."""
+    """A store the receiver filled for two teams, signing what it seals: the store, the
+    tenants file, and the trace ids each team sent."""
     folder = tmp_path_factory.mktemp("tenants")
     tenants = _tenants_file(folder)
     store = folder / "store"
+    assert run_cli("keygen", "--out", str(folder / "keys")).returncode == 0
     receivers = Receivers(folder)
     try:
         receiver = receivers.start(
-            "--store", str(store), "--trace-idle", "0.5", "--tenants", str(tenants)
-        )
+            "--store", str(store), "--trace-idle", "0.5", "--tenants", str(tenants),
+            env={"OTEL_PROV_SIGNING_KEY": str(folder / "keys" / "signing.key")},
+        )  # fmt: skip
         sent = {
             "team-a": run_agent(
                 "--protocol", "http", "--endpoint", receiver.http, "--sessions", "2",
@@ -153,9 +155,15 @@ def test_each_team_reads_its_own_runs_through_every_command(stored: tuple) -> No
     # The shared trace id: each team's run says what that team asked.
     code, out = _cli(store, "team-a", "show", good)
     assert code == 0 and "asked-by-team-a" in out and "asked-by-team-b" not in out
+    trusted = str(store.parent / "keys" / "signing.pub")
     for tenant in ("team-a", "team-b"):
-        code, out = _cli(store, tenant, "verify", "--all")
+        # Each tenant's receiver keeps a chain of its own, in its graph, to the checkpoint
+        # it left at shutdown: complete and signed when read from that graph alone.
+        code, out = _cli(store, tenant, "verify", "--all", "--trust", trusted)
         assert code == 0, out
+        code, out = _cli(store, tenant, "query", "--format", "json",
+                         "SELECT (COUNT(*) AS ?n) WHERE { ?c a oprov:Checkpoint }")  # fmt: skip
+        assert code == 0 and json.loads(out)[0]["n"] >= 1, out
 
 
 HOSTILE = {

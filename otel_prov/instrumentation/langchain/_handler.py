@@ -60,7 +60,6 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import logging
 import threading
 import time
@@ -95,7 +94,25 @@ from otel_prov.capture import (
     retrieval_shape,
     session_shape,
     tool_call_shape,
-    tool_schema_name,
+)
+from otel_prov.instrumentation.langchain._interrupts import (
+    USER_KEYS,
+    Interrupted,
+    PendingInterrupts,
+    Verdict,
+    interrupted_calls,
+    is_interrupt,
+    verdicts,
+)
+from otel_prov.instrumentation.langchain._reading import (
+    bound_tools,
+    content_text,
+    first_question,
+    json_text,
+    last_message_text,
+    model_name,
+    reasoning,
+    structured_answer_tools,
 )
 
 __all__ = ["ProvCallbackHandler", "active_handler", "install", "uninstall"]
@@ -107,20 +124,6 @@ _TOOLS_NODE = "tools"
 _SCORE_KEYS = ("score", "relevance_score", "similarity_score")
 """Metadata keys under which retrievers and rerankers leave a document's score
 (LangChain's ``Document`` has no score of its own)."""
-_CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
-"""``type`` of a bound tool schema that LangChain runs (OpenAI's ``function`` and
-``custom``; Anthropic's schemas have no ``type``); any other type is a provider's
-built-in tool, run on the provider's side."""
-
-_USER_KEYS = ("user.id", "user_id", "langgraph_auth_user_id")
-"""Run metadata that names the user who invoked the agent (LangSmith's ``user_id``,
-LangGraph Platform's authenticated user)."""
-_DECISIONS = {"approve": "approved", "edit": "modified", "reject": "rejected"}
-"""``HumanInTheLoopMiddleware`` decision types -> ours; any other (``respond``: the
-person answered instead of the tool) means the call did not run."""
-_REMEMBERED = 1024
-"""Threads whose interrupt waits for a resume, at most (the oldest are forgotten)."""
-
 _LOG = logging.getLogger(__name__)
 
 _ATTACHED: ContextVar[UUID | None] = ContextVar("otel_prov_langchain_attached", default=None)
@@ -163,25 +166,8 @@ class _Session:
     """Tool names the model chose, by tool call id."""
     thread: str | None = None
     user: str | None = None
-    verdicts: dict[str, _Verdict] = field(default_factory=dict)
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
     """Decisions of the resume on calls that run in this session, by tool call id."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Interrupted:
-    """A thread stopped for a person's decision on these calls (tool name, call id)."""
-
-    at_ns: int
-    calls: tuple[tuple[str, str | None], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class _Verdict:
-    decision: str
-    approver: str | None
-    reason: str | None
-    waited: float
-    at_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,141 +188,9 @@ class _Run:
     in_model_node: bool = False
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _content_text(content: Any) -> str:
-    """Message content as text: a string as-is, the text blocks of a list joined."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        parts: list[str] = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-        return "".join(parts)
-    return "" if content is None else _json(content)
-
-
-def _reasoning(message: Any) -> str:
-    try:
-        blocks = message.content_blocks
-    except Exception:  # noqa: BLE001 - content_blocks parses provider formats; never fail on it
-        return ""
-    return "".join(
-        str(block.get("reasoning", ""))
-        for block in blocks
-        if isinstance(block, Mapping) and block.get("type") == "reasoning"
-    )
-
-
-def _first_question(inputs: Any) -> str | None:
-    messages = inputs.get("messages") if isinstance(inputs, Mapping) else None
-    if isinstance(messages, str):
-        return messages
-    if not isinstance(messages, Sequence):
-        return None
-    for message in messages:
-        if isinstance(message, str):
-            return message
-        if isinstance(message, Mapping):
-            if message.get("role") in ("user", "human"):
-                return _content_text(message.get("content"))
-        elif isinstance(message, tuple) and len(message) == 2:
-            if message[0] in ("user", "human"):
-                return _content_text(message[1])
-        elif getattr(message, "type", None) == "human":
-            return _content_text(getattr(message, "content", None))
-    return None
-
-
-def _last_message_text(outputs: Any) -> str | None:
-    messages = outputs.get("messages") if isinstance(outputs, Mapping) else None
-    if not isinstance(messages, Sequence) or not messages:
-        return None
-    last = messages[-1]
-    if isinstance(last, Mapping):
-        return _content_text(last.get("content"))
-    return _content_text(getattr(last, "content", None))
-
-
-def _bound_tools(params: Mapping[str, Any] | None) -> list[str]:
-    """Names of the tools bound to a model call (its ``invocation_params["tools"]``).
-
-    ``bind_tools`` leaves the provider's schemas there: OpenAI's ``{"type": "function",
-    "function": {"name": ...}}`` or ``{"type": "custom", "name": ...}``, Anthropic's
-    ``{"name": ...}``.  A provider's built-in tools are left out (see ``_CLIENT_TOOL_TYPES``).
-    """
-    tools = params.get("tools") if params else None
-    if not isinstance(tools, Sequence) or isinstance(tools, str):
-        return []
-    names: list[str] = []
-    for schema in tools:
-        if not isinstance(schema, Mapping):
-            continue
-        kind = schema.get("type")
-        if kind is not None and kind not in _CLIENT_TOOL_TYPES:
-            continue
-        name = tool_schema_name(schema)
-        if name:
-            names.append(name)
-    return names
-
-
-def _structured_answer_tools(outputs: Any) -> set[str]:
-    """Names of the tools the run's structured answer was given through.
-
-    With ``response_format=ToolStrategy(Schema)`` the model is bound one more tool per
-    schema and answers by calling it; the model node replies to that call itself, and the
-    output has a ``structured_response``.  The tool messages that end the run's messages
-    are those replies, and the results of any tool the model called beside them (which
-    ran: the caller keeps those declared).
-    """
-    if not isinstance(outputs, Mapping) or outputs.get("structured_response") is None:
-        return set()
-    messages = outputs.get("messages")
-    names: set[str] = set()
-    for message in reversed(messages if isinstance(messages, Sequence) else []):
-        if getattr(message, "type", None) != "tool":
-            break
-        name = getattr(message, "name", None)
-        if isinstance(name, str):
-            names.add(name)
-    return names
-
-
-def _model_name(
-    serialized: Mapping[str, Any] | None,
-    invocation_params: Mapping[str, Any] | None,
-    metadata: Mapping[str, Any] | None,
-) -> str:
-    for source, key in (
-        (invocation_params, "model"),
-        (invocation_params, "model_name"),
-        (invocation_params, "model_id"),
-        (metadata, "ls_model_name"),
-        (serialized, "name"),
-    ):
-        value = source.get(key) if source else None
-        if isinstance(value, str) and value:
-            return value
-    ids = serialized.get("id") if serialized else None
-    if isinstance(ids, list) and ids and isinstance(ids[-1], str):
-        return ids[-1]
-    return "unknown"
-
-
 def _is_control_flow(error: BaseException) -> bool:
     """LangGraph's interrupts and bubble-ups are not failures of the agent."""
     return any(cls.__name__ == "GraphBubbleUp" for cls in type(error).__mro__)
-
-
-def _is_interrupt(error: BaseException) -> bool:
-    """LangGraph's ``GraphInterrupt``: the graph stopped to wait (for a person)."""
-    return any(cls.__name__ == "GraphInterrupt" for cls in type(error).__mro__)
 
 
 def _can_scope_model_run(kwargs: Mapping[str, Any]) -> bool:
@@ -368,7 +222,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         self._enabled = True
         self._lock = threading.Lock()
         self._runs: dict[UUID, _Run] = {}
-        self._interrupted: dict[str, _Interrupted] = {}
+        self._interrupted = PendingInterrupts()
         """Threads stopped by an interrupt for approval, until resumed."""
         self._scopes: dict[UUID, _Scope] = {}
         """Attached contexts by run, kept apart from ``_runs`` so that :meth:`disable` does
@@ -464,7 +318,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
     def _undeclare_answer_tools(self, session: _Session, outputs: Any) -> None:
         """Drop the tools of a structured answer: calls the model node answered, never a
         tool run.  A name that also ran as a tool stays declared."""
-        answered = _structured_answer_tools(outputs)
+        answered = structured_answer_tools(outputs)
         with self._lock:
             dropped = [
                 name for name in answered if name in session.tools and name not in session.ran
@@ -542,9 +396,9 @@ class ProvCallbackHandler(BaseCallbackHandler):
         agent = agent if isinstance(agent, str) and agent else "agent"
         thread_id = metadata.get("thread_id")
         thread = None if thread_id is None else str(thread_id)
-        user = next((str(metadata[k]) for k in _USER_KEYS if metadata.get(k)), None)
+        user = next((str(metadata[k]) for k in USER_KEYS if metadata.get(k)), None)
         shape = session_shape(
-            agent, conversation_id=thread, question=_first_question(inputs), user_id=user
+            agent, conversation_id=thread, question=first_question(inputs), user_id=user
         )
         # The session's parent is the ambient context (an HTTP request span, say).
         span = shape.start(self._tracer)
@@ -553,36 +407,13 @@ class ProvCallbackHandler(BaseCallbackHandler):
         self._add(run_id, _Run(_Kind.SESSION, session, span))
 
     def _note_interrupt(self, session: _Session, error: BaseException) -> None:
-        """The tool calls an approval interrupt stops the thread for, with their call ids
-        (the model's call of that tool with those arguments)."""
-        if session.thread is None or not error.args:
+        """The tool calls an approval interrupt stops the thread for."""
+        if session.thread is None:
             return
-        calls: list[tuple[str, str | None]] = []
-        interrupts = error.args[0] if isinstance(error.args[0], (list, tuple)) else ()
         with self._lock:
-            unclaimed = dict(session.names)
-            for interrupt in interrupts:
-                value = getattr(interrupt, "value", None)
-                requests = value.get("action_requests") if isinstance(value, dict) else None
-                for request in requests if isinstance(requests, list) else []:
-                    if not isinstance(request, dict) or not isinstance(request.get("name"), str):
-                        continue
-                    name, arguments = request["name"], _json(request.get("args", {}))
-                    call_id = next(
-                        (
-                            i
-                            for i, n in unclaimed.items()
-                            if n == name and session.arguments.get(i) == arguments
-                        ),
-                        None,
-                    )
-                    unclaimed.pop(call_id or "", None)
-                    calls.append((name, call_id))
+            calls = interrupted_calls(error, session.names, session.arguments)
             if calls:
-                self._interrupted.pop(session.thread, None)
-                self._interrupted[session.thread] = _Interrupted(time.time_ns(), tuple(calls))
-                if len(self._interrupted) > _REMEMBERED:
-                    del self._interrupted[next(iter(self._interrupted))]
+                self._interrupted.stopped(session.thread, Interrupted(time.time_ns(), calls))
 
     def _resume(self, session: _Session, resume: Any) -> None:
         """The decisions a resume brings for the calls its thread stopped for: on the
@@ -590,29 +421,10 @@ class ProvCallbackHandler(BaseCallbackHandler):
         if session.thread is None or resume is None:
             return
         with self._lock:
-            stopped = self._interrupted.pop(session.thread, None)
+            stopped = self._interrupted.resumed(session.thread)
         if stopped is None:
             return
-        if isinstance(resume, dict) and "decisions" not in resume:
-            # Several interrupts resumed at once: {interrupt id: {"decisions": [...]}}.
-            resume = next((v for v in resume.values() if isinstance(v, dict)), {})
-        decisions = resume.get("decisions") if isinstance(resume, dict) else None
-        now = time.time_ns()
-        waited = max(0, now - stopped.at_ns) / 1e9
-        for (name, call_id), decision in zip(
-            stopped.calls, decisions if isinstance(decisions, list) else [], strict=False
-        ):
-            kind = decision.get("type") if isinstance(decision, dict) else None
-            if not isinstance(kind, str):
-                continue
-            message = decision.get("message")
-            verdict = _Verdict(
-                _DECISIONS.get(kind, "rejected"),
-                session.user,
-                message if isinstance(message, str) and message else None,
-                waited,
-                now,
-            )
+        for name, call_id, verdict in verdicts(stopped, resume, session.user, time.time_ns()):
             if verdict.decision != "rejected" and call_id is not None:
                 session.verdicts[call_id] = verdict
                 continue
@@ -621,10 +433,10 @@ class ProvCallbackHandler(BaseCallbackHandler):
                 verdict.decision,
                 verdict.approver,
                 reason=verdict.reason,
-                waited=waited,
+                waited=verdict.waited,
                 tool_name=name,
                 tool_call_id=call_id,
-                at_ns=now,
+                at_ns=verdict.at_ns,
             )
 
     def on_chain_end(
@@ -640,7 +452,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             return
         if run.kind is _Kind.SESSION:
             self._undeclare_answer_tools(run.session, outputs)
-            answer = _last_message_text(outputs)
+            answer = last_message_text(outputs)
             if answer is not None:
                 put_content(run.session.span, sc.OTEL_PROV_ANSWER, answer)
             self._close_iteration(run.session.current, None)
@@ -669,7 +481,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
         run = self._pop(run_id)
         if run is None:
             return
-        if run.kind is not _Kind.SESSION and _is_interrupt(error):
+        if run.kind is not _Kind.SESSION and is_interrupt(error):
             self._note_interrupt(run.session, error)
         if run.kind is _Kind.SESSION:
             failure = None if _is_control_flow(error) else error
@@ -721,9 +533,9 @@ class ProvCallbackHandler(BaseCallbackHandler):
             return
         params = kwargs.get("invocation_params")
         params = params if isinstance(params, Mapping) else None
-        model = _model_name(serialized, params, metadata)
+        model = model_name(serialized, params, metadata)
         if parent.in_model_node:  # not the model of an agent that a tool runs
-            self._declare(parent.session, _bound_tools(params))
+            self._declare(parent.session, bound_tools(params))
         named = (metadata or {}).get("ls_provider")
         provider = named if isinstance(named, str) and named else None
         if parent.in_model_node:  # the session's own model names its provider
@@ -774,9 +586,9 @@ class ProvCallbackHandler(BaseCallbackHandler):
     def _decide(self, session: _Session, iteration: _Iteration, message: Any) -> None:
         """The step's thought, action and arguments, from the model's answer."""
         span = iteration.span
-        thought = _content_text(message.content) or _reasoning(message) or None
+        thought = content_text(message.content) or reasoning(message) or None
         calls = [call for call in getattr(message, "tool_calls", None) or [] if call]
-        arguments = [_json(call.get("args", {})) for call in calls]
+        arguments = [json_text(call.get("args", {})) for call in calls]
         with self._lock:
             iteration.expected_tools = len(calls)
             for call, text in zip(calls, arguments, strict=True):
@@ -793,7 +605,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             thought=thought,
             action=",".join(names),
             arguments=(
-                arguments[0] if len(calls) == 1 else _json([c.get("args", {}) for c in calls])
+                arguments[0] if len(calls) == 1 else json_text([c.get("args", {}) for c in calls])
             ),
         )
 
@@ -832,7 +644,7 @@ class ProvCallbackHandler(BaseCallbackHandler):
             if call_id is not None:
                 arguments = parent.session.arguments.get(call_id)
         if arguments is None:
-            arguments = _json(inputs) if inputs is not None else input_str
+            arguments = json_text(inputs) if inputs is not None else input_str
         shape = tool_call_shape(name, call_id=call_id, arguments=arguments)
         span = shape.start(self._tracer, parent=parent.anchor)
         with self._lock:
@@ -921,7 +733,7 @@ def _put_observation(span: Span, output: Any) -> None:
     """What a tool returned, as its observation; a tool (or its error handler) that
     reports failure as a message still failed."""
     content = getattr(output, "content", output)
-    observation = content if isinstance(content, str) else _content_text(content)
+    observation = content if isinstance(content, str) else content_text(content)
     put_content(span, sc.OTEL_PROV_OBSERVATION, observation)
     if getattr(output, "status", None) == "error":
         record_failure(span, "tool_error", observation or "tool error")

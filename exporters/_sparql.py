@@ -95,6 +95,10 @@ __all__ = [
 
 _logger = logging.getLogger(__name__)
 
+_MAX_DOUBLINGS = 64
+"""Past this many failures in a row the retry delay doubles no more (it is long at its
+``retry_max_delay`` bound by then)."""
+
 DEFAULT_SPOOL_DIR = ".otel-prov/spool"
 _OUTCOMES = ("exported", "retried", "spooled", "dead_lettered", "dropped")
 _STATUS_INTERVAL_S = 1.0
@@ -347,7 +351,10 @@ class SparqlUpdateExporter(ProvExporter):
 
     def _failed(self, answer: Answer) -> None:
         self._failures += 1
-        delay = min(self._retry_max, self._retry_initial * 2 ** (self._failures - 1))
+        # The exponent stops growing once the delay is at its bound: a store down for days
+        # takes thousands of tries, and 2 ** 1100 overflows a float.
+        doublings = min(self._failures - 1, _MAX_DOUBLINGS)
+        delay = min(self._retry_max, self._retry_initial * 2**doublings)
         delay *= random.uniform(0.5, 1.5)
         if answer.retry_after is not None:
             delay = max(delay, answer.retry_after)

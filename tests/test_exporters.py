@@ -16,6 +16,7 @@ from otel_prov.exporters import (
     ExportResult,
     FileExporter,
     OxigraphStoreExporter,
+    SparqlUpdateExporter,
 )
 from otel_prov.exporters._oxigraph import _held_by_another
 from otel_prov.prov._rdf import PREFIXES
@@ -393,3 +394,26 @@ def test_the_info_log_race_is_another_writer_not_a_broken_store() -> None:
     )
     assert _held_by_another(raced)
     assert not _held_by_another(OSError("IO error: No space left on device"))
+
+
+@pytest.mark.parametrize("failures", [1, 65, 1_100, 100_000])
+def test_a_store_down_for_thousands_of_tries_keeps_a_bounded_retry_delay(
+    failures: int, tmp_path: Path
+) -> None:
+    """Found in the suite's own output: after some 1,100 failed sends in a row the sender
+    thread failed every step with ``OverflowError`` (``2 ** 1100`` as a float)."""
+    from otel_prov.exporters._sparql_client import Answer, Outcome
+
+    exporter = SparqlUpdateExporter(
+        "http://127.0.0.1:9/update",
+        spool_dir=tmp_path / "spool",
+        retry_initial_delay=1.0,
+        retry_max_delay=30.0,
+    )
+    try:
+        exporter._failures = failures - 1
+        before = time.monotonic()
+        exporter._failed(Answer(Outcome.RETRY, "store down"))
+        assert 0 < exporter._retry_at - before <= 30.0 * 1.5
+    finally:
+        exporter.shutdown(timeout_millis=0)

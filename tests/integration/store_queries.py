@@ -39,6 +39,13 @@ def triple_count(server: SparqlServer) -> int:
     return count(server, "?s ?p ?o")
 
 
+def run_triple_count(server: SparqlServer) -> int:
+    """Triples but the writers' checkpoints, whose number follows flushes and shutdowns,
+    not the runs."""
+    checkpoint = "<https://w3id.org/otel-prov/ns#Checkpoint>"
+    return count(server, f"?s ?p ?o FILTER NOT EXISTS {{ ?s a {checkpoint} }}")
+
+
 def store_both(
     records: Sequence[ProvRecord], server: SparqlServer, tmp_path: Path
 ) -> tuple[tuple[str, str], tuple[str, str]]:

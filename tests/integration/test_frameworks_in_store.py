@@ -138,8 +138,13 @@ class Pipeline:
         return select(self.server, query)
 
     def triple_count(self) -> int:
+        """Triples of runs: a writer's checkpoints (its chain's head, at shutdown too) are
+        about the writer, not about any run."""
         (row,) = select(
-            self.server, f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{self.graph}> {{ ?s ?p ?o }} }}"
+            self.server,
+            f"""PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{self.graph}> {{
+  ?s ?p ?o FILTER NOT EXISTS {{ ?s a oprov:Checkpoint }} }} }}""",
         )
         return int(row["n"])
 

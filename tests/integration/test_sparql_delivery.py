@@ -20,10 +20,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_prov
 from otel_prov import ProvRecord, ProvSpanProcessor, map_spans, record_from_span
 from otel_prov.exporters import SparqlUpdateExporter
+from otel_prov.prov._sealer import Sealer
 from tests.cli import CLI, run_cli
 from tests.fault_proxy import FaultProxy
 from tests.forking import run_forking_agent
-from tests.integration.store_queries import count, select, triple_count, update
+from tests.integration.store_queries import (
+    count,
+    run_triple_count,
+    select,
+    triple_count,
+    update,
+)
 from tests.servers import SparqlServer
 from tests.session_tree import known_session
 from tests.test_rdf import HOSTILE
@@ -72,10 +79,10 @@ class Pipeline:
         by_trace: dict[int, list] = {}
         for span in self.memory.get_finished_spans():
             by_trace.setdefault(span.context.trace_id, []).append(record_from_span(span))
-        mapped = len({t for spans in by_trace.values() for t in map_spans(spans).triples})
-        # The processor chains each session's bundle to the previous one of the same agent
-        # (all sessions here run the same agent): two more triples for all but the first.
-        return mapped + 2 * (len(by_trace) - 1)
+        # Sealed as the processor seals them: each an entry of one writer's chain.
+        sealer = Sealer(chain="expected")
+        sealed = [sealer.seal(map_spans(spans), 0) for spans in by_trace.values()]
+        return len({t for record in sealed for t in record.triples})
 
     def close(self) -> None:
         self.provider.shutdown()
@@ -135,7 +142,7 @@ def test_round_trip_keeps_every_string_byte_exact(server: SparqlServer, spool: P
     assert set(_values(server, "Observation")) == {
         f"observation {i} {text}" for i, text in enumerate(HOSTILE)
     }
-    assert triple_count(server) == pipeline.expected_triples()
+    assert run_triple_count(server) == pipeline.expected_triples()
     pipeline.close()
 
 
@@ -155,7 +162,7 @@ def test_outage_mid_run_loses_nothing_and_duplicates_nothing(
     server.start()
     assert pipeline.exporter.force_flush(60_000)
     assert count(server, "?s a <https://w3id.org/otel-prov/ns#AgentSession>") == 200
-    assert triple_count(server) == pipeline.expected_triples()
+    assert run_triple_count(server) == pipeline.expected_triples()
     assert pipeline.exporter.counts["spooled"] >= 1
     assert pipeline.exporter.counts["dropped"] == 0
     pipeline.close()
@@ -176,7 +183,7 @@ def test_slow_or_failing_server_is_retried_then_delivered(
             pipeline.session(index)
         pipeline.processor.force_flush()
         assert pipeline.exporter.force_flush(30_000)
-        assert triple_count(server) == pipeline.expected_triples()
+        assert run_triple_count(server) == pipeline.expected_triples()
         assert pipeline.exporter.counts["spooled"] >= 1
         statuses = [r.status for r in proxy.requests]
         assert statuses[-1] in (200, 204)
@@ -367,7 +374,7 @@ def test_batches_the_store_finds_too_large_are_split(server: SparqlServer, spool
         pipeline.session(index)
     pipeline.processor.force_flush()
     assert pipeline.exporter.force_flush(60_000)
-    assert triple_count(server) == pipeline.expected_triples()
+    assert run_triple_count(server) == pipeline.expected_triples()
     if server.name == "virtuoso":  # Virtuoso fails above about 1,000 triples per update
         assert pipeline.exporter.batch_size <= 5000
     assert pipeline.exporter.counts["dead_lettered"] == 0
@@ -391,7 +398,7 @@ def test_spooled_batches_with_line_separators_are_delivered_and_bad_ones_set_asi
     assert _values(server, "Observation") == sorted(
         f"observation {i} a{char}b" for i, char in enumerate(breakers)
     )
-    assert triple_count(server) == pipeline.expected_triples()
+    assert run_triple_count(server) == pipeline.expected_triples()
     reasons = sorted(path.read_text() for path in (spool / "dead-letter").glob("*.reason"))
     assert len(reasons) == 2 and all("unreadable spooled batch" in r for r in reasons)
     assert pipeline.exporter.counts["dead_lettered"] == 2
@@ -490,8 +497,8 @@ def test_a_spool_two_processes_shared_is_taken_whole_by_the_next(
     server: SparqlServer, spool: Path
 ) -> None:
     """The second of two agents on one spool (the store down) spools into ``pid-<n>/``
-    with its chain heads; the next agent takes both in, and ``flush`` delivers every
-    session once the store is back, each in its place in the agent's chain."""
+    the next agent takes both in, and ``flush`` delivers every session once the store is
+    back, each in its place in its writer's chain."""
     server.stop()
     environment = {
         **os.environ,
@@ -515,7 +522,8 @@ def test_a_spool_two_processes_shared_is_taken_whole_by_the_next(
         second = agent("second")
         assert second.returncode == 0 and "Traceback" not in second.stderr, second.stderr
         (apart,) = spool.glob("pid-*")
-        assert {path.name for path in apart.iterdir()} >= {"chain-heads.json", ".lock"}
+        names = {path.name for path in apart.iterdir()}
+        assert ".lock" in names and any(name.endswith(".nq") for name in names), names
     finally:
         first.communicate("go\n", timeout=60)
     assert first.returncode == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from otel_prov import ProvRecord
 from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
+from otel_prov.prov._vocab import O
 from tests.servers import SparqlServer
 
 GRAPH = "urn:otel-prov:graph"
@@ -42,8 +43,7 @@ def triple_count(server: SparqlServer) -> int:
 def run_triple_count(server: SparqlServer) -> int:
     """Triples but the writers' checkpoints, whose number follows flushes and shutdowns,
     not the runs."""
-    checkpoint = "<https://w3id.org/otel-prov/ns#Checkpoint>"
-    return count(server, f"?s ?p ?o FILTER NOT EXISTS {{ ?s a {checkpoint} }}")
+    return count(server, f"?s ?p ?o FILTER NOT EXISTS {{ ?s a {O.Checkpoint} }}")
 
 
 def store_both(

@@ -36,6 +36,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_prov
 from otel_prov.exporters import SparqlUpdateExporter
+from otel_prov.prov._vocab import O
 from tests.integration.store_queries import select
 from tests.servers import SparqlServer, start_oxigraph
 
@@ -142,9 +143,8 @@ class Pipeline:
         about the writer, not about any run."""
         (row,) = select(
             self.server,
-            f"""PREFIX oprov: <https://w3id.org/otel-prov/ns#>
-SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{self.graph}> {{
-  ?s ?p ?o FILTER NOT EXISTS {{ ?s a oprov:Checkpoint }} }} }}""",
+            f"""SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{self.graph}> {{
+  ?s ?p ?o FILTER NOT EXISTS {{ ?s a {O.Checkpoint} }} }} }}""",
         )
         return int(row["n"])
 

@@ -10,10 +10,11 @@ memory; the handler puts the decisions on spans.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from otel_prov.instrumentation.langchain._reading import json_text
 
 __all__ = [
     "USER_KEYS",
@@ -71,7 +72,7 @@ def interrupted_calls(
             if not isinstance(request, dict) or not isinstance(request.get("name"), str):
                 continue
             name = request["name"]
-            asked = json.dumps(request.get("args", {}), ensure_ascii=False, default=str)
+            asked = json_text(request.get("args", {}))
             call_id = next(
                 (i for i, n in unclaimed.items() if n == name and arguments.get(i) == asked),
                 None,

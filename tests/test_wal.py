@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pyoxigraph
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
@@ -371,3 +372,51 @@ def test_a_recovered_run_the_store_refused_is_sent_again_sealed_once(tmp_path: P
     assert [o for _, o in sealed] == [record.root]  # the retry still carries the seal
     assert (record.root, O.status, '"incomplete"') in record.triples
     assert list((tmp_path / "dead").glob("wal-*.jsonl")) == []
+
+
+_KILLED_INSIDE_A_THIRD_PARTY_TOOL = """
+import os, signal, sys
+from opentelemetry.sdk.trace import TracerProvider
+from otel_prov import ProvSpanProcessor
+from otel_prov.exporters import FileExporter
+store, wal = sys.argv[1], sys.argv[2]
+provider = TracerProvider()
+provider.add_span_processor(ProvSpanProcessor(FileExporter(store), wal_dir=wal))
+tracer = provider.get_tracer("openinference-like")
+with tracer.start_as_current_span(
+    "weather", attributes={"openinference.span.kind": "AGENT", "agent.name": "weather",
+                           "input.value": "SECRET-QUESTION"}):
+    with tracer.start_as_current_span(
+        "get_weather", attributes={"openinference.span.kind": "TOOL",
+                                   "tool.name": "get_weather",
+                                   "input.value": '{"city": "SECRET-ARGUMENT"}'}):
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_with_content_capture_off_the_log_holds_no_third_party_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under ``OTEL_PROV_CAPTURE_CONTENT=false`` the store keeps no text, and neither may the
+    log on disk: a third-party instrumentation sets its question and arguments on the span
+    whatever our switches say, and the log wrote them as they were."""
+    monkeypatch.setenv("OTEL_PROV_CAPTURE_CONTENT", "false")
+    store, wal = tmp_path / "out.nq", tmp_path / "wal"
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_INSIDE_A_THIRD_PARTY_TOOL, str(store), str(wal)],
+        cwd=ROOT,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    (log,) = wal.glob("wal-*.jsonl")
+    text = log.read_text()
+    assert "get_weather" in text and "SECRET" not in text
+
+    recovered, _ = recover_intents(wal)
+    roles = {record.name: record.role for record in recovered}
+    assert roles == {"weather": Role.SESSION, "get_weather": Role.TOOL_CALL}
+    triples = map_spans(recovered).triples
+    assert not any("SECRET" in str(term) for triple in triples for term in triple)
+    assert any("get_weather" in str(term) for triple in triples for term in triple)

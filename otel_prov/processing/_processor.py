@@ -245,16 +245,18 @@ class ProvSpanProcessor(SpanProcessor):
         self._recovered_spans: list[SpanRecord] = []
         self._recovered_records: list[ProvRecord] = []
         self._recovered_logs: list[Path] = []
+        self._prepare = RecordPreparer.from_settings(
+            blob_dir=blob_dir, blob_threshold=blob_threshold
+        )
         wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered_spans, self._recovered_logs = recover_intents(Path(wal_path))
             self._wal = IntentLog(
-                Path(wal_path), fsync=wal_fsync if wal_fsync is not None else fsync_always()
+                Path(wal_path),
+                fsync=wal_fsync if wal_fsync is not None else fsync_always(),
+                content=self._prepare.content,
             )
-        self._prepare = RecordPreparer.from_settings(
-            blob_dir=blob_dir, blob_threshold=blob_threshold
-        )
         self._prices = prices_from_settings(prices)
         self._start_worker()
         reset_in_child(self._after_fork_in_child)

@@ -17,6 +17,12 @@ on the same directory: every intent without ``done`` becomes an activity with
 ``oprov:status "incomplete"`` (the tool call with its arguments and no observation,
 inside its iteration and session), which that processor seals and stores like any run.
 
+With content withheld (``OTEL_PROV_CAPTURE_CONTENT=false``, ``--no-content``) a line keeps
+only what says which span it is (:data:`IDENTITY_KEYS`: kind, names, ids, model) and
+the role read from all of it: a third-party instrumentation sets its question and
+arguments on the span whatever our switches say, and the store is not the only copy
+that must go without them.
+
 ``fsync`` (``OTEL_PROV_WAL_FSYNC``): ``always`` syncs every intent before the tool runs
 (survives a machine crash, costs a disk flush per tool call); ``never`` (default) leaves
 it to the OS, which survives the process being killed, the case this log is for.
@@ -35,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from otel_prov.capture._redaction import redact_attributes
-from otel_prov.prov._conventions import TOOL_CALL_KEYS, starts_as_tool_call
+from otel_prov.prov._conventions import IDENTITY_KEYS, TOOL_CALL_KEYS, starts_as_tool_call
 from otel_prov.prov._span_record import Role, SpanRecord, classify, clean_attributes
 
 __all__ = ["IntentLog", "recover_intents"]
@@ -51,7 +57,7 @@ class IntentLog:
     refuses is cut back off the file, so the lines after it are whole.
     """
 
-    def __init__(self, directory: Path, *, fsync: bool = False) -> None:
+    def __init__(self, directory: Path, *, fsync: bool = False, content: bool = True) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"wal-{os.getpid()}-{time.time_ns()}.jsonl"
         self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -59,6 +65,8 @@ class IntentLog:
         self._size = 0
         """Bytes of whole lines in the file."""
         self._fsync = fsync
+        self._content = content
+        """Keep what spans say (questions, arguments)?  False: only what they are."""
         self._lock = threading.Lock()
         self._pending: set[int] = set()
         self._settled: list[int] = []
@@ -89,16 +97,32 @@ class IntentLog:
         # Built outside the lock: two calls racing may both write an ancestor, which
         # recovery reads as one.
         entries = [
-            _entry(above, service, above.attributes or {})
+            self._entry(above, service, above.attributes or {})
             for above in reversed(ancestors)
             if above.context.span_id not in self._pending
         ]
         entries.append(
-            _entry(span, service, {k: attributes[k] for k in TOOL_CALL_KEYS if k in attributes})
+            self._entry(
+                span, service, {k: attributes[k] for k in TOOL_CALL_KEYS if k in attributes}
+            )
         )
         with self._lock:
             self._write(entries)
             self._pending.update(s.context.span_id for s in (*ancestors, span))
+
+    def _entry(self, span: Any, service: str | None, attributes: Any) -> dict[str, Any]:
+        """:func:`_entry`, with content withheld when the policy says so (the role is then
+        read before the text goes, and kept: some conventions tell a run by its metadata)."""
+        if self._content:
+            return _entry(span, service, attributes)
+        name = span.name
+        role = (
+            Role.TOOL_CALL
+            if starts_as_tool_call(name, attributes)
+            else classify(attributes, root=span.parent is None)
+        )
+        kept = {key: value for key, value in attributes.items() if key in IDENTITY_KEYS}
+        return {**_entry(span, service, kept), "role": role.value}
 
     def done(self, span_ids: Iterable[int]) -> None:
         """The worker exported the sessions these spans belong to, or found that they
@@ -122,7 +146,7 @@ class IntentLog:
         intents; the child only closes its copy of the descriptor (its lock may be held by
         a thread that is not in the child: it is not taken)."""
         os.close(self._fd)
-        return IntentLog(self.path.parent, fsync=self._fsync)
+        return IntentLog(self.path.parent, fsync=self._fsync, content=self._content)
 
     def close(self) -> None:
         """Close; a log with nothing pending is removed (there is nothing to recover)."""
@@ -218,11 +242,22 @@ def recover_intents(directory: Path) -> tuple[list[SpanRecord], list[Path]]:
                     end_ns=None,
                     attributes=attributes,
                     service_name=entry.get("service"),
-                    # A tool call may be known by its name alone (logged before its
-                    # instrumentation set attributes); the spans above it by theirs.
-                    role=Role.TOOL_CALL
-                    if starts_as_tool_call(name, attributes)
-                    else classify(attributes, root=not parent),
+                    role=_role(entry, name, attributes),
                 )
             )
     return records, logs
+
+
+def _role(entry: dict[str, Any], name: str, attributes: dict[str, Any]) -> Role:
+    """The role the line was written with (content withheld), else read from it."""
+    written = entry.get("role")
+    if isinstance(written, str) and written in _ROLES:
+        return Role(written)
+    # A tool call may be known by its name alone (logged before its instrumentation set
+    # attributes); the spans above it by theirs.
+    if starts_as_tool_call(name, attributes):
+        return Role.TOOL_CALL
+    return classify(attributes, root=not entry.get("parent"))
+
+
+_ROLES = frozenset(role.value for role in Role)

@@ -70,6 +70,7 @@ __all__ = [
     "EXECUTE_TOOL",
     "HELPER_NAMES",
     "HTTP_STATUS_KEYS",
+    "IDENTITY_KEYS",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MESSAGE_LIST_KEYS",
@@ -447,6 +448,22 @@ TOOL_CALL_KEYS = tuple(
 )
 """What a tool call is read from (its role, name, call id and arguments), in every
 convention: all the write-ahead log keeps of a call it may have to recover."""
+
+IDENTITY_KEYS = frozenset(
+    _KIND_KEYS
+    + TOOL_NAME_KEYS
+    + TOOL_CALL_ID_KEYS
+    + AGENT_NAME_KEYS
+    + RUN_NAME_KEYS
+    + SESSION_ID_KEYS
+    + USER_KEYS
+    + MODEL_KEYS
+    + PROVIDER_KEYS
+    + DATA_SOURCE_KEYS
+    + (sc.OTEL_PROV_ITERATION_NUMBER,)
+)
+"""What says which span this is (its kind, names, ids, model), in every convention, and
+none of what it says: all the write-ahead log keeps of a span when content is withheld."""
 
 
 HTTP_STATUS_KEYS = ("http.response.status_code", "http.status_code")

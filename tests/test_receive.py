@@ -181,6 +181,25 @@ def test_sigterm_drains_what_is_buffered_into_the_store_and_exits_0(
     assert list((data / "journal").glob("segment-*")) == []
 
 
+def test_a_gzip_body_of_several_members_is_read_whole(receivers: Receivers, tmp_path: Path) -> None:
+    """RFC 1952: a gzip file is a series of members, and what it holds is all of them
+    (``gzip.decompress`` and ``zcat`` read them all; a sender that compresses as it
+    streams writes several).  The receiver read the first and dropped the rest with a
+    200, and a protobuf body cut at a member's end is still a valid request."""
+    receiver = receivers.start("--store", str(tmp_path / "store"), "--trace-idle", "600")
+    second = Span()
+    second.CopyFrom(GOOD)
+    second.span_id = bytes.fromhex("00f067aa0ba902b8")
+    body = gzip.compress(request(GOOD)) + gzip.compress(request(second))
+    assert gzip.decompress(body) == request(GOOD) + request(second)
+    status, _, answer = post(receiver, body, **{"Content-Encoding": "gzip"})
+    assert status == 200, answer
+    assert receiver.metrics()["otel_prov_receiver_spans_received_total"] == 2
+    # Each member counts against the limit, together.
+    bomb = gzip.compress(bytes(LIMIT // 2)) + gzip.compress(bytes(LIMIT // 2 + 1))
+    assert post(receiver, bomb, **{"Content-Encoding": "gzip"})[0] == 413
+
+
 def test_answers_follow_the_otlp_specification(receivers: Receivers, tmp_path: Path) -> None:
     receiver = receivers.start("--store", str(tmp_path / "store"), "--trace-idle", "600")
     # Spans that break the rules: the rest is taken, the bad ones counted and explained.

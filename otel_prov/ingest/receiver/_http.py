@@ -128,13 +128,28 @@ async def _body(request: Request, limit: int) -> bytes:
         return body
     if coding not in _WBITS:
         raise ValueError(f"unsupported content encoding {coding!r} (gzip, deflate)")
-    inflater = zlib.decompressobj(_WBITS[coding])
-    data = inflater.decompress(body, limit + 1)
-    if len(data) > limit:
-        raise _TooLargeError
-    if not inflater.eof:
-        raise ValueError("the compressed body is cut short")
-    return data
+    return _inflate(body, _WBITS[coding], limit, members=coding == "gzip")
+
+
+def _inflate(body: bytes, wbits: int, limit: int, *, members: bool) -> bytes:
+    """``body`` decompressed, every gzip member of it (RFC 1952: a gzip file is a series
+    of members, as a sender that compresses while it streams writes it); at most
+    ``limit`` bytes in all."""
+    parts: list[bytes] = []
+    size = 0
+    rest = body
+    while True:
+        inflater = zlib.decompressobj(wbits)
+        part = inflater.decompress(rest, limit + 1 - size)
+        size += len(part)
+        if size > limit:
+            raise _TooLargeError
+        if not inflater.eof:
+            raise ValueError("the compressed body is cut short")
+        parts.append(part)
+        rest = inflater.unused_data
+        if not members or not rest:
+            return b"".join(parts)
 
 
 def _message(

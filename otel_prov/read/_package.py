@@ -39,7 +39,12 @@ from otel_prov.read._chains import (
     checkpoints_query,
     entries_query,
 )
-from otel_prov.read._verify import SessionCheck, stored_content, verify_rows_query
+from otel_prov.read._verify import (
+    SessionCheck,
+    annotation_rows_query,
+    stored_content,
+    verify_rows_query,
+)
 
 __all__ = ["PACKAGE_FORM", "PackageError", "check_package", "export_package"]
 
@@ -91,19 +96,25 @@ def export_package(
     keys: Iterable[str] = (),
     created: str,
 ) -> tuple[bytes, dict[str, int]]:
-    """The package of ``runs`` (plain IRIs) and its counts (runs, entries, checkpoints).
+    """The package of ``runs`` (plain IRIs), the evaluations added to them after
+    (``annotate``) included, and its counts (runs and annotations, entries, checkpoints).
 
     ``kept``: a checkpoint file's checkpoints (those of the store are read too); ``keys``:
     key ids whose public keys go in beside those that signed anything in the package;
     ``created``: the time the manifest states.
     """
-    wanted = sorted(set(runs))
+    asked = set(runs)
     newest: dict[str, Mapping[str, str | None]] = {}
+    # An evaluation added after a run (``annotate``) goes in with the run it judges.
+    judged = [
+        row for row in backend.query(annotation_rows_query(graph)).rows if row["run"] in asked
+    ]
     for row in sorted(
-        backend.query(verify_rows_query(graph, sessions=wanted)).rows,
+        [*backend.query(verify_rows_query(graph, sessions=sorted(asked))).rows, *judged],
         key=lambda row: (row["session"] or "", row["bundle"] or ""),
     ):
         newest.setdefault(row["session"] or "", row)
+    wanted = sorted(asked) + sorted(newest.keys() - asked)
     entries: list[Entry] = []
     signed: dict[str, tuple[str, str]] = {}
     for row in backend.query(entries_query(graph)).rows:
@@ -276,7 +287,10 @@ def _manifest(files: Mapping[str, bytes]) -> dict[str, list[dict[str, object]]]:
             raise PackageError(
                 f"not a {PACKAGE_FORM} package (its manifest says {manifest.get('package')!r})"
             )
-        return {part: list(manifest[part]) for part in ("runs", "entries", "checkpoints")}
+        parts = {part: list(manifest[part]) for part in ("runs", "entries", "checkpoints")}
+        if not all(isinstance(item, dict) for items in parts.values() for item in items):
+            raise PackageError("not an audit package: its manifest lists something not an object")
+        return parts
     except KeyError as exc:
         raise PackageError(f"not an audit package: no {exc} in it") from None
     except (ValueError, TypeError, AttributeError) as exc:
@@ -477,7 +491,10 @@ def _run_check(
         if entry.revises == bundle:
             problems.append(f"{bundle} was revised by {entry.bundle}: its content is superseded")
     if newest is None:
-        problems.append(f"the entry of {bundle} is missing from the package (removed)")
+        problems.append(
+            f"the entry of {bundle} is missing from the package (removed, or the bundle was "
+            "sealed before chains)"
+        )
         return SessionCheck(run, str(bundle), tuple(problems))
     content = files.get(str(item.get("content")))
     if content is None:

@@ -250,6 +250,20 @@ def test_a_run_no_checkpoint_covers_fails(written: Path, package: Path) -> None:
     assert "no checkpoint in the package covers its entry" in result.stdout, result.stdout
 
 
+def test_a_file_that_is_no_package_and_a_run_not_stored_are_told(
+    written: Path, package: Path
+) -> None:
+    result = _verify_package(written / "checkpoints.jsonl", *_trust(written))
+    assert result.returncode == 2 and "not an audit package" in result.stderr, result.stderr
+    mixed = run_cli("verify", "--package", str(package), "--all")
+    assert mixed.returncode == 2 and "checks the package alone" in mixed.stderr
+    where = ("--store", str(written / "store"), "--out", str(written / "none.zip"))
+    missing = run_cli("audit-export", "no-such-run", *where)
+    assert missing.returncode == 1 and "no-such-run" in missing.stderr, missing.stderr
+    assert run_cli("audit-export", *where).returncode == 2  # no ID and no --all
+    assert not (written / "none.zip").exists()
+
+
 def _sign_all(members: dict[str, bytes], key: Ed25519PrivateKey) -> dict[str, bytes]:
     """Every entry and checkpoint signed again by ``key``, the package's keys replaced by
     its public key: a package rebuilt by whoever holds another key."""

@@ -153,14 +153,15 @@ def export_package(
             if checkpoint.chain == chain and first <= checkpoint.sequence <= last:
                 unique = (chain, checkpoint.canonical(), checkpoint.signature, checkpoint.key)
                 anchors.setdefault(unique, []).append(source)
-    stated: list[dict[str, object]] = []
-    seen: dict[str, int] = {}
-    for (chain, data, signature, key), found_in in anchors.items():
-        name = f"checkpoints/{chain}/{json.loads(data)['sequence']}"
-        seen[name] = seen.get(name, 0) + 1
-        if seen[name] > 1:  # the store's and the file's disagree: both go in
-            name += f"-{seen[name]}"
-        stated.append({**_put(files, name, data, signature, key), "from": sorted(set(found_in))})
+    stated = [
+        {
+            **_put(
+                files, f"checkpoints/{chain}/{json.loads(data)['sequence']}", data, signature, key
+            ),
+            "from": sorted(set(found_in)),
+        }
+        for (chain, data, signature, key), found_in in anchors.items()
+    ]
     listed_runs: list[dict[str, object]] = []
     for number, run in enumerate(wanted, 1):
         sealed = newest.get(run)
@@ -175,8 +176,12 @@ def export_package(
     signers = {str(item["key"]) for item in [*listed, *stated] if item["key"]} | set(keys)
     key_files = []
     for key in sorted(signers):
+        try:
+            pem = public_key_pem(key)
+        except ValueError:  # an edited store's signer: the check names it as another key
+            continue
         name = f"keys/{key.removeprefix('ed25519:')[:16]}.pub"
-        files[name] = public_key_pem(key)
+        files[name] = pem
         key_files.append({"key": key, "file": name})
     manifest = {
         "package": PACKAGE_FORM,
@@ -196,16 +201,22 @@ def _put(
     files: dict[str, bytes], stem: str, data: bytes, signature: str, key: str
 ) -> dict[str, object]:
     """``stem.json`` (the canonical bytes) and ``stem.sig`` (the raw 64-byte Ed25519
-    signature, what ``openssl pkeyutl -verify`` reads), and the manifest's line for them."""
-    files[f"{stem}.json"] = data
+    signature, what ``openssl pkeyutl -verify`` reads), and the manifest's line for them.
+    A second one of the same number (a bundle replayed in the store, or checkpoints of
+    the store and the file that disagree) is ``stem-2``: both go in, the check tells."""
+    name, taken = stem, 1
+    while f"{name}.json" in files:
+        taken += 1
+        name = f"{stem}-{taken}"
+    files[f"{name}.json"] = data
     if signature:
         try:
-            files[f"{stem}.sig"] = base64.b64decode(signature, validate=True)
+            files[f"{name}.sig"] = base64.b64decode(signature, validate=True)
         except binascii.Error:  # an edited store's: kept as it is, checking tells
-            files[f"{stem}.sig"] = signature.encode()
+            files[f"{name}.sig"] = signature.encode()
     return {
-        "file": f"{stem}.json",
-        "signature": f"{stem}.sig" if signature else None,
+        "file": f"{name}.json",
+        "signature": f"{name}.sig" if signature else None,
         "key": key or None,
     }
 

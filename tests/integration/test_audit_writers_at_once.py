@@ -151,6 +151,7 @@ def test_an_agent_a_second_process_and_a_receiver_at_once_give_clean_chains_that
             assert chains[chain] == list(range(1, lengths[name] + 1)), (name, chains)
             assert checkpoints[-1].sequence == lengths[name], name
         assert len(chains) == 3, chains  # nothing else wrote, no chain branched
+        trust = str(tmp_path / "keys" / "signing.pub")
         everything = tmp_path / "checkpoints.jsonl"
         everything.write_text(
             "".join((tmp_path / f"checkpoints-{name}.jsonl").read_text() for name in files)
@@ -161,7 +162,7 @@ def test_an_agent_a_second_process_and_a_receiver_at_once_give_clean_chains_that
             "--endpoint",
             server.query_endpoint,
             "--trust",
-            str(tmp_path / "keys" / "signing.pub"),
+            trust,
             "--checkpoints",
             str(everything),
             "--format",
@@ -171,6 +172,23 @@ def test_an_agent_a_second_process_and_a_receiver_at_once_give_clean_chains_that
         checks = json.loads(verified.stdout)
         assert len(checks) == IN_PROCESS + SECOND_PROCESS + THROUGH_RECEIVER
         assert all(check["ok"] for check in checks)
+        # The three chains in one audit package, read from the server, checked without it.
+        package = tmp_path / "audit.zip"
+        exported = run_cli(
+            "audit-export",
+            "--all",
+            "--endpoint",
+            server.query_endpoint,
+            "--checkpoints",
+            str(everything),
+            "--out",
+            str(package),
+        )
+        assert exported.returncode == 0, exported.stderr
+        server.stop()
+        checked = run_cli("verify", "--package", str(package), "--trust", trust, "--format", "json")
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert len(json.loads(checked.stdout)) == len(checks)
     finally:
         if second is not None and second.poll() is None:
             second.kill()

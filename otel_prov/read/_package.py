@@ -390,8 +390,9 @@ def check_package(data: bytes, trusted: Sequence[str] = ()) -> list[SessionCheck
     anchors = _anchors(files, manifest["checkpoints"], trusted, found)
     for chain in sorted(entries.keys() | anchors.keys()):
         _check_window(chain, entries.get(chain, []), anchors.get(chain, {}), found)
+    held = _Held.of(entries)
     checks = [
-        _run_check(item, files, entries, anchors, found)
+        _run_check(item, files, held, anchors, found)
         for item in sorted(manifest["runs"], key=lambda item: str(item.get("run")))
     ]
     checks += [
@@ -479,34 +480,54 @@ def _check_window(
             )
 
 
+@dataclass(frozen=True)
+class _Held:
+    """The entries held, indexed once for the runs' checks (a package may hold thousands)."""
+
+    by_bundle: Mapping[str, Entry]
+    of_run: Mapping[str, Sequence[Entry]]
+    revised_by: Mapping[str, Sequence[str]]
+
+    @classmethod
+    def of(cls, entries: Mapping[str, Sequence[tuple[Entry, str]]]) -> _Held:
+        by_bundle: dict[str, Entry] = {}
+        of_run: dict[str, list[Entry]] = {}
+        revised_by: dict[str, list[str]] = {}
+        for chain in entries.values():
+            for entry, _ in chain:
+                by_bundle[entry.bundle] = entry
+                of_run.setdefault(entry.of, []).append(entry)
+                if entry.revises:
+                    revised_by.setdefault(entry.revises, []).append(entry.bundle)
+        return cls(by_bundle, of_run, revised_by)
+
+
 def _run_check(
     item: Mapping[str, object],
     files: Mapping[str, bytes],
-    entries: Mapping[str, Sequence[tuple[Entry, str]]],
+    held: _Held,
     anchors: Mapping[str, Mapping[int, Sequence[str]]],
     found: _Findings,
 ) -> SessionCheck:
     """One exported run: its content against its newest entry, its revisions held, a
     checkpoint at or past its entry, its chain's window whole."""
-    run, bundle = str(item.get("run")), item.get("bundle")
+    run, bundle = str(item.get("run")), str(item.get("bundle") or "")
     problems = list(found.runs.get(run, ()))
     if not bundle:
         problems.append("no bundle: the run's record was removed or never sealed")
         return SessionCheck(run, None, tuple(problems))
-    held = [entry for chain in entries.values() for entry, _ in chain]
-    bundles = {entry.bundle for entry in held}
-    newest = next((e for e in held if e.bundle == bundle), None)
-    for entry in held:
-        if entry.of == run and entry.revises and entry.revises not in bundles:
+    newest = held.by_bundle.get(bundle)
+    for entry in held.of_run.get(run, ()):
+        if entry.revises and entry.revises not in held.by_bundle:
             problems.append(f"revision chain broken: the entry of {entry.revises} is missing")
-        if entry.revises == bundle:
-            problems.append(f"{bundle} was revised by {entry.bundle}: its content is superseded")
+    for later in held.revised_by.get(bundle, ()):
+        problems.append(f"{bundle} was revised by {later}: its content is superseded")
     if newest is None:
         problems.append(
             f"the entry of {bundle} is missing from the package (removed, or the bundle was "
             "sealed before chains)"
         )
-        return SessionCheck(run, str(bundle), tuple(problems))
+        return SessionCheck(run, bundle, tuple(problems))
     content = files.get(str(item.get("content")))
     if content is None:
         problems.append(f"the run's content ({item.get('content')}) is missing from the package")
@@ -522,4 +543,4 @@ def _run_check(
         )
     if newest.chain in found.chains:
         problems.append(f"its chain is broken: see {chain_iri(newest.chain)}")
-    return SessionCheck(run, str(bundle), tuple(problems))
+    return SessionCheck(run, bundle, tuple(problems))

@@ -218,9 +218,10 @@ def test_an_edited_run_in_the_package_is_named(written: Path, package: Path) -> 
 def test_a_dropped_entry_is_named(written: Path, package: Path) -> None:
     members = _members(package)
     manifest = _manifest(members)
-    second, third = _runs(written / "store")[1:3]
+    second, third, fourth = _runs(written / "store")[1:4]
     for run, said in (
         (third, "sequence 3 missing from the package"),
+        (fourth, "sequence 4 missing from the package"),  # the checkpoint's head
         (second, "is missing from the package (removed, or"),
     ):
         line = _entry_of(members, run)

@@ -23,6 +23,7 @@ __all__ = [
     "SigningKeyError",
     "generate_key_pair",
     "public_key_id",
+    "public_key_pem",
     "signature_valid",
 ]
 
@@ -129,6 +130,21 @@ def public_key_id(path: Path) -> str:
     if not isinstance(key, Ed25519PublicKey):
         raise SigningKeyError(f"{path} is not an Ed25519 public key")
     return _key_id(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
+
+
+def public_key_pem(key_id: str) -> bytes:
+    """The public key ``key_id`` names as ``signing.pub`` holds it (SubjectPublicKeyInfo
+    PEM): a key id is the raw public key, so the two say the same.  Raises ``ValueError``
+    for an id that is not an Ed25519 key's."""
+    with needs_extra("sign", "writing public keys"):
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    if not key_id.startswith(_PREFIX):
+        raise ValueError(f"not an Ed25519 key id: {key_id!r}")
+    key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(key_id.removeprefix(_PREFIX)))
+    return key.public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
 
 
 def signature_valid(key_id: str, data: bytes, signature: str) -> bool:

@@ -26,7 +26,9 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters._base import graph_term
 from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
+from otel_prov.prov._chain import Checkpoint
 from otel_prov.read._backend import QueryBackend, StoreUnavailableError
+from otel_prov.read._chains import read_checkpoint_file
 from otel_prov.read._reader import ProvenanceReader
 from otel_prov.setup._destination import (
     Destination,
@@ -43,6 +45,7 @@ __all__ = [
     "log_one_line",
     "no_session",
     "open_destination",
+    "read_checkpoints",
     "reader",
     "say",
     "tenant",
@@ -98,6 +101,19 @@ def chain_writer() -> ChainWriter:
         return ChainWriter(signer=signer_from_settings(None))
     except (SigningKeyError, MissingExtraError) as exc:
         raise UsageError(f"{OTEL_PROV_SIGNING_KEY}: {exc}") from exc
+
+
+def read_checkpoints(path: Path | None) -> list[Checkpoint]:
+    """The checkpoints of ``--checkpoints FILE`` (none without it); a file that cannot be
+    read, or a line that is no checkpoint, is a usage error."""
+    if path is None:
+        return []
+    try:
+        return read_checkpoint_file(path.read_text(encoding="utf-8"), str(path))
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def destination(args: argparse.Namespace) -> Destination:

@@ -7,13 +7,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from otel_prov._signing import KEY_FILE, SigningKeyError, generate_key_pair, public_key_id
+from otel_prov._signing import KEY_FILE, generate_key_pair
+from otel_prov.cli._audit import trusted_keys, verify_package
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where, add_format
 from otel_prov.cli._render_report import render_checks
-from otel_prov.cli._shared import no_session, reader, say
-from otel_prov.prov._chain import Checkpoint
-from otel_prov.read._chains import read_checkpoint_file
+from otel_prov.cli._shared import no_session, read_checkpoints, reader, say
 
 __all__ = ["COMMANDS"]
 
@@ -42,28 +41,24 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a checkpoint file (OTEL_PROV_CHECKPOINT_FILE) the chains must reach",
     )
+    sub.add_argument(
+        "--package",
+        type=Path,
+        metavar="FILE",
+        help="check an audit package (otel-prov audit-export) instead of a store: no store is read",
+    )
     add_format(sub, text="a line per session and the totals", json="one object per session")
-
-
-def _checkpoints(path: Path | None) -> list[Checkpoint]:
-    if path is None:
-        return []
-    try:
-        return read_checkpoint_file(path.read_text(encoding="utf-8"), str(path))
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(str(exc)) from exc
 
 
 def _verify(args: argparse.Namespace) -> ExitCode:
     if args.id is not None and args.all:
         raise UsageError("give an ID or --all, not both")
-    try:
-        trusted = [public_key_id(path) for path in args.trust]
-    except SigningKeyError as exc:
-        raise UsageError(str(exc)) from exc
-    checkpoints = _checkpoints(args.checkpoints)
+    trusted = trusted_keys(args.trust)
+    if args.package is not None:
+        if args.id is not None or args.all or args.checkpoints is not None:
+            raise UsageError("--package checks the package alone: no ID, --all or --checkpoints")
+        return verify_package(args.package, trusted, args.format)
+    checkpoints = read_checkpoints(args.checkpoints)
     checks = reader(args).verify(args.id, trusted=trusted, checkpoints=checkpoints)
     if not checks:
         say("no session to verify" if args.id is None else no_session(args.id))

@@ -254,15 +254,17 @@ def timeline_svg(session: SessionView, trace: Sequence[TraceSpanView] = ()) -> s
         )
         classes = f"bar {row.kind}" + (" failed" if row.failed else "")
         label = row.label
+        shown = _fitted(label, "", row.depth)
         if row.kind == "span":
             classes += f" service-{services[row.service or '']}"
             label = f"{row.label} · {row.service}" if row.service else row.label
+            shown = _fitted(row.label, f" · {row.service}" if row.service else "", row.depth)
         outcome = f"; FAILED {row.note}" if row.failed and row.note else ""
         tip = f"{label}: {row.start or '?'} to {row.end or '(never)'} ({took}){outcome}"
         parts.append(
             f'<g class="{classes}"><title>{escape(tip)}</title>'
             f'<text x="{4 + row.depth * _INDENT}" y="{y + 12}">'
-            f"{escape(_fitted(label, row.depth))}</text>"
+            f"{escape(shown)}</text>"
             f'<rect x="{left:.1f}" y="{y + 2}" width="{max(right - left, 1.0):.1f}" '
             f'height="{ROW_HEIGHT - 5}"></rect>'
             f'<text x="{LABEL_WIDTH + CHART_WIDTH + 6}" y="{y + 12}" class="duration">'
@@ -274,14 +276,20 @@ def timeline_svg(session: SessionView, trace: Sequence[TraceSpanView] = ()) -> s
     return "".join(parts)
 
 
-_CHAR_WIDTH = 6.6
+_CHAR_WIDTH = 6.0
 """About the width of a character of the chart's labels, in pixels."""
 
 
-def _fitted(label: str, depth: int) -> str:
-    """``label`` cut (with an ellipsis) to what fits left of the bars at ``depth``."""
-    most = max(int((LABEL_WIDTH - 8 - depth * _INDENT) / _CHAR_WIDTH), 8)
-    return label if len(label) <= most else label[: most - 1] + "…"
+def _fitted(name: str, service: str, depth: int) -> str:
+    """``name`` and then ``service`` as they fit left of the bars at ``depth``: the name
+    cut with an ellipsis first, so that the service stays readable."""
+    most = max(int((LABEL_WIDTH - 8 - depth * _INDENT) / _CHAR_WIDTH), 12)
+    if len(name) + len(service) <= most:
+        return name + service
+    room = most - len(service)
+    if room < 8:  # a service name too long to keep whole
+        return (name + service)[: most - 1] + "…"
+    return name[: room - 1] + "…" + service
 
 
 def _legend(services: dict[str, int], top: int) -> str:

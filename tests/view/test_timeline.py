@@ -10,7 +10,7 @@ from typing import Any
 from otel_prov.read._trace_spans import TraceSpanView
 from otel_prov.read._views import DownstreamView
 from otel_prov.view._timeline_svg import timeline_rows, timeline_svg
-from tests.view.test_svg import SVG, _view
+from tests.view.test_svg import SVG, _texts, _view
 
 
 def _with_downstream() -> object:
@@ -134,3 +134,13 @@ def test_spans_are_coloured_by_service_with_a_legend() -> None:
         (service, colour) for service, (colour,) in by_service.items()
     ]
     assert float(legend.find(f".//{SVG}text").get("y", "0")) < float(svg.get("height", "0"))  # type: ignore[union-attr]
+
+
+def test_a_long_span_name_is_cut_before_its_service() -> None:
+    deep = _span("urn:deep", "SELECT title, year FROM papers WHERE topic = $1", "urn:i1",
+                 "research-service", "00.3", "00.4")  # fmt: skip
+    svg = ET.fromstring(timeline_svg(_view(), (deep,)))
+    (bar,) = [g for g in svg.iter(f"{SVG}g") if "span" in g.get("class", "").split()]
+    label = _texts(bar)[0]
+    assert label.startswith("SELECT title") and label.endswith("… · research-service")
+    assert "WHERE topic = $1" in "".join(bar.find(f"{SVG}title").itertext())  # type: ignore[union-attr]

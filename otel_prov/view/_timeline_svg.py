@@ -63,7 +63,7 @@ def timeline_rows(
 ) -> Iterator[TimelineRow]:
     """The rows the chart draws, in order: the run's (as :func:`_run_rows`), and each span
     of ``trace`` it does not show, under its parent span (the run's rows under the span
-    the run is part of), among its siblings by start time.  A span whose parent is not
+    the run is part of), after the siblings that start before it.  A span whose parent is not
     in ``trace`` is a root."""
     own = _tree(list(_run_rows(session)))
     if not trace:
@@ -82,15 +82,22 @@ def timeline_rows(
         parent = parents[span.id]
         holder = None if parent is None else nodes.get(parent)
         _insert(holder.children if holder is not None else roots, nodes[span.id])
-    if own[0] not in _walk(roots):  # not in the trace read, or a partOf loop above it
+    if not any(node is own[0] for node in _walk(roots)):  # not in the trace, or a partOf loop
         _insert(roots, own[0])
     yield from _flat(roots, 0)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Node:
+    """A row and the rows under it; told apart by identity."""
+
     row: TimelineRow
     children: list[_Node] = field(default_factory=list)
+    start: tuple[str, str] = field(init=False)
+    """The row's start, in time order (``("", "")`` when unknown)."""
+
+    def __post_init__(self) -> None:
+        self.start = instant_order(self.row.start) if self.row.start else ("", "")
 
 
 def _tree(rows: Sequence[TimelineRow]) -> list[_Node]:
@@ -119,14 +126,13 @@ def _flat(nodes: Iterable[_Node], depth: int) -> Iterator[TimelineRow]:
 
 
 def _insert(siblings: list[_Node], node: _Node) -> None:
-    """``node`` before the first of ``siblings`` that starts after it (at the end when
-    none does), keeping the order of those already there."""
-    at = instant_order(node.row.start or "")
-    for index, sibling in enumerate(siblings):
-        if sibling.row.start and instant_order(sibling.row.start) > at:
-            siblings.insert(index, node)
-            return
-    siblings.append(node)
+    """``node`` after the last of ``siblings`` that starts no later than it (first when
+    none does), keeping the order of those already there.  The trace comes earliest
+    first, so the search from the end mostly stops at once."""
+    at = len(siblings)
+    while at and siblings[at - 1].row.start and siblings[at - 1].start > node.start:
+        at -= 1
+    siblings.insert(at, node)
 
 
 def _span_row(span: TraceSpanView) -> TimelineRow:
@@ -185,7 +191,7 @@ def _seconds(stamp: str | None) -> float | None:
         return None
     whole, fraction = instant_order(stamp)
     try:
-        moment = datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+        moment = datetime.fromisoformat(whole).replace(tzinfo=timezone.utc)  # strptime: 10x slower
     except ValueError:
         return None
     return moment.timestamp() + float(f"0.{fraction or 0}")

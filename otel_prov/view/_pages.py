@@ -30,7 +30,7 @@ from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
 from otel_prov.read._recipes import RECIPES
 from otel_prov.read._sparql import STATUSES
-from otel_prov.read._trace_spans import TraceSpanView
+from otel_prov.read._trace_spans import MOST_TRACE_SPANS, TraceSpanView
 from otel_prov.read._views import SessionView
 from otel_prov.view._labels import (
     answerer_label,
@@ -112,6 +112,8 @@ class _Run:
     why: str | None
     """The why-graph to draw (:class:`~otel_prov.view._why_graph.WhyDrawing` as JSON)."""
     timeline: Markup
+    cut: int | None = None
+    """How many spans of the trace are drawn, when the store may hold more."""
 
 
 def trace_links(trace_id: str, templates: Mapping[str, str]) -> list[tuple[str, str, bool]]:
@@ -139,6 +141,7 @@ def _run(
         trace_links(view.trace_id, links),
         None if why is None else why_drawing(why).as_json(),
         Markup(timeline_svg(view, trace)),
+        MOST_TRACE_SPANS if len(trace) >= MOST_TRACE_SPANS else None,
     )
 
 

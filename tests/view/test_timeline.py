@@ -7,8 +7,9 @@ import itertools
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from otel_prov.read._trace_spans import TraceSpanView
+from otel_prov.read._trace_spans import MOST_TRACE_SPANS, TraceSpanView
 from otel_prov.read._views import DownstreamView
+from otel_prov.view._pages import session_page
 from otel_prov.view._timeline_svg import timeline_rows, timeline_svg
 from tests.view.test_svg import SVG, _texts, _view
 
@@ -144,3 +145,14 @@ def test_a_long_span_name_is_cut_before_its_service() -> None:
     label = _texts(bar)[0]
     assert label.startswith("SELECT title") and label.endswith("… · research-service")
     assert "WHERE topic = $1" in "".join(bar.find(f"{SVG}title").itertext())  # type: ignore[union-attr]
+
+
+def test_the_page_says_when_the_trace_has_more_spans_than_are_drawn() -> None:
+    few = session_page([_view()], traces={"t": _trace()}, standalone=True)
+    assert "GET /ask · web-frontend" in few and "spans of the trace by start time" not in few
+    many = tuple(
+        _span(f"urn:x{k}", f"GET /{k}", "urn:i1", "cache", "00.3", "00.4")
+        for k in range(MOST_TRACE_SPANS)
+    )
+    page = session_page([_view()], traces={"t": many}, standalone=True)
+    assert f"The first {MOST_TRACE_SPANS} spans of the trace by start time are drawn" in page

@@ -201,8 +201,9 @@ def test_links_are_named_after_the_backend_configured(
     assert f"jaeger       http://jaeger.local/trace/{TRACE:032x}" in both
 
 
-def test_a_model_calls_request_to_its_api_is_drawn_under_it(tmp_path: Path) -> None:
-    run = [
+def _model_run() -> list[SpanRecord]:
+    """One step whose model call's HTTP request to the model's API got a 429."""
+    return [
         make_span(1, None, name="invoke_agent a", end_ms=20, gen_ai__operation__name="invoke_agent",
                   gen_ai__agent__name="a"),
         make_span(2, 1, name="iteration 1", start_ms=1, end_ms=19, otel_prov__iteration__number=1),
@@ -211,10 +212,85 @@ def test_a_model_calls_request_to_its_api_is_drawn_under_it(tmp_path: Path) -> N
         _kind(make_span(4, 3, name="POST", start_ms=3, end_ms=17, service="llm-gateway",
                         http__response__status_code=429), "client"),
     ]  # fmt: skip
-    view = _run(store_runs(tmp_path / "store", run))
+
+
+def test_a_model_calls_request_to_its_api_is_drawn_under_it(tmp_path: Path) -> None:
+    view = _run(store_runs(tmp_path / "store", _model_run()))
     (model,) = view.iterations[0].model_calls
     assert [(d.name, d.service, d.status, d.error_type) for d in model.downstream] == [
         ("POST", "llm-gateway", "error", "429")
     ]
     rows = [(r.depth, r.kind, r.label, r.service) for r in timeline_rows(view)]
     assert rows[-2:] == [(2, "model-call", "model m", None), (3, "span", "POST", "llm-gateway")]
+
+
+def test_show_lists_a_model_calls_downstream_spans_as_it_lists_a_tool_calls(
+    tmp_path: Path,
+) -> None:
+    store = str(store_runs(tmp_path / "store", _model_run()))
+    text = run_cli("show", f"{TRACE:032x}", "--store", store).stdout.splitlines()
+    model = next(i for i, line in enumerate(text) if line.strip().startswith("model call"))
+    assert text[model + 1].strip() == (
+        "caused       POST (llm-gateway) FAILED 429: HTTP status 429, 14.0 ms"
+    )
+    assert text[model + 1].index("caused") > text[model].index("model call")  # under the call
+    shown = json.loads(
+        run_cli("show", f"{TRACE:032x}", "--store", store, "--format", "json").stdout
+    )
+    (caused,) = shown[0]["iterations"][0]["model_calls"][0]["downstream"]
+    assert (caused["name"], caused["service"], caused["error_type"]) == (
+        "POST",
+        "llm-gateway",
+        "429",
+    )
+    page = run_cli("show", f"{TRACE:032x}", "--store", store, "--format", "html").stdout
+    listed = '<p class="caused failed" data-depth="1">caused <code>POST (llm-gateway) FAILED 429'
+    assert page.index("model call <code>m</code>") < page.index(listed)
+
+
+def framed_run() -> list[SpanRecord]:
+    """:func:`crossing_run` as a request from a web front end started it: the front end's
+    span and its HTTP client span, the agent service's server span around the run, a
+    cache read directly under the first step (no call), and the front end's work after."""
+    outer, *rest = crossing_run()
+    return [
+        make_span(20, None, name="GET /ask", start_ms=-6, end_ms=110, service=FRONTEND),
+        _kind(make_span(21, 20, name="POST /agent", start_ms=-4, end_ms=103, service=FRONTEND,
+                        http__request__method="POST", http__response__status_code=502), "client"),
+        _kind(make_span(22, 21, name="POST /agent", start_ms=-2, end_ms=102,
+                        http__request__method="POST", http__response__status_code=503), "server"),
+        dataclasses.replace(outer, parent_id=22),
+        *rest,
+        _kind(make_span(23, 2, name="GET cache", start_ms=1.5, end_ms=1.9, db__system="redis"),
+              "client"),
+        make_span(24, 20, name="render answer", start_ms=104, end_ms=109, service=FRONTEND),
+    ]  # fmt: skip
+
+
+FRONTEND = "web-frontend"
+
+
+def test_the_timeline_draws_every_span_of_the_trace_around_the_run(tmp_path: Path) -> None:
+    """Read back from a real store: the spans around the run are drawn where they sit in
+    the trace, the run's own rows under the server span that holds it, each once."""
+    store = store_runs(tmp_path / "store", framed_run())
+    reader = open_store(store)
+    (run,) = reader.find(f"{TRACE:032x}")
+    view, trace = reader.session(run), reader.trace_spans(f"{TRACE:032x}")
+    assert len(trace) == 15 and len({span.id for span in trace}) == 15
+    server = next(span for span in trace if span.service == AGENT and span.name == "POST /agent")
+    assert (server.kind, server.status, server.error) == ("Span", "error", "503: HTTP status 503")
+    rows = [(r.depth, r.kind, r.label, r.service) for r in timeline_rows(view, trace)]
+    assert rows[:6] == [
+        (0, "span", "GET /ask", FRONTEND),
+        (1, "span", "POST /agent", FRONTEND),
+        (2, "span", "POST /agent", AGENT),
+        (3, "session", "session outer", None),
+        (4, "iteration", "iteration 1", None),
+        (5, "span", "GET cache", AGENT),
+    ]
+    assert rows[-1] == (1, "span", "render answer", FRONTEND)
+    assert len(rows) == len(list(timeline_rows(view))) + 5  # spans 20 to 24
+    assert [label for _, _, label, _ in rows].count("SELECT papers") == 1
+    page = run_cli("show", f"{TRACE:032x}", "--store", str(store), "--format", "html").stdout
+    assert "POST /agent · web-frontend" in page and "render answer · web-frontend" in page

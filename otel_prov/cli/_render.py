@@ -12,7 +12,8 @@ from otel_prov._extras import needs_extra
 from otel_prov.cli._terminal import columns, printable
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._approvals import ApprovalView
-from otel_prov.read._views import SessionSummary, SessionView, Usage
+from otel_prov.read._trace_spans import TraceSpanView
+from otel_prov.read._views import DownstreamView, SessionSummary, SessionView, Usage
 from otel_prov.view._labels import (
     answerer_label,
     cost_total_label,
@@ -95,6 +96,7 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
         lines.append(f"{indent}Iteration {step.number if step.number is not None else '?'}")
         for model in step.model_calls:
             lines.append(_line("model call", f"{model.model or '?'}{tokens_label(model)}", fields))
+            lines.extend(_caused_lines(model.downstream, fields))
         lines.append(_line("thought", step.thought, fields))
         action = step.action or ""
         if step.arguments:
@@ -111,10 +113,7 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
                 lines.append(_line("arguments", call.arguments, fields))
             if call.observation is not None:
                 lines.append(_line("observation", call.observation, fields))
-            lines.extend(
-                _line("caused", downstream_label(caused), fields + "  " * caused.depth)
-                for caused in call.downstream
-            )
+            lines.extend(_caused_lines(call.downstream, fields))
             lines.extend(_sub_session_lines(call.sub_sessions, fields + "  "))
         if not step.tool_calls and step.observation is not None:
             lines.append(_line("observation", step.observation, fields))
@@ -128,6 +127,11 @@ def _session_lines(session: SessionView, heading: str, indent: str) -> list[str]
             )
     lines.append(_line("answer", session.answer, indent))
     return lines
+
+
+def _caused_lines(downstream: Sequence[DownstreamView], indent: str) -> list[str]:
+    """What a tool or model call caused outside the agent, indented by depth under it."""
+    return [_line("caused", downstream_label(c), indent + "  " * c.depth) for c in downstream]
 
 
 def _sub_session_lines(sessions: Sequence[SessionView], indent: str) -> list[str]:
@@ -282,18 +286,20 @@ def render_views(
     *,
     trace_links: Mapping[str, str] | None = None,
     why: Mapping[str, Mapping[str, Any]] | None = None,
+    traces: Mapping[str, Sequence[TraceSpanView]] | None = None,
 ) -> str:
     """``show`` output for ``text``, ``json``, ``mermaid`` or ``html`` (the formats drawn from
     session views; the others print the session's triples): one JSON list, HTML page or
     Markdown document of diagrams of all ``views`` (one view: its bare diagram), or one
     text per session, a blank line between them.  ``why`` maps a run to its why-graph
-    (``WhyGraph.as_json()``), drawn on the HTML page."""
+    (``WhyGraph.as_json()``) and ``traces`` a trace id to its spans (``trace_spans``),
+    drawn on the HTML page."""
     if fmt == "json":
         return render_json(list(views)) + "\n"
     if fmt == "html":
         with needs_extra("serve", "show --format html"):
             from otel_prov.view._pages import session_page
-        return session_page(views, links=trace_links, why=why, standalone=True)
+        return session_page(views, links=trace_links, why=why, traces=traces, standalone=True)
     if fmt == "mermaid" and len(views) > 1:
         return _mermaid_document(views)
     links = dict(trace_links or {})

@@ -118,8 +118,13 @@ def _show(args: argparse.Namespace) -> ExitCode:
         sys.stdout.write(render_graphs([read.triples(m) for m in matches], args.format))
     else:
         views = [read.session(m, full=args.full) for m in matches]
-        why = {m: read.why(m).as_json() for m in matches} if args.format == "html" else None
-        sys.stdout.write(render_views(views, args.format, trace_links=trace_links(), why=why))
+        why, traces = None, None
+        if args.format == "html":
+            why = {m: read.why(m).as_json() for m in matches}
+            traces = {view.trace_id: read.trace_spans(view.trace_id) for view in views}
+        sys.stdout.write(
+            render_views(views, args.format, trace_links=trace_links(), why=why, traces=traces)
+        )
     return ExitCode.OK
 
 

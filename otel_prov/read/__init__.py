@@ -61,6 +61,7 @@ from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._plans import PlanStepView, PlanView, PostconditionView
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
 from otel_prov.read._summary import RunSummary, Sentence
+from otel_prov.read._trace_spans import TraceSpanView
 from otel_prov.read._verify import SessionCheck
 from otel_prov.read._views import (
     Cost,
@@ -98,6 +99,7 @@ __all__ = [
     "SessionView",
     "StoreUnavailableError",
     "ToolCallView",
+    "TraceSpanView",
     "Usage",
     "WhyEdge",
     "WhyGraph",

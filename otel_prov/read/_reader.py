@@ -26,6 +26,7 @@ from otel_prov.read._members import member_triples, session_members
 from otel_prov.read._sparql import SPARQL_PREFIXES, STATUSES
 from otel_prov.read._summary import RunSummary, summarize
 from otel_prov.read._text_index import TextIndex
+from otel_prov.read._trace_spans import TraceSpanView, trace_spans
 from otel_prov.read._verify import SessionCheck, verify_sessions
 from otel_prov.read._views import SessionSummary, SessionView
 from otel_prov.read._why import WhyGraph, load_why
@@ -146,6 +147,13 @@ class ProvenanceReader:
         sessions it started; ``full`` reads values kept in the blob store back whole
         (checked against their hash).  Raises ``LookupError`` when there is none."""
         return load_session(self._backend, self._graph, session, full=full)
+
+    def trace_spans(self, trace_id: str) -> tuple[TraceSpanView, ...]:
+        """Every span of the trace ``trace_id`` (32 hex digits) the store holds, earliest
+        first, whichever service or run it belongs to: the server span around a run, the
+        spans of the services it called and of those that called it (the timeline draws
+        them).  One query; at most the first ``MOST_TRACE_SPANS``."""
+        return trace_spans(self._backend, self._graph, trace_id)
 
     def graph(self, session: str) -> rdflib.Graph:
         """Every triple about the session, its activities, entities and agents, with the

@@ -236,7 +236,8 @@ def create_app(
         found, runs = matches(request)
         views = [found.session(run) for run in runs]
         why = {run: found.why(run).as_json() for run in runs}
-        return html(session_page(views, links=links, why=why))
+        traces = {view.trace_id: found.trace_spans(view.trace_id) for view in views}
+        return html(session_page(views, links=links, why=why, traces=traces))
 
     def download(render: Callable[[Any], str], media: str, suffix: str) -> Callable[..., Response]:
         def answer(request: Request) -> Response:

@@ -30,6 +30,7 @@ from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
 from otel_prov.read._recipes import RECIPES
 from otel_prov.read._sparql import STATUSES
+from otel_prov.read._trace_spans import MOST_TRACE_SPANS, TraceSpanView
 from otel_prov.read._views import SessionView
 from otel_prov.view._labels import (
     answerer_label,
@@ -111,6 +112,8 @@ class _Run:
     why: str | None
     """The why-graph to draw (:class:`~otel_prov.view._why_graph.WhyDrawing` as JSON)."""
     timeline: Markup
+    cut: int | None = None
+    """How many spans of the trace are drawn, when the store may hold more."""
 
 
 def trace_links(trace_id: str, templates: Mapping[str, str]) -> list[tuple[str, str, bool]]:
@@ -127,12 +130,18 @@ def _render(template: str, *, title: str, standalone: bool = False, **context: A
     return _ENV.get_template(template).render(title=title, standalone=standalone, **context)
 
 
-def _run(view: SessionView, links: Mapping[str, str], why: Mapping[str, Any] | None = None) -> _Run:
+def _run(
+    view: SessionView,
+    links: Mapping[str, str],
+    why: Mapping[str, Any] | None = None,
+    trace: Sequence[TraceSpanView] = (),
+) -> _Run:
     return _Run(
         view,
         trace_links(view.trace_id, links),
         None if why is None else why_drawing(why).as_json(),
-        Markup(timeline_svg(view)),
+        Markup(timeline_svg(view, trace)),
+        MOST_TRACE_SPANS if len(trace) >= MOST_TRACE_SPANS else None,
     )
 
 
@@ -141,17 +150,22 @@ def session_page(
     *,
     links: Mapping[str, str] | None = None,
     why: Mapping[str, Mapping[str, Any]] | None = None,
+    traces: Mapping[str, Sequence[TraceSpanView]] | None = None,
     standalone: bool = False,
 ) -> str:
     """The page of one or more runs (a conversation id can name several): each run with
     its why-graph (``why`` maps a run's IRI to its ``WhyGraph.as_json()``), its timeline
-    and its trace ``links`` (backend -> URL template).  ``standalone``: the file ``show
-    --format html`` writes, with no navigation or downloads, its scripts inlined."""
+    (with the spans of its trace ``traces`` holds by trace id: the read API's
+    ``trace_spans``) and its trace ``links`` (backend -> URL template).  ``standalone``:
+    the file ``show --format html`` writes, with no navigation or downloads, its scripts inlined."""
     if len(views) == 1:
         title = f"otel-prov: {views[0].agent or 'session'} {views[0].id}"
     else:
         title = f"otel-prov: {len(views)} sessions"
-    runs = [_run(view, links or {}, (why or {}).get(view.id)) for view in views]
+    runs = [
+        _run(view, links or {}, (why or {}).get(view.id), (traces or {}).get(view.trace_id, ()))
+        for view in views
+    ]
     return _render("session.html", title=title, standalone=standalone, runs=runs)
 
 

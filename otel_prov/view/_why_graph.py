@@ -28,12 +28,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ACTIVITY_TYPES", "WhyDrawing", "excerpts", "why_drawing"]
+__all__ = ["ACTIVITY_TYPES", "CONTENT_TYPES", "WhyDrawing", "excerpts", "why_drawing"]
 
 ACTIVITY_TYPES = frozenset(
     {"AgentSession", "Iteration", "ToolCall", "ModelCall", "Retrieval", "Span", "Activity"}
 )
 """Node types drawn as activities (boxes); every other type is an entity (rounded)."""
+
+CONTENT_TYPES = frozenset({"Question", "Answer", "Thought", "Arguments", "Observation", "Query"})
+"""Entities whose text is content an agent exchanged: one stored without its value has
+no name of its own (a source document has its IRI)."""
 
 LINE_CHARS = 34
 """Characters on a line of a node's excerpt: what fits the node's width."""
@@ -181,6 +185,9 @@ def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
     step = [_step_of(kinds, holder, i) for i in range(len(nodes))]
     texts = [str(node.get("label") or node.get("tool") or kinds[i]) for i, node in enumerate(nodes)]
     shown = excerpts(texts)
+    for i, node in enumerate(nodes):
+        if kinds[i] in CONTENT_TYPES and texts[i] == str(node.get("id")):
+            shown[i], texts[i] = _unrecorded(i, kinds, nodes, edges)
     root = str(graph.get("root", ""))
     drawn = []
     for i, node in enumerate(nodes):
@@ -224,6 +231,39 @@ def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
             (f"why-{a}", f"why-{b}") for a, b in _order(boxes, holder, step, index.get(root))
         ),
     )
+
+
+def _unrecorded(
+    node: int,
+    kinds: Sequence[str],
+    nodes: Sequence[Mapping[str, Any]],
+    edges: Sequence[tuple[int, int, str]],
+) -> tuple[tuple[str, ...], str]:
+    """The excerpt and text of content stored without its value (the store names it by
+    its IRI): what it was, the tool call it went to or came from, and that it was not
+    recorded."""
+    calls = [
+        str(nodes[other].get("tool") or "")
+        for source, target, relation in edges
+        for other in [target if source == node else source if target == node else None]
+        if other is not None
+        and kinds[other] == "ToolCall"
+        and relation in ("used", "wasGeneratedBy")
+        and nodes[other].get("tool")
+    ]
+    kind = kinds[node].lower()
+    if not calls:
+        return ("(not recorded)",), f"Not recorded: the {kind}. {_WHY_UNRECORDED}"
+    tool = calls[0]
+    side = "from" if kinds[node] == "Observation" else "for"
+    text = f"Not recorded: the {kind} {side} the call to {tool}. {_WHY_UNRECORDED}"
+    return (*_wrapped(f"{side} {tool}", 0, 1), "(not recorded)"), text
+
+
+_WHY_UNRECORDED = (
+    "Content capture was off (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT), "
+    "or the instrumentation did not record it."
+)
 
 
 def _far(

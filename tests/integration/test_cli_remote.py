@@ -247,3 +247,17 @@ def test_huge_token_counts_total_exactly_from_an_oxigraph_server(tmp_path: Path)
             assert view["tokens"] == HUGE, args
     finally:
         server.stop()
+
+
+def test_the_spans_around_a_run_read_alike_from_store_and_endpoint(
+    server: SparqlServer, tmp_path: Path
+) -> None:
+    """The timeline's one query over the whole trace, on Oxigraph and Virtuoso."""
+    from otel_prov.read import open_endpoint, open_store
+    from tests.test_downstream import FRONTEND, framed_run
+
+    local_args, remote_args = store_both([map_spans(framed_run())], server, tmp_path)
+    trace = f"{0x4BF92F3577B34DA6A3CE929D0E0E4736:032x}"
+    local = open_store(local_args[1]).trace_spans(trace)
+    assert len(local) == 15 and local == open_endpoint(remote_args[1]).trace_spans(trace)
+    assert {span.service for span in local} == {"agent-service", "research-service", FRONTEND}

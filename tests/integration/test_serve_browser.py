@@ -138,6 +138,34 @@ def test_a_user_clicks_from_the_list_into_the_demo_run_and_sees_the_failed_call(
     assert _errors(browser) == []
 
 
+def _text_height(driver: webdriver.Chrome, cell: WebElement) -> float:
+    """The height of the text in ``cell`` (the cell itself is as high as its row)."""
+    return float(driver.execute_script(
+        "const r = document.createRange(); r.selectNodeContents(arguments[0]);"
+        "return r.getBoundingClientRect().height;", cell,
+    ))  # fmt: skip
+
+
+def test_the_question_column_reads_as_lines_of_text_not_a_narrow_strip(
+    served: Served, browser: webdriver.Chrome
+) -> None:
+    """The question takes a readable width beside the 32-digit trace ids: one or two lines,
+    cut with an ellipsis, the whole question on hover."""
+    browser.get(served.url + "/")
+    cells = browser.find_elements(By.CSS_SELECTOR, "table.sessions td.question")
+    demo = next(cell for cell in cells if "Paris right now" in cell.text)
+    line = float(browser.execute_script(
+        "return parseFloat(getComputedStyle(arguments[0]).lineHeight)", demo
+    ))  # fmt: skip
+    assert demo.rect["width"] >= 250 and _text_height(browser, demo) <= 2.5 * line
+    assert demo.get_attribute("title") == demo.text  # short enough to be shown whole
+    hostile = next(cell for cell in cells if "window.pwned" in cell.text)
+    assert _text_height(browser, hostile) <= 3.5 * line and hostile.text.endswith("…")
+    assert hostile.get_attribute("title") == " ".join(HOSTILE)
+    _shot(browser, "sessions")
+    assert _errors(browser) == []
+
+
 def test_the_why_graph_draws_a_node_per_activity_and_entity_of_why_and_focuses_on_click(
     served: Served, browser: webdriver.Chrome, store: Path
 ) -> None:

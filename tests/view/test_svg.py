@@ -77,6 +77,29 @@ def test_every_node_is_drawn_once_with_its_role_and_the_failed_call_is_marked() 
     assert len(drawing["edges"]) == len(DEMO["edges"])
 
 
+def test_content_with_no_recorded_value_reads_as_such_not_as_its_iri() -> None:
+    """An Arguments or Observation entity stored without a value (content capture off, or
+    not recorded by the instrumentation): the store gives its IRI as its label."""
+    args, obs, doc = "urn:otel-prov:t:3:arguments", "urn:otel-prov:t:3:observation", "https://d"
+    graph = {
+        "root": obs,
+        "nodes": [
+            _node(args, "Arguments", args),
+            _node("call", "ToolCall", "lookup [c1]", tool="lookup", status="ok"),
+            _node(obs, "Observation", obs),
+            _node("ask", "Question", "How far?"),
+            _node(doc, "Document", doc),
+        ],
+        "edges": [_edge("call", args), _edge(obs, "call", "wasGeneratedBy")],
+    }
+    nodes = {node["iri"]: node for node in _drawn(graph)["nodes"]}
+    assert nodes[args]["lines"] == ["for lookup", "(not recorded)"]
+    assert nodes[obs]["lines"] == ["from lookup", "(not recorded)"]
+    assert nodes[args]["text"].startswith("Not recorded: the arguments for the call to lookup.")
+    assert nodes["ask"]["lines"] == ["How far?"]  # a value that is recorded stays as it is
+    assert nodes[doc]["lines"] == [doc]  # a source known by its IRI is named by it
+
+
 def test_a_step_holds_its_calls_failed_or_not_and_what_they_returned() -> None:
     nodes = {node["iri"]: node for node in _drawn(DEMO)["nodes"]}
     step = nodes["it1"]["id"]

@@ -15,7 +15,17 @@ import sys
 from collections.abc import Sequence
 
 from otel_prov._extras import MissingExtraError
-from otel_prov.cli import _demo, _import, _query, _receive, _serve, _sessions, _status, _verify
+from otel_prov.cli import (
+    _demo,
+    _import,
+    _prune,
+    _query,
+    _receive,
+    _serve,
+    _sessions,
+    _status,
+    _verify,
+)
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where, build_parser
 from otel_prov.cli._shared import log_one_line, say
@@ -25,7 +35,7 @@ __all__ = ["COMMANDS", "main", "parser"]
 
 COMMANDS: dict[str, Command] = {
     command.name: command
-    for module in (_demo, _sessions, _query, _import, _receive, _serve, _verify, _status)
+    for module in (_demo, _sessions, _query, _import, _receive, _serve, _verify, _prune, _status)
     for command in module.COMMANDS
 }
 """Every command by name, in the order ``otel-prov --help`` lists them."""

@@ -312,7 +312,8 @@ class Tombstone:
         numbers = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
         return (
             f"pruned by policy: chain {self.chain} sequence {numbers} "
-            f"({self.runs} runs that ended before {self.cutoff}; policy {self.policy}; "
+            f"({self.runs} run{'' if self.runs == 1 else 's'} that ended before {self.cutoff}; "
+            f"policy {self.policy}; "
             f"pruned at {self.time})"
         )
 

@@ -8,10 +8,12 @@ deletion off as a prune.  Each on a real embedded store written by ``configure()
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import pyoxigraph
@@ -19,8 +21,17 @@ import pytest
 
 import otel_prov
 from otel_prov._signing import KeySigner
+from otel_prov.cli._prune import duration, iso_duration
 from otel_prov.demo import run_demo_agent
-from otel_prov.prov._chain import TOMBSTONE_FORM, Entry, Tombstone
+from otel_prov.exporters._parked import ParkedBatches
+from otel_prov.prov._chain import (
+    TOMBSTONE_FORM,
+    Checkpoint,
+    Entry,
+    Tombstone,
+    chain_problems,
+    tombstones_for,
+)
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._vocab import O
@@ -190,7 +201,7 @@ def test_a_forged_tombstone_widening_the_range_fails_under_trust(
         assert says in out and f"chain {third.chain}: sequence 3 missing, deleted" in out, out
         code, out = _verify(signed)  # without --trust a tombstone proves nothing, and it says so
         assert "not a forger" in out, out
-    (node, real), *_ = _tombstones(signed)
+    ((node, real),) = [found for found in _tombstones(signed) if "forger" not in found[0]]
     widened = Tombstone(real.chain, 1, 3, third.hash, 3, real.cutoff, real.policy, real.time)
     store = pyoxigraph.Store(str(signed))
     _set(store, node, O.tombstone, widened.canonical().decode())
@@ -292,3 +303,87 @@ def test_prune_of_a_tenant_touches_nothing_of_another(tmp_path: Path, keys: Path
     )
     del db
     assert TOMBSTONE_FORM.encode() in of_a  # the tombstone went to team-a's graph
+
+
+def _chain_of(name: str, count: int) -> list[Entry]:
+    """``count`` entries of chain ``name``, linked as a writer links them."""
+    entries: list[Entry] = []
+    for sequence in range(1, count + 1):
+        previous = entries[-1].hash if entries else ""
+        entries.append(
+            Entry(name, sequence, previous, f"urn:b{sequence}", f"urn:r{sequence}", "sha256:0", "f")
+        )
+    return entries
+
+
+def test_a_tombstone_per_range_of_consecutive_entries_of_each_chain() -> None:
+    a, b = _chain_of("a", 6), _chain_of("b", 2)
+    removed = [a[0], a[1], a[3], b[0], b[1], a[4]]
+    runs = ["urn:r1", "urn:r2", "urn:r4", "urn:r5"]
+    found = tombstones_for(removed, runs, cutoff="c", policy="p", time="t")
+    assert [(t.chain, t.first, t.last, t.head, t.runs) for t in found] == [
+        ("a", 1, 2, a[1].hash, 2),
+        ("a", 4, 5, a[4].hash, 2),
+        ("b", 1, 2, b[1].hash, 2),
+    ]
+    assert Tombstone.from_json(found[0].canonical().decode()) == found[0]
+
+
+def test_gaps_are_pruned_when_a_tombstone_covers_them_and_deleted_when_none_does() -> None:
+    entries = _chain_of("a", 6)
+    kept = [entries[2], entries[4], entries[5]]  # 1-2 pruned, 4 deleted
+    pruned = {"urn:t": Tombstone("a", 1, 2, entries[1].hash, 2, "c", "p", "t")}
+    of_bundle, of_chain = chain_problems("a", kept, [], pruned)
+    assert of_bundle == {} and len(of_chain) == 1 and "sequence 4 missing, deleted" in of_chain[0]
+    lying = {"urn:t": Tombstone("a", 1, 3, entries[1].hash, 2, "c", "p", "t")}
+    of_bundle, _ = chain_problems("a", kept, [], lying)
+    assert "sequence 3 of chain a was pruned, and it is still stored" in of_bundle["urn:t"][0]
+    other = {"urn:t": Tombstone("a", 1, 2, "sha256:other", 2, "c", "p", "t")}
+    (problem,) = chain_problems("a", kept, [], other)[0]["urn:t"]
+    assert "another hash for sequence 2 of chain a than the next entry urn:b3" in problem
+    # The head a checkpoint states for the last entry pruned must be the tombstone's.
+    stated = [Checkpoint("a", 2, entries[0].hash, "t"), Checkpoint("a", 6, entries[5].hash, "t")]
+    of_bundle, of_chain = chain_problems("a", kept, stated, pruned)
+    assert "names another head for sequence 2" in of_bundle["urn:t"][0], of_bundle
+    # Everything pruned, the checkpoint of the last entry still anchors the head.
+    everything = {"urn:t": Tombstone("a", 1, 6, entries[5].hash, 6, "c", "p", "t")}
+    assert chain_problems("a", [], stated[1:], everything) == ({}, [])
+    assert "truncated" in chain_problems("a", [], [Checkpoint("a", 7, "x", "t")], everything)[1][0]
+
+
+@pytest.mark.parametrize(
+    ("text", "days", "iso"),
+    [
+        ("184d", 184, "P184D"),
+        ("P184D", 184, "P184D"),
+        ("26w", 182, "P182D"),
+        ("PT36H", 1.5, "P1DT12H"),
+    ],
+)
+def test_durations(text: str, days: float, iso: str) -> None:
+    length = duration(text)
+    assert length == timedelta(days=days) and iso_duration(length) == iso
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [("6mo", "months and years"), ("P6M", "months and years"), ("1y", "months and years"),
+     ("180", "180d or P180D"), ("P", "180d or P180D"), ("PT", "180d or P180D"),
+     ("0d", "above zero"), ("99999999d", "no cutoff")],
+)  # fmt: skip
+def test_bad_durations_say_why(text: str, says: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=says):
+        duration(text)
+
+
+def test_prune_of_a_store_another_process_writes_is_refused_before_anything_is_written(
+    signed: Path, keys: Path
+) -> None:
+    handle = otel_prov.configure(store=signed, set_global=False, wal_dir=signed.parent / "wal2")
+    try:
+        code, out = _cli("prune", "--before", "2099-01-01", "--store", str(signed), key=keys)
+    finally:
+        handle.shutdown()
+    assert code == 2 and "another process writes" in out and "nothing was pruned" in out, out
+    assert len(_runs(signed)) == 5 and not _tombstones(signed)
+    assert len(ParkedBatches(signed)) == 0  # no tombstone left waiting for the store either

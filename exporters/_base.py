@@ -17,7 +17,14 @@ from otel_prov.environment_variables import OTEL_PROV_GRAPH
 from otel_prov.prov._rdf import InvalidIRIError, iri
 from otel_prov.prov._record import ProvRecord
 
-__all__ = ["DEFAULT_GRAPH", "ExportResult", "ProvExporter", "graph_term"]
+__all__ = [
+    "DEFAULT_GRAPH",
+    "REMOVE_BATCH",
+    "ExportResult",
+    "ProvExporter",
+    "graph_term",
+    "remove_text",
+]
 
 
 class ExportResult(enum.Enum):
@@ -58,6 +65,32 @@ class ProvExporter(abc.ABC):
 
     def shutdown(self) -> None:  # noqa: B027 - optional hook, as in SpanExporter
         """Flush and release resources; later exports fail."""
+
+    def cannot_remove(self) -> str | None:
+        """Why :meth:`remove` cannot work here, for people; ``None`` when it can.  Asked
+        before anything is written that a removal must follow (a prune's tombstones)."""
+        return f"{self.describe()} cannot remove what it stored"
+
+    def remove(self, graph: str, subjects: Sequence[str]) -> bool:
+        """Remove every triple of ``subjects`` (plain IRIs) in ``graph`` (an IRI term) at
+        once, nothing spooled or parked (``otel-prov prune``).  ``False`` when it could not
+        (logged); never raises."""
+        return False
+
+
+REMOVE_BATCH = 200
+"""Subjects a removal names per update: a few thousand triples, which Virtuoso takes in one
+update (it refuses much larger ones, see ``_sparql_client``)."""
+
+
+def remove_text(graph: str, subjects: Sequence[str]) -> str:
+    """The SPARQL 1.1 update that removes every triple of ``subjects`` (plain IRIs) in
+    ``graph`` (an IRI term), for every store alike."""
+    listed = " ".join(f"<{subject}>" for subject in subjects)
+    return (
+        f"DELETE {{ GRAPH {graph} {{ ?x ?p ?o }} }}\n"
+        f"WHERE {{ GRAPH {graph} {{ VALUES ?x {{ {listed} }} ?x ?p ?o }} }}"
+    )
 
 
 DEFAULT_GRAPH = "urn:otel-prov:graph"

@@ -35,7 +35,13 @@ from otel_prov._forks import reset_in_child
 from otel_prov._repeated import RepeatedFailure
 from otel_prov._settings import env_str, fsync_always
 from otel_prov.environment_variables import OTEL_PROV_STORE
-from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._base import (
+    REMOVE_BATCH,
+    ExportResult,
+    ProvExporter,
+    graph_term,
+    remove_text,
+)
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._rocksdb import (
     open_writable,
@@ -265,6 +271,29 @@ class OxigraphStoreExporter(ProvExporter):
 
     def describe(self) -> str:
         return f"the embedded store at {self.path.resolve()}"
+
+    def cannot_remove(self) -> str | None:
+        if self._store is None:
+            return (
+                f"another process writes {self.describe()}: stop it to remove runs (what "
+                "it parks or writes meanwhile cannot wait for a removal)"
+            )
+        return None
+
+    def remove(self, graph: str, subjects: Sequence[str]) -> bool:
+        with self._lock:
+            if self._closed or self._store is None:
+                _logger.error("cannot remove from %s: %s", self.path, self.cannot_remove())
+                return False
+            try:
+                for start in range(0, len(subjects), REMOVE_BATCH):
+                    self._store.update(remove_text(graph, subjects[start : start + REMOVE_BATCH]))
+                self._store.flush()
+            except (OSError, RuntimeError, SyntaxError, ValueError) as exc:
+                self._failures.failed(exc)
+                self._drop_broken(exc)
+                return False
+        return True
 
     def waiting(self) -> int:
         return len(self.parked)

@@ -74,7 +74,13 @@ from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
     OTEL_PROV_SPOOL_DIR,
 )
-from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._base import (
+    REMOVE_BATCH,
+    ExportResult,
+    ProvExporter,
+    graph_term,
+    remove_text,
+)
 from otel_prov.exporters._sparql_client import (
     Answer,
     Outcome,
@@ -428,6 +434,23 @@ class SparqlUpdateExporter(ProvExporter):
 
     def waiting(self) -> int:
         return len(self.spool)
+
+    def cannot_remove(self) -> str | None:
+        return None
+
+    def remove(self, graph: str, subjects: Sequence[str]) -> bool:
+        """Sent at once on a connection of its own (the sender's is its thread's), never
+        spooled: a removal is asked for by a person who waits for its answer."""
+        client = self._new_client()
+        try:
+            for start in range(0, len(subjects), REMOVE_BATCH):
+                answer = client.update(remove_text(graph, subjects[start : start + REMOVE_BATCH]))
+                if answer.outcome is not Outcome.DELIVERED:
+                    _logger.error("cannot remove from %s: %s", client.where, answer.reason[:500])
+                    return False
+        finally:
+            client.close()
+        return True
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         """Send everything queued and spooled now; True when nothing is left waiting."""

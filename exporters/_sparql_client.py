@@ -206,11 +206,7 @@ class SparqlUpdateClient:
 
     def send(self, statements: Statements) -> Answer:
         if self._graph_store is None:
-            return self._post(
-                self._endpoint,
-                update_text(statements).encode(),
-                "application/sparql-update; charset=utf-8",
-            )
+            return self.update(update_text(statements))
         answer = Answer(Outcome.DELIVERED, "")
         for graph, group in statements.items():
             url = self._graph_store.replace("{graph}", quote(graph[1:-1], safe=""))
@@ -218,6 +214,10 @@ class SparqlUpdateClient:
             if answer.outcome is not Outcome.DELIVERED:
                 return answer
         return answer
+
+    def update(self, text: str) -> Answer:
+        """Post one SPARQL 1.1 update to the update endpoint (with a Graph Store too)."""
+        return self._post(self._endpoint, text.encode(), "application/sparql-update; charset=utf-8")
 
     def _post(self, url: str, body: bytes, content_type: str) -> Answer:
         try:

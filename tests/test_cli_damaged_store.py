@@ -60,6 +60,7 @@ COMMANDS = {
     "import": ("import", str(TRACES)),
     "annotate": ("annotate", "demo-conversation", "--name", "correctness", "--score", "1"),
     "flush": ("flush",),
+    "prune": ("prune", "--before", "2099-01-01"),
 }
 
 

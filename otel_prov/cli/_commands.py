@@ -19,6 +19,7 @@ from otel_prov.cli import (
     _audit,
     _demo,
     _import,
+    _prune,
     _query,
     _receive,
     _serve,
@@ -35,7 +36,18 @@ __all__ = ["COMMANDS", "main", "parser"]
 
 COMMANDS: dict[str, Command] = {
     command.name: command
-    for module in (_demo, _sessions, _query, _import, _receive, _serve, _verify, _audit, _status)
+    for module in (
+        _demo,
+        _sessions,
+        _query,
+        _import,
+        _receive,
+        _serve,
+        _verify,
+        _prune,
+        _audit,
+        _status,
+    )
     for command in module.COMMANDS
 }
 """Every command by name, in the order ``otel-prov --help`` lists them."""

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 
 from otel_prov.cli._terminal import printable
 from otel_prov.ingest._import import ImportSummary
+from otel_prov.read._retention import PrunePlan, ranges
 from otel_prov.read._verify import SessionCheck
 
-__all__ = ["render_checks", "render_import"]
+__all__ = ["render_checks", "render_import", "render_prune"]
 
 
 def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
@@ -25,6 +26,7 @@ def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
                 "problems": c.problems,
                 "warnings": c.warnings,
                 "revised": c.revised,
+                "notes": c.notes,
             }
             for c in checks
         ]
@@ -34,6 +36,7 @@ def render_checks(checks: Sequence[SessionCheck], fmt: str) -> str:
         lines.append(f"{'ok' if check.ok else 'FAILED'}  {check.session}")
         lines.extend(f"    {problem}" for problem in check.problems)
         lines.extend(f"    warning: {warning}" for warning in check.warnings)
+        lines.extend(f"    {note}" for note in check.notes)
         if check.revised:
             lines.append(f"    revised after sealing ({'; '.join(check.revised)})")
     failed = sum(not c.ok for c in checks)
@@ -63,3 +66,31 @@ def render_import(
     ]
     notes = [note for note in notes if note]
     return (f"{line} ({'; '.join(notes)})" if notes else line) + "\n"
+
+
+def render_prune(plan: PrunePlan, tombstones: Sequence[str], dry_run: bool, fmt: str) -> str:
+    """What a prune removed (or would, ``dry_run``) and the tombstones it left: one line
+    (``text``) or a JSON object."""
+    if fmt == "json":
+        report = {
+            "dry_run": dry_run,
+            "cutoff": plan.cutoff,
+            "policy": plan.policy,
+            "runs": len(plan.runs),
+            "entries": len(plan.entries),
+            "ranges": ranges(plan),
+            "tombstones": list(tombstones),
+            "sessions": list(plan.runs),
+        }
+        return json.dumps(report, indent=2) + "\n"
+    if not plan.runs:
+        return f"nothing to prune: no run ended before {plan.cutoff} ({plan.policy})\n"
+    chains = len({entry.chain for entry in plan.entries})
+    what = (
+        f"{len(plan.runs)} runs that ended before {plan.cutoff} ({plan.policy}; "
+        f"{len(plan.entries)} entries of {chains} chains in {len(plan.tombstones)} ranges)"
+    )
+    if dry_run:
+        return f"would prune {what}\n"
+    left = f": tombstones {', '.join(tombstones)}" if tombstones else ""
+    return f"pruned {what}{left}\n"

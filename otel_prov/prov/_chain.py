@@ -23,6 +23,13 @@ The entry hash is ``sha256:`` + the hex SHA-256 of those bytes; an Ed25519 signa
 over the same bytes.  A checkpoint (:class:`Checkpoint`) states a chain's head at a time,
 signed the same way, so that entries removed after the last one stored show too.
 
+Entries removed by a retention policy (``otel-prov prune``) leave a :class:`Tombstone`
+per removed range of a chain: the chain, the first and last sequence numbers, the last
+one's entry hash, the runs, the cutoff, the policy and the time, in a canonical form of
+its own whose hash is the content of an entry of the pruning writer's chain (so it is
+linked and signed as any entry is).  :func:`chain_problems` then tells a gap a valid
+tombstone covers (pruned) from one none covers (deleted).
+
 Everything here is pure: a signer is handed in (``Signer``); no clocks, no I/O.
 """
 
@@ -40,17 +47,23 @@ from otel_prov.prov._vocab import RDF_TYPE, O, P
 __all__ = [
     "CHECKPOINT_FORM",
     "ENTRY_FORM",
+    "TOMBSTONE_FORM",
     "Checkpoint",
     "Entry",
     "Signer",
+    "Tombstone",
     "checkpoint_iri",
     "entry_triples",
+    "tombstone_iri",
+    "tombstones_for",
 ]
 
 ENTRY_FORM = "otel-prov-entry-1"
 """The canonical form of a chain entry (named inside it)."""
 CHECKPOINT_FORM = "otel-prov-checkpoint-1"
 """The canonical form of a checkpoint (named inside it)."""
+TOMBSTONE_FORM = "otel-prov-tombstone-1"
+"""The canonical form of a tombstone (named inside it, and the entry's canonicalization)."""
 
 
 class Signer(Protocol):
@@ -212,6 +225,140 @@ class Checkpoint:
         return triples
 
 
+def tombstone_iri(chain: str, sequence: int) -> str:
+    """The tombstone that is entry ``sequence`` of the pruning writer's chain ``chain``."""
+    return f"<urn:otel-prov:chain:{chain}:tombstone:{sequence}>"
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    """Entries ``first`` to ``last`` of chain ``chain`` removed by a retention policy.
+
+    ``head`` is the entry hash of entry ``last``: the entry after the range (if still
+    stored) names it as its previous, and a checkpoint of ``last`` as its head, so the
+    tombstone is checked against what it claims was there, not only by its numbers."""
+
+    chain: str
+    first: int
+    last: int
+    head: str
+    runs: int
+    """The runs with an entry in the range (their revisions and annotations are entries too)."""
+    cutoff: str
+    """Runs that ended before this instant (``xsd:dateTime``, UTC) were removed."""
+    policy: str
+    """``before <cutoff>`` (``prune --before``) or ``keep <ISO 8601 duration>`` (``--keep``)."""
+    time: str
+    """When the prune ran (``xsd:dateTime``, UTC)."""
+
+    def canonical(self) -> bytes:
+        """What its entry's content hash covers: the JSON object of its fields (keys sorted,
+        no whitespace, UTF-8), as :meth:`Entry.canonical`."""
+        return _canonical(
+            {
+                "tombstone": TOMBSTONE_FORM,
+                "chain": self.chain,
+                "first": self.first,
+                "last": self.last,
+                "head": self.head,
+                "runs": self.runs,
+                "cutoff": self.cutoff,
+                "policy": self.policy,
+                "time": self.time,
+            }
+        )
+
+    @property
+    def content(self) -> str:
+        return _digest(self.canonical())
+
+    @classmethod
+    def from_json(cls, text: str) -> Tombstone:
+        """Raises ``ValueError`` for text that is not a tombstone."""
+        try:
+            fields = json.loads(text)
+            if fields.get("tombstone") != TOMBSTONE_FORM:
+                raise ValueError(f"not a {TOMBSTONE_FORM} tombstone")
+            found = cls(
+                str(fields["chain"]),
+                _whole(fields["first"]),
+                _whole(fields["last"]),
+                str(fields["head"]),
+                _whole(fields["runs"]),
+                str(fields["cutoff"]),
+                str(fields["policy"]),
+                str(fields["time"]),
+            )
+        except (AttributeError, KeyError, TypeError) as exc:
+            raise ValueError(f"not a tombstone: {exc}") from exc
+        if not 1 <= found.first <= found.last:
+            raise ValueError(f"not a tombstone: sequence {found.first}-{found.last}")
+        return found
+
+    def triples(self, node: str) -> list[Triple]:
+        """Its description as the entry ``node`` (an IRI term): the canonical form itself,
+        its hash as the entry's content, the time; :func:`entry_triples` adds the chain."""
+        return [
+            (node, RDF_TYPE, O.Tombstone),
+            (node, RDF_TYPE, P.Entity),
+            (node, O.tombstone, literal(self.canonical().decode())),
+            (node, O.contentHash, literal(self.content)),
+            (node, O.canonicalization, literal(TOMBSTONE_FORM)),
+            (node, P.generatedAtTime, f"{literal(self.time)}{_XSD_DATETIME}"),
+        ]
+
+    def says(self) -> str:
+        """What it states, for ``verify``'s report."""
+        numbers = f"{self.first}" if self.first == self.last else f"{self.first}-{self.last}"
+        return (
+            f"pruned by policy: chain {self.chain} sequence {numbers} "
+            f"({self.runs} run{'' if self.runs == 1 else 's'} that ended before {self.cutoff}; "
+            f"policy {self.policy}; "
+            f"pruned at {self.time})"
+        )
+
+
+_XSD_DATETIME = "^^<http://www.w3.org/2001/XMLSchema#dateTime>"
+
+
+def _whole(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{value!r} is not a whole number")
+    return value
+
+
+def tombstones_for(
+    removed: Iterable[Entry], runs: Iterable[str], *, cutoff: str, policy: str, time: str
+) -> list[Tombstone]:
+    """A tombstone per range of consecutive sequence numbers of a chain among the entries
+    ``removed`` (by chain, then number); ``runs``: the IRIs of the runs removed, counted in
+    each range their entries fall in."""
+    of_run = set(runs)
+    found: list[Tombstone] = []
+    for chain, entries in sorted(entries_by_chain(removed).items()):
+        ranges: list[list[Entry]] = []
+        for entry in entries:
+            if ranges and entry.sequence <= ranges[-1][-1].sequence + 1:
+                if entry.sequence == ranges[-1][-1].sequence + 1:
+                    ranges[-1].append(entry)
+                continue
+            ranges.append([entry])
+        for span in ranges:
+            found.append(
+                Tombstone(
+                    chain,
+                    span[0].sequence,
+                    span[-1].sequence,
+                    span[-1].hash,
+                    len({entry.of for entry in span if entry.of in of_run}),
+                    cutoff,
+                    policy,
+                    time,
+                )
+            )
+    return found
+
+
 def entries_by_chain(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
     """Each chain's entries, by sequence number."""
     chains: dict[str, list[Entry]] = {}
@@ -221,11 +368,20 @@ def entries_by_chain(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
 
 
 def chain_problems(
-    chain: str, entries: Sequence[Entry], checkpoints: Sequence[Checkpoint]
+    chain: str,
+    entries: Sequence[Entry],
+    checkpoints: Sequence[Checkpoint],
+    pruned: Mapping[str, Tombstone] | None = None,
 ) -> tuple[dict[str, list[str]], list[str]]:
     """What breaks chain ``chain``: per bundle (IRI) the problems of its entry, and those of
     the chain itself (entries missing from its middle, or after the last stored, as
     ``checkpoints`` of it say).  ``entries`` sorted by sequence (:func:`entries_by_chain`).
+
+    ``pruned``: the valid tombstones of this chain, by their IRI (plain).  A missing entry
+    one of them covers was pruned by policy; one none covers was deleted.  A tombstone is
+    wrong (its problems filed under its IRI) when an entry it covers is still stored, or
+    when the entry after its range, or a checkpoint of its last entry, names another hash
+    for that entry than its ``head``.
     """
     of_bundle: dict[str, list[str]] = {}
     of_chain: list[str] = []
@@ -239,13 +395,18 @@ def chain_problems(
             )
             continue
         by_number[entry.sequence] = entry
-    last = max(by_number, default=0)
-    missing = [n for n in range(1, last + 1) if n not in by_number]
-    if missing:
+    tombstones = pruned or {}
+    covered = {n for t in tombstones.values() for n in range(t.first, t.last + 1)}
+    last = max(by_number.keys() | covered, default=0)
+    deleted = [n for n in range(1, last + 1) if n not in by_number and n not in covered]
+    if deleted:
         of_chain.append(
-            f"chain {chain}: sequence {_ranges(missing)} missing (a removed run or "
-            "annotation; the entries around it are still linked by hash)"
+            f"chain {chain}: sequence {_ranges(deleted)} missing, deleted: no tombstone of a "
+            "prune covers it (a removed run or annotation; the entries around it are still "
+            "linked by hash)"
         )
+    for node, tombstone in tombstones.items():
+        of_bundle.setdefault(node, []).extend(_tombstone_problems(node, tombstone, by_number))
     for number, entry in by_number.items():
         before = by_number.get(number - 1)
         if number == 1 and entry.previous:
@@ -271,7 +432,37 @@ def chain_problems(
                 f"chain {chain}: the checkpoint of {checkpoint.time} names another head "
                 f"for sequence {checkpoint.sequence} than the stored entry {held.bundle}"
             )
-    return of_bundle, of_chain
+        for node, tombstone in tombstones.items():
+            if checkpoint.sequence == tombstone.last and checkpoint.head != tombstone.head:
+                of_bundle[node].append(
+                    f"the checkpoint of {checkpoint.time} names another head for sequence "
+                    f"{tombstone.last} of chain {chain} than tombstone {node}: it names "
+                    "entries that were not those removed"
+                )
+    return {bundle: found for bundle, found in of_bundle.items() if found}, of_chain
+
+
+def _tombstone_problems(
+    node: str, tombstone: Tombstone, by_number: Mapping[int, Entry]
+) -> list[str]:
+    """How the entries still stored contradict ``tombstone`` (see :func:`chain_problems`)."""
+    problems = []
+    numbers = range(tombstone.first, tombstone.last + 1)
+    still = [n for n in numbers if n in by_number]
+    if still:
+        problems.append(
+            f"tombstone {node} says sequence {_ranges(still)} of chain {tombstone.chain} "
+            "was pruned, and it is still stored (a prune that stopped half way: run it "
+            "again; or a tombstone made to cover a deletion)"
+        )
+    after = by_number.get(tombstone.last + 1)
+    if after is not None and after.previous != tombstone.head:
+        problems.append(
+            f"tombstone {node} names another hash for sequence {tombstone.last} of chain "
+            f"{tombstone.chain} than the next entry {after.bundle} links to: it names "
+            "entries that were not those removed"
+        )
+    return problems
 
 
 def _ranges(numbers: Sequence[int]) -> str:

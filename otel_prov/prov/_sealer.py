@@ -35,7 +35,7 @@ from otel_prov.prov._bundle import (
     bundles_in,
     session_content,
 )
-from otel_prov.prov._chain import Checkpoint, Entry, Signer, entry_triples
+from otel_prov.prov._chain import Checkpoint, Entry, Signer, Tombstone, entry_triples, tombstone_iri
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import Triple, canonical_datetime, parse_literal
 from otel_prov.prov._record import ProvRecord
@@ -98,6 +98,14 @@ class Sealer:
         if not self.sequence:
             return None
         return Checkpoint.made(self.chain, self.sequence, self.head, now_ns, self._signer)
+
+    def tombstone(self, tombstone: Tombstone) -> list[Triple]:
+        """``tombstone`` as the chain's next entry (``otel-prov prune``): its triples,
+        linked and signed as a bundle's entry is; the entry seals the tombstone itself
+        (``bundle`` and ``of`` are its IRI, ``content`` the hash of its canonical form)."""
+        node = tombstone_iri(self.chain, self.sequence + 1)
+        triples = tombstone.triples(node)
+        return triples + self._enter(node, node, triples)
 
     def _enter(
         self, bundle: str, of: str, triples: Sequence[Triple], revises: str = ""

@@ -129,6 +129,8 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     signedBy = f"<{OPROV}signedBy>"
     headHash = f"<{OPROV}headHash>"
     Checkpoint = f"<{OPROV}Checkpoint>"
+    Tombstone = f"<{OPROV}Tombstone>"
+    tombstone = f"<{OPROV}tombstone>"
     byteSize = f"<{OPROV}byteSize>"
     mediaType = f"<{OPROV}mediaType>"
     contentLocation = f"<{OPROV}contentLocation>"

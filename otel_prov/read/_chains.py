@@ -10,6 +10,11 @@ the head: entries removed after the last one stored show as a truncated tail.
 What the hashes cannot show is an attacker who rebuilds every entry after the one they
 change, and the stored checkpoints as well: only a signature (``--trust``) or a
 checkpoint kept out of their reach (``--checkpoints``) shows that.
+
+A prune's tombstones (``oprov:Tombstone``) are entries of the pruning writer's chain,
+checked as entries are, and also against their own canonical form; those that hold (and,
+under ``--trust``, are signed by a trusted key) turn the gaps they cover from deleted
+into pruned by policy.
 """
 
 from __future__ import annotations
@@ -19,12 +24,26 @@ from dataclasses import dataclass, field
 
 from otel_prov._signing import signature_valid
 from otel_prov.prov._bundle import CANONICALIZATIONS
-from otel_prov.prov._chain import Checkpoint, Entry, chain_problems, entries_by_chain
+from otel_prov.prov._chain import (
+    TOMBSTONE_FORM,
+    Checkpoint,
+    Entry,
+    Tombstone,
+    chain_problems,
+    entries_by_chain,
+)
 from otel_prov.prov._rdf import canonical_datetime
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES
 
-__all__ = ["ChainFindings", "chain_iri", "check_chains", "read_checkpoint_file"]
+__all__ = [
+    "ChainFindings",
+    "chain_iri",
+    "check_chains",
+    "read_checkpoint_file",
+    "tombstone_entry",
+    "tombstones_query",
+]
 
 
 def entries_query(graph: str) -> str:
@@ -41,6 +60,40 @@ WHERE {{ GRAPH {graph} {{
   OPTIONAL {{ ?bundle oprov:previousEntryHash ?previous }}
   OPTIONAL {{ ?bundle oprov:signature ?signature ; oprov:signedBy ?key }}
 }} }}"""
+
+
+def tombstones_query(graph: str) -> str:
+    """SELECT every tombstone with its canonical form and the fields of its chain entry."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?node ?json ?hash ?form ?time ?chain ?sequence ?previous ?signature ?key
+WHERE {{ GRAPH {graph} {{
+  ?node a oprov:Tombstone ; oprov:tombstone ?json ; oprov:contentHash ?hash .
+  OPTIONAL {{ ?node oprov:canonicalization ?form }}
+  OPTIONAL {{ ?node prov:generatedAtTime ?time }}
+  OPTIONAL {{ ?node oprov:chainId ?chain ; oprov:sequenceNumber ?sequence }}
+  OPTIONAL {{ ?node oprov:previousEntryHash ?previous }}
+  OPTIONAL {{ ?node oprov:signature ?signature ; oprov:signedBy ?key }}
+}} }} ORDER BY ?node"""
+
+
+def tombstone_entry(row: Mapping[str, str | None]) -> tuple[Entry, Tombstone | None] | None:
+    """A tombstone's entry in its writer's chain and what it states (``None`` when its
+    canonical form cannot be read); ``None`` for one in no chain."""
+    entry = _entry(
+        {
+            **row,
+            "bundle": row["node"],
+            "of": row["node"],
+            "revises": None,
+            "form": row["form"] or TOMBSTONE_FORM,
+        }
+    )
+    if entry is None:
+        return None
+    try:
+        return entry, Tombstone.from_json(row["json"] or "")
+    except ValueError:
+        return entry, None
 
 
 def checkpoints_query(graph: str) -> str:
@@ -79,6 +132,9 @@ class ChainFindings:
     problems: dict[str, list[str]] = field(default_factory=dict)
     warnings: dict[str, list[str]] = field(default_factory=dict)
     chains: dict[str, list[str]] = field(default_factory=dict)
+    tombstones: dict[str, list[str]] = field(default_factory=dict)
+    """Per tombstone read (all of them, when every run is checked): what it states, when
+    it holds; its problems are in ``problems``."""
 
 
 def _signature_problem(
@@ -160,6 +216,11 @@ def check_chains(
             continue
         entries.append(entry)
         signatures[entry.bundle] = (row["signature"] or "", row["key"] or "")
+    pruned = _tombstones(backend.query(tombstones_query(graph)).rows, findings, trusted, signatures)
+    for entry, _ in pruned.values():
+        entries.append(entry)
+        if whole:
+            wanted.add(entry.of)
     stored = [
         checkpoint
         for row in backend.query(checkpoints_query(graph)).rows
@@ -197,11 +258,57 @@ def check_chains(
                 )
                 continue
             anchors.setdefault(checkpoint.chain, []).append(checkpoint)
-    for chain in sorted(chains.keys() | anchors.keys()):
-        per_bundle, of_chain = chain_problems(chain, chains.get(chain, []), anchors.get(chain, []))
+    covering: dict[str, dict[str, Tombstone]] = {}
+    for node, (_, tombstone) in pruned.items():
+        if tombstone is not None and not findings.problems.get(node):
+            covering.setdefault(tombstone.chain, {})[node] = tombstone
+            if whole:
+                findings.tombstones[node] = [tombstone.says()]
+        elif whole:
+            findings.tombstones[node] = []
+    for chain in sorted(chains.keys() | anchors.keys() | covering.keys()):
+        per_bundle, of_chain = chain_problems(
+            chain, chains.get(chain, []), anchors.get(chain, []), covering.get(chain)
+        )
         for bundle, problems in per_bundle.items():
             if of_bundle[bundle] in wanted:
                 findings.problems.setdefault(of_bundle[bundle], []).extend(problems)
         if whole and of_chain:
             findings.chains.setdefault(chain, []).extend(of_chain)
+    for node, says in findings.tombstones.items():
+        if findings.problems.get(node):
+            says.clear()  # a tombstone the chains contradict states nothing
     return findings
+
+
+def _tombstones(
+    rows: Iterable[Mapping[str, str | None]],
+    findings: ChainFindings,
+    trusted: Sequence[str],
+    signatures: dict[str, tuple[str, str]],
+) -> dict[str, tuple[Entry, Tombstone | None]]:
+    """Every tombstone in a chain, by IRI, with what it states; the problems that make
+    one state nothing (its canonical form unreadable or not what its entry hashed, or
+    under ``trusted`` its signature) filed in ``findings`` under its IRI.  Its signature is
+    checked again with the other entries: reported once, there."""
+    found: dict[str, tuple[Entry, Tombstone | None]] = {}
+    for row in rows:
+        read = tombstone_entry(row)
+        if read is None:
+            continue
+        entry, tombstone = read
+        node = entry.bundle
+        found[node] = read
+        signatures[node] = (row["signature"] or "", row["key"] or "")
+        problems = findings.problems.setdefault(node, [])
+        if tombstone is None:
+            problems.append(f"tombstone {node} is not a {TOMBSTONE_FORM} tombstone")
+        elif tombstone.content != entry.content:
+            problems.append(
+                f"tombstone {node} was changed: its {TOMBSTONE_FORM} form does not hash to "
+                "the content its chain entry sealed"
+            )
+        elif trusted and _signature_problem("", *signatures[node], entry.canonical(), trusted):
+            findings.tombstones[node] = []  # not trusted: covers nothing
+            found[node] = (entry, None)
+    return found

@@ -185,6 +185,9 @@ class SessionCheck:
     warnings: tuple[str, ...] = ()
     """What is odd but no sign of an edit: clock skew between services within
     :data:`CLOCK_SKEW_BOUND_S`."""
+    notes: tuple[str, ...] = ()
+    """What a prune's tombstone (the check's ``session``) states: a range of a chain
+    pruned by policy, no failure."""
 
     @property
     def ok(self) -> bool:
@@ -449,7 +452,9 @@ def verify_sessions(
     their bundles are entries of (``_chains``): ``trusted`` key ids (``ed25519:...``) make a
     signature by one of them required; ``checkpoints`` (a checkpoint file's) anchor the
     chains' heads.  A chain's own problems (entries missing from it) are reported, with
-    every run, as a check named by the chain (``urn:otel-prov:chain:<id>``).
+    every run, as a check named by the chain (``urn:otel-prov:chain:<id>``), and each
+    prune's tombstone, with every run, as a check named by it, its ``notes`` saying what
+    it covers.
 
     Every run of an embedded store is checked from one read of the whole graph (as
     N-Triples, written by the store itself): one query per run would read the same
@@ -493,6 +498,10 @@ def verify_sessions(
     found += [
         SessionCheck(chain_iri(chain), None, tuple(problems))
         for chain, problems in sorted(findings.chains.items())
+    ]
+    found += [
+        SessionCheck(node, None, tuple(findings.problems.get(node, ())), notes=tuple(says))
+        for node, says in sorted(findings.tombstones.items())
     ]
     return found
 

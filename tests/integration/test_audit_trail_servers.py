@@ -1,18 +1,27 @@
 """The audit trail's hostile tests on real servers (Oxigraph, Virtuoso): the chain entries,
 signatures and checkpoints a writer stores there read back to what it signed, and the
-tamperings of issue 27 made over SPARQL Update show in ``verify --endpoint``."""
+tamperings of issue 27 made over SPARQL Update show in ``verify --endpoint``, a prune
+included."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 import otel_prov
+from otel_prov._signing import KeySigner
 from otel_prov.demo import run_demo_agent
+from otel_prov.prov._chain import Tombstone
+from otel_prov.prov._rdf import literal
+from otel_prov.prov._sealer import Sealer
+from otel_prov.read._backend import RemoteBackend
+from otel_prov.read._chains import _entry, entries_query
 from tests.cli import run_cli
 from tests.integration.store_queries import GRAPH, select, update
 from tests.servers import SparqlServer
+from tests.test_prune import _cli
 
 pytestmark = pytest.mark.integration
 
@@ -102,3 +111,85 @@ def test_signed_chains_round_trip_and_every_tampering_shows(
     assert "sequence 5, 7 missing" in out or "sequence 5 missing" in out, out
     assert "truncated" in out and "sequence 7" in out, out
     assert "bad signature" in out, out  # the rewritten links are under the signature
+
+
+def _tombstone_rows(server: SparqlServer) -> list[dict[str, str]]:
+    return select(
+        server,
+        f"SELECT ?n ?j WHERE {{ GRAPH <{GRAPH}> {{ ?n <{OPROV}tombstone> ?j }} }} ORDER BY ?n",
+    )
+
+
+def test_prune_then_tamper_on_a_server(server: SparqlServer, tmp_path: Path) -> None:
+    """Issue 27 point 4 over SPARQL: runs 1-2 pruned (verify says pruned by policy), then
+    run 4 deleted (named deleted), a tombstone by another key for it, and the real
+    tombstone widened over it with its content hash redone: each fails under --trust."""
+    keys = tmp_path / "keys"
+    assert run_cli("keygen", "--out", str(keys)).returncode == 0
+    handle = otel_prov.configure(
+        set_global=False,
+        sparql_update_endpoint=server.update_endpoint,
+        sparql_query_endpoint=server.query_endpoint,
+        spool_dir=tmp_path / "spool",
+        wal_dir=tmp_path / "wal",
+        signing_key=keys / "signing.key",
+        checkpoint_file=tmp_path / "checkpoints.jsonl",
+    )
+    for index in range(5):
+        run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id=f"c{index}")
+        handle.force_flush()
+    handle.shutdown()
+    runs = _runs(server)
+    (started,) = select(
+        server,
+        f"SELECT ?t WHERE {{ GRAPH <{GRAPH}> {{ <{runs[2][0]}> <{OPROV}runStartedAt> ?t }} }}",
+    )
+    where = ("--endpoint", server.query_endpoint)
+    code, out = _cli(
+        "prune", "--before", started["t"], *where, "--endpoint-update", server.update_endpoint,
+        key=keys,
+    )  # fmt: skip
+    assert code == 0 and "pruned 2 runs" in out, out
+    assert _runs(server) == runs[2:]
+    backend = RemoteBackend(server.query_endpoint)
+    entries = {
+        entry.sequence: entry
+        for row in backend.query(entries_query(f"<{GRAPH}>")).rows
+        if (entry := _entry(row)) is not None
+    }
+    chain = entries[3].chain
+    trust = (
+        "--trust",
+        str(keys / "signing.pub"),
+        "--checkpoints",
+        str(keys.parent / "checkpoints.jsonl"),
+    )
+    code, out = _cli("verify", "--all", *where, *trust)
+    assert code == 0, out
+    assert f"pruned by policy: chain {chain} sequence 1-2" in out, out
+    _delete_run(server, runs[3][0])
+    code, out = _cli("verify", "--all", *where, *trust)
+    assert code == 1 and f"chain {chain}: sequence 4 missing, deleted" in out, out
+    assert run_cli("keygen", "--out", str(tmp_path / "other")).returncode == 0
+    hiding = Tombstone(
+        chain, 4, 4, entries[4].hash, 1, "2099-01-01T00:00:00Z", "keep P1D", "2099-01-01T00:00:00Z"
+    )
+    forged = Sealer(chain="forger", signer=KeySigner(tmp_path / "other" / "signing.key"))
+    lines = " ".join(f"{s} {p} {o} ." for s, p, o in forged.tombstone(hiding))
+    update(server, f"INSERT DATA {{ GRAPH <{GRAPH}> {{ {lines} }} }}")
+    code, out = _cli("verify", "--all", *where, *trust)
+    assert code == 1 and "signed by another key" in out, out
+    assert f"chain {chain}: sequence 4 missing, deleted" in out, out
+    real = next(row for row in _tombstone_rows(server) if "forger" not in row["n"])
+    was = Tombstone.from_json(real["j"])
+    widened = dataclasses.replace(was, last=4, head=entries[4].hash, runs=3)
+    for predicate, old, new in (
+        ("tombstone", real["j"], widened.canonical().decode()),
+        ("contentHash", was.content, widened.content),
+    ):
+        node, prop = f"<{real['n']}>", f"<{OPROV}{predicate}>"
+        update(server, f"DELETE DATA {{ GRAPH <{GRAPH}> {{ {node} {prop} {literal(old)} }} }}")
+        update(server, f"INSERT DATA {{ GRAPH <{GRAPH}> {{ {node} {prop} {literal(new)} }} }}")
+    code, out = _cli("verify", "--all", *where, "--trust", str(keys / "signing.pub"))
+    assert code == 1 and "bad signature" in out, out
+    assert f"chain {chain}: sequence 1-2, 4 missing, deleted" in out, out

@@ -1,0 +1,85 @@
+"""What ``otel-prov prune`` costs, and what its tombstones cost ``verify --all --trust``.
+
+5,000 runs of the benchmark workload (two steps each), sealed and signed by one writer
+(one chain) and stored as agents store them (5 a transaction); then half of them (those
+that ended before the middle run started) pruned as ``prune --before`` does: the plan
+read from the store, the tombstone stored, the runs removed.  ``verify(trusted=[key])``
+is timed before and after, to show that a tombstone costs the check nothing per run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from benchmarks.workload import T0, session_spans
+from otel_prov._signing import KeySigner, generate_key_pair
+from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.processing._chain_writer import ChainWriter
+from otel_prov.prov._mapper import map_spans
+from otel_prov.read import open_store
+from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.read._retention import plan_prune, prune
+
+RUNS = 5_000
+PER_BATCH = 5
+GRAPH = "<urn:otel-prov:graph>"
+
+
+def main() -> None:
+    root = Path(tempfile.mkdtemp(prefix="bench-prune-"))
+    try:
+        generate_key_pair(root / "keys")
+        signer = KeySigner(root / "keys" / "signing.key")
+        writer = ChainWriter(signer=signer, checkpoint_file=root / "checkpoints.jsonl")
+        exporter = OxigraphStoreExporter(root / "store")
+        for start in range(0, RUNS, PER_BATCH):
+            records = [
+                writer.sealer.seal(map_spans(session_spans(i, iterations=2)), T0, whole=True)
+                for i in range(start, start + PER_BATCH)
+            ]
+            exporter.export(records)
+        writer.checkpoint(exporter, time.time_ns())
+        exporter.shutdown()
+        key = [signer.key_id]
+        begin = time.perf_counter()
+        before = open_store(root / "store").verify(trusted=key)
+        verified = time.perf_counter() - begin
+        assert all(check.ok for check in before), [c for c in before if not c.ok][:1]
+        exporter = OxigraphStoreExporter(root / "store")
+        pruner = ChainWriter(signer=signer, checkpoint_file=root / "checkpoints.jsonl")
+        cutoff = datetime.fromtimestamp((T0 + RUNS // 2 * 1_000_000_000) / 1e9, timezone.utc)
+        backend = EmbeddedBackend(root / "store", writer=exporter.held_store)
+        begin = time.perf_counter()
+        plan = plan_prune(
+            backend, GRAPH, cutoff=cutoff, policy="bench", now=datetime.now(timezone.utc)
+        )
+        planned = time.perf_counter() - begin
+        begin = time.perf_counter()
+        prune(plan, exporter=exporter, chain=pruner, graph=GRAPH, now_ns=time.time_ns())
+        pruned = time.perf_counter() - begin
+        exporter.shutdown()
+        begin = time.perf_counter()
+        after = open_store(root / "store").verify(trusted=key)
+        again = time.perf_counter() - begin
+        assert all(check.ok for check in after), [c for c in after if not c.ok][:1]
+        print(
+            f"prune {len(plan.runs):,} of {RUNS:,} signed runs ({len(plan.subjects):,} "
+            f"subjects, {len(plan.tombstones)} tombstone): plan {planned:.2f} s, tombstone "
+            f"and removal {pruned:.2f} s"
+        )
+        print(
+            f"verify --all --trust: {verified:.2f} s for {RUNS:,} runs before, {again:.2f} s "
+            f"for the {len(after) - len(plan.tombstones):,} left and the tombstone after "
+            f"({verified / RUNS * 1000:.2f} and {again / (RUNS - len(plan.runs)) * 1000:.2f} "
+            "ms a run)"
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

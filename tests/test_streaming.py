@@ -6,6 +6,9 @@ Each test runs a real embedded store and reads it while the run is open, as a us
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,8 +26,10 @@ from otel_prov.prov._stream import RUNNING, STREAMED, running_view
 from otel_prov.prov._vocab import O
 from otel_prov.read import ProvenanceReader, open_store
 from tests.cli import run_cli
+from tests.receiver import Receivers
 
 VISIBLE_WITHIN_S = 2.0
+_AGENT = [sys.executable, "-m", "tests.streaming_agent"]
 
 
 def _until(check: Callable[[], bool], timeout: float = VISIBLE_WITHIN_S) -> float:
@@ -172,3 +177,75 @@ def test_a_streamed_entry_names_its_canonical_form() -> None:
     assert sealed is not None
     assert (O.canonicalization, literal(STREAMED)) in {(p, o) for _, p, o in sealed.triples}
     assert sealer.seal_step(records[0], 0) is None  # nothing new: no entry
+
+
+@pytest.fixture
+def keys(tmp_path: Path) -> Path:
+    result = run_cli("keygen", "--out", str(tmp_path / "keys"))
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "keys"
+
+
+def test_a_killed_process_leaves_its_steps_signed_and_verified(tmp_path: Path, keys: Path) -> None:
+    store = tmp_path / "store"
+    agent = subprocess.Popen(
+        [*_AGENT, "store", str(store), str(keys / "signing.key")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    try:
+        assert agent.stdout is not None
+        for _ in range(3):
+            agent.stdout.readline()
+        _until(lambda: _running(store, 3), timeout=10)
+        trusted = run_cli("verify", "--store", str(store), "--trust", str(keys / "signing.pub"))
+        assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    finally:
+        agent.send_signal(signal.SIGKILL)
+        agent.wait(timeout=30)
+    run = _reader(store).sessions().sessions[0]
+    assert run.status == RUNNING and run.iterations >= 3
+    view = _reader(store).session(run.id)
+    assert [s.number for s in view.iterations][:3] == [1, 2, 3]
+    for args in (("--trust", str(keys / "signing.pub")), ()):
+        result = run_cli("verify", "--store", str(store), *args)
+        assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_steps_of_an_open_trace_sent_to_receive_appear_within_two_seconds(
+    receivers: Receivers, tmp_path: Path
+) -> None:
+    store = tmp_path / "store"
+    receiver = receivers.start(
+        "--store", str(store), "--data-dir", str(tmp_path / "data"), "--stream"
+    )
+    agent = subprocess.Popen(
+        [*_AGENT, "otlp", receiver.http, "3"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    try:
+        assert agent.stdout is not None and agent.stdin is not None
+        for number in (1, 2, 3):
+            agent.stdout.readline()
+            _until(lambda n=number: _running(store, n))  # type: ignore[misc]
+        run = _reader(store).sessions().sessions[0]
+        assert [s.number for s in _reader(store).session(run.id).iterations] == [1, 2, 3]
+        assert run_cli("verify", "--store", str(store)).returncode == 0
+        agent.stdin.write("end\n")
+        agent.stdin.flush()
+        assert agent.wait(timeout=60) == 0
+    finally:
+        agent.kill()
+    receiver.wait_for("otel_prov_receiver_traces_mapped_total", 1)
+    assert receiver.stop() == 0
+    reader = _reader(store)
+    (run,) = reader.sessions().sessions
+    assert run.status == "ok" and run.iterations == 3
+    view = reader.session(run.id)
+    assert view.answer == "done" and view.agent == "researcher"
+    result = run_cli("verify", "--store", str(store))
+    assert result.returncode == 0, result.stdout

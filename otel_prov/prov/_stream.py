@@ -35,7 +35,8 @@ from dataclasses import dataclass
 from otel_prov.prov._bundle import bundles_in, canonical_lines, content_subjects
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import Triple, datetime_from_ns, literal, named
-from otel_prov.prov._vocab import RDF_TYPE, O, P
+from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
 __all__ = [
     "RUNNING",
@@ -44,8 +45,10 @@ __all__ = [
     "delta_bundle_triples",
     "delta_problems",
     "line_manifest",
+    "open_run",
     "running_view",
     "step_delta",
+    "without_label",
 ]
 
 STREAMED = "otel-prov-delta-1"
@@ -69,6 +72,42 @@ def running_view(triples: Iterable[Triple]) -> list[Triple]:
         for s, p, o in triples
         if s not in bundles and s not in answers and o not in answers
     ]
+
+
+def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:
+    """The run a receiver's spans of one trace are steps of, while its session span has
+    not come (OTLP sends a span when it ends, so a run's own span comes last): a snapshot
+    standing for it, open, named by the one parent that the agent spans (iterations,
+    tool, model calls, nested sessions) point to and that has not come, started with the
+    first of them; ``None`` when the run's span has come or no one run is open."""
+    ids = {span.span_id for span in spans}
+    steps = [span for span in spans if span.role is not Role.SPAN]
+    missing = {span.parent_id for span in steps if span.parent_id not in ids}
+    if (
+        len(missing) != 1
+        or None in missing
+        or any(span.role is Role.SESSION and span.parent_id not in ids for span in steps)
+    ):
+        return None
+    (parent,) = missing
+    assert parent is not None
+    first = min(steps, key=lambda span: span.start_ns)
+    return SpanRecord(
+        trace_id=first.trace_id,
+        span_id=parent,
+        parent_id=None,
+        name="",
+        start_ns=first.start_ns,
+        end_ns=None,
+        service_name=first.service_name,
+        role=Role.SESSION,
+    )
+
+
+def without_label(triples: Iterable[Triple], run: str) -> list[Triple]:
+    """``triples`` without the label of ``run`` (an :func:`open_run` stand-in, whose name
+    is not known: its own span brings it)."""
+    return [t for t in triples if not (t[0] == run and t[1] == RDFS_LABEL)]
 
 
 def step_delta(

@@ -189,7 +189,7 @@ def keys(tmp_path: Path) -> Path:
 def test_a_killed_process_leaves_its_steps_signed_and_verified(tmp_path: Path, keys: Path) -> None:
     store = tmp_path / "store"
     agent = subprocess.Popen(
-        [*_AGENT, "store", str(store), str(keys / "signing.key")],
+        [*_AGENT, "store", str(store), "0", str(keys / "signing.key")],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).parent.parent,

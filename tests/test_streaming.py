@@ -107,7 +107,7 @@ def test_an_open_run_shows_its_finished_steps_as_running_and_verifies(
 
 def _open_store(path: Path, steps: int) -> Path:
     """A store holding a run's first ``steps`` streamed entries, the run still open."""
-    from tests.streaming_run import run_records
+    from benchmarks.streaming_run import run_records
 
     exporter = OxigraphStoreExporter(path)
     sealer = Sealer(chain="open")
@@ -138,7 +138,7 @@ def test_an_open_run_left_by_its_writer_verifies_and_an_edit_of_it_fails(tmp_pat
 def _sealed_run(steps: int, *, streamed: bool) -> tuple[int, int]:
     """(triples written, entries) for a run of ``steps`` steps, mapped and sealed as the
     processor does: once at its end, or after every step as well."""
-    from tests.streaming_run import run_records
+    from benchmarks.streaming_run import run_records
 
     sealer = Sealer(chain="c")
     written = 0
@@ -157,7 +157,7 @@ def test_a_200_step_streamed_run_writes_at_most_one_and_a_half_times_the_triples
 
 
 def test_a_streamed_view_marks_open_activities_running_and_leaves_the_answer() -> None:
-    from tests.streaming_run import run_records
+    from benchmarks.streaming_run import run_records
 
     (records, _), *_ = run_records(1, streamed=True)
     view = running_view(records[0].triples)
@@ -169,7 +169,7 @@ def test_a_streamed_view_marks_open_activities_running_and_leaves_the_answer() -
 
 
 def test_a_streamed_entry_names_its_canonical_form() -> None:
-    from tests.streaming_run import run_records
+    from benchmarks.streaming_run import run_records
 
     sealer = Sealer(chain="c")
     (records, _), *_ = run_records(1, streamed=True)

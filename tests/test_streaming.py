@@ -211,6 +211,10 @@ def test_a_killed_process_leaves_its_steps_signed_and_verified(tmp_path: Path, k
     for args in (("--trust", str(keys / "signing.pub")), ()):
         result = run_cli("verify", "--store", str(store), *args)
         assert result.returncode == 0, result.stdout + result.stderr
+    # The next process on the same write-ahead log seals nothing of the run again.
+    otel_prov.configure(store=store, set_global=False, wal_dir=f"{store}-wal").shutdown()
+    result = run_cli("verify", "--store", str(store))
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_steps_of_an_open_trace_sent_to_receive_appear_within_two_seconds(

@@ -256,6 +256,9 @@ class ProvSpanProcessor(SpanProcessor):
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered_spans, self._recovered_logs = recover_intents(Path(wal_path))
+        if wal_path and not self._stream:
+            # Streamed, a run's steps are stored as they end; a log of this process would
+            # have the next one seal the run again, as a first bundle beside its entries.
             self._wal = IntentLog(
                 Path(wal_path), fsync=wal_fsync if wal_fsync is not None else fsync_always()
             )

@@ -97,6 +97,16 @@ Seconds after which a session whose span never ended is exported as ``incomplete
 Default: 600.
 """
 
+OTEL_PROV_STREAM = "OTEL_PROV_STREAM"
+"""
+.. envvar:: OTEL_PROV_STREAM
+
+``true``: record each step of a run still open (an iteration, a tool or model call) as it
+ends, within a worker cycle, the run shown ``running`` until it ends; each cycle's steps
+are the next entry of the writer's chain, sealed over what they add.  For ``otel-prov
+receive`` too (``--stream``).  Default: ``false`` (a run is recorded when it ends).
+"""
+
 OTEL_PROV_MAX_PENDING_SPANS = "OTEL_PROV_MAX_PENDING_SPANS"
 """
 .. envvar:: OTEL_PROV_MAX_PENDING_SPANS

@@ -30,6 +30,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_TLS_CERT,
     OTEL_PROV_RECEIVER_TLS_KEY,
     OTEL_PROV_RECEIVER_TOKEN,
+    OTEL_PROV_STREAM,
     OTEL_PROV_STRIP_CONTENT,
     OTEL_PROV_TENANTS,
 )
@@ -69,6 +70,13 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="map a trace once no span of it came for this long (default: "
         "$OTEL_PROV_TRACE_IDLE or 5)",
+    )
+    parser.add_argument(
+        "--stream",
+        action="store_true",
+        default=None,
+        help=f"record the steps of a run still open as they come, the run shown running "
+        f"(default: ${OTEL_PROV_STREAM}, else off)",
     )
     add_no_content_argument(parser)
     parser.add_argument(
@@ -154,7 +162,9 @@ def _run(
         raise ValueError(
             f"--trace-idle must be a positive number of seconds, not {args.trace_idle}"
         )
-    settings = ReceiverSettings.from_settings(data_dir=args.data_dir, trace_idle=args.trace_idle)
+    settings = ReceiverSettings.from_settings(
+        data_dir=args.data_dir, trace_idle=args.trace_idle, stream=args.stream
+    )
     logging.basicConfig(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

@@ -19,6 +19,9 @@ The rules:
   again when it ends, and what ends under it meanwhile goes out on its own.
 * A trace with no session, nothing open and nothing new for ``idle_timeout_ns`` is not
   provenance: its spans are discarded (and counted).
+* Streaming (:meth:`SessionAssembler.poll_steps`): a session still open whose spans
+  ended since the last poll is handed out as it stands, the spans ended under it with
+  the open ones, and they stay buffered: the run is released whole when it ends.
 
 A *root* is what a group is released for: an outermost session, or, in a process that
 serves another one (an MCP server, a tool service), an agent span whose parent is
@@ -45,6 +48,8 @@ class _Trace:
     """A session of this trace was exported: later spans follow it on their own."""
     timed_out: set[int] = field(default_factory=set)
     """Session spans exported open, past the timeout: again only once they end."""
+    streamed: set[int] = field(default_factory=set)
+    """Ended spans already handed out by :meth:`SessionAssembler.poll_steps`."""
 
 
 class SessionAssembler:
@@ -83,6 +88,39 @@ class SessionAssembler:
             self.pending += 1
         trace.spans[span.span_id] = span
         trace.last_seen_ns = now_ns
+
+    def poll_steps(self, open_spans: Iterable[SpanRecord]) -> list[list[SpanRecord]]:
+        """For each open outermost session with spans ended under it since the last call:
+        the run so far, its ended spans and its open ones (``open_spans``, snapshots),
+        left buffered.  Call after :meth:`poll`, which releases the runs that ended."""
+        open_by_trace: dict[int, list[SpanRecord]] = {}
+        for span in open_spans:
+            open_by_trace.setdefault(span.trace_id, []).append(span)
+        steps: list[list[SpanRecord]] = []
+        for trace_id, running in open_by_trace.items():
+            trace = self._traces.get(trace_id)
+            if trace is None or not (trace.spans.keys() - trace.streamed):
+                continue
+            known = {span.span_id: span for span in running}
+            known.update(trace.spans)
+            roots = {
+                span.span_id
+                for span in running
+                if span.role is Role.SESSION
+                and span.span_id not in trace.timed_out
+                and _outermost_session(span, known) is span
+            }
+            for root in roots:
+                group = [
+                    span
+                    for span in (*trace.spans.values(), *running)
+                    if (top := _outermost_session(span, known)) is not None and top.span_id == root
+                ]
+                ended = {span.span_id for span in group if span.span_id in trace.spans}
+                if ended - trace.streamed:
+                    trace.streamed |= ended
+                    steps.append(group)
+        return steps
 
     def poll(
         self,
@@ -187,6 +225,7 @@ class SessionAssembler:
         group = [span for span in trace.spans.values() if not in_blocked(span)]
         for span in group:
             del trace.spans[span.span_id]
+            trace.streamed.discard(span.span_id)
         self.pending -= len(group)
         if final:
             # The process is ending: whatever still runs in this trace never will end.
@@ -202,3 +241,16 @@ class SessionAssembler:
         if group:
             trace.exported = True
         return group
+
+
+def _outermost_session(span: SpanRecord, known: dict[int, SpanRecord]) -> SpanRecord | None:
+    """The outermost session span above ``span`` (itself included) among ``known``."""
+    found = None
+    seen: set[int] = set()
+    current: SpanRecord | None = span
+    while current is not None and current.span_id not in seen:
+        if current.role is Role.SESSION:
+            found = current
+        seen.add(current.span_id)
+        current = known.get(current.parent_id) if current.parent_id is not None else None
+    return found

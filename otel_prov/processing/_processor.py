@@ -51,7 +51,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from otel_prov._extras import MissingExtraError
 from otel_prov._forks import reset_in_child
 from otel_prov._repeated import RepeatedFailure
-from otel_prov._settings import env_float, env_int, env_str, fsync_always
+from otel_prov._settings import env_bool, env_float, env_int, env_str, fsync_always
 from otel_prov._signing import SigningKeyError
 from otel_prov.capture._content import capture_prov_content
 from otel_prov.capture._redaction import redact_span_record
@@ -60,6 +60,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_BLOB_THRESHOLD,
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
+    OTEL_PROV_STREAM,
     OTEL_PROV_WAL_DIR,
 )
 from otel_prov.exporters._base import ExportResult, ProvExporter
@@ -153,6 +154,8 @@ class ProcessorStatistics:
     pending_spans: int
     intents_failed: int = 0
     """Tool calls the write-ahead log could not record (a full disk, say)."""
+    steps_exported: int = 0
+    """Streamed entries stored: steps of runs still open (``stream``)."""
 
 
 def _shutdown_at_multiprocessing_exit(processor: ProvSpanProcessor) -> None:
@@ -187,7 +190,9 @@ class ProvSpanProcessor(SpanProcessor):
     every chain entry and checkpoint is signed with (a key that cannot be read is logged
     as an error here, at start, and the records go unsigned: the agent runs on);
     ``checkpoint_file`` (``OTEL_PROV_CHECKPOINT_FILE``): where checkpoints are appended
-    (see ``_chain_writer``).
+    (see ``_chain_writer``).  ``stream`` (``OTEL_PROV_STREAM``, default off): record
+    the steps of a run still open as they end, each worker cycle's as the next entry of
+    the chain, the run shown ``running`` until it ends (see ``otel_prov.prov._stream``).
     """
 
     def __init__(
@@ -207,6 +212,7 @@ class ProvSpanProcessor(SpanProcessor):
         prices: str | os.PathLike[str] | None = None,
         signing_key: str | os.PathLike[str] | None = None,
         checkpoint_file: str | os.PathLike[str] | None = None,
+        stream: bool | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -222,6 +228,7 @@ class ProvSpanProcessor(SpanProcessor):
             OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING
         )
         self._schedule_delay = schedule_delay
+        self._stream = stream if stream is not None else env_bool(OTEL_PROV_STREAM, False)
         self._batch_size = export_batch_size
         self._new_assembler = functools.partial(
             SessionAssembler,
@@ -252,6 +259,9 @@ class ProvSpanProcessor(SpanProcessor):
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered_spans, self._recovered_logs = recover_intents(Path(wal_path))
+        if wal_path and not self._stream:
+            # Streamed, a run's steps are stored as they end; a log of this process would
+            # have the next one seal the run again, as a first bundle beside its entries.
             self._wal = IntentLog(
                 Path(wal_path),
                 fsync=wal_fsync if wal_fsync is not None else fsync_always(),
@@ -506,29 +516,46 @@ class ProvSpanProcessor(SpanProcessor):
         discarded = self._assembler.take_discarded()
         if discarded:
             self._settle(discarded)  # no session: nothing to recover either
-        if not groups:
-            return
         live = {span.context.span_id: span for span in list(self._open.values())}
-        complete = [
-            [
-                self._snapshot(live[s.span_id], ended=False)
-                if s.end_ns is None and s.span_id in live
-                else s
-                for s in group
-            ]
-            for group in groups
+        if groups:
+            complete = [self._with_open(group, live) for group in groups]
+            open_traces = {span.context.trace_id for span in live.values()}
+            records = self._seal(complete, now, open_traces if self._knows_open_spans else None)
+            for start in range(0, len(records), self._batch_size):
+                batch = records[start : start + self._batch_size]
+                result = self._export(batch)
+                key = "exported" if result is ExportResult.SUCCESS else "failed"
+                self._counts[key] += len(batch)
+                if result is ExportResult.SUCCESS:
+                    # Every span of the stored runs: tool calls and the runs logged around them.
+                    stored = groups[start : start + len(batch)]
+                    self._settle([span.span_id for group in stored for span in group])
+        if self._stream and not final:
+            self._export_steps(now, live)
+
+    def _with_open(self, group: list[SpanRecord], live: dict[int, Span]) -> list[SpanRecord]:
+        """``group`` with each open span's cheap snapshot replaced by the full one."""
+        return [
+            self._snapshot(live[s.span_id], ended=False)
+            if s.end_ns is None and s.span_id in live
+            else s
+            for s in group
         ]
-        open_traces = {span.context.trace_id for span in live.values()}
-        records = self._seal(complete, now, open_traces if self._knows_open_spans else None)
+
+    def _export_steps(self, now: int, live: dict[int, Span]) -> None:
+        """Stream the steps that ended in open runs (``stream``): each run so far mapped,
+        and what it adds sealed as the next entry of the chain (``prov._stream``).  The
+        spans stay buffered, and in the write-ahead log, until the run ends."""
+        records = []
+        for group in self._assembler.poll_steps(self._open_snapshots()):
+            mapped = map_spans(self._with_open(group, live), prices=self._prices)
+            record = self._chain.sealer.seal_step(mapped, now)
+            if record is not None:
+                records.append(record)
         for start in range(0, len(records), self._batch_size):
             batch = records[start : start + self._batch_size]
             result = self._export(batch)
-            key = "exported" if result is ExportResult.SUCCESS else "failed"
-            self._counts[key] += len(batch)
-            if result is ExportResult.SUCCESS:
-                # Every span of the stored runs: tool calls and the runs logged around them.
-                stored = groups[start : start + len(batch)]
-                self._settle([span.span_id for group in stored for span in group])
+            self._counts["steps" if result is ExportResult.SUCCESS else "failed"] += len(batch)
 
     def _settle(self, span_ids: list[int]) -> None:
         """Mark these spans' intents settled in the write-ahead log, if there is one."""
@@ -599,6 +626,7 @@ class ProvSpanProcessor(SpanProcessor):
             problems=self._counts["problems"],
             pending_spans=self._assembler.pending + len(self._queue),
             intents_failed=self._intent_failures.total,
+            steps_exported=self._counts["steps"],
         )
 
     def __repr__(self) -> str:

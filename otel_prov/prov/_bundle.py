@@ -42,6 +42,7 @@ __all__ = [
     "bundle_iri",
     "bundle_triples",
     "bundles_in",
+    "canonical_lines",
     "canonical_text",
     "content_hash",
     "content_subjects",
@@ -152,7 +153,9 @@ def _subject_groups(
     return [sorted(by_subject[subject]) for subject in sorted(by_subject)]
 
 
-def _lines(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> list[str]:
+def canonical_lines(
+    triples: Iterable[Triple], canonicalization: str = CANONICALIZATION
+) -> list[str]:
     """The canonical N-Triples lines, deduplicated and sorted by code point."""
     return [line for group in _subject_groups(triples, canonicalization) for line in group]
 
@@ -162,12 +165,12 @@ def _digest(lines: Iterable[str]) -> str:
 
 
 def canonical_text(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> str:
-    return "".join(_lines(triples, canonicalization))
+    return "".join(canonical_lines(triples, canonicalization))
 
 
 def content_hash(triples: Iterable[Triple], canonicalization: str = CANONICALIZATION) -> str:
     """SHA-256 of the canonical text; raises ``ValueError`` for an unknown form."""
-    return _digest(_lines(triples, canonicalization))
+    return _digest(canonical_lines(triples, canonicalization))
 
 
 def _hash_and_manifest(groups: list[list[str]], session: str) -> tuple[str, dict[str, str]]:

@@ -19,6 +19,9 @@ the time, its chain id and its signer):
   ``remember`` of them (oldest out): a run whose every span had ended gets no late span
   of its own process.  Spans of a session forgotten by then are exported unsealed, and
   ``verify`` names them as added.
+* **Streamed steps.**  A run still open can be sealed step by step (:meth:`Sealer.seal_step`,
+  ``_stream``): each entry seals only the triples it adds, and the run's record when it
+  ends (:meth:`Sealer.seal`) is its final entry, over its whole content.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from otel_prov.prov._chain import Checkpoint, Entry, Signer, Tombstone, entry_tr
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import Triple, canonical_datetime, parse_literal
 from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._stream import delta_bundle_triples, running_view, step_delta
 from otel_prov.prov._vocab import O, P
 
 __all__ = ["Sealer"]
@@ -65,6 +69,15 @@ class _Sealed:
         return self._triples
 
 
+@dataclass
+class _Streamed:
+    """A run open and streamed: its newest bundle and every triple written for it."""
+
+    bundle: str
+    revision: int
+    written: set[Triple]
+
+
 class Sealer:
     """Makes each bundle an entry of the writer's chain and adds revision bundles to
     records, in the order they are exported."""
@@ -80,6 +93,8 @@ class Sealer:
         self._of_trace: dict[str, set[str]] = {}
         """Trace IRI prefix -> its remembered sessions: a record looks at its own only."""
         self._remember = remember
+        self._streamed: dict[str, _Streamed] = {}
+        """Session IRI term -> the run streamed so far, until its record at the end."""
 
     def continue_session(
         self, session: str, bundle: str, revision: int, content: Iterable[Triple]
@@ -128,6 +143,42 @@ class Sealer:
         self.sequence, self.head = entry.sequence, entry.hash
         return entry_triples(entry, self._signer)
 
+    def seal_step(self, record: ProvRecord, now_ns: int) -> ProvRecord | None:
+        """The next streamed entry of a run still open, from ``record``, the mapping of
+        the run so far (its open spans as snapshots): only what was not written before,
+        sealed (see ``_stream``); ``None`` when it adds nothing."""
+        sessions = [session for _, session, _ in bundles_in(record.triples)]
+        if len(sessions) != 1 or sessions[0] in self._sealed:
+            return None  # not one open run, or one already sealed whole (a timeout)
+        session = sessions[0]
+        streamed = self._streamed.get(session)
+        written = streamed.written if streamed is not None else set[Triple]()
+        content, rest = step_delta(running_view(record.triples), session, written)
+        if not content:
+            return None
+        revision = streamed.revision + 1 if streamed is not None else 1
+        bundle = entity_iri(session, f"bundle-{revision}") if streamed else bundle_iri(session)
+        revises = streamed.bundle if streamed is not None else ""
+        described = delta_bundle_triples(bundle, session, now_ns, content, revises)
+        entry = self._enter(bundle, session, described, revises=revises)
+        written.update(content)
+        written.update(rest)
+        self._streamed[session] = _Streamed(bundle, revision, written)
+        return dataclasses.replace(record, triples=(*content, *rest, *described, *entry))
+
+    def _end_stream(self, session: str, triples: list[Triple], now_ns: int) -> list[Triple]:
+        """The final entry of a streamed run, from its whole record now (``triples``, the
+        mapper's bundle left out): what it adds, and a bundle over its whole content."""
+        streamed = self._streamed.pop(session)
+        new = [t for t in dict.fromkeys(triples) if t not in streamed.written]
+        content = session_content([*streamed.written, *new], session)
+        bundle = entity_iri(session, f"bundle-{streamed.revision + 1}")
+        described = _renamed(bundle_triples(session, now_ns, content), session, bundle)
+        described.append((bundle, P.wasRevisionOf, streamed.bundle))
+        entry = self._enter(bundle, session, described, revises=streamed.bundle)
+        self._keep(session, _Sealed(session, bundle, streamed.revision + 1, content))
+        return [*new, *described, *entry]
+
     def seal(self, record: ProvRecord, now_ns: int, *, whole: bool = False) -> ProvRecord:
         """``record`` sealed: each bundle an entry, late spans a revision.  ``whole``: no
         span of the record's trace was still open, so nothing can come late to revise
@@ -136,6 +187,13 @@ class Sealer:
         added: list[Triple] = []
         first_sealed = set()
         for bundle, session, _ in bundles_in(triples):
+            if session in self._streamed:
+                # Its steps were streamed: this record is the run's final entry.
+                triples = self._end_stream(session, [t for t in triples if t[0] != bundle], now_ns)
+                first_sealed.add(session)
+                if whole:
+                    self._forget(session)
+                continue
             if session in self._sealed:
                 # Sealed before (exported incomplete): this bundle is replaced by a revision.
                 triples = [t for t in triples if t[0] != bundle]

@@ -263,6 +263,11 @@ class _Assembly:
                 self.statuses[activity] = row["status"] or ""
                 self.times[activity] = (row["start"], row["end"])
                 self.labels[activity] = row["label"] or ""
+            else:  # written running while the run went on, and again when it ended
+                status = settled_status((self.statuses[activity], row["status"]))
+                self.statuses[activity] = status
+                if row["end"] and not self.times[activity][1]:
+                    self.times[activity] = (self.times[activity][0], row["end"])
         self.properties: dict[str, dict[str, str]] = {}
         for row in backend.query(properties_query(graph, session, list(_PROPERTIES))).rows:
             name = _PROPERTIES[(row["p"] or "").removeprefix(OPROV)]

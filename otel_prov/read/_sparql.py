@@ -44,24 +44,30 @@ STATUS_PATTERNS = {
     "error": '?s oprov:status "error" .',
     "ok": '?s oprov:status "ok" . FILTER NOT EXISTS { ?s oprov:status "error" }',
     "incomplete": '?s oprov:status "incomplete" .\n'
-    '  FILTER NOT EXISTS { ?s oprov:status ?settled . FILTER(?settled != "incomplete") }',
+    '  FILTER NOT EXISTS { ?s oprov:status ?settled . FILTER(?settled IN ("ok", "error")) }',
+    "running": '?s oprov:status "running" .\n'
+    '  FILTER NOT EXISTS { ?s oprov:status ?settled . FILTER(?settled != "running") }',
 }
-"""A session exported ``incomplete`` and again when it ended holds both statuses; these
-keep the settled one (``error`` over ``ok`` over ``incomplete``), as the listing shows it."""
+"""A session exported ``incomplete`` or streamed ``running`` and again when it ended holds
+both statuses; these keep the settled one (``error`` over ``ok`` over ``incomplete`` over
+``running``), as the listing shows it."""
 
 STATUSES = tuple(sorted(STATUS_PATTERNS))
 
 
 def settled_status(statuses: Iterable[str | None]) -> str:
     """The status of a session recorded more than once: a session exported
-    ``incomplete`` (its span was still open at the timeout) and later again, when it
-    ended, holds both literals; the later one is what happened.  The order is the one
+    ``incomplete`` (its span was still open at the timeout) or streamed ``running``
+    (its steps recorded while it ran), and later again, when it ended, holds both
+    literals; the later one is what happened.  The order is the one
     :data:`STATUS_PATTERNS` keeps in the store."""
     found = {status for status in statuses if status}
-    final = found - {"incomplete"}
+    final = found - {"incomplete", "running"}
     if "error" in final:
         return "error"
-    return min(final) if final else ("incomplete" if found else "")
+    if final:
+        return min(final)
+    return "incomplete" if "incomplete" in found else ("running" if found else "")
 
 
 def shown_agent(subject: str, label: str) -> str:

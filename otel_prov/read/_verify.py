@@ -60,6 +60,7 @@ from otel_prov.prov._rdf import (
     named,
     parse_literal,
 )
+from otel_prov.prov._stream import STREAMED, StreamedEntry, delta_problems
 from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.read._chains import chain_iri, check_chains
@@ -122,6 +123,16 @@ WHERE {{ GRAPH {graph} {{
     }}
   }}
 }} }}{order}"""
+
+
+def streamed_entries_query(graph: str, sessions: Sequence[str]) -> str:
+    """SELECT ``?s ?b ?h ?m``: the streamed entries of runs still open (``_stream``)."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?b ?h ?m WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {values(sessions)} }}
+  ?b oprov:bundleOf ?s ; oprov:canonicalization {literal(STREAMED)} ;
+     oprov:contentHash ?h ; oprov:manifest ?m .
+}} }} ORDER BY ?s ?b"""
 
 
 def annotation_rows_query(graph: str) -> str:
@@ -469,6 +480,7 @@ def verify_sessions(
         read = pool.submit(_bundle_rows, backend, graph, wanted)
         graph_lines = GraphLines(whole.ntriples(graph[1:-1])) if whole is not None else None
         rows, stored_hashes = read.result()
+    streamed = _streamed_entries(backend, graph, rows)
     checks: dict[str, SessionCheck] = {}
     for row in rows:
         session = row["session"] or ""
@@ -483,7 +495,7 @@ def verify_sessions(
             content = _run_content(candidates, session, row["bundle"])
         else:
             content = stored_content(backend, graph, session, row["bundle"])
-        checks[session] = _check(session, row, content, stored_hashes)
+        checks[session] = _check(session, row, content, stored_hashes, streamed.get(session))
     findings = check_chains(
         backend, graph, checks, whole=ident is None, trusted=trusted, kept=checkpoints
     )
@@ -503,6 +515,21 @@ def verify_sessions(
         SessionCheck(node, None, tuple(findings.problems.get(node, ())), notes=tuple(says))
         for node, says in sorted(findings.tombstones.items())
     ]
+    return found
+
+
+def _streamed_entries(
+    backend: QueryBackend, graph: str, rows: Sequence[Mapping[str, str | None]]
+) -> dict[str, list[StreamedEntry]]:
+    """Run -> its streamed entries, for the runs whose newest bundle is one (still open)."""
+    running = sorted(
+        {row["session"] or "" for row in rows if row.get("canonicalization") == STREAMED}
+    )
+    found: dict[str, list[StreamedEntry]] = {}
+    if running:
+        for row in backend.query(streamed_entries_query(graph, running)).rows:
+            entry = StreamedEntry(row["b"] or "", row["h"] or "", row["m"] or "")
+            found.setdefault(row["s"] or "", []).append(entry)
     return found
 
 
@@ -542,13 +569,18 @@ def _check(
     row: Mapping[str, str | None],
     content: list[Triple],
     stored_hashes: Mapping[str | None, str | None],
+    streamed: Sequence[StreamedEntry] | None = None,
 ) -> SessionCheck:
-    """One run's check against its newest bundle (``row``) and the bundles stored."""
+    """One run's check against its newest bundle (``row``) and the bundles stored; a run
+    still open (its newest bundle a streamed entry) against its ``streamed`` entries."""
     problems = []
     if row["revised"] and row["revised"] not in stored_hashes:
         problems.append(f"revision chain broken: {row['revised']} is missing")
     form = row.get("canonicalization") or CANONICALIZATIONS[0]
-    if form not in CANONICALIZATIONS:
+    running = form == STREAMED
+    if running:
+        problems.extend(delta_problems(content, streamed or ()))
+    elif form not in CANONICALIZATIONS:
         problems.append(
             f"sealed in canonical form {form!r}, which this otel-prov does not know "
             f"(it knows {', '.join(CANONICALIZATIONS)}): a newer otel-prov can check it"
@@ -559,8 +591,9 @@ def _check(
         problems.append(f"content changed since export ({changes})")
     # Manifests are read only for a revision: most runs have none, and parsing two
     # JSON objects per run was a tenth of verify --all.
-    before = json.loads(row["revisedManifest"] or "{}") if row["revised"] else {}
-    after = json.loads(row["manifest"] or "{}") if row["revised"] else {}
+    # A streamed entry's manifest lists lines, not subjects: nothing to compare by subject.
+    before = _subject_manifest(row["revisedManifest"]) if row["revised"] else {}
+    after = _subject_manifest(row["manifest"]) if row["revised"] else {}
     revised = _diff(before, after)
     rewritten = _rewritten_content(before, after)
     if row["revised"] and rewritten:
@@ -573,9 +606,10 @@ def _check(
     violations, warnings = _constraints(index)
     problems.extend(violations)
     problems.extend(_blob_problems(index))
-    gates = {
-        "tool_use_verified": _tool_use_verified(index, iri(session)),
-        "plan_followed": _plan_followed(index),
+    gates: dict[str, tuple[bool | None, str]] = {
+        # A run still open has not yet done what it will: its gates wait for its end.
+        "tool_use_verified": (None, "") if running else _tool_use_verified(index, iri(session)),
+        "plan_followed": (None, "") if running else _plan_followed(index),
     }
     problems.extend(why for passed, why in gates.values() if passed is False)
     return SessionCheck(
@@ -586,6 +620,12 @@ def _check(
         tuple(revised) if row["revised"] else (),
         tuple(warnings),
     )
+
+
+def _subject_manifest(text: str | None) -> dict[str, str]:
+    """A bundle's manifest by subject; ``{}`` for a streamed entry's (a list of lines)."""
+    found = json.loads(text or "{}")
+    return found if isinstance(found, dict) else {}
 
 
 _WRITTEN_ONCE = (":question", ":thought", ":arguments", ":observation", ":answer")

@@ -127,6 +127,7 @@ def configure(
     prices: str | os.PathLike[str] | None = None,
     signing_key: str | os.PathLike[str] | None = None,
     checkpoint_file: str | os.PathLike[str] | None = None,
+    stream: bool | None = None,
     provenance: bool | None = None,
     redact: Callable[[str], str] | None = None,
     redact_patterns: Sequence[str] = (),
@@ -153,8 +154,8 @@ def configure(
     message of every span (third-party instrumentations' included) on its way to the OTLP
     exporter and to the provenance, so neither ever holds the original.
     ``wal_dir``, ``wal_fsync``, ``blob_dir``, ``blob_threshold``, ``prices``,
-    ``signing_key`` and ``checkpoint_file`` (and their ``OTEL_PROV_*`` variables) are the
-    :class:`~otel_prov.ProvSpanProcessor`'s.
+    ``signing_key``, ``checkpoint_file`` and ``stream`` (and their ``OTEL_PROV_*``
+    variables) are the :class:`~otel_prov.ProvSpanProcessor`'s.
     ``provenance=False`` (``OTEL_PROV_PROVENANCE=false``) records no provenance here, only
     OTLP: for agents behind a Collector whose ``otel-prov receive`` maps their traces.
     ``set_global=False`` leaves the global provider alone.
@@ -195,6 +196,7 @@ def configure(
             prices=prices,
             signing_key=signing_key,
             checkpoint_file=checkpoint_file,
+            stream=stream,
         )
         provider.add_span_processor(processor)
     else:

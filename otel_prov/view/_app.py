@@ -23,11 +23,12 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from otel_prov._tenants import Tenants, tenant_graph
+from otel_prov.prov._stream import RUNNING
 from otel_prov.read._backend import QueryBackend, QueryResult, StoreUnavailableError
 from otel_prov.read._rdf_documents import (
     render_jsonld,
@@ -65,7 +66,7 @@ PAGE_SIZE = 50
 HEADERS = {
     "content-security-policy": (
         f"default-src 'none'; style-src '{STYLE_HASH}'; script-src 'self'; img-src 'self'; "
-        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
     ),
     "x-content-type-options": "nosniff",
     # Not no-referrer: under it a browser sends "Origin: null" with the page's own POST,
@@ -239,6 +240,21 @@ def create_app(
         traces = {view.trace_id: found.trace_spans(view.trace_id) for view in views}
         return html(session_page(views, links=links, why=why, traces=traces))
 
+    def session_state(request: Request) -> Response:
+        """What the page of a run still open polls (``static/app.js``): each run's status
+        and how many steps it has; the page is read again when this changes."""
+        found, runs = matches(request)
+        views = [found.session(run) for run in runs]
+        return JSONResponse(
+            {
+                "running": any(view.status == RUNNING for view in views),
+                "runs": [
+                    {"id": view.id, "status": view.status, "iterations": len(view.iterations)}
+                    for view in views
+                ],
+            }
+        )
+
     def download(render: Callable[[Any], str], media: str, suffix: str) -> Callable[..., Response]:
         def answer(request: Request) -> Response:
             found, runs = matches(request)
@@ -315,6 +331,7 @@ def create_app(
         routes=[
             Route("/", sessions),
             Route("/session", session),
+            Route("/session/state", session_state),
             Route("/session.ttl", download(render_turtle, "text/turtle", "ttl")),
             Route("/session.jsonld", download(render_jsonld, "application/ld+json", "jsonld")),
             Route("/diff", diff),

@@ -25,6 +25,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from otel_prov.prov._stream import RUNNING
 from otel_prov.read._backend import QueryResult
 from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
@@ -156,8 +157,10 @@ def session_page(
     """The page of one or more runs (a conversation id can name several): each run with
     its why-graph (``why`` maps a run's IRI to its ``WhyGraph.as_json()``), its timeline
     (with the spans of its trace ``traces`` holds by trace id: the read API's
-    ``trace_spans``) and its trace ``links`` (backend -> URL template).  ``standalone``:
-    the file ``show --format html`` writes, with no navigation or downloads, its scripts inlined."""
+    ``trace_spans``) and its trace ``links`` (backend -> URL template); a run still open
+    (``running``) keeps itself up to date (``static/app.js`` polls ``/session/state``).
+    ``standalone``: the file ``show --format html`` writes, with no navigation or
+    downloads, its scripts inlined."""
     if len(views) == 1:
         title = f"otel-prov: {views[0].agent or 'session'} {views[0].id}"
     else:
@@ -166,7 +169,10 @@ def session_page(
         _run(view, links or {}, (why or {}).get(view.id), (traces or {}).get(view.trace_id, ()))
         for view in views
     ]
-    return _render("session.html", title=title, standalone=standalone, runs=runs)
+    # A run still open: the page polls its state and reads itself again when it changes.
+    running = [view.id for view in views if view.status == RUNNING and not standalone]
+    live = "/session/state?" + _query_string(id=running[0]) if running else None
+    return _render("session.html", title=title, standalone=standalone, runs=runs, live=live)
 
 
 def sessions_page(

@@ -27,6 +27,7 @@ Failure is never silent:
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import itertools
 import logging
 import threading
@@ -44,10 +45,12 @@ from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
 from otel_prov.processing._chain_writer import ChainWriter
+from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_otlp_json_body
 from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._span_record import SpanRecord
+from otel_prov.prov._stream import open_run, without_label
 from otel_prov.read._backend import QueryBackend
 
 __all__ = ["Accepted", "InvalidRequestError", "Receiver", "RequestRefusedError"]
@@ -310,6 +313,34 @@ class Receiver:
         while not self._stop.wait(tick):
             if self._clock() >= self._paused_until:
                 self._cycle()
+                if self.settings.stream:
+                    self._stream_steps()
+
+    def _stream_steps(self) -> None:
+        """Seal the steps of the traces still open that got spans since the last tick,
+        each run so far the next entry of the chain (``prov._stream``), and store them in
+        turn with the batches (the one storing thread).  Their spans stay buffered and
+        journaled: the trace is mapped whole, its final entry, when it comes due."""
+        with self._lock:
+            changed = self._buffer.changed()
+        records = []
+        for spans in changed:
+            run = open_run(spans)
+            if run is None:
+                continue
+            mapped = map_spans([run, *spans], prices=self._prices)
+            session = mapped.root
+            mapped = dataclasses.replace(
+                mapped, triples=tuple(without_label(mapped.triples, session))
+            )
+            sealed = self._chain.sealer.seal_step(mapped, time.time_ns())
+            if sealed is not None:
+                records.append(dataclasses.replace(sealed, graph=self._graph))
+        if records:
+            try:
+                self._storing.submit(self._exporter.export, records).result(_FLUSH_TIMEOUT_S)
+            except Exception:  # a step not stored now is in the run's final entry
+                _logger.exception("storing %d streamed step(s) failed", len(records))
 
     def _cycle(self, *, drain: bool = False, flush_timeout: float = _FLUSH_TIMEOUT_S) -> bool:
         """Map what is due, in batches, and hand each to the storing thread; ``False`` when

@@ -20,6 +20,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_TLS_CERT,
     OTEL_PROV_RECEIVER_TLS_KEY,
     OTEL_PROV_SESSION_TIMEOUT,
+    OTEL_PROV_STREAM,
     OTEL_PROV_TRACE_IDLE,
 )
 
@@ -50,6 +51,8 @@ class ReceiverSettings:
     max_open_traces: int = 50_000
     max_spans_per_trace: int = 20_000
     max_journal_bytes: int = 4 << 30
+    stream: bool = False
+    """Record the steps of a trace still open as they come (``prov._stream``)."""
 
     @classmethod
     def from_settings(
@@ -58,10 +61,11 @@ class ReceiverSettings:
         data_dir: str | os.PathLike[str] | None = None,
         trace_idle: float | None = None,
         fsync: bool | None = None,
+        stream: bool | None = None,
     ) -> ReceiverSettings:
         """Arguments first, else ``OTEL_PROV_RECEIVER_DIR``, ``OTEL_PROV_TRACE_IDLE``,
         ``OTEL_PROV_RECEIVER_FSYNC``, ``OTEL_PROV_SESSION_TIMEOUT`` and
-        ``OTEL_PROV_MAX_PENDING_SPANS``, else the defaults."""
+        ``OTEL_PROV_MAX_PENDING_SPANS`` and ``OTEL_PROV_STREAM``, else the defaults."""
         directory = data_dir or env_str(OTEL_PROV_RECEIVER_DIR, DEFAULT_DATA_DIR)
         return cls(
             data_dir=Path(directory or DEFAULT_DATA_DIR),
@@ -69,6 +73,7 @@ class ReceiverSettings:
             fsync=fsync if fsync is not None else env_bool(OTEL_PROV_RECEIVER_FSYNC, True),
             session_timeout=env_float(OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT),
             max_pending_spans=env_int(OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING),
+            stream=stream if stream is not None else env_bool(OTEL_PROV_STREAM, False),
         )
 
 

@@ -65,6 +65,8 @@ class _Trace:
     opened: float = 0.0
     last_seen: float = 0.0
     sequence: int = 0
+    unstreamed: bool = False
+    """Spans came since :meth:`TraceBuffer.changed` last handed the trace out."""
 
 
 class TraceBuffer:
@@ -105,8 +107,19 @@ class TraceBuffer:
                 continue  # the same again, or a snapshot of a span that has since ended
             trace.spans[span.span_id] = span
             trace.fresh += 1
+            trace.unstreamed = True
             self.pending_spans += known is None
             trace.last_seen = now
+
+    def changed(self) -> list[list[SpanRecord]]:
+        """The spans of each open trace that got spans since the last call (streaming:
+        the run so far, mapped again); they stay buffered."""
+        found = []
+        for trace in self._traces.values():
+            if trace.unstreamed and trace.fresh:
+                trace.unstreamed = False
+                found.append(list(trace.spans.values()))
+        return found
 
     def due(self, now: float, *, drain: bool = False) -> list[Due]:
         """The traces to map now, taken out of the open set (retained, unless too big)."""

@@ -377,11 +377,60 @@
       draw(figure, number);
     });
   }
+  // A run still open (#runs[data-live], the state URL): its state is polled every second;
+  // when it changes (a step more, or the run ended), the page is read again and its runs
+  // put in place of these, drawn again.  Polling stops once no run is running.  The new
+  // markup is the server's own page for the same address, parsed inert by DOMParser.
+  var LIVE_POLL_MS = 1000;
+  function follow(container) {
+    var url = container.getAttribute("data-live");
+    var last = null;
+    function poll() {
+      fetch(url, { credentials: "same-origin", cache: "no-store" })
+        .then(function (answer) { return answer.ok ? answer.text() : null; })
+        .then(function (text) {
+          if (text === null) {
+            setTimeout(poll, LIVE_POLL_MS);
+            return;
+          }
+          var state = JSON.parse(text);
+          if (last !== null && text !== last) {
+            refresh(container, state.running ? poll : null);
+          } else if (state.running) {
+            setTimeout(poll, LIVE_POLL_MS);
+          }
+          last = text;
+        })
+        .catch(function () { setTimeout(poll, LIVE_POLL_MS); });
+    }
+    poll();
+  }
+  function refresh(container, next) {
+    fetch(location.href, { credentials: "same-origin", cache: "no-store" })
+      .then(function (answer) { return answer.text(); })
+      .then(function (text) {
+        var fresh = new DOMParser().parseFromString(text, "text/html").getElementById("runs");
+        if (fresh) {
+          container.replaceChildren.apply(container, Array.from(fresh.childNodes));
+          drawAll();
+        }
+        if (next) {
+          setTimeout(next, LIVE_POLL_MS);
+        } else {
+          container.removeAttribute("data-live");
+        }
+      })
+      .catch(function () { if (next) { setTimeout(next, LIVE_POLL_MS); } });
+  }
   // After the first paint: a long run takes dagre seconds, and the page is read meanwhile.
   function soon() {
     requestAnimationFrame(function () {
       setTimeout(drawAll, 0);
     });
+    var live = document.querySelector("#runs[data-live]");
+    if (live) {
+      follow(live);
+    }
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", soon);

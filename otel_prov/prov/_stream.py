@@ -1,0 +1,199 @@
+"""A run recorded step by step while it goes on: what each streamed entry adds, and how
+it is sealed and checked.
+
+While a session is open, the writer maps the spans of the run so far (the open ones as
+snapshots) every so often.  What the store is given each time is only the *delta*: the
+triples of that mapping not written before (:func:`step_delta`).  The delta's content is
+sealed in an entry of the writer's chain of its own, a bundle that ``prov:wasRevisionOf``
+the run's previous one, so the chain of a run streamed in ``k`` entries holds ``k``
+bundles, each over what it added: sealing work grows with the steps, not with their
+square.  When the run ends, its final entry hashes the whole content as it then stands
+(once, as any run's bundle does), so a finished run is checked like any other.
+
+Nothing written is ever taken back (the store is append-mostly): an open activity is
+written with status ``running`` (:data:`RUNNING`), and its settled status (``ok``,
+``error``, or ``incomplete`` on a timeout) is added when it ends; readers take the settled
+one (``read._sparql.settled_status``).  The run's answer waits for its end (a model's
+last words are the answer only once no tool follows them).
+
+A streamed entry's canonical form (:data:`STREAMED`) is that of a bundle
+(``otel-prov-nt-sorted-2`` lines, sorted, SHA-256), over the delta's lines only; its
+manifest lists the first 16 hex digits of each line's SHA-256, so that a check of a run
+still open can tell which stored line belongs to which entry (:func:`delta_problems`)
+and then recompute each entry's hash.
+
+Pure: no clock, no I/O; the writer passes the time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+
+from otel_prov.prov._bundle import bundles_in, canonical_lines, content_subjects
+from otel_prov.prov._iris import entity_iri
+from otel_prov.prov._rdf import Triple, datetime_from_ns, literal, named
+from otel_prov.prov._span_record import Role, SpanRecord
+from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+
+__all__ = [
+    "RUNNING",
+    "STREAMED",
+    "StreamedEntry",
+    "delta_bundle_triples",
+    "delta_problems",
+    "line_manifest",
+    "open_run",
+    "running_view",
+    "step_delta",
+    "without_label",
+]
+
+STREAMED = "otel-prov-delta-1"
+"""The canonical form named by a streamed entry: its hash covers the lines it added."""
+RUNNING = "running"
+"""The status of an activity written while it was still open."""
+
+_INCOMPLETE = literal("incomplete")
+
+
+def running_view(triples: Iterable[Triple]) -> list[Triple]:
+    """A mapping of a run so far, as a streamed step writes it: open activities
+    ``running`` (the mapper calls an open span ``incomplete``, what a run cut off by a
+    timeout or a crash is), the mapper's bundle and the run's answer left for its end."""
+    triples = list(triples)
+    bundles = {bundle for bundle, _, _ in bundles_in(triples)}
+    answers = {entity_iri(session, "answer") for _, session, _ in bundles_in(triples)}
+    running = literal(RUNNING)
+    return [
+        (s, p, running if p == O.status and o == _INCOMPLETE else o)
+        for s, p, o in triples
+        if s not in bundles and s not in answers and o not in answers
+    ]
+
+
+def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:
+    """The run a receiver's spans of one trace are steps of, while its session span has
+    not come (OTLP sends a span when it ends, so a run's own span comes last): a snapshot
+    standing for it, open, named by the one parent that the agent spans (iterations,
+    tool, model calls, nested sessions) point to and that has not come, started with the
+    first of them; ``None`` when the run's span has come or no one run is open."""
+    ids = {span.span_id for span in spans}
+    steps = [span for span in spans if span.role is not Role.SPAN]
+    missing = {span.parent_id for span in steps if span.parent_id not in ids}
+    if (
+        len(missing) != 1
+        or None in missing
+        or any(span.role is Role.SESSION and span.parent_id not in ids for span in steps)
+    ):
+        return None
+    (parent,) = missing
+    assert parent is not None
+    first = min(steps, key=lambda span: span.start_ns)
+    return SpanRecord(
+        trace_id=first.trace_id,
+        span_id=parent,
+        parent_id=None,
+        name="",
+        start_ns=first.start_ns,
+        end_ns=None,
+        service_name=first.service_name,
+        role=Role.SESSION,
+    )
+
+
+def without_label(triples: Iterable[Triple], run: str) -> list[Triple]:
+    """``triples`` without the label of ``run`` (an :func:`open_run` stand-in, whose name
+    is not known: its own span brings it)."""
+    return [t for t in triples if not (t[0] == run and t[1] == RDFS_LABEL)]
+
+
+def step_delta(
+    view: Sequence[Triple], session: str, written: Collection[Triple]
+) -> tuple[list[Triple], list[Triple]]:
+    """(content, rest): the triples of ``view`` (:func:`running_view`) not in
+    ``written``, split into the run's content, which the entry seals, and what is not
+    (descriptions of agents and tools shared between runs)."""
+    subjects = content_subjects(view, session)
+    content: list[Triple] = []
+    rest: list[Triple] = []
+    for triple in dict.fromkeys(view):
+        if triple not in written:
+            (content if triple[0] in subjects else rest).append(triple)
+    return content, rest
+
+
+def _line_hash(line: str) -> str:
+    return hashlib.sha256(line.encode()).hexdigest()[:16]
+
+
+def line_manifest(lines: Iterable[str]) -> str:
+    """The manifest of a streamed entry: the short hash of each canonical line, sorted,
+    as a JSON array."""
+    return json.dumps(sorted(_line_hash(line) for line in lines), separators=(",", ":"))
+
+
+def delta_bundle_triples(
+    bundle: str, session: str, generated_ns: int, delta: Sequence[Triple], revises: str
+) -> list[Triple]:
+    """The description of a streamed entry's bundle: what it seals, the hash and
+    manifest of its delta, when, and the bundle it follows (``""``: the run's first)."""
+    lines = canonical_lines(delta)
+    digest = "sha256:" + hashlib.sha256("".join(lines).encode()).hexdigest()
+    triples = [
+        (bundle, RDF_TYPE, P.Bundle),
+        (bundle, O.bundleOf, session),
+        (bundle, O.contentHash, literal(digest)),
+        (bundle, O.canonicalization, literal(STREAMED)),
+        (bundle, O.manifest, literal(line_manifest(lines))),
+        (bundle, P.generatedAtTime, datetime_from_ns(generated_ns)),
+    ]
+    if revises:
+        triples.append((bundle, P.wasRevisionOf, revises))
+    return triples
+
+
+@dataclass(frozen=True)
+class StreamedEntry:
+    """A streamed entry as stored: its bundle (plain IRI), hash and manifest."""
+
+    bundle: str
+    content_hash: str
+    manifest: str
+
+
+def delta_problems(content: Iterable[Triple], entries: Sequence[StreamedEntry]) -> list[str]:
+    """What breaks the streamed entries of a run still open: each stored line of its
+    ``content`` is given to the entry whose manifest lists it, each entry's lines must
+    hash to its hash, and no line may belong to none."""
+    owner: dict[str, int] = {}
+    for number, entry in enumerate(entries):
+        try:
+            listed = json.loads(entry.manifest)
+        except ValueError:
+            listed = None
+        if not isinstance(listed, list):
+            return [f"streamed entry {entry.bundle} has no readable manifest"]
+        for short in listed:
+            owner.setdefault(str(short), number)
+    lines: list[list[str]] = [[] for _ in entries]
+    added: set[str] = set()
+    for line in canonical_lines(content):
+        found = owner.get(_line_hash(line))
+        if found is None:
+            added.add(named(line[: line.index(" ")]))
+        else:
+            lines[found].append(line)
+    problems = []
+    for entry, held in zip(entries, lines, strict=True):
+        digest = "sha256:" + hashlib.sha256("".join(held).encode()).hexdigest()
+        if digest != entry.content_hash:
+            problems.append(
+                f"content changed since streamed entry {entry.bundle} was sealed "
+                "(a line it added was edited or removed)"
+            )
+    if added:
+        problems.append(f"content changed since streamed (added: {', '.join(sorted(added)[:5])})")
+    return problems

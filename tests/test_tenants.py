@@ -25,6 +25,7 @@ from tests.test_receive import post, request
 from tests.waiting import until
 
 TOKENS = {"team-a": "token-of-team-a", "team-b": "token-of-team-b", "audit": "token-of-audit"}
+METRICS_TOKEN = "token-of-the-scraper"
 GRAPH = "urn:otel-prov:graph"
 SERVICE = "SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }"
 
@@ -41,7 +42,10 @@ def _tenants_file(folder: Path) -> Path:
 
 
 def _labelled(receiver: Receiver) -> dict[str, float]:
-    with urllib.request.urlopen(f"{receiver.http}/metrics", timeout=10) as answer:
+    sent = urllib.request.Request(
+        f"{receiver.http}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+    )
+    with urllib.request.urlopen(sent, timeout=10) as answer:
         text = answer.read().decode()
     return {
         name: float(value)
@@ -74,7 +78,8 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
     try:
         receiver = receivers.start(
             "--store", str(store), "--trace-idle", "0.5", "--tenants", str(tenants),
-            env={"OTEL_PROV_SIGNING_KEY": str(folder / "keys" / "signing.key")},
+            env={"OTEL_PROV_SIGNING_KEY": str(folder / "keys" / "signing.key"),
+                 "OTEL_PROV_RECEIVER_METRICS_TOKEN": METRICS_TOKEN},
         )  # fmt: skip
         sent = {
             "team-a": run_agent(

@@ -161,8 +161,9 @@ def create_app(
     reader it stands for) every page needs one (:class:`~otel_prov.view._guards.ReaderLogin`);
     with ``proxy_header``, the header an authenticating proxy sets
     (:class:`~otel_prov.view._guards.TrustedProxy`).  With ``tenants``, the readers are
-    theirs (by token, or by the proxy's user), and each request reads one tenant's graph
-    (under ``graph``) of those its reader may read: its own, or ``?tenant=NAME``; a query
+    theirs (by token, client certificate or the proxy's user), and each request reads one
+    tenant's graph (under ``graph``) of those its reader may read: its own, or
+    ``?tenant=NAME``; a query
     of the SPARQL page sees that graph only.  Opens the backend once now, so that a
     store that cannot be read fails here (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
@@ -334,7 +335,7 @@ def create_app(
         users = None if tenants is None else _tenant_of_user(tenants)
         app.add_middleware(TrustedProxy, header=proxy_header, readers=users)
     elif tenants is not None:
-        app.add_middleware(ReaderLogin, tokens=tenants.tokens())
+        app.add_middleware(ReaderLogin, tokens=tenants.tokens(), subjects=tenants.subjects())
     elif reader_tokens:
         app.add_middleware(ReaderLogin, tokens=reader_tokens)
     app.add_middleware(SameOrigin)

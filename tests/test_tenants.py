@@ -6,6 +6,7 @@ included.  A reader sees its own tenant's runs and nothing of the other's."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import urllib.error
@@ -248,6 +249,20 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
         # The auditor reads both, one at a time.
         status, page = _get(served, "/", TOKENS["audit"], tenant="team-b")
         assert status == 200 and "asked-by-team-b" in page and "asked-by-team-a" not in page
+        # Its links and forms keep the tenant it reads: none falls back to team-a's.
+        links = [
+            html.unescape(link)
+            for link in re.findall(r'href="(/[^"]*)"', page)
+            if not link.startswith("/static/")
+        ]
+        assert links and all("tenant=team-b" in link for link in links), links
+        assert '<input type="hidden" name="tenant" value="team-b">' in page
+        found = next(link for link in links if link.startswith("/session?"))
+        status, page = _get(served, found, TOKENS["audit"])  # team-b's run: 404 in team-a's
+        assert status == 200, found
+        assert 'href="/session.ttl?id=' in page and "tenant=team-b" in page
+        status, page = _get(served, "/sparql", TOKENS["audit"], tenant="team-b")
+        assert 'action="/sparql?tenant=team-b"' in page
         status, answer = _sparql(served, TOKENS["audit"], HOSTILE["default"], tenant="team-a")
         assert "asked-by-team-a" in answer and "asked-by-team-b" not in answer
         log = served.stderr()

@@ -8,11 +8,18 @@ measured here.  Printed: the store's size, how long building took, and the time 
 the newest page, of the page after it (by cursor), and of the newest page filtered by
 agent, by status, and by an agent no run has (the filters are checked on the newest
 runs a batch at a time; a filter that keeps few runs ends in one query over them all).
+
+``--tenants``: the same 100,000 runs side by side in two stores, once in the one graph of a
+store without tenants, once split between two tenants' graphs (as ``receive --tenants``
+writes them, every other run each); the newest page of the one graph against the newest
+page of a tenant's, read as ``serve --tenants`` reads it (its graph as the query's
+dataset), alternating, medians (target: tenants cost <= 10%).
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
@@ -20,27 +27,35 @@ from pathlib import Path
 
 import pyoxigraph
 
-from benchmarks.workload import T0, median_seconds, session_spans
+from benchmarks.workload import T0, median_seconds, report, session_spans
+from otel_prov._tenants import tenant_graph
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.read import ProvenanceReader, open_store
+from otel_prov.read._backend import EmbeddedBackend
 
 SESSIONS = 100_000
 TARGET_MS = 300
 _CHUNK = 5_000
 
 
-def build_store(path: Path, sessions: int) -> int:
+GRAPH = "urn:otel-prov:graph"
+
+
+def build_store(path: Path, sessions: int, graphs: tuple[str, ...] = (GRAPH,)) -> int:
     """``sessions`` copies of a workload session, one a minute (a two-step session
-    lasts 21 s, so only the minute of its times changes); the number of quads."""
+    lasts 21 s, so only the minute of its times changes), the ``index``-th in
+    ``graphs[index % len(graphs)]``; the number of quads."""
     record = map_spans(session_spans(0, iterations=2))
-    template = to_nquads(record.triples, "<urn:otel-prov:graph>")
+    templates = [to_nquads(record.triples, f"<{graph}>") for graph in graphs]
+    template = templates[0]
     first = datetime.fromtimestamp(T0 / 1e9, tz=timezone.utc)
     minute = first.strftime("%Y-%m-%dT%H:%M:")
     store = pyoxigraph.Store(str(path))
     for start in range(0, sessions, _CHUNK):
         chunk = [
-            template.replace(record.trace_id, f"{index + 1:032x}")
+            templates[index % len(graphs)]
+            .replace(record.trace_id, f"{index + 1:032x}")
             .replace(minute, f"{first + timedelta(minutes=index):%Y-%m-%dT%H:%M:}")
             .replace('"c0"', f'"c{index}"')
             .replace("Question number 0 ", f"Question number {index} ")
@@ -51,7 +66,54 @@ def build_store(path: Path, sessions: int) -> int:
     return len(template.splitlines()) * sessions
 
 
+ROUNDS = 5
+
+
+def tenants_side_by_side(runs: int = SESSIONS) -> None:
+    """The newest page without tenants against a tenant's, over ``runs`` runs (see the
+    module; ``--runs N`` for a quick look on a busy machine)."""
+    root = Path(tempfile.mkdtemp(prefix="bench-reads-tenants-"))
+    try:
+        begin = time.perf_counter()
+        build_store(root / "plain", runs)
+        tenants = tuple(tenant_graph(GRAPH, name) for name in ("team-a", "team-b"))
+        build_store(root / "tenants", runs, tenants)
+        built = time.perf_counter() - begin
+        plain = ProvenanceReader(EmbeddedBackend(root / "plain"), graph=GRAPH)
+        # What serve --tenants and sessions --tenant read: team-b's graph (the newest run).
+        tenant = ProvenanceReader(EmbeddedBackend(root / "tenants"), graph=tenants[1])
+        newest = {"plain": plain.sessions(limit=20), "tenant": tenant.sessions(limit=20)}
+        times: dict[str, list[float]] = {"plain": [], "tenant": []}
+        for round_ in range(ROUNDS):
+            order = ("plain", "tenant") if round_ % 2 == 0 else ("tenant", "plain")
+            for name in order:
+                reader = plain if name == "plain" else tenant
+                times[name].append(median_seconds(lambda r=reader: r.sessions(limit=20), 3))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    for name, page in newest.items():
+        if len(page.sessions) != 20 or page.sessions[0].question != (
+            f'Question number {runs - 1} with some "quotes"\n'
+        ):
+            raise RuntimeError(f"the newest page of {name} is wrong: {page.sessions[:1]}")
+    alone, split = (sorted(times[k])[ROUNDS // 2] * 1000 for k in ("plain", "tenant"))
+    report(
+        f"sessions page over {runs:,} runs, a tenant's graph vs one graph",
+        split / alone,
+        "<= 1.10x (tenants cost <= 10%)",
+        split / alone <= 1.1,
+        f"medians of {ROUNDS} alternating rounds: {split:.0f} ms (a tenant of two, "
+        f"{runs // 2:,} runs each) vs {alone:.0f} ms (one graph); "
+        f"all: {[round(t * 1000) for t in times['tenant']]} vs "
+        f"{[round(t * 1000) for t in times['plain']]} ms; both stores built in {built:.0f} s",
+    )
+
+
 def main() -> None:
+    args = sys.argv[1:]
+    if "--tenants" in args:
+        tenants_side_by_side(int(args[args.index("--runs") + 1]) if "--runs" in args else SESSIONS)
+        return
     root = Path(tempfile.mkdtemp(prefix="bench-reads-"))
     try:
         begin = time.perf_counter()

@@ -176,7 +176,10 @@ def _receive(receiver: Receiver, tokens: tuple[str, ...] = ()) -> float:
 
 def _sealed(receiver: Receiver) -> float:
     """Sessions sealed, all tenants' together."""
-    text = requests.get(f"{receiver.http}/metrics", timeout=10).text
+    headers = (
+        {"Authorization": f"Bearer {receiver.metrics_token}"} if receiver.metrics_token else {}
+    )
+    text = requests.get(f"{receiver.http}/metrics", headers=headers, timeout=10).text
     name = "otel_prov_receiver_sessions_sealed_total"
     return sum(
         float(line.rsplit(" ", 1)[1])
@@ -186,6 +189,7 @@ def _sealed(receiver: Receiver) -> float:
 
 
 TENANT_TOKENS = ("token-of-team-a", "token-of-team-b")
+METRICS_TOKEN = "token-of-the-scraper"
 ROUNDS = 3
 
 
@@ -209,7 +213,9 @@ def _tenants_side_by_side(receivers: Receivers, tmp: Path) -> None:
             receiver = receivers.start(
                 "--store", str(where / "store"), "--data-dir", str(where / "data"),
                 "--trace-idle", "0.5", *extra,
+                env={"OTEL_PROV_RECEIVER_METRICS_TOKEN": METRICS_TOKEN},
             )  # fmt: skip
+            receiver.metrics_token = METRICS_TOKEN  # with tenants, /metrics needs it
             rates[with_tenants].append(_receive(receiver, TENANT_TOKENS if with_tenants else ()))
             receiver.stop()
             shutil.rmtree(where, ignore_errors=True)

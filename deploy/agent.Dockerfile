@@ -11,13 +11,14 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 
 # The package first (pyproject's package-dir mapping: otel_prov, exporters, semconv),
-# with its receive extra (docker-compose.receivers.yaml runs `otel-prov receive` on this
-# image) and the example's web stack, so that editing the example does not reinstall them.
+# with its receive and serve extras (docker-compose.receivers.yaml and .tenants.yaml run
+# `otel-prov receive` and `serve` on this image) and the example's web stack, so that
+# editing the example does not reinstall them.
 COPY pyproject.toml README.md deploy/agent-requirements.txt ./
 COPY otel_prov ./otel_prov
 COPY exporters ./exporters
 COPY semconv ./semconv
-RUN pip install '.[receive]' -r agent-requirements.txt
+RUN pip install '.[receive,serve]' -r agent-requirements.txt
 
 COPY examples ./examples
 

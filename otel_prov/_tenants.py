@@ -6,12 +6,13 @@ JSON, an object per tenant::
 
     {"tenants": {
       "team-a": {"tokens": ["<a bearer token>"], "users": ["alice@example.org"],
-                 "reads": ["team-a", "shared"]},
+                 "subjects": ["CN=team-a,O=Example"], "reads": ["team-a", "shared"]},
       "shared": {"tokens": ["<another>"]}}}
 
-``tokens`` send as the tenant (``receive``) and read (``serve``); ``users`` are names an
-authenticating proxy gives ``serve``; ``reads`` are the tenants these may read (default:
-itself).
+``tokens`` send as the tenant (``receive``) and read (``serve``); ``subjects`` are the
+subjects of client certificates that do the same under mutual TLS (``--client-ca``),
+without a token (a token sent decides); ``users`` are names an authenticating proxy
+gives ``serve``; ``reads`` are the tenants these may read (default: itself).
 A reader that must read several teams and write none is a tenant of its own with
 ``reads`` naming them.  Tokens are compared by their SHA-256, and never shown.
 """
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from otel_prov._tls import canonical_subject
 from otel_prov._tokens import token_digest
 
 __all__ = ["Tenant", "Tenants", "tenant_graph"]
@@ -56,11 +58,13 @@ class Tenant:
 
 @dataclass(frozen=True)
 class Tenants:
-    """The tenants of a file, and which token or proxy user stands for which."""
+    """The tenants of a file, and which token, certificate subject or proxy user stands
+    for which."""
 
     tenants: Mapping[str, Tenant]
     _by_token: Mapping[bytes, str]
     _by_user: Mapping[str, str]
+    _by_subject: Mapping[str, str]
 
     @classmethod
     def read(cls, path: Path) -> Tenants:
@@ -83,6 +87,7 @@ class Tenants:
         tenants: dict[str, Tenant] = {}
         by_token: dict[bytes, str] = {}
         by_user: dict[str, str] = {}
+        by_subject: dict[str, str] = {}
         for name, entry in table.items():
             check_name(name)
             if not isinstance(entry, dict):
@@ -97,13 +102,20 @@ class Tenants:
             for user in users:
                 if by_user.setdefault(user, name) != name:
                     raise ValueError(f"tenants.{name}: user {user!r} is another tenant's too")
+            for subject in _strings(entry, name, "subjects"):
+                try:
+                    canonical = canonical_subject(subject)
+                except ValueError as exc:
+                    raise ValueError(f"tenants.{name}.subjects: {exc}") from exc
+                if by_subject.setdefault(canonical, name) != name:
+                    raise ValueError(f"tenants.{name}: subject {subject!r} is another tenant's too")
             ordered = sorted(set(reads), key=lambda t: (t != name, t))
             tenants[name] = Tenant(name, tuple(ordered))
         for tenant in tenants.values():
             unknown = [t for t in tenant.reads if t not in tenants]
             if unknown:
                 raise ValueError(f"tenants.{tenant.name} reads {unknown[0]!r}, no tenant here")
-        return cls(tenants, by_token, by_user)
+        return cls(tenants, by_token, by_user, by_subject)
 
     def by_token(self, token: str) -> Tenant | None:
         """The tenant ``token`` stands for (None: none)."""
@@ -113,6 +125,21 @@ class Tenants:
     def by_user(self, user: str) -> Tenant | None:
         name = self._by_user.get(user)
         return None if name is None else self.tenants[name]
+
+    def by_subject(self, subject: str) -> Tenant | None:
+        """The tenant a client certificate of ``subject`` (as :func:`canonical_subject`
+        spells it) stands for (None: none)."""
+        name = self._by_subject.get(subject)
+        return None if name is None else self.tenants[name]
+
+    @property
+    def has_subjects(self) -> bool:
+        """Does a client certificate stand for any tenant?"""
+        return bool(self._by_subject)
+
+    def subjects(self) -> dict[str, str]:
+        """Each subject (:func:`canonical_subject`): its tenant."""
+        return dict(self._by_subject)
 
     def tokens(self) -> dict[bytes, str]:
         """SHA-256 of each token: its tenant."""

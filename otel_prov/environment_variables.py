@@ -241,6 +241,16 @@ A bearer token the receiver requires (``Authorization: Bearer <token>`` on HTTP,
 ``authorization`` metadata on gRPC); unset, it requires none.  Never logged.
 """
 
+OTEL_PROV_RECEIVER_METRICS_TOKEN = "OTEL_PROV_RECEIVER_METRICS_TOKEN"
+"""
+.. envvar:: OTEL_PROV_RECEIVER_METRICS_TOKEN
+
+A bearer token the receiver's ``/metrics`` requires, and which reads every tenant's
+samples (Prometheus: ``authorization: {credentials_file: ...}``).  Unset: ``/metrics`` is
+open, or with :envvar:`OTEL_PROV_TENANTS` needs a tenant's token and shows that tenant's
+samples only.  ``--metrics-token-file`` wins.  Never logged.
+"""
+
 OTEL_PROV_RECEIVER_TLS_CERT = "OTEL_PROV_RECEIVER_TLS_CERT"
 """
 .. envvar:: OTEL_PROV_RECEIVER_TLS_CERT

@@ -43,14 +43,17 @@ class Receiver:
     log: Path
     tls: ssl.SSLContext | None = None
     """What :meth:`metrics` reaches a TLS receiver with (the test sets it)."""
+    metrics_token: str | None = None
+    """The token :meth:`metrics` sends (a tenants file makes ``/metrics`` need one)."""
 
     def metrics(self) -> dict[str, float]:
-        """``/metrics``, the samples without labels by name."""
-        url = f"{self.http}/metrics"
-        with urllib.request.urlopen(url, timeout=10, context=self.tls) as response:
+        """``/metrics``, the samples by name (with their labels: ``name{tenant="a"}``)."""
+        headers = {"Authorization": f"Bearer {self.metrics_token}"} if self.metrics_token else {}
+        sent = urllib.request.Request(f"{self.http}/metrics", headers=headers)
+        with urllib.request.urlopen(sent, timeout=10, context=self.tls) as response:
             text = response.read().decode()
-        samples = (line.split(" ") for line in text.splitlines() if not line.startswith("#"))
-        return {name: float(value) for name, value in samples if "{" not in name}
+        samples = (line.rsplit(" ", 1) for line in text.splitlines() if not line.startswith("#"))
+        return {name: float(value) for name, value in samples}
 
     def wait_for(self, name: str, value: float, timeout: float = 60.0) -> None:
         """Until the metric ``name`` reaches ``value``."""

@@ -654,7 +654,7 @@ def test_agent_image_installs_the_package_and_runs_the_example() -> None:
     folders = set(_pyproject()["tool"]["setuptools"]["package-dir"].values())
     assert folders <= copied, folders - copied
     assert {"pyproject.toml", "README.md", "deploy/agent-requirements.txt"} <= copied
-    assert ("RUN", "pip install '.[receive]' -r agent-requirements.txt") in instructions
+    assert ("RUN", "pip install '.[receive,serve]' -r agent-requirements.txt") in instructions
     cmd = json.loads(dict(instructions)["CMD"])
     assert cmd == ["python", "examples/service_app.py", "--host", "0.0.0.0"]
     assert PurePosixPath(cmd[1]).parts[0] in copied

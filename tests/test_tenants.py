@@ -6,6 +6,7 @@ included.  A reader sees its own tenant's runs and nothing of the other's."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import urllib.error
@@ -25,6 +26,7 @@ from tests.test_receive import post, request
 from tests.waiting import until
 
 TOKENS = {"team-a": "token-of-team-a", "team-b": "token-of-team-b", "audit": "token-of-audit"}
+METRICS_TOKEN = "token-of-the-scraper"
 GRAPH = "urn:otel-prov:graph"
 SERVICE = "SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }"
 
@@ -41,7 +43,10 @@ def _tenants_file(folder: Path) -> Path:
 
 
 def _labelled(receiver: Receiver) -> dict[str, float]:
-    with urllib.request.urlopen(f"{receiver.http}/metrics", timeout=10) as answer:
+    sent = urllib.request.Request(
+        f"{receiver.http}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+    )
+    with urllib.request.urlopen(sent, timeout=10) as answer:
         text = answer.read().decode()
     return {
         name: float(value)
@@ -74,7 +79,8 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
     try:
         receiver = receivers.start(
             "--store", str(store), "--trace-idle", "0.5", "--tenants", str(tenants),
-            env={"OTEL_PROV_SIGNING_KEY": str(folder / "keys" / "signing.key")},
+            env={"OTEL_PROV_SIGNING_KEY": str(folder / "keys" / "signing.key"),
+                 "OTEL_PROV_RECEIVER_METRICS_TOKEN": METRICS_TOKEN},
         )  # fmt: skip
         sent = {
             "team-a": run_agent(
@@ -243,6 +249,20 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
         # The auditor reads both, one at a time.
         status, page = _get(served, "/", TOKENS["audit"], tenant="team-b")
         assert status == 200 and "asked-by-team-b" in page and "asked-by-team-a" not in page
+        # Its links and forms keep the tenant it reads: none falls back to team-a's.
+        links = [
+            html.unescape(link)
+            for link in re.findall(r'href="(/[^"]*)"', page)
+            if not link.startswith("/static/")
+        ]
+        assert links and all("tenant=team-b" in link for link in links), links
+        assert '<input type="hidden" name="tenant" value="team-b">' in page
+        found = next(link for link in links if link.startswith("/session?"))
+        status, page = _get(served, found, TOKENS["audit"])  # team-b's run: 404 in team-a's
+        assert status == 200, found
+        assert 'href="/session.ttl?id=' in page and "tenant=team-b" in page
+        status, page = _get(served, "/sparql", TOKENS["audit"], tenant="team-b")
+        assert 'action="/sparql?tenant=team-b"' in page
         status, answer = _sparql(served, TOKENS["audit"], HOSTILE["default"], tenant="team-a")
         assert "asked-by-team-a" in answer and "asked-by-team-b" not in answer
         log = served.stderr()

@@ -27,6 +27,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_RECEIVER_CLIENT_CA,
     OTEL_PROV_RECEIVER_GRPC,
     OTEL_PROV_RECEIVER_HTTP,
+    OTEL_PROV_RECEIVER_METRICS_TOKEN,
     OTEL_PROV_RECEIVER_TLS_CERT,
     OTEL_PROV_RECEIVER_TLS_KEY,
     OTEL_PROV_RECEIVER_TOKEN,
@@ -89,8 +90,17 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--tenants",
         type=Path,
         metavar="FILE",
-        help=f"a tenants file (JSON): the token of a request picks its tenant, whose runs "
-        f"go to a graph of its own (default: ${OTEL_PROV_TENANTS}; unset: one graph)",
+        help=f"a tenants file (JSON): the token (or client certificate) of a request picks "
+        f"its tenant, whose runs go to a graph of its own (default: ${OTEL_PROV_TENANTS}; "
+        "unset: one graph)",
+    )
+    parser.add_argument(
+        "--metrics-token-file",
+        type=Path,
+        metavar="FILE",
+        help=f"/metrics requires 'Authorization: Bearer <the file's content>' (default: "
+        f"${OTEL_PROV_RECEIVER_METRICS_TOKEN}; unset: open, or with --tenants a tenant's "
+        "token, showing its own samples)",
     )
     tls_arguments(
         parser,
@@ -147,6 +157,10 @@ def _run(
             tls_from_settings,
         )
     token = token_text(args.token_file, OTEL_PROV_RECEIVER_TOKEN)
+    metrics_text = token_text(
+        args.metrics_token_file, OTEL_PROV_RECEIVER_METRICS_TOKEN, "--metrics-token-file"
+    )
+    metrics_token = None if metrics_text is None else BearerToken(metrics_text)
     if tenants is not None and token is not None:
         raise ValueError("--tenants names the tokens: no --token-file with it")
     listen = Listen(
@@ -190,7 +204,9 @@ def _run(
 
         if tenants is None:
             gate = Gate.single(
-                receiver(settings, graph, chain), None if token is None else BearerToken(token)
+                receiver(settings, graph, chain),
+                None if token is None else BearerToken(token),
+                metrics_token,
             )
         else:
             base = graph[1:-1]
@@ -206,6 +222,7 @@ def _run(
                     for name in tenants.tenants
                 },
                 tenants=tenants,
+                metrics_token=metrics_token,
             )
         serve(gate, listen, announce=functools.partial(print, flush=True))
     finally:

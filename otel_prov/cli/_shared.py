@@ -167,14 +167,16 @@ def trace_links() -> dict[str, str]:
     return {name: template for name, template in links.items() if template}
 
 
-def token_text(path: Path | None, variable: str | None = None) -> str | None:
-    """A bearer token's text, from ``--token-file`` (``path``) else the environment
+def token_text(
+    path: Path | None, variable: str | None = None, flag: str = "--token-file"
+) -> str | None:
+    """A bearer token's text, from ``flag`` (``path``) else the environment
     ``variable``; None: no token.  ``ValueError`` for a file that cannot be read."""
     if path is not None:
         try:
             return path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from exc
+            raise ValueError(f"cannot read {flag} {path}: {exc.strerror or exc}") from exc
     return (env_str(variable) if variable is not None else None) or None
 
 

@@ -11,6 +11,7 @@ answer carries the security headers of :data:`HEADERS`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import threading
@@ -162,8 +163,9 @@ def create_app(
     reader it stands for) every page needs one (:class:`~otel_prov.view._guards.ReaderLogin`);
     with ``proxy_header``, the header an authenticating proxy sets
     (:class:`~otel_prov.view._guards.TrustedProxy`).  With ``tenants``, the readers are
-    theirs (by token, or by the proxy's user), and each request reads one tenant's graph
-    (under ``graph``) of those its reader may read: its own, or ``?tenant=NAME``; a query
+    theirs (by token, client certificate or the proxy's user), and each request reads one
+    tenant's graph (under ``graph``) of those its reader may read: its own, or
+    ``?tenant=NAME``; a query
     of the SPARQL page sees that graph only.  Opens the backend once now, so that a
     store that cannot be read fails here (``StoreUnavailableError``)."""
     fresh = _Fresh(open_backend, refresh_s)
@@ -197,6 +199,14 @@ def create_app(
             raise _Forbidden(f"this reader may read {', '.join(tenant.reads)}, not {asked!r}")
         return tenant_graph(graph, asked)
 
+    def shown(request: Request) -> str:
+        """The tenant its reader asked for (``?tenant=``), checked, which the page's
+        links keep; "" when none was asked for (the reader's own) or without tenants."""
+        if tenants is None:
+            return ""
+        graph_of(request)
+        return request.query_params.get("tenant", "").strip()
+
     def reader(request: Request) -> ProvenanceReader:
         named = graph_of(request)
         return ProvenanceReader(fresh.get(), graph=named, text_index=index_of(named))
@@ -221,7 +231,9 @@ def create_app(
             )
         except ValueError as exc:
             return html(error_page("Bad request", str(exc)), 400)
-        return html(sessions_page(page, filters, first=not filters["cursor"]))
+        return html(
+            sessions_page(page, filters, first=not filters["cursor"], tenant=shown(request))
+        )
 
     def matches(request: Request) -> tuple[ProvenanceReader, list[str]]:
         ident = request.query_params.get("id", "").strip()
@@ -238,7 +250,7 @@ def create_app(
         views = [found.session(run) for run in runs]
         why = {run: found.why(run).as_json() for run in runs}
         traces = {view.trace_id: found.trace_spans(view.trace_id) for view in views}
-        return html(session_page(views, links=links, why=why, traces=traces))
+        return html(session_page(views, links=links, why=why, traces=traces, tenant=shown(request)))
 
     def session_state(request: Request) -> Response:
         """What the page of a run still open polls (``static/app.js``): each run's status
@@ -272,28 +284,30 @@ def create_app(
         a = request.query_params.get("a", "").strip()
         b = request.query_params.get("b", "").strip()
         if not (a and b):
-            return html(diff_page(a, b, None, links=links))
+            return html(diff_page(a, b, None, links=links, tenant=shown(request)))
         found = reader(request)
         sides = []
         for ident in (a, b):
             runs = found.find(ident)
             if not runs:
                 message = f"no session with id, trace id or conversation id {ident!r}"
-                return html(diff_page(a, b, None, error=message), 404)
+                return html(diff_page(a, b, None, error=message, tenant=shown(request)), 404)
             sides.append(found.session(runs[-1]))  # the newest, as ``otel-prov diff`` takes
-        return html(diff_page(a, b, (sides[0], sides[1]), links=links))
+        return html(diff_page(a, b, (sides[0], sides[1]), links=links, tenant=shown(request)))
 
     async def sparql(request: Request) -> Response:
+        tenant = shown(request)
         if request.method == "GET":
-            return _sparql_get(request.query_params.get("query", ""), query_timeout_s)
+            return _sparql_get(request.query_params.get("query", ""), query_timeout_s, tenant)
+        page = functools.partial(sparql_page, timeout_s=query_timeout_s, tenant=tenant)
         body = (await request.body()).decode("utf-8", errors="replace")
         values = dict(urllib.parse.parse_qsl(body, keep_blank_values=True))
         text, fmt = values.get("query", ""), values.get("format", "html")
         if not text.strip():
-            return html(sparql_page("", None, timeout_s=query_timeout_s))
+            return html(page("", None))
         named = graph_of(request)
         if not free.acquire(blocking=False):
-            return _busy(text, max_queries, query_timeout_s)
+            return _busy(text, max_queries, query_timeout_s, tenant)
         try:
             result = await run_in_threadpool(
                 run_timed_query,
@@ -305,17 +319,17 @@ def create_app(
                 confined=tenants is not None,
             )
         except UpdateRefusedError as exc:
-            return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
+            return html(page(text, None, error=str(exc)), 400)
         except QueryTimeoutError as exc:
-            return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 504)
+            return html(page(text, None, error=str(exc)), 504)
         except ValueError as exc:
-            return html(sparql_page(text, None, timeout_s=query_timeout_s, error=str(exc)), 400)
+            return html(page(text, None, error=str(exc)), 400)
         finally:
             free.release()
         if fmt in ("csv", "json"):
             return _download_answer(result, fmt)
         turtle = render_turtle(result.triples) if result.kind == "graph" else ""
-        return html(sparql_page(text, result, timeout_s=query_timeout_s, turtle=turtle))
+        return html(page(text, result, turtle=turtle))
 
     def script(request: Request) -> Response:
         return Response(SCRIPT, media_type="text/javascript")
@@ -352,7 +366,7 @@ def create_app(
         users = None if tenants is None else _tenant_of_user(tenants)
         app.add_middleware(TrustedProxy, header=proxy_header, readers=users)
     elif tenants is not None:
-        app.add_middleware(ReaderLogin, tokens=tenants.tokens())
+        app.add_middleware(ReaderLogin, tokens=tenants.tokens(), subjects=tenants.subjects())
     elif reader_tokens:
         app.add_middleware(ReaderLogin, tokens=reader_tokens)
     app.add_middleware(SameOrigin)
@@ -361,27 +375,27 @@ def create_app(
     return app
 
 
-def _sparql_get(text: str, timeout_s: float) -> Response:
+def _sparql_get(text: str, timeout_s: float, tenant: str) -> Response:
     """The SPARQL page; a query given in the URL is shown, not run (405): a link or an
     image on any site could send that GET, and a query costs what it costs."""
     if not text.strip():
-        return HTMLResponse(sparql_page("", None, timeout_s=timeout_s))
+        return HTMLResponse(sparql_page("", None, timeout_s=timeout_s, tenant=tenant))
     error = "a query runs only when posted by this page's Run button; press it to run this one"
     return HTMLResponse(
-        sparql_page(text, None, timeout_s=timeout_s, error=error),
+        sparql_page(text, None, timeout_s=timeout_s, error=error, tenant=tenant),
         status_code=405,
         headers={"allow": "POST"},
     )
 
 
-def _busy(text: str, max_queries: int, timeout_s: float) -> Response:
+def _busy(text: str, max_queries: int, timeout_s: float, tenant: str) -> Response:
     """503 for a query beyond the ``max_queries`` running: a slot frees within the time
     limit, which ``Retry-After`` gives."""
     running = "1 query is" if max_queries == 1 else f"{max_queries} queries are"
     retry = str(math.ceil(timeout_s))
     error = f"{running} running, the most at once (--max-queries); try again in {retry} s"
     return HTMLResponse(
-        sparql_page(text, None, timeout_s=timeout_s, error=error),
+        sparql_page(text, None, timeout_s=timeout_s, error=error, tenant=tenant),
         status_code=503,
         headers={"retry-after": retry},
     )

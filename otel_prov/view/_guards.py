@@ -12,7 +12,9 @@ machine what a query costs.  A browser lets any web page send requests to it, so
 
 - :class:`ReaderLogin` (``serve --token-file``): every page and endpoint needs the
   bearer token, sent as ``Authorization: Bearer ...`` or typed once into ``/login``, which
-  sets a ``Secure``, ``HttpOnly`` cookie standing for it (never the token itself).
+  sets a ``Secure``, ``HttpOnly`` cookie standing for it (never the token itself).  With
+  tenants under mutual TLS, a client certificate whose subject a tenant names lets its
+  reader in without a token.
 - :class:`TrustedProxy` (``serve --trusted-proxy-header NAME``): the user is who an
   authenticating proxy (oauth2-proxy) says in that header; a request without it did not
   come through the proxy and is refused.
@@ -40,6 +42,7 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from otel_prov._settings import is_loopback
+from otel_prov._tls import client_subject
 from otel_prov._tokens import token_digest
 
 __all__ = [
@@ -226,17 +229,25 @@ def _set_reader(scope: Scope, reader: str) -> None:
 class ReaderLogin:
     """Lets in a request that carries a token of ``tokens`` (its SHA-256, by
     :func:`~otel_prov._tokens.token_digest`: the reader it stands for) as
-    ``Authorization: Bearer <token>``, or the cookie that ``POST /login`` set for it;
-    sends a browser asking for a page to ``/login``, and answers anything else 401.
+    ``Authorization: Bearer <token>``, or the cookie that ``POST /login`` set for it, or
+    without either a client certificate of a subject of ``subjects`` (its
+    :func:`~otel_prov._tls.canonical_subject`: the reader); sends a browser asking for a
+    page to ``/login``, and answers anything else 401.
 
     The cookie names a random login kept here (a restart logs everyone out), not the
     token, and is ``Secure`` (browsers keep it on ``http://localhost`` too, not over
     plaintext elsewhere), ``HttpOnly`` and ``SameSite=Lax``.  The login form's POST has
     passed :class:`SameOrigin`."""
 
-    def __init__(self, app: ASGIApp, tokens: Mapping[bytes, str]) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        tokens: Mapping[bytes, str],
+        subjects: Mapping[str, str] | None = None,
+    ) -> None:
         self.app = app
         self._readers = dict(tokens)
+        self._subjects = dict(subjects or {})
         self._logins: dict[str, str] = {}
         self._lock = threading.Lock()
 
@@ -263,12 +274,28 @@ class ReaderLogin:
             answer = await self._login(request)
         else:
             reader = self._reader(request.headers, request.cookies)
+            if reader is None and self._subjects:
+                reader = self._by_subject(request)
             if reader is not None:
                 _set_reader(scope, reader)
                 await self.app(scope, receive, send)
                 return
             answer = self._refusal(request)
         await answer(scope, receive, send)
+
+    def _by_subject(self, request: Request) -> str | None:
+        subject = client_subject(request.scope)
+        if subject is None:
+            return None
+        reader = self._subjects.get(subject)
+        if reader is None:
+            _logger.warning(
+                "serve refused a request from %s: no token, and its client certificate %s "
+                "is no tenant's (--tenants)",
+                request.client.host if request.client else "unknown",
+                subject,
+            )
+        return reader
 
     def _refusal(self, request: Request) -> Response:
         if request.method == "GET" and "text/html" in request.headers.get("accept", ""):

@@ -76,8 +76,19 @@ def _status_class(status: str) -> str:
     return f"status-{status}" if status in STATUSES else "status-other"
 
 
-def _query_string(**values: str) -> str:
-    return urllib.parse.urlencode(values)
+@jinja2.pass_context
+def _query_string(context: jinja2.runtime.Context, **values: str) -> str:
+    """A link's query string, with the page's ``tenant`` (``serve --tenants``: the
+    tenant read, when the reader asked for one) kept in it."""
+    tenant = context.get("tenant", "")
+    return urllib.parse.urlencode({**values, "tenant": tenant} if tenant else values)
+
+
+@jinja2.pass_context
+def _tenant_query(context: jinja2.runtime.Context) -> str:
+    """``?tenant=NAME`` for a link with no other parameter, or nothing."""
+    tenant = context.get("tenant", "")
+    return "?" + urllib.parse.urlencode({"tenant": tenant}) if tenant else ""
 
 
 _ENV = jinja2.Environment(
@@ -102,6 +113,7 @@ _ENV.globals.update(
     shortened=shortened,
     readable_time=readable_time,
     query_string=_query_string,
+    tenant_query=_tenant_query,
     status_class=_status_class,
 )
 
@@ -127,8 +139,14 @@ def trace_links(trace_id: str, templates: Mapping[str, str]) -> list[tuple[str, 
     return found
 
 
-def _render(template: str, *, title: str, standalone: bool = False, **context: Any) -> str:
-    return _ENV.get_template(template).render(title=title, standalone=standalone, **context)
+def _render(
+    template: str, *, title: str, standalone: bool = False, tenant: str = "", **context: Any
+) -> str:
+    """``tenant``: the tenant the page reads when its reader asked for one (``?tenant=``),
+    which every link and form of the page keeps."""
+    return _ENV.get_template(template).render(
+        title=title, standalone=standalone, tenant=tenant, **context
+    )
 
 
 def _run(
@@ -153,6 +171,7 @@ def session_page(
     why: Mapping[str, Mapping[str, Any]] | None = None,
     traces: Mapping[str, Sequence[TraceSpanView]] | None = None,
     standalone: bool = False,
+    tenant: str = "",
 ) -> str:
     """The page of one or more runs (a conversation id can name several): each run with
     its why-graph (``why`` maps a run's IRI to its ``WhyGraph.as_json()``), its timeline
@@ -171,17 +190,29 @@ def session_page(
     ]
     # A run still open: the page polls its state and reads itself again when it changes.
     running = [view.id for view in views if view.status == RUNNING and not standalone]
-    live = "/session/state?" + _query_string(id=running[0]) if running else None
-    return _render("session.html", title=title, standalone=standalone, runs=runs, live=live)
+    state = {"id": running[0], **({"tenant": tenant} if tenant else {})} if running else None
+    live = "/session/state?" + urllib.parse.urlencode(state) if state else None
+    return _render(
+        "session.html", title=title, standalone=standalone, runs=runs, live=live, tenant=tenant
+    )
 
 
 def sessions_page(
-    page: SessionPage, filters: Mapping[str, str], *, first: bool, error: str | None = None
+    page: SessionPage,
+    filters: Mapping[str, str],
+    *,
+    first: bool,
+    error: str | None = None,
+    tenant: str = "",
 ) -> str:
     """The list of runs: ``filters`` are the form's values, kept in the paging links."""
     kept = {name: value for name, value in filters.items() if value and name != "cursor"}
+    if tenant:
+        kept["tenant"] = tenant
     next_url = (
-        None if page.next_cursor is None else "/?" + _query_string(**kept, cursor=page.next_cursor)
+        None
+        if page.next_cursor is None
+        else "/?" + urllib.parse.urlencode({**kept, "cursor": page.next_cursor})
     )
     return _render(
         "sessions.html",
@@ -190,7 +221,8 @@ def sessions_page(
         filters={name: filters.get(name, "") for name in _FILTERS},
         error=error,
         next_url=next_url,
-        first_url=None if first else "/?" + _query_string(**kept),
+        first_url=None if first else "/?" + urllib.parse.urlencode(kept),
+        tenant=tenant,
     )
 
 
@@ -204,6 +236,7 @@ def diff_page(
     *,
     links: Mapping[str, str] | None = None,
     error: str | None = None,
+    tenant: str = "",
 ) -> str:
     """Two runs side by side (``sides``), asked for as ``a`` and ``b``, with where they
     first part ways (the read API's :func:`~otel_prov.read._diff.diff_sessions`) said
@@ -219,6 +252,7 @@ def diff_page(
         right=right,
         diff=diff,
         error=error,
+        tenant=tenant,
     )
 
 
@@ -229,6 +263,7 @@ def sparql_page(
     timeout_s: float,
     turtle: str = "",
     error: str | None = None,
+    tenant: str = "",
 ) -> str:
     """The query box with ``text`` (empty: the first recipe of docs/sparql.md, the others a
     pick away), and the answer: a table of rows, a boolean, or the ``turtle`` of a
@@ -245,6 +280,7 @@ def sparql_page(
         turtle=turtle,
         timeout=f"{timeout_s:g}",
         error=error,
+        tenant=tenant,
     )
 
 

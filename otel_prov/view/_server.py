@@ -12,7 +12,7 @@ from collections.abc import Callable
 import uvicorn
 from starlette.applications import Starlette
 
-from otel_prov._tls import TlsFiles
+from otel_prov._tls import TlsFiles, uvicorn_options
 
 __all__ = ["serve"]
 
@@ -28,7 +28,7 @@ def serve(
     """Serve ``app`` on ``host:port`` until interrupted (SIGINT, SIGTERM), over TLS only
     when ``tls`` is given; ``announce`` gets the URL once the socket is bound.  Raises
     ``OSError`` when it cannot bind, ``ValueError`` for TLS files it cannot use."""
-    context = None if tls is None else tls.server_context("serve")
+    options = uvicorn_options(tls, "serve")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -40,13 +40,13 @@ def serve(
     sock.listen(128)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    announce(f"{'http' if context is None else 'https'}://{shown}:{bound}/")
+    announce(f"{'http' if tls is None else 'https'}://{shown}:{bound}/")
     config = uvicorn.Config(
         app,
         log_level="warning",
         access_log=False,
         lifespan="off",
-        ssl_context_factory=None if context is None else lambda config, default: context,
+        **options,
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])

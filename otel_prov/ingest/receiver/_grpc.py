@@ -3,7 +3,8 @@
 The method is registered with the request left as bytes (no deserializer): the receiver
 journals the bytes as they came and decodes them once, instead of grpcio decoding a
 message that would be encoded again for the journal.  gzip is gRPC's own
-(``grpc-encoding``), handled by grpcio.
+(``grpc-encoding``), handled by grpcio.  Under mutual TLS, the client certificate's
+subject (grpcio's ``x509_subject``, RFC 2253) may pick the tenant.
 
 Answers as the OTLP/gRPC specification has them: OK with an
 ``ExportTraceServiceResponse`` (``partial_success`` when spans were left out);
@@ -35,7 +36,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from otel_prov._tls import TlsFiles
+from otel_prov._tls import TlsFiles, canonical_subject
 from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._receiver import InvalidRequestError, RequestRefusedError
 
@@ -58,7 +59,9 @@ def grpc_server(
     def export(request: bytes, context: grpc.ServicerContext) -> ExportTraceServiceResponse:
         metadata = {key: value for key, value in context.invocation_metadata()}
         value = metadata.get("authorization")
-        receiver = gate.pick(value if isinstance(value, str) else None)
+        subject = _subject(context) if gate.takes_subjects else None
+        said = f"OTLP/gRPC refused a request from {context.peer()}"
+        receiver = gate.pick(value if isinstance(value, str) else None, subject, said=said)
         if receiver is None:
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
         try:
@@ -102,6 +105,21 @@ def grpc_server(
         port = server.add_secure_port(address, credentials)
     server.start()
     return server, port
+
+
+def _subject(context: grpc.ServicerContext) -> str | None:
+    """The subject of the client certificate (mutual TLS), in the one spelling of
+    :func:`~otel_prov._tls.canonical_subject`; None without one."""
+    # A list of bytes at run time (grpcio's typing says bytes).
+    found: object = context.auth_context().get("x509_subject")
+    if isinstance(found, list):
+        found = found[0] if found else None
+    if not isinstance(found, bytes):
+        return None
+    try:
+        return canonical_subject(found.decode("utf-8", "replace"))
+    except ValueError:
+        return None
 
 
 def _unavailable(context: grpc.ServicerContext, refused: RequestRefusedError) -> NoReturn:

@@ -8,7 +8,9 @@ Answers as the OTLP/HTTP specification has them: 200 with an ``ExportTraceServic
 for another content type; 429 (backlog) or 503 (starting, draining, disk) with
 ``Retry-After``, which the OpenTelemetry exporters and the Collector retry.  ``/healthz``
 answers 200 once the journal is replayed and requests are taken, 503 before and while
-draining; it and ``/metrics`` need no token.
+draining, and needs no token.  ``/metrics`` needs the metrics token when one is given,
+and with tenants (whose names it shows) that or a tenant's own, which shows that tenant's
+samples only (:meth:`~otel_prov.ingest.receiver._gate.Gate.metrics_for`).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from otel_prov._tls import client_subject
 from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._metrics import CONTENT_TYPE
 from otel_prov.ingest.receiver._receiver import (
@@ -56,7 +59,12 @@ def http_app(gate: Gate, *, max_request_bytes: int) -> Starlette:
         media = request.headers.get("content-type", "").split(";")[0].strip().lower()
         encoding = _ENCODINGS.get(media)
         answer_as = media if encoding is not None else _PROTOBUF
-        receiver = gate.pick(request.headers.get("authorization"))
+        client = request.client.host if request.client else "unknown"
+        receiver = gate.pick(
+            request.headers.get("authorization"),
+            client_subject(request.scope),
+            said=f"OTLP/HTTP refused a request from {client}",
+        )
         if receiver is None:
             return _error(401, _UNAUTHENTICATED, "missing or wrong bearer token", answer_as)
         if encoding is None:
@@ -74,7 +82,7 @@ def http_app(gate: Gate, *, max_request_bytes: int) -> Starlette:
             )
         except (zlib.error, ValueError) as exc:
             return _error(400, _INVALID_ARGUMENT, f"cannot decompress the body: {exc}", answer_as)
-        source = f"request from {request.client.host if request.client else 'unknown'}"
+        source = f"request from {client}"
         try:
             accepted = await run_in_threadpool(receiver.accept, body, encoding, source)
         except InvalidRequestError as exc:
@@ -97,7 +105,16 @@ def http_app(gate: Gate, *, max_request_bytes: int) -> Starlette:
         return PlainTextResponse("ok\n" if ready else "not ready\n", 200 if ready else 503)
 
     async def metrics(request: Request) -> Response:
-        text = await run_in_threadpool(gate.metrics)
+        text = await run_in_threadpool(
+            gate.metrics_for, request.headers.get("authorization"), client_subject(request.scope)
+        )
+        if text is None:
+            return PlainTextResponse(
+                "/metrics needs the metrics token (--metrics-token-file) or a tenant's: "
+                "send 'Authorization: Bearer <token>'\n",
+                401,
+                headers={"www-authenticate": 'Bearer realm="otel-prov metrics"'},
+            )
         return Response(text, media_type=CONTENT_TYPE)
 
     return Starlette(

@@ -24,7 +24,7 @@ import grpc as grpc_module
 import uvicorn
 
 from otel_prov._settings import is_loopback
-from otel_prov._tls import TlsFiles
+from otel_prov._tls import TlsFiles, uvicorn_options
 from otel_prov.environment_variables import OTEL_PROV_RECEIVER_TLS_CERT, OTEL_PROV_RECEIVER_TOKEN
 from otel_prov.ingest.receiver._gate import Gate
 from otel_prov.ingest.receiver._grpc import grpc_server
@@ -168,7 +168,6 @@ class _HttpServer:
 
     def __init__(self, gate: Gate, listen: Listen, host: str, port: int) -> None:
         app = http_app(gate, max_request_bytes=listen.max_request_bytes)
-        context = None if listen.tls is None else listen.tls.server_context("OTLP/HTTP")
         config = uvicorn.Config(
             app,
             host=host,
@@ -177,7 +176,7 @@ class _HttpServer:
             log_level="warning",
             access_log=False,
             lifespan="off",
-            ssl_context_factory=None if context is None else lambda config, default: context,
+            **uvicorn_options(listen.tls, "OTLP/HTTP"),
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(name="OtelProvHttp", target=self._server.run, daemon=True)

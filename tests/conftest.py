@@ -1,9 +1,11 @@
-"""Shared fixtures: an SDK provider with an in-memory exporter, and receiver processes."""
+"""Shared fixtures: an SDK provider with an in-memory exporter, and receiver processes;
+and how ``make test`` shares the suite out among pytest-xdist's workers."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
@@ -15,10 +17,28 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_prov.capture import _content
 from tests.receiver import Receivers
 
+if TYPE_CHECKING:
+    from xdist.remote import Producer
+    from xdist.scheduler import LoadGroupScheduling
+
 # Hypothesis fails an example that runs past 200 ms, and calls the test flaky when the
 # replay is quicker: on a loaded CI machine that is a timing, not a property.
 settings.register_profile("otel-prov", deadline=None)
 settings.load_profile("otel-prov")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadGroupScheduling | None:
+    """``--dist loadgroup`` (``make test``): a test file's tests go to one worker, in order,
+    as in a run without workers (its module fixtures start once, and a file may rely on
+    what its earlier tests did), except the tests marked ``xdist_group``, which go by group:
+    the conformance suite's tests of a scenario, from all its files, share that scenario's
+    one run (``tests/conformance/conftest.py``), on whichever worker takes the group."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from tests.scheduling import FileOrGroupScheduling
+
+    return FileOrGroupScheduling(config, log)
 
 
 @pytest.fixture

@@ -316,14 +316,25 @@ def run_scenario(scenario: Scenario, directory: Path) -> Stores:
     return stores
 
 
+def one_run(scenario: Scenario) -> pytest.MarkDecorator:
+    """Keeps the tests of ``scenario``, in every module, on one of ``make test``'s workers,
+    where they share its one run (``stores_of``; tests/conftest.py shares the suite out)."""
+    return pytest.mark.xdist_group(f"conformance-{scenario.name}")
+
+
 CASES = [
     pytest.param(
         scenario,
         name,
         id=f"{scenario.name}-{name}",
-        marks=[pytest.mark.xfail(strict=True, reason=scenario.lost[name])]
-        if name in scenario.lost
-        else [],
+        marks=[
+            one_run(scenario),
+            *(
+                [pytest.mark.xfail(strict=True, reason=scenario.lost[name])]
+                if name in scenario.lost
+                else []
+            ),
+        ],
     )
     for scenario in SCENARIOS
     for name in fields.FIELDS
@@ -336,10 +347,11 @@ def test_a_field_is_read_as_the_script_has_it(
     scenario: Scenario,
     name: str,
     stores_of: Callable[[Scenario], Stores],
+    observed_of: Callable[[Path], Mapping[str, object]],
 ) -> None:
     stores = stores_of(scenario)
-    in_process = fields.observed(stores.in_process)[name]
-    received = fields.observed(stores.received)[name]
+    in_process = observed_of(stores.in_process)[name]
+    received = observed_of(stores.received)[name]
     assert in_process == received, f"in process {in_process!r}, through receive {received!r}"
     if name in scenario.absent:
         assert not fields.matches(name, in_process), (

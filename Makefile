@@ -39,7 +39,7 @@ demo: $(RUNTIME)
 # pytest on TEST_WORKERS workers.
 test:
 	@$(MAKE) --no-print-directory --jobs --output-sync=target checks servers
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 checks: lint typecheck docs
 

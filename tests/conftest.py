@@ -19,7 +19,7 @@ from tests.receiver import Receivers
 
 if TYPE_CHECKING:
     from xdist.remote import Producer
-    from xdist.scheduler import LoadGroupScheduling
+    from xdist.scheduler import LoadFileScheduling
 
 # Hypothesis fails an example that runs past 200 ms, and calls the test flaky when the
 # replay is quicker: on a loaded CI machine that is a timing, not a property.
@@ -28,17 +28,14 @@ settings.load_profile("otel-prov")
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadGroupScheduling | None:
-    """``--dist loadgroup`` (``make test``): a test file's tests go to one worker, in order,
-    as in a run without workers (its module fixtures start once, and a file may rely on
-    what its earlier tests did), except the tests marked ``xdist_group``, which go by group:
-    the conformance suite's tests of a scenario, from all its files, share that scenario's
-    one run (``tests/conformance/conftest.py``), on whichever worker takes the group."""
-    if config.getvalue("dist") != "loadgroup":
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFileScheduling | None:
+    """``--dist loadfile`` (``make test``): by file, the conformance suite's files together
+    (``tests/scheduling.py``)."""
+    if config.getvalue("dist") != "loadfile":
         return None
-    from tests.scheduling import FileOrGroupScheduling
+    from tests.scheduling import FileScheduling
 
-    return FileOrGroupScheduling(config, log)
+    return FileScheduling(config, log)
 
 
 @pytest.fixture

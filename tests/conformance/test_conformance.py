@@ -316,25 +316,14 @@ def run_scenario(scenario: Scenario, directory: Path) -> Stores:
     return stores
 
 
-def one_run(scenario: Scenario) -> pytest.MarkDecorator:
-    """Keeps the tests of ``scenario``, in every module, on one of ``make test``'s workers,
-    where they share its one run (``stores_of``; tests/conftest.py shares the suite out)."""
-    return pytest.mark.xdist_group(f"conformance-{scenario.name}")
-
-
 CASES = [
     pytest.param(
         scenario,
         name,
         id=f"{scenario.name}-{name}",
-        marks=[
-            one_run(scenario),
-            *(
-                [pytest.mark.xfail(strict=True, reason=scenario.lost[name])]
-                if name in scenario.lost
-                else []
-            ),
-        ],
+        marks=[pytest.mark.xfail(strict=True, reason=scenario.lost[name])]
+        if name in scenario.lost
+        else [],
     )
     for scenario in SCENARIOS
     for name in fields.FIELDS

@@ -28,7 +28,7 @@ import pytest
 from otel_prov.cli import main
 from otel_prov.read import SessionView
 from tests.conformance import fields
-from tests.conformance.test_conformance import SCENARIOS, Scenario, Stores, one_run
+from tests.conformance.test_conformance import SCENARIOS, Scenario, Stores
 from tests.serving import serving
 
 
@@ -208,9 +208,7 @@ READERS: dict[str, Callable[[Run], None]] = {
 
 @pytest.mark.integration
 @pytest.mark.parametrize("reader", list(READERS))
-@pytest.mark.parametrize(
-    "scenario", [pytest.param(s, id=s.name, marks=one_run(s)) for s in SCENARIOS]
-)
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_a_reader_shows_the_run_as_its_fields_say(
     scenario: Scenario,
     reader: str,

@@ -9,7 +9,12 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 TYPECHECK := build/typecheck
 
-.PHONY: demo test servers lint typecheck docs bench clean
+SIDE_VENVS := phoenix adk llama-index strands crewai
+# pytest-xdist's workers for `make test` (tests/conftest.py: how the suite is shared out).
+TEST_WORKERS ?= auto
+
+.PHONY: demo test checks servers debian-packages $(SIDE_VENVS:%=side-venv-%) lint typecheck docs \
+	bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,17 +34,24 @@ demo: $(RUNTIME)
 # Debian's packages, installed here when missing) and Arize Phoenix as a real OTLP
 # receiver (in its own venv, cached in .cache/phoenix-venv) in temporary directories; the
 # browser tests of `otel-prov serve` drive Debian's chromium through its chromedriver.
-test: lint typecheck docs servers
-	$(BIN)/python -m pytest
+# The checks and installs run side by side (most of their time is spent waiting for
+# downloads and the disk; make stops at the first that fails, with its output), then
+# pytest on TEST_WORKERS workers.
+test:
+	@$(MAKE) --no-print-directory --jobs --output-sync=target checks servers
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
-servers:
+checks: lint typecheck docs
+
+servers: debian-packages $(SIDE_VENVS:%=side-venv-%)
+
+# One after the other: two apt-gets at once would fight over dpkg's lock.
+debian-packages:
 	bash scripts/install-virtuoso.sh
 	bash scripts/install-chromium.sh
-	bash scripts/phoenix-venv.sh
-	bash scripts/adk-venv.sh
-	bash scripts/llama-index-venv.sh
-	bash scripts/strands-venv.sh
-	bash scripts/crewai-venv.sh
+
+$(SIDE_VENVS:%=side-venv-%): side-venv-%:
+	bash scripts/$*-venv.sh
 
 lint: $(DEV)
 	$(BIN)/ruff check .

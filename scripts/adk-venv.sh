@@ -6,7 +6,8 @@
 #
 # ADK pins opentelemetry-api/sdk <= 1.44 and the project's dev extra pins the 1.45 line, so
 # ADK cannot share .venv (~190 MB, ~1.5 min to install). otel-prov goes in editable: the
-# tests run this checkout. New versions here or a new pyproject.toml reinstall. The last line
+# tests run this checkout. New versions here or a change of what pip installs otel-prov from
+# (scripts/editable_key.py, not the dev extra's pins) reinstall. The last line
 # printed is the path of the venv's `python`.
 set -euo pipefail
 
@@ -15,6 +16,6 @@ PACKAGES=(
 )
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PROJECT="$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)"
+PROJECT="$("${PYTHON:-python3}" "$ROOT/scripts/editable_key.py")"
 exec bash "$ROOT/scripts/side-venv.sh" "${1:-$ROOT/.cache/adk-venv}" \
     "${PACKAGES[*]} otel-prov@$PROJECT" python "${PACKAGES[@]}" -e "$ROOT"

@@ -8,7 +8,8 @@
 # crewai pins openai<3, mcp<2 and pydantic<2.13, where the project's dev extra pins
 # openai-agents (openai>=3), mcp 2.3 and a newer pydantic, so it cannot share .venv (~1.1 GB,
 # with chromadb). otel-prov goes in editable: the suite runs this
-# checkout. New versions here or a new pyproject.toml reinstall. The last line printed is
+# checkout. New versions here or a change of what pip installs otel-prov from
+# (scripts/editable_key.py, not the dev extra's pins) reinstall. The last line printed is
 # the path of the venv's `python`.
 set -euo pipefail
 
@@ -19,6 +20,6 @@ PACKAGES=(
 )
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PROJECT="$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)"
+PROJECT="$("${PYTHON:-python3}" "$ROOT/scripts/editable_key.py")"
 exec bash "$ROOT/scripts/side-venv.sh" "${1:-$ROOT/.cache/crewai-venv}" \
     "${PACKAGES[*]} otel-prov@$PROJECT" python "${PACKAGES[@]}" -e "$ROOT"

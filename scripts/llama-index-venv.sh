@@ -6,7 +6,8 @@
 #
 # llama-index-llms-openai pins openai<3 and the project's dev extra pins openai-agents, which
 # needs openai>=3, so the two cannot share .venv. otel-prov goes in editable: the suite runs
-# this checkout. New versions here or a new pyproject.toml reinstall. The last line printed
+# this checkout. New versions here or a change of what pip installs otel-prov from
+# (scripts/editable_key.py, not the dev extra's pins) reinstall. The last line printed
 # is the path of the venv's `python`.
 set -euo pipefail
 
@@ -19,6 +20,6 @@ PACKAGES=(
 )
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PROJECT="$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)"
+PROJECT="$("${PYTHON:-python3}" "$ROOT/scripts/editable_key.py")"
 exec bash "$ROOT/scripts/side-venv.sh" "${1:-$ROOT/.cache/llama-index-venv}" \
     "${PACKAGES[*]} otel-prov@$PROJECT" python "${PACKAGES[@]}" -e "$ROOT"

@@ -1,9 +1,11 @@
-"""Shared fixtures: an SDK provider with an in-memory exporter, and receiver processes."""
+"""Shared fixtures: an SDK provider with an in-memory exporter, and receiver processes;
+and how ``make test`` shares the suite out among pytest-xdist's workers."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import settings
@@ -15,10 +17,25 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otel_prov.capture import _content
 from tests.receiver import Receivers
 
+if TYPE_CHECKING:
+    from xdist.remote import Producer
+    from xdist.scheduler import LoadFileScheduling
+
 # Hypothesis fails an example that runs past 200 ms, and calls the test flaky when the
 # replay is quicker: on a loaded CI machine that is a timing, not a property.
 settings.register_profile("otel-prov", deadline=None)
 settings.load_profile("otel-prov")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFileScheduling | None:
+    """``--dist loadfile`` (``make test``): by file, the conformance suite's files together
+    (``tests/scheduling.py``)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from tests.scheduling import FileScheduling
+
+    return FileScheduling(config, log)
 
 
 @pytest.fixture

@@ -336,10 +336,11 @@ def test_a_field_is_read_as_the_script_has_it(
     scenario: Scenario,
     name: str,
     stores_of: Callable[[Scenario], Stores],
+    observed_of: Callable[[Path], Mapping[str, object]],
 ) -> None:
     stores = stores_of(scenario)
-    in_process = fields.observed(stores.in_process)[name]
-    received = fields.observed(stores.received)[name]
+    in_process = observed_of(stores.in_process)[name]
+    received = observed_of(stores.received)[name]
     assert in_process == received, f"in process {in_process!r}, through receive {received!r}"
     if name in scenario.absent:
         assert not fields.matches(name, in_process), (

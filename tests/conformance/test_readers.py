@@ -18,7 +18,7 @@ import json
 import re
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +48,7 @@ class Run:
 
     store: Path
     view: SessionView
-    said: dict[str, object]
+    said: Mapping[str, object]
     calls: tuple[Call, ...]
 
     @property
@@ -57,9 +57,9 @@ class Run:
         return self.view.trace_id
 
 
-def _run(stores: Stores) -> Run:
+def _run(stores: Stores, observed_of: Callable[[Path], Mapping[str, object]]) -> Run:
     store = stores.in_process  # test_conformance checks the received store gives the same
-    said = fields.observed(store)
+    said = observed_of(store)
     view = fields.scenario.only_run(store)
     calls = tuple(
         Call(call.name, call.call_id, call.status, call.error_message)
@@ -210,6 +210,9 @@ READERS: dict[str, Callable[[Run], None]] = {
 @pytest.mark.parametrize("reader", list(READERS))
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_a_reader_shows_the_run_as_its_fields_say(
-    scenario: Scenario, reader: str, stores_of: Callable[[Scenario], Stores]
+    scenario: Scenario,
+    reader: str,
+    stores_of: Callable[[Scenario], Stores],
+    observed_of: Callable[[Path], Mapping[str, object]],
 ) -> None:
-    READERS[reader](_run(stores_of(scenario)))
+    READERS[reader](_run(stores_of(scenario), observed_of))

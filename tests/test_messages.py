@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,9 +15,14 @@ from otel_prov.prov._messages import (
     Message,
     SpanMessages,
     ToolCall,
+    _call,
+    _joined,
+    _role,
     block_text,
+    flattened,
     message,
     messages,
+    numbered,
     system_instructions,
 )
 from otel_prov.prov._messages import span_messages as _span_messages
@@ -298,3 +304,105 @@ def test_react_text_is_reasoning_a_call_and_an_answer() -> None:
     assert answering.output == (Message("assistant", "18 °C", reasoning="done"),)
     plain = span_messages({"gen_ai.completion.0.content": "Thought: no action follows"})
     assert plain.output == (Message("assistant", "Thought: no action follows"),)
+
+
+_DIGITS = st.text(st.sampled_from("0123456789٣²"), min_size=0, max_size=11)
+_TAIL = st.text(st.sampled_from("ab.\n_"), max_size=6)
+
+
+@given(_DIGITS, st.sampled_from([".message.", ".tool_call.", ".x."]), _TAIL)
+def test_a_numbered_key_level_reads_as_its_pattern_says(
+    index: str, separator: str, rest: str
+) -> None:
+    """``numbered`` reads what ``N<separator>rest`` (N 1-9 ASCII digits, rest any text
+    but a line break) matches, and nothing else."""
+    text = index + separator + rest
+    pattern = re.compile(rf"(?P<index>[0-9]{{1,9}}){re.escape(separator)}(?P<rest>.+)")
+    match = pattern.fullmatch(text)
+    expected = (int(match["index"]), match["rest"]) if match else None
+    assert numbered(text, ".message.") == (expected if separator == ".message." else None)
+    assert numbered(text, separator) == expected
+
+
+def _flattened_by_patterns(
+    attributes: dict[str, Any], prefix: str, role: str | None
+) -> tuple[Message, ...]:
+    """OpenInference's flattened messages read with the regular expressions that
+    ``flattened`` replaced: what it must read, key for key."""
+    message = re.compile(r"(?P<index>[0-9]{1,9})\.message\.(?P<field>.+)")
+    content = re.compile(r"contents\.(?P<index>[0-9]{1,9})\.message_content\.(?P<field>type|text)")
+    tool_call = re.compile(
+        r"tool_calls\.(?P<index>[0-9]{1,9})\.tool_call\."
+        r"(?P<field>function\.name|function\.arguments|id)"
+    )
+    fields: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if key.startswith(prefix) and (match := message.fullmatch(key, len(prefix))):
+            fields.setdefault(int(match["index"]), {})[match["field"]] = value
+    found = []
+    for index in sorted(fields):
+        item = fields[index]
+        named = _role(item.get("role")) or role
+        if named is None:
+            continue
+        parts: dict[int, dict[str, Any]] = {}
+        calls: dict[int, dict[str, Any]] = {}
+        for field, value in item.items():
+            if part := content.fullmatch(field):
+                parts.setdefault(int(part["index"]), {})[part["field"]] = value
+            elif call := tool_call.fullmatch(field):
+                calls.setdefault(int(call["index"]), {})[call["field"]] = value
+        text = item.get("content") if isinstance(item.get("content"), str) else None
+        text = text or _joined(
+            parts[i]["text"]
+            for i in sorted(parts)
+            if parts[i].get("type", "text") == "text" and isinstance(parts[i].get("text"), str)
+        )
+        requested = [
+            _call(c.get("function.name"), c.get("function.arguments"), c.get("id"))
+            for c in (calls[i] for i in sorted(calls))
+        ]
+        call_id = item.get("tool_call_id")
+        found.append(
+            Message(
+                named,
+                text,
+                tuple(c for c in requested if c is not None),
+                call_id if isinstance(call_id, str) and call_id else None,
+            )
+        )
+    return tuple(found)
+
+
+_INDEX = st.sampled_from(["0", "1", "2", "01", "12", "x", "", "٣"])
+_NESTED = st.integers(0, 2).map(str) | st.sampled_from(["x", "0\n"])
+_FIELD = st.one_of(
+    st.sampled_from(["role", "content", "tool_call_id", "name", "", "role\n"]),
+    st.builds(
+        lambda i, f: f"contents.{i}.message_content.{f}",
+        _NESTED,
+        st.sampled_from(["type", "text", "image", ""]),
+    ),
+    st.builds(
+        lambda i, f: f"tool_calls.{i}.tool_call.{f}",
+        _NESTED,
+        st.sampled_from(["function.name", "function.arguments", "id", "function"]),
+    ),
+)
+_FLAT_KEYS = st.builds(
+    lambda prefix, index, field: f"{prefix}{index}.message.{field}",
+    st.sampled_from(["llm.input_messages.", "llm.output_messages.", "llm.input_messages"]),
+    _INDEX,
+    _FIELD,
+)
+_FLAT_VALUES = st.sampled_from(["user", "assistant", "tool", "text", "", "hi", "{}", "c1", 3, None])
+
+
+@given(st.dictionaries(_FLAT_KEYS, _FLAT_VALUES, max_size=12), st.sampled_from([None, "assistant"]))
+def test_flattened_messages_read_as_the_key_patterns_say(
+    attributes: dict[str, Any], role: str | None
+) -> None:
+    for prefix in ("llm.input_messages.", "llm.output_messages."):
+        assert flattened(attributes, prefix, role) == _flattened_by_patterns(
+            attributes, prefix, role
+        )

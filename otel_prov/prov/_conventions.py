@@ -33,7 +33,7 @@ import dataclasses
 import enum
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from otel_prov import semconv as sc
@@ -96,6 +96,7 @@ __all__ = [
     "TOOL_NAME_KEYS",
     "WRAPPED_KEYS",
     "Convention",
+    "Read",
     "Request",
     "RetrievedDocument",
     "Role",
@@ -110,6 +111,7 @@ __all__ = [
     "model_output",
     "model_output_text",
     "output_text",
+    "read_sent",
     "retrieved_documents",
     "span_answer",
     "span_question",
@@ -605,12 +607,18 @@ def _messages(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> Spa
     return span_messages(attributes, tuple(events), MESSAGE_SOURCES)
 
 
-def _sent(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> tuple[Message, ...]:
+def read_sent(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> tuple[Message, ...]:
+    """What a span says it sent to a model (a :data:`Read`): its input messages, in any
+    form :mod:`._messages` reads."""
     return sent_messages(attributes, tuple(events), MESSAGE_SOURCES)
 
 
 def _received(attributes: Mapping[str, Any], events: Iterable[EventLike]) -> tuple[Message, ...]:
     return received_messages(attributes, tuple(events), MESSAGE_SOURCES)
+
+
+Read = Callable[[Mapping[str, Any], Iterable[EventLike]], tuple[Message, ...]]
+"""A reader of one side of a span's messages, given its attributes and events."""
 
 
 def _first(found: Iterable[Message], role: str) -> str | None:
@@ -622,11 +630,12 @@ def _last(found: Iterable[Message], role: str) -> str | None:
 
 
 def first_user_message(
-    attributes: Mapping[str, Any], events: Iterable[EventLike] = ()
+    attributes: Mapping[str, Any], events: Iterable[EventLike] = (), sent: Read = read_sent
 ) -> str | None:
     """The text of the first user message a model call was sent: the question, for a
-    session that records none of its own.  Any form :mod:`._messages` reads."""
-    return _first(_sent(attributes, events), USER)
+    session that records none of its own.  Any form :mod:`._messages` reads (``sent``:
+    see :func:`model_output`)."""
+    return _first(sent(attributes, events), USER)
 
 
 Request = tuple[Mapping[str, Any], Iterable[EventLike]]
@@ -637,23 +646,25 @@ def model_output(
     attributes: Mapping[str, Any],
     events: Iterable[EventLike] = (),
     following: Request | None = None,
+    sent: Read = read_sent,
 ) -> tuple[Message, ...]:
     """What a model call answered: its output messages, in any form :mod:`._messages`
     reads, read once by a caller that asks several things of them (:func:`output_text`,
     :func:`calls_in`).  When it records none, and the ``following`` request of the
     conversation was sent this call's messages and more, the assistant messages right after
     them: what this call answered (OpenLLMetry records an openai-agents Chat Completions
-    generation's input only)."""
+    generation's input only).  ``sent`` reads a request's input: a caller that reads the
+    requests of a conversation in turn passes one that reads each once."""
     output = _received(attributes, events)
     if output or following is None:
         return output
-    sent, later = _sent(attributes, events), _sent(*following)
-    if len(later) <= len(sent) or any(
-        (a.role, a.text) != (b.role, b.text) for a, b in zip(sent, later, strict=False)
+    before, later = sent(attributes, events), sent(*following)
+    if len(later) <= len(before) or any(
+        (a.role, a.text) != (b.role, b.text) for a, b in zip(before, later, strict=False)
     ):
         return ()
     answered: list[Message] = []
-    for item in later[len(sent) :]:
+    for item in later[len(before) :]:
         if item.role != ASSISTANT:
             break
         answered.append(react(item))

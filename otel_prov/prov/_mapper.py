@@ -357,7 +357,8 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
         # one its first model call was asked.
         text = span_question(span.attributes, span.events)
         if text is None and steps:
-            text = first_user_message(steps[0].model.attributes, steps[0].model.events)
+            first = steps[0].model
+            text = first_user_message(first.attributes, first.events, tree.sent)
         question = Content.of(text) if text is not None else None
     if question is not None:
         entity = entity_iri(activity, "question")
@@ -372,7 +373,7 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
         current = step.iri
         thought = _inferred_step(step, current, activity, out)
         if thought is not None:
-            thoughts.append((_inferred_decision(step), thought))
+            thoughts.append((step.decided_ns, thought))
         if previous is not None:
             add((current, P.wasInformedBy, previous))
         for observation in previous_observations:
@@ -444,16 +445,8 @@ def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str 
         return None
     thought = entity_iri(iri, "thought")
     out.entity(thought, O.Thought, Content.of(text))
-    out.generated(thought, iri, _inferred_decision(step))
+    out.generated(thought, iri, step.decided_ns)
     return thought
-
-
-def _inferred_decision(step: Step) -> int:
-    """When an inferred step chose its action: its first tool call's start, else the end
-    of its model call."""
-    model = step.model
-    decided = min((tool.start_ns for tool in step.tools), default=model.end_ns or model.start_ns)
-    return step.within(decided)
 
 
 def _decision_time(span: SpanRecord, tree: SpanTree) -> int:

@@ -23,6 +23,7 @@ from otel_prov.prov._conventions import (
     defined_tools,
     model_output,
     output_text,
+    read_sent,
     retrieved_documents,
 )
 from otel_prov.prov._iris import (
@@ -31,7 +32,7 @@ from otel_prov.prov._iris import (
     entity_iri,
     span_hex,
 )
-from otel_prov.prov._messages import Message
+from otel_prov.prov._messages import EventLike, Message
 from otel_prov.prov._span_record import Role, SpanRecord
 
 __all__ = [
@@ -109,24 +110,16 @@ class Step:
     model: SpanRecord
     number: int
     tools: list[SpanRecord] = dataclasses.field(default_factory=list)
-    following: SpanRecord | None = None
-    """The session's next model call, whose request may hold what this one answered
-    (:func:`~otel_prov.prov._conventions.model_output`)."""
-    _output: tuple[Message, ...] | None = dataclasses.field(default=None, init=False, repr=False)
-
-    @property
-    def next_request(self) -> Request | None:
-        following = self.following
-        return (following.attributes, following.events) if following is not None else None
-
-    @property
-    def output(self) -> tuple[Message, ...]:
-        """What the model call received back, read once (once ``following`` is known):
-        the step's calls, its thought and the run's answer are all in it, and reading it is
-        most of the cost of mapping a third-party run (docs/design.md)."""
-        if self._output is None:
-            self._output = model_output(self.model.attributes, self.model.events, self.next_request)
-        return self._output
+    output: tuple[Message, ...] = ()
+    """What the model call received back (:func:`~otel_prov.prov._conventions.model_output`,
+    the session's next model call as its ``following``), read once: the step's calls, its
+    thought and the run's answer are all in it, and reading it is most of what mapping a
+    third-party run costs more than ours (docs/design.md)."""
+    end_ns: int | None = None
+    """When its model call and its tool calls had all ended (None: one has not)."""
+    decided_ns: int = 0
+    """When it chose its action: its first tool call's start, else the end of its model
+    call (within the step)."""
 
     @property
     def thought(self) -> str | None:
@@ -138,15 +131,15 @@ class Step:
     def iri(self) -> str:
         return entity_iri(activity_iri(self.model.trace_id, self.model.span_id), STEP)
 
-    @property
-    def end_ns(self) -> int | None:
-        ends = [span.end_ns for span in [self.model, *self.tools]]
-        return None if None in ends else max(end for end in ends if end is not None)
-
     def within(self, at_ns: int) -> int:
         at_ns = max(at_ns, self.model.start_ns)
         end = self.end_ns
         return min(at_ns, end) if end is not None else at_ns
+
+
+def _ended(spans: Sequence[SpanRecord]) -> int | None:
+    ends = [span.end_ns for span in spans]
+    return None if None in ends else max(end for end in ends if end is not None)
 
 
 class SpanTree:
@@ -175,6 +168,7 @@ class SpanTree:
             if isinstance(span.attributes.get(sc.GEN_AI_RESPONSE_ID), str)
         }
         """Spans by the GenAI response id they produced: an evaluation may name one."""
+        self._sent: dict[int, tuple[Message, ...]] = {}
         self._steps: dict[int, list[Step]] = {}
         self._step_of: dict[int, Step] = {}
         self._requested: dict[int, tuple[str | None, str | None]] = {}
@@ -285,9 +279,15 @@ class SpanTree:
                 self._step_of[span.span_id] = steps[-1]
         if steps:
             self._steps[session.span_id] = steps
-        for step, following in itertools.pairwise(steps):
-            step.following = following.model
-        for step in steps:
+        for step, following in itertools.zip_longest(steps, steps[1:]):
+            model = step.model
+            step.end_ns = _ended([model, *step.tools])
+            started = [tool.start_ns for tool in step.tools]
+            step.decided_ns = step.within(min(started, default=model.end_ns or model.start_ns))
+            after: Request | None = None
+            if following is not None:
+                after = (following.model.attributes, following.model.events)
+            step.output = model_output(model.attributes, model.events, after, self.sent)
             requests = calls_in(step.output)
             for tool in step.tools:
                 name = first_text(tool.attributes, TOOL_NAME_KEYS)
@@ -296,6 +296,19 @@ class SpanTree:
                         self._requested[tool.span_id] = (arguments, call_id)
                         del requests[index]
                         break
+
+    def sent(
+        self, attributes: Mapping[str, Any], events: Iterable[EventLike]
+    ) -> tuple[Message, ...]:
+        """What a span of this tree was sent (:data:`~otel_prov.prov._conventions.Read`),
+        read once per span: a model call's input is read for what the call before it
+        answered, for its own, and for the run's question, and reading it three times cost
+        an OpenLLMetry run a tenth of its mapping (docs/design.md).  Keyed by the
+        attributes' identity: each span of the tree holds its own, as long as the tree."""
+        found = self._sent.get(id(attributes))
+        if found is None:
+            found = self._sent[id(attributes)] = read_sent(attributes, events)
+        return found
 
     def wrapper(self, session: SpanRecord) -> SpanRecord | None:
         """The workflow span folded into ``session``'s run (see ``_merge_wrapper_sessions``),

@@ -56,22 +56,42 @@ WHERE {{ GRAPH {graph} {{
 
 
 def sub_sessions_query(graph: str, session: str) -> str:
-    """The head of every session nested in ``session``, by ``?sub``."""
+    """SELECT ``?sub``: every session nested in ``session``.
+
+    Asked apart from their heads (:func:`sub_session_heads_query`): joined with the
+    head's optional parts, Virtuoso's planner guesses hours for the path and refuses.
+    """
+    return f"""{SPARQL_PREFIXES}
+SELECT DISTINCT ?sub WHERE {{ GRAPH {graph} {{
+  ?sub oprov:partOf+ {iri(session)} ; a oprov:AgentSession .
+}} }} ORDER BY ?sub"""
+
+
+def sub_session_heads_query(graph: str, subs: Sequence[str]) -> str:
+    """The head of each session of ``subs``, by ``?sub``."""
     return f"""{SPARQL_PREFIXES}
 SELECT ?sub ?trace ?span ?status ?start ?end ?conversation ?agent ?qe ?ae ?failed ?errorType
   ?errorMessage
 WHERE {{ GRAPH {graph} {{
-  ?sub oprov:partOf+ {iri(session)} ; a oprov:AgentSession .
+  VALUES ?sub {{ {" ".join(iri(sub) for sub in subs)} }}
   {_head_pattern("?sub")}
 }} }} ORDER BY ?sub ?agent ?qe ?ae ?end ?conversation"""
 
 
 def content_query(graph: str, session: str) -> str:
-    """SELECT ``?e ?p ?o``: how each content entity of the session was recorded."""
+    """SELECT ``?e ?p ?o``: how each content entity of the session was recorded.
+
+    The entities come first, from a subquery, each way spelled out: Virtuoso loses rows
+    of ``partOf*`` (the session itself) joined with a union and ``?e ?p ?o``.
+    """
+    run = iri(session)
     return f"""{SPARQL_PREFIXES}
 SELECT ?e ?p ?o WHERE {{ GRAPH {graph} {{
-  ?a oprov:partOf* {iri(session)} .
-  {{ ?e prov:wasGeneratedBy ?a }} UNION {{ ?a prov:used ?e }}
+  {{ SELECT DISTINCT ?e WHERE {{
+    {{ ?e prov:wasGeneratedBy {run} }} UNION {{ {run} prov:used ?e }}
+    UNION {{ ?a oprov:partOf+ {run} . ?e prov:wasGeneratedBy ?a }}
+    UNION {{ ?a oprov:partOf+ {run} . ?a prov:used ?e }}
+  }} }}
   ?e ?p ?o .
   FILTER(?p IN (prov:value, oprov:contentHash, oprov:byteSize, oprov:contentLocation,
                 oprov:truncated))
@@ -445,9 +465,13 @@ class _Assembly:
 def _sub_sessions(
     backend: QueryBackend, graph: str, session: str, texts: dict[str, str]
 ) -> dict[str, SessionView]:
-    """The head of every session nested in the run, by IRI, from one query."""
+    """The head of every session nested in the run, by IRI: which they are, then their
+    heads together."""
+    subs = [row["sub"] or "" for row in backend.query(sub_sessions_query(graph, session)).rows]
+    if not subs:
+        return {}
     rows_by_sub: dict[str, list[Mapping[str, str | None]]] = {}
-    for row in backend.query(sub_sessions_query(graph, session)).rows:
+    for row in backend.query(sub_session_heads_query(graph, subs)).rows:
         rows_by_sub.setdefault(row["sub"] or "", []).append(row)
     return {sub: _session_head(sub, _settled_row(rows), texts) for sub, rows in rows_by_sub.items()}
 

@@ -14,7 +14,7 @@ from otel_prov.exporters import SparqlUpdateExporter
 from otel_prov.prov._prices import parse_prices
 from otel_prov.prov._span_record import SpanEvent
 from otel_prov.read._backend import RemoteBackend
-from tests.builders import T0, make_span, records_of
+from tests.builders import T0, TRACE, make_span, records_of
 from tests.cli import run_cli
 from tests.integration.store_queries import store_both
 from tests.planned_session import planned_session
@@ -261,3 +261,22 @@ def test_the_spans_around_a_run_read_alike_from_store_and_endpoint(
     local = open_store(local_args[1]).trace_spans(trace)
     assert len(local) == 15 and local == open_endpoint(remote_args[1]).trace_spans(trace)
     assert {span.service for span in local} == {"agent-service", "research-service", FRONTEND}
+
+
+@pytest.mark.parametrize("run", ["crossing_run", "framed_run"])
+def test_a_run_crossing_services_reads_alike_from_store_and_endpoint(
+    server: SparqlServer, tmp_path: Path, run: str
+) -> None:
+    """The session the called service ran, nested under the call, and the run's question,
+    on Oxigraph and Virtuoso (whose planner once refused the sub-session query as too
+    slow, and dropped the question of a run under a server span)."""
+    import tests.test_downstream
+    from otel_prov.read import open_endpoint, open_store
+
+    spans = getattr(tests.test_downstream, run)()
+    local_args, remote_args = store_both([map_spans(spans)], server, tmp_path)
+    readers = open_store(local_args[1]), open_endpoint(remote_args[1])
+    (local, remote) = (reader.session(reader.find(f"{TRACE:032x}")[0]) for reader in readers)
+    assert local.question == "What do we know?" and local.answer == "Enough."
+    assert [sub.agent for sub in local.nested_sessions()] == ["researcher"]
+    assert remote == local

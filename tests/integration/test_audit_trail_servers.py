@@ -69,21 +69,7 @@ def _delete_run(server: SparqlServer, run: str) -> None:
 def test_signed_chains_round_trip_and_every_tampering_shows(
     server: SparqlServer, tmp_path: Path
 ) -> None:
-    keys = tmp_path / "keys"
-    assert run_cli("keygen", "--out", str(keys)).returncode == 0
-    handle = otel_prov.configure(
-        set_global=False,
-        sparql_update_endpoint=server.update_endpoint,
-        sparql_query_endpoint=server.query_endpoint,
-        spool_dir=tmp_path / "spool",
-        wal_dir=tmp_path / "wal",
-        signing_key=keys / "signing.key",
-        checkpoint_file=tmp_path / "checkpoints.jsonl",
-    )
-    for index in range(7):
-        run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id=f"c{index}")
-        handle.force_flush()
-    handle.shutdown()
+    keys = _signed_runs(server, tmp_path, 7)
     where = ("--endpoint", server.query_endpoint)
     trust = (
         "--trust",
@@ -124,21 +110,7 @@ def test_prune_then_tamper_on_a_server(server: SparqlServer, tmp_path: Path) -> 
     """Issue 27 point 4 over SPARQL: runs 1-2 pruned (verify says pruned by policy), then
     run 4 deleted (named deleted), a tombstone by another key for it, and the real
     tombstone widened over it with its content hash redone: each fails under --trust."""
-    keys = tmp_path / "keys"
-    assert run_cli("keygen", "--out", str(keys)).returncode == 0
-    handle = otel_prov.configure(
-        set_global=False,
-        sparql_update_endpoint=server.update_endpoint,
-        sparql_query_endpoint=server.query_endpoint,
-        spool_dir=tmp_path / "spool",
-        wal_dir=tmp_path / "wal",
-        signing_key=keys / "signing.key",
-        checkpoint_file=tmp_path / "checkpoints.jsonl",
-    )
-    for index in range(5):
-        run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id=f"c{index}")
-        handle.force_flush()
-    handle.shutdown()
+    keys = _signed_runs(server, tmp_path, 5)
     runs = _runs(server)
     (started,) = select(
         server,
@@ -193,3 +165,24 @@ def test_prune_then_tamper_on_a_server(server: SparqlServer, tmp_path: Path) -> 
     code, out = _cli("verify", "--all", *where, "--trust", str(keys / "signing.pub"))
     assert code == 1 and "bad signature" in out, out
     assert f"chain {chain}: sequence 1-2, 4 missing, deleted" in out, out
+
+
+def _signed_runs(server: SparqlServer, tmp_path: Path, count: int) -> Path:
+    """``count`` demo runs written to ``server`` by one signing writer, with its checkpoint
+    file in ``tmp_path``; the directory of its keys."""
+    keys = tmp_path / "keys"
+    assert run_cli("keygen", "--out", str(keys)).returncode == 0
+    handle = otel_prov.configure(
+        set_global=False,
+        sparql_update_endpoint=server.update_endpoint,
+        sparql_query_endpoint=server.query_endpoint,
+        spool_dir=tmp_path / "spool",
+        wal_dir=tmp_path / "wal",
+        signing_key=keys / "signing.key",
+        checkpoint_file=tmp_path / "checkpoints.jsonl",
+    )
+    for index in range(count):
+        run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id=f"c{index}")
+        handle.force_flush()
+    handle.shutdown()
+    return keys

@@ -28,6 +28,15 @@ def run_cli(
     )
 
 
+def write_demo_store(directory: Path) -> Path:
+    """An embedded store in ``directory`` holding the demo agent's run, as ``otel-prov
+    demo`` writes it: what the readers' tests read."""
+    store = directory / "store"
+    result = run_cli("demo", "--store", str(store))
+    assert result.returncode == 0, result.stderr
+    return store
+
+
 def show(store: Path, ident: str, fmt: str = "text") -> str:
     """``otel-prov show IDENT`` of the embedded store at ``store``; it must succeed."""
     result = run_cli("show", ident, "--store", str(store), "--format", fmt)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from otel_prov.cli._exit import ExitCode
-from tests.cli import run_cli
+from tests.cli import run_cli, write_demo_store
 
 TRACES = Path(__file__).parent / "data" / "traces.jsonl"
 
@@ -23,9 +23,7 @@ TRACES = Path(__file__).parent / "data" / "traces.jsonl"
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store as a real run leaves it."""
-    store = tmp_path_factory.mktemp("damaged") / "store"
-    result = run_cli("demo", "--store", str(store))
-    assert result.returncode == 0, result.stderr
+    store = write_demo_store(tmp_path_factory.mktemp("damaged"))
     assert list(store.glob("*.sst")), "the demo's store has no table files to damage"
     return store
 

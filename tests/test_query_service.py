@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from otel_prov.read._user_query import ServiceRefusedError, check_user_query
-from tests.cli import run_cli
+from tests.cli import run_cli, write_demo_store
 from tests.serving import TARGET_BODY, counting_target
 
 EP = "http://127.0.0.1:9/sparql"
@@ -84,9 +84,7 @@ def test_a_query_the_check_cannot_read_is_not_sent() -> None:
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("service") / "store"
-    assert run_cli("demo", "--store", str(path)).returncode == 0
-    return path
+    return write_demo_store(tmp_path_factory.mktemp("service"))
 
 
 def test_query_refuses_service_and_the_endpoint_gets_no_request(store: Path) -> None:

@@ -22,7 +22,7 @@ from markupsafe import escape
 
 from otel_prov.read._views import IterationView, ModelCallView, SessionView, ToolCallView
 from otel_prov.view._pages import DAGRE, SCRIPT, session_page
-from tests.cli import run_cli
+from tests.cli import run_cli, write_demo_store
 
 _TAGS = {
     "html", "head", "meta", "title", "style", "script", "noscript", "body", "article", "section",
@@ -265,9 +265,7 @@ def test_a_value_is_written_escaped() -> None:
 
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("html") / "store"
-    assert run_cli("demo", "--store", str(store)).returncode == 0
-    return store
+    return write_demo_store(tmp_path_factory.mktemp("html"))
 
 
 def test_show_writes_the_demo_run_as_a_self_contained_page(

@@ -17,7 +17,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.browser import chromium
 from tests.certificates import Authority, Issued
-from tests.cli import run_cli
+from tests.cli import run_cli, write_demo_store
 from tests.serving import serving
 
 pytestmark = pytest.mark.integration
@@ -28,9 +28,7 @@ QUERY = "SELECT ?tool WHERE { ?c oprov:toolName ?tool } ORDER BY ?tool"
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("login") / "store"
-    assert run_cli("demo", "--store", str(store)).returncode == 0
-    return store
+    return write_demo_store(tmp_path_factory.mktemp("login"))
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from tests.browser import chromium
 from tests.certificates import Authority, Issued
-from tests.cli import run_cli
+from tests.cli import write_demo_store
 from tests.serving import serving
 
 pytestmark = pytest.mark.integration
@@ -26,9 +26,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("tls") / "store"
-    assert run_cli("demo", "--store", str(store)).returncode == 0
-    return store
+    return write_demo_store(tmp_path_factory.mktemp("tls"))
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from selenium.webdriver.support.wait import WebDriverWait
 
 from benchmarks.workload import session_spans
 from tests.builders import make_span, store_runs
-from tests.cli import run_cli
+from tests.cli import run_cli, write_demo_store
 from tests.serving import Served, serving
 
 pytestmark = pytest.mark.integration
@@ -81,8 +81,7 @@ def _alike_run() -> list:  # type: ignore[type-arg]
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("why-graph") / "store"
-    assert run_cli("demo", "--store", str(path)).returncode == 0
+    path = write_demo_store(tmp_path_factory.mktemp("why-graph"))
     store_runs(path, session_spans(0, iterations=50), _alike_run())
     return path
 

@@ -21,7 +21,7 @@ import pytest
 import requests
 
 from benchmarks.bench_reads import build_store
-from tests.cli import run_cli
+from tests.cli import run_cli, write_demo_store
 from tests.serving import TARGET_BODY, Served, counting_target, serving
 
 JAEGER = "http://jaeger.local/trace/{trace_id}"
@@ -29,9 +29,7 @@ JAEGER = "http://jaeger.local/trace/{trace_id}"
 
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    store = tmp_path_factory.mktemp("serve") / "store"
-    assert run_cli("demo", "--store", str(store)).returncode == 0
-    return store
+    return write_demo_store(tmp_path_factory.mktemp("serve"))
 
 
 @pytest.fixture(scope="module")

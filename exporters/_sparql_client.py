@@ -200,7 +200,10 @@ class SparqlUpdateClient:
         self._session = requests.Session()
         self._session.headers.update(headers)
         self._session.auth = auth
-        self._session.verify = verify
+        self._verify = verify
+        """Sent with each request, not set on the session: requests takes
+        ``REQUESTS_CA_BUNDLE`` (or ``CURL_CA_BUNDLE``) over a session's CA, never over a
+        request's (psf/requests#3829), and the CA a user gives is the one to trust."""
         self.where = redact_url(graph_store_endpoint or update_endpoint)
         """The endpoint as it may be logged."""
 
@@ -222,7 +225,11 @@ class SparqlUpdateClient:
     def _post(self, url: str, body: bytes, content_type: str) -> Answer:
         try:
             response = self._session.post(
-                url, data=body, headers={"Content-Type": content_type}, timeout=self._timeout
+                url,
+                data=body,
+                headers={"Content-Type": content_type},
+                timeout=self._timeout,
+                verify=self._verify,
             )
         except requests.Timeout:
             return Answer(Outcome.RETRY, f"no answer from {self.where} within the timeout")

@@ -623,12 +623,14 @@ def _independent_check(package: Path, pub: Path) -> list[str]:
         if before is not None and fields["previous"] != before[1]:
             problems.append(f"chain {chain}: {number} does not follow {number - 1}")
     covered: dict[str, int] = {}
+    heads: dict[tuple[str, int], object] = {}
     for item in manifest["checkpoints"]:
         data = files[item["file"]]
         fields = json.loads(data)
         signed(item, data)
         chain, number = str(fields["chain"]), int(fields["sequence"])
-        if entries.get((chain, number), ({}, ""))[1] != fields["head"]:
+        heads[(chain, number)] = fields["head"]
+        if (chain, number) in entries and entries[(chain, number)][1] != fields["head"]:
             problems.append(f"chain {chain}: checkpoint {number} names another head")
         covered[chain] = max(covered.get(chain, 0), number)
     pruned: set[tuple[str, int]] = set()
@@ -641,14 +643,17 @@ def _independent_check(package: Path, pub: Path) -> list[str]:
         if entry is None or sha256(canonical(stated)) != entry["content"]:
             problems.append(f"tombstone {item['tombstone']}: not what its entry sealed")
             continue
-        numbers = range(int(stated["first"]), int(stated["last"]) + 1)
-        after = entries.get((str(stated["chain"]), int(stated["last"]) + 1))
-        if any((stated["chain"], n) in entries for n in numbers) or (
-            after is not None and after[0]["previous"] != stated["head"]
+        chain, last = str(stated["chain"]), int(stated["last"])
+        numbers = range(int(stated["first"]), last + 1)
+        after = entries.get((chain, last + 1))
+        if (
+            any((chain, n) in entries for n in numbers)
+            or (after is not None and after[0]["previous"] != stated["head"])
+            or heads.get((chain, last), stated["head"]) != stated["head"]
         ):
             problems.append(f"tombstone {item['tombstone']}: the chain contradicts it")
             continue
-        pruned |= {(str(stated["chain"]), n) for n in numbers}
+        pruned |= {(chain, n) for n in numbers}
     for chain in {chain for chain, _ in entries}:
         held = [number for c, number in entries if c == chain]
         wanted = set(range(min(held), covered.get(chain, 0) + 1))

@@ -446,7 +446,7 @@ class _Findings:
 class CheckedPackage:
     """What :func:`check_package` found: a check per run, per tombstone, per chain whose
     own links fail and one for the package's files; and the key the manifest says signed
-    it (``""``: unsigned), which ``verify`` without ``--trust`` names."""
+    it (``""``: unsigned, which ``verify`` without ``--trust`` says)."""
 
     checks: list[SessionCheck]
     signed_by: str

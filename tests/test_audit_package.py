@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph
 import pytest
@@ -85,23 +86,91 @@ def _runs(store: Path) -> list[str]:
     return [row["s"].value for row in rows]  # type: ignore[index,union-attr]
 
 
-@pytest.fixture(scope="module")
-def package(written: Path) -> Path:
-    """The package of the second run, with the checkpoint file's checkpoints."""
-    out = written / "audit.zip"
-    second = _runs(written / "store")[1]
-    result = run_cli(
+def _signing_cli(written: Path, *args: str, checkpoints: Path | None = None) -> str:
+    """``otel-prov ARGS`` with the writers' key as ``OTEL_PROV_SIGNING_KEY`` (and
+    ``checkpoints`` as the checkpoint file); it must succeed: its output."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_PROV_")}
+    environment["OTEL_PROV_SIGNING_KEY"] = str(written / "keys" / "signing.key")
+    if checkpoints is not None:
+        environment["OTEL_PROV_CHECKPOINT_FILE"] = str(checkpoints)
+    result = subprocess.run(
+        [*CLI, *args], capture_output=True, text=True, timeout=120, check=False, env=environment
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
+
+
+def _export(written: Path, store: Path, checkpoints: Path, out: Path, *ids: str) -> Path:
+    """``audit-export`` of ``ids`` (``--all`` when none) by the holder of the writers' key."""
+    _signing_cli(
+        written,
         "audit-export",
-        second,
+        *(ids or ("--all",)),
         "--store",
-        str(written / "store"),
+        str(store),
         "--checkpoints",
-        str(written / "checkpoints.jsonl"),
+        str(checkpoints),
         "--out",
         str(out),
     )
-    assert result.returncode == 0, result.stderr
     return out
+
+
+@pytest.fixture(scope="module")
+def package(written: Path) -> Path:
+    """The package of the second run, with the checkpoint file's checkpoints."""
+    second = _runs(written / "store")[1]
+    return _export(
+        written, written / "store", written / "checkpoints.jsonl", written / "audit.zip", second
+    )
+
+
+@pytest.fixture(scope="module")
+def everything(written: Path) -> Path:
+    """The package of every run (four, and the evaluation of the second)."""
+    return _export(written, written / "store", written / "checkpoints.jsonl", written / "all.zip")
+
+
+_OLD_NS = 1_577_836_800_000_000_000
+"""2020-01-01T00:00:00Z: a run that ended then is pruned by ``--before 2021-01-01``."""
+
+
+def _old_run(handle: otel_prov.ProvHandle) -> None:
+    """A run that started and ended in 2020 (an agent span with its own times): sealed now,
+    as the next entry of the writer's chain, between runs of today."""
+    span = handle.tracer_provider.get_tracer("old").start_span(
+        "invoke_agent old-agent",
+        start_time=_OLD_NS,
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "old-agent"},
+    )
+    span.end(end_time=_OLD_NS + 1_000_000_000)
+
+
+@pytest.fixture(scope="module")
+def pruned(written: Path) -> Path:
+    """Five runs of one signing writer, the first and the third of 2020 (chain sequence 1
+    and 3), pruned by a signing ``prune`` (two tombstones: 1 and 3); the package of every
+    run left, with the checkpoint file's checkpoints."""
+    root = written / "pruned"
+    checkpoints = root / "checkpoints.jsonl"
+    handle = otel_prov.configure(
+        store=root / "store",
+        set_global=False,
+        wal_dir=root / "wal",
+        signing_key=written / "keys" / "signing.key",
+        checkpoint_file=checkpoints,
+    )
+    for index in range(5):
+        if index in (0, 2):
+            _old_run(handle)
+        else:
+            run_demo_agent(tracer_provider=handle.tracer_provider, conversation_id=f"p{index}")
+        handle.force_flush()
+    handle.shutdown()
+    where = ("--store", str(root / "store"))
+    said = _signing_cli(written, "prune", "--before", "2021-01-01", *where, checkpoints=checkpoints)
+    assert "pruned 2 runs" in said and "2 ranges" in said, said
+    return _export(written, root / "store", checkpoints, root / "audit.zip")
 
 
 def _members(path: Path) -> dict[str, bytes]:
@@ -220,8 +289,8 @@ def test_a_dropped_entry_is_named(written: Path, package: Path) -> None:
     manifest = _manifest(members)
     second, third, fourth = _runs(written / "store")[1:4]
     for run, said in (
-        (third, "sequence 3 missing from the package"),
-        (fourth, "sequence 4 missing from the package"),  # the checkpoint's head
+        (third, "sequence 3 missing, deleted"),
+        (fourth, "truncated"),  # the checkpoint's head
         (second, "is missing from the package (removed, or"),
     ):
         line = _entry_of(members, run)
@@ -279,19 +348,46 @@ def _sign_all(members: dict[str, bytes], key: Ed25519PrivateKey) -> dict[str, by
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
     manifest["keys"] = [{"key": key_id, "file": "keys/forged.pub"}]
-    return _with_manifest(out, manifest)
+    return _reindexed(out, manifest, key)
 
 
-def test_a_swapped_key_is_named(written: Path, package: Path) -> None:
+def _key_id(key: Ed25519PrivateKey) -> str:
+    raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return "ed25519:" + raw.hex()
+
+
+def _reindexed(
+    members: dict[str, bytes], manifest: dict[str, object], key: Ed25519PrivateKey | None
+) -> dict[str, bytes]:
+    """``members`` with ``manifest`` made to agree with them, as whoever rewrites a package
+    makes it: every member's hash in its ``files``, signed by ``key`` (``None``: unsigned)."""
+    out = {n: d for n, d in members.items() if n not in ("manifest.json", "manifest.sig")}
+    manifest = {
+        **manifest,
+        "files": {name: "sha256:" + hashlib.sha256(data).hexdigest() for name, data in out.items()},
+        "key": _key_id(key) if key is not None else None,
+    }
+    out["manifest.json"] = json.dumps(manifest, indent=2).encode()
+    if key is not None:
+        out["manifest.sig"] = key.sign(out["manifest.json"])
+    return out
+
+
+def _other_key(written: Path) -> Ed25519PrivateKey:
     other = serialization.load_pem_private_key(
         (written / "other" / "signing.key").read_bytes(), password=None
     )
     assert isinstance(other, Ed25519PrivateKey)
-    swapped = _rewritten(package, _sign_all(_members(package), other))
+    return other
+
+
+def test_a_swapped_key_is_named(written: Path, package: Path) -> None:
+    swapped = _rewritten(package, _sign_all(_members(package), _other_key(written)))
     result = _verify_package(swapped, *_trust(written))
     assert result.returncode == 1, result.stdout
     assert "is signed by another key" in result.stdout, result.stdout
     assert "the checkpoint of sequence 4 is signed by another key" in result.stdout
+    assert "the manifest is signed by another key" in result.stdout, result.stdout
     # The package's own keys are never trusted: under the other key it checks.
     assert _verify_package(swapped, *_trust(written, "other")).returncode == 0
 
@@ -315,6 +411,160 @@ def test_a_stripped_or_broken_signature_is_named(written: Path, package: Path) -
     result = _verify_package(_rewritten(package, {**members, signature: broken}), *_trust(written))
     assert result.returncode == 1, result.stdout
     assert "has a bad signature" in result.stdout, result.stdout
+
+
+def _checks(result: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
+    """``verify --format json``'s checks by what each is about."""
+    return {str(check["session"]): check for check in json.loads(result.stdout)}
+
+
+def _said_pruned(result: subprocess.CompletedProcess[str]) -> dict[str, list[str]]:
+    """What each tombstone's check says (``notes``), by the tombstone's IRI."""
+    checks = _checks(result).items()
+    return {name: list(check["notes"]) for name, check in checks if ":tombstone:" in name}
+
+
+def test_a_package_after_a_prune_says_pruned_by_policy_as_verify_of_the_store_does(
+    written: Path, pruned: Path
+) -> None:
+    """The package carries the tombstones of the chains it holds: the gap one covers
+    between two runs exported (sequence 3) and the range before the first entry held (1)
+    are pruned by policy, in the words verify of the store uses."""
+    result = _verify_package(pruned, *_trust(written), "--format", "json")
+    assert result.returncode == 0, result.stdout
+    members = _members(pruned)
+    manifest = _manifest(members)
+    first = manifest["runs"][0]
+    chain = json.loads(members[str(_entry_of(members, str(first["run"]))["file"])])["chain"]
+    assert len(manifest["tombstones"]) == 2, manifest["tombstones"]
+    assert all(str(t["content"]).startswith("tombstones/") for t in manifest["tombstones"])
+    store = written / "pruned" / "store"
+    stored = run_cli("verify", "--all", "--store", str(store), *_trust(written), "--format", "json")
+    assert stored.returncode == 0, stored.stdout
+    assert _said_pruned(result) == _said_pruned(stored)
+    said = sorted(note for notes in _said_pruned(result).values() for note in notes)
+    assert [note.split(" (")[0] for note in said] == [
+        f"pruned by policy: chain {chain} sequence 1",
+        f"pruned by policy: chain {chain} sequence 3",
+    ], said
+    text = _verify_package(pruned, *_trust(written))
+    assert text.returncode == 0 and "deleted" not in text.stdout, text.stdout
+    assert f"pruned by policy: chain {chain} sequence 3 (1 run that ended before" in text.stdout
+
+
+def _writers_key(written: Path) -> Ed25519PrivateKey:
+    key = serialization.load_pem_private_key(
+        (written / "keys" / "signing.key").read_bytes(), password=None
+    )
+    assert isinstance(key, Ed25519PrivateKey)
+    return key
+
+
+def test_an_edited_or_forged_tombstone_in_a_package_covers_nothing(
+    written: Path, pruned: Path
+) -> None:
+    """The tombstone of sequence 3 edited (its cutoff moved), its entry unsigned, or signed
+    by another key: it fails, and the gap it claimed shows as deleted.  The manifest is
+    signed again by the writers' key each time, so that nothing but the tombstone fails."""
+    members = _members(pruned)
+    manifest = _manifest(members)
+    (item,) = [
+        t for t in manifest["tombstones"] if json.loads(members[str(t["content"])])["first"] == 3
+    ]
+    (entry,) = [
+        e
+        for e in manifest["entries"]
+        if json.loads(members[str(e["file"])])["bundle"] == item["tombstone"]
+    ]
+    fields = json.loads(members[str(item["content"])])
+    edited = json.dumps(
+        {**fields, "cutoff": "2099-01-01T00:00:00Z"}, sort_keys=True, separators=(",", ":")
+    ).encode()
+    other = _other_key(written)
+    signature = str(entry["signature"])
+
+    def lines(changed: dict[str, object]) -> list[dict[str, object]]:
+        return [{**e, **changed} if e == entry else e for e in manifest["entries"]]
+
+    without = {name: data for name, data in members.items() if name != signature}
+    tamperings = (
+        ({**members, str(item["content"]): edited}, lines({}), "was changed: its otel-prov-"),
+        (without, lines({"signature": None, "key": None}), "is unsigned"),
+        (
+            {**members, signature: other.sign(members[str(entry["file"])])},
+            lines({"key": _key_id(other)}),
+            "signed by another key",
+        ),
+    )
+    for left, entries, says in tamperings:
+        forged = _reindexed(left, {**manifest, "entries": entries}, _writers_key(written))
+        result = _verify_package(_rewritten(pruned, forged), *_trust(written))
+        assert result.returncode == 1, (says, result.stdout)
+        assert says in result.stdout, (says, result.stdout)
+        assert "sequence 3 missing, deleted" in result.stdout, (says, result.stdout)
+        assert "manifest" not in result.stdout, (says, result.stdout)
+
+
+def test_a_run_dropped_from_a_package_and_from_its_manifest_fails_under_trust(
+    written: Path, everything: Path
+) -> None:
+    """The third run's content and its line of the manifest removed, the manifest's
+    hashes made to agree (its entry stays, as another run's would): the chains still hold,
+    only the manifest's signature tells: unsigned, signed by another key, or left as it
+    was (a bad signature)."""
+    members = _members(everything)
+    manifest = _manifest(members)
+    third = _runs(written / "store")[2]
+    (line,) = [run for run in manifest["runs"] if run["run"] == third]
+    left = {name: data for name, data in members.items() if name != line["content"]}
+    dropped = {**manifest, "runs": [run for run in manifest["runs"] if run != line]}
+    stale = _reindexed(left, dropped, None)  # then given the exporter's key and signature
+    restated = {**json.loads(stale["manifest.json"]), "key": manifest.get("key")}
+    stale["manifest.json"] = json.dumps(restated, indent=2).encode()
+    stale["manifest.sig"] = members.get("manifest.sig", b"")
+    for forged, says in (
+        (_reindexed(left, dropped, None), "the manifest is unsigned"),
+        (_reindexed(left, dropped, _other_key(written)), "the manifest is signed by another key"),
+        (stale, "the manifest has a bad signature"),
+    ):
+        result = _verify_package(_rewritten(everything, forged), *_trust(written))
+        assert result.returncode == 1, (says, result.stdout)
+        assert says in result.stdout, (says, result.stdout)
+    assert _verify_package(everything, *_trust(written)).returncode == 0
+    # Without --trust nothing can tell, and verify says the manifest is unsigned.
+    unsigned = _verify_package(_rewritten(everything, _reindexed(left, dropped, None)))
+    assert unsigned.returncode == 0, unsigned.stdout
+    assert "the package's manifest is unsigned" in unsigned.stderr, unsigned.stderr
+    signed = _verify_package(everything)
+    assert "unsigned" not in signed.stderr and "not a forger" in signed.stderr, signed.stderr
+
+
+def test_an_export_with_no_key_leaves_the_manifest_unsigned_and_says_so(
+    written: Path, package: Path
+) -> None:
+    out = written / "unsigned.zip"
+    second = _runs(written / "store")[1]
+    exported = run_cli("audit-export", second, "--store", str(written / "store"), "--out", str(out))
+    assert exported.returncode == 0, exported.stderr
+    assert "manifest.sig" not in _members(out) and "manifest.sig" in _members(package)
+    result = _verify_package(out, *_trust(written))
+    assert result.returncode == 1 and "the manifest is unsigned" in result.stdout, result.stdout
+    result = _verify_package(out)
+    assert result.returncode == 0 and "the package's manifest is unsigned" in result.stderr
+
+
+def test_files_that_do_not_match_the_manifest_are_named(written: Path, everything: Path) -> None:
+    """A member put in, or one changed, that nothing else would tell (the README): the
+    manifest's hashes name it, with --trust or without."""
+    members = _members(everything)
+    extra = _rewritten(everything, {**members, "runs/9.nt": b"<urn:a> <urn:b> <urn:c> .\n"})
+    result = _verify_package(extra)
+    assert result.returncode == 1, result.stdout
+    assert "runs/9.nt is in the package, not in its manifest" in result.stdout, result.stdout
+    readme = {**members, "README.md": members["README.md"] + b"\nNo need to check this.\n"}
+    result = _verify_package(_rewritten(everything, readme), *_trust(written))
+    assert result.returncode == 1, result.stdout
+    assert "README.md does not match the manifest" in result.stdout, result.stdout
 
 
 def _independent_check(package: Path, pub: Path) -> list[str]:
@@ -349,6 +599,17 @@ def _independent_check(package: Path, pub: Path) -> list[str]:
         files = {name: opened.read(name) for name in opened.namelist()}
     manifest = json.loads(files["manifest.json"])
     assert manifest["package"] == "otel-prov-audit-package-1"
+    index = "manifest.json", "manifest.sig"
+    signed(
+        {"file": index[0], "signature": index[1] in files and index[1], "key": manifest["key"]},
+        files[index[0]],
+    )
+    for name, data in files.items():
+        if name not in index and manifest["files"].get(name) != sha256(data):
+            problems.append(f"{name} does not match the manifest")
+    for name in manifest["files"]:
+        if name not in files:
+            problems.append(f"{name} is missing")
     entries: dict[tuple[str, int], tuple[dict[str, object], str]] = {}
     for item in manifest["entries"]:
         data = files[item["file"]]
@@ -362,17 +623,41 @@ def _independent_check(package: Path, pub: Path) -> list[str]:
         if before is not None and fields["previous"] != before[1]:
             problems.append(f"chain {chain}: {number} does not follow {number - 1}")
     covered: dict[str, int] = {}
+    heads: dict[tuple[str, int], object] = {}
     for item in manifest["checkpoints"]:
         data = files[item["file"]]
         fields = json.loads(data)
         signed(item, data)
         chain, number = str(fields["chain"]), int(fields["sequence"])
-        if entries.get((chain, number), ({}, ""))[1] != fields["head"]:
+        heads[(chain, number)] = fields["head"]
+        if (chain, number) in entries and entries[(chain, number)][1] != fields["head"]:
             problems.append(f"chain {chain}: checkpoint {number} names another head")
         covered[chain] = max(covered.get(chain, 0), number)
+    pruned: set[tuple[str, int]] = set()
+    for item in manifest["tombstones"]:
+        stated = json.loads(files[item["content"]])
+        entry = next(
+            (fields for fields, _ in entries.values() if fields["bundle"] == item["tombstone"]),
+            None,
+        )
+        if entry is None or sha256(canonical(stated)) != entry["content"]:
+            problems.append(f"tombstone {item['tombstone']}: not what its entry sealed")
+            continue
+        chain, last = str(stated["chain"]), int(stated["last"])
+        numbers = range(int(stated["first"]), last + 1)
+        after = entries.get((chain, last + 1))
+        if (
+            any((chain, n) in entries for n in numbers)
+            or (after is not None and after[0]["previous"] != stated["head"])
+            or heads.get((chain, last), stated["head"]) != stated["head"]
+        ):
+            problems.append(f"tombstone {item['tombstone']}: the chain contradicts it")
+            continue
+        pruned |= {(chain, n) for n in numbers}
     for chain in {chain for chain, _ in entries}:
         held = [number for c, number in entries if c == chain]
-        if set(range(min(held), covered.get(chain, 0) + 1)) - set(held):
+        wanted = set(range(min(held), covered.get(chain, 0) + 1))
+        if wanted - set(held) - {n for c, n in pruned if c == chain}:
             problems.append(f"chain {chain}: an entry is missing")
     for run in manifest["runs"]:
         entry = next(
@@ -395,21 +680,37 @@ def _independent_check(package: Path, pub: Path) -> list[str]:
 
 
 def test_another_tool_checks_a_package_from_the_documentation_alone(
-    written: Path, package: Path
+    written: Path, package: Path, pruned: Path
 ) -> None:
     pub = written / "keys" / "signing.pub"
     assert _independent_check(package, pub) == []
+    assert _independent_check(pruned, pub) == []  # its gaps covered by its tombstones
     members = _members(package)
     edited = _rewritten(
         package, {**members, "runs/1.nt": members["runs/1.nt"] + b"<a> <b> <c> .\n"}
     )
     assert any("content edited" in p for p in _independent_check(edited, pub))
-    other = serialization.load_pem_private_key(
-        (written / "other" / "signing.key").read_bytes(), password=None
-    )
-    assert isinstance(other, Ed25519PrivateKey)
-    swapped = _rewritten(package, _sign_all(members, other))
+    swapped = _rewritten(package, _sign_all(members, _other_key(written)))
     assert any("not signed by the trusted key" in p for p in _independent_check(swapped, pub))
+    # A run dropped with its line, the manifest's hashes redone but not its signature.
+    manifest = _manifest(members)
+    line = manifest["runs"][0]
+    left = {name: data for name, data in members.items() if name != line["content"]}
+    dropped = _reindexed(left, {**manifest, "runs": manifest["runs"][1:]}, None)
+    found = _independent_check(_rewritten(package, dropped), pub)
+    assert found == ["manifest.json is not signed by the trusted key"], found
+    # A tombstone edited: what it covered is missing.
+    members = _members(pruned)
+    manifest = _manifest(members)
+    for item in manifest["tombstones"]:
+        name = str(item["content"])
+        edited = {**json.loads(members[name]), "policy": "keep P1D"}
+        members[name] = json.dumps(edited, sort_keys=True, separators=(",", ":")).encode()
+    found = _independent_check(
+        _rewritten(pruned, _reindexed(members, manifest, _writers_key(written))), pub
+    )
+    assert any("not what its entry sealed" in p for p in found), found
+    assert any("an entry is missing" in p for p in found), found
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl command here")

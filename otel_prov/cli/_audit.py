@@ -13,7 +13,7 @@ from otel_prov._signing import SigningKeyError, public_key_id
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command
 from otel_prov.cli._render_report import render_checks
-from otel_prov.cli._shared import backend, graph, no_session, read_checkpoints, say
+from otel_prov.cli._shared import backend, graph, no_session, read_checkpoints, say, signer
 from otel_prov.read._listing import find_sessions
 from otel_prov.read._package import PackageError, check_package, export_package
 from otel_prov.read._verify import verify_rows_query
@@ -23,6 +23,10 @@ __all__ = ["COMMANDS", "trusted_keys", "verify_package"]
 PACKAGE_UNTRUSTED_NOTE = (
     "no --trust key given: the package's hashes detect accidental change and removed "
     "entries, not a forger who rebuilt it (give --trust signing.pub to check signatures)"
+)
+MANIFEST_UNSIGNED_NOTE = (
+    "the package's manifest is unsigned: whoever holds the file can drop a run from it and "
+    "from the manifest unseen (audit-export signs it with OTEL_PROV_SIGNING_KEY)"
 )
 
 
@@ -42,12 +46,15 @@ def verify_package(path: Path, trusted: list[str], fmt: str) -> ExitCode:
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
     try:
-        checks = check_package(data, trusted)
+        checked = check_package(data, trusted)
     except PackageError as exc:
         raise UsageError(f"{path}: {exc}") from exc
+    checks = checked.checks
     sys.stdout.write(render_checks(checks, fmt))
     if not trusted:
         say(PACKAGE_UNTRUSTED_NOTE)
+        if not checked.signed_by:
+            say(MANIFEST_UNSIGNED_NOTE)
     return ExitCode.OK if checks and all(c.ok for c in checks) else ExitCode.CHECK_FAILED
 
 
@@ -83,6 +90,7 @@ def _export(args: argparse.Namespace) -> ExitCode:
         raise UsageError("give the IDs of the runs to export, or --all")
     keys = trusted_keys(args.trust)
     kept = read_checkpoints(args.checkpoints)
+    exporter = signer()
     where, named = backend(args), graph(args)
     if args.all:
         runs = sorted({row["session"] or "" for row in where.query(verify_rows_query(named)).rows})
@@ -98,14 +106,17 @@ def _export(args: argparse.Namespace) -> ExitCode:
         say("no run to export")
         return ExitCode.NOTHING_FOUND
     created = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    data, counts = export_package(where, named, runs, kept=kept, keys=keys, created=created)
+    data, counts = export_package(
+        where, named, runs, kept=kept, keys=keys, created=created, signer=exporter
+    )
     try:
         args.out.write_bytes(data)
     except OSError as exc:
         raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
     print(
         f"wrote {args.out}: {counts['runs']} run(s), {counts['entries']} chain entries, "
-        f"{counts['checkpoints']} checkpoint(s)"
+        f"{counts['checkpoints']} checkpoint(s), {counts['tombstones']} tombstone(s); "
+        + (f"manifest signed by {exporter.key_id}" if exporter else "manifest unsigned")
     )
     return ExitCode.OK
 
@@ -113,8 +124,9 @@ def _export(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "audit-export",
-        "write runs, their chain entries, signatures, checkpoints and public keys into one "
-        "file that verify --package checks with no store",
+        "write runs, their chain entries, signatures, checkpoints, tombstones and public "
+        "keys into one file that verify --package checks with no store (its manifest "
+        "signed with OTEL_PROV_SIGNING_KEY)",
         "otel-prov audit-export demo-conversation --out audit.zip",
         _export,
         _arguments,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from otel_prov._extras import MissingExtraError
 from otel_prov._settings import env_str
-from otel_prov._signing import SigningKeyError
+from otel_prov._signing import KeySigner, SigningKeyError
 from otel_prov._tenants import Tenants, check_name, tenant_graph
 from otel_prov.cli._exit import UsageError
 from otel_prov.environment_variables import (
@@ -48,6 +48,7 @@ __all__ = [
     "read_checkpoints",
     "reader",
     "say",
+    "signer",
     "tenant",
     "tenants_from",
     "token_text",
@@ -94,13 +95,18 @@ def tenant(args: argparse.Namespace) -> str | None:
         raise UsageError(f"--tenant: {exc}") from exc
 
 
-def chain_writer() -> ChainWriter:
-    """A writing command's chain, signed with ``OTEL_PROV_SIGNING_KEY`` when it is set: a
-    key that cannot be used stops the command at start (a usage error naming the file)."""
+def signer() -> KeySigner | None:
+    """``OTEL_PROV_SIGNING_KEY``'s key, none when it is not set: a key that cannot be used
+    stops the command at start (a usage error naming the file)."""
     try:
-        return ChainWriter(signer=signer_from_settings(None))
+        return signer_from_settings(None)
     except (SigningKeyError, MissingExtraError) as exc:
         raise UsageError(f"{OTEL_PROV_SIGNING_KEY}: {exc}") from exc
+
+
+def chain_writer() -> ChainWriter:
+    """A writing command's chain, signed with ``OTEL_PROV_SIGNING_KEY`` when it is set."""
+    return ChainWriter(signer=signer())
 
 
 def read_checkpoints(path: Path | None) -> list[Checkpoint]:

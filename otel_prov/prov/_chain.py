@@ -372,10 +372,14 @@ def chain_problems(
     entries: Sequence[Entry],
     checkpoints: Sequence[Checkpoint],
     pruned: Mapping[str, Tombstone] | None = None,
+    *,
+    first: int = 1,
 ) -> tuple[dict[str, list[str]], list[str]]:
     """What breaks chain ``chain``: per bundle (IRI) the problems of its entry, and those of
     the chain itself (entries missing from its middle, or after the last stored, as
     ``checkpoints`` of it say).  ``entries`` sorted by sequence (:func:`entries_by_chain`).
+    ``first``: the first sequence number there should be (an audit package holds a chain
+    from its first exported entry on, not the entries before).
 
     ``pruned``: the valid tombstones of this chain, by their IRI (plain).  A missing entry
     one of them covers was pruned by policy; one none covers was deleted.  A tombstone is
@@ -398,7 +402,7 @@ def chain_problems(
     tombstones = pruned or {}
     covered = {n for t in tombstones.values() for n in range(t.first, t.last + 1)}
     last = max(by_number.keys() | covered, default=0)
-    deleted = [n for n in range(1, last + 1) if n not in by_number and n not in covered]
+    deleted = [n for n in range(first, last + 1) if n not in by_number and n not in covered]
     if deleted:
         of_chain.append(
             f"chain {chain}: sequence {_ranges(deleted)} missing, deleted: no tombstone of a "

@@ -19,7 +19,7 @@ into pruned by policy.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from otel_prov._signing import signature_valid
@@ -38,8 +38,10 @@ from otel_prov.read._sparql import SPARQL_PREFIXES
 
 __all__ = [
     "ChainFindings",
+    "LinkedChains",
     "chain_iri",
     "check_chains",
+    "linked_chains",
     "read_checkpoint_file",
     "tombstone_entry",
     "tombstones_query",
@@ -185,6 +187,73 @@ def _stored_checkpoint(row: Mapping[str, str | None]) -> Checkpoint | None:
         return None
 
 
+@dataclass(frozen=True)
+class LinkedChains:
+    """What the chains say of their entries once checked together (:func:`linked_chains`)."""
+
+    of_entry: dict[str, list[str]]
+    """Per entry (a bundle's IRI, or a tombstone's): its problems."""
+    of_chain: dict[str, list[str]]
+    """Per chain id: the chain's own problems (entries deleted, a truncated tail)."""
+    pruned: dict[str, str]
+    """Per tombstone that holds (its IRI): what it states (:meth:`Tombstone.says`)."""
+
+
+def linked_chains(
+    entries: Iterable[Entry],
+    checkpoints: Mapping[str, Sequence[Checkpoint]],
+    tombstones: Mapping[str, tuple[Entry, Tombstone | None]],
+    *,
+    untrusted: Collection[str] = (),
+    starts: Mapping[str, int] | None = None,
+) -> LinkedChains:
+    """The links of every chain, a prune's tombstones judged with them: what a store's
+    verify and an audit package's check both say, from the same facts.
+
+    ``entries``: every entry, the tombstones' own included; ``checkpoints``: per chain,
+    those that count (their signatures already checked); ``tombstones``: by IRI, each
+    one's entry and what it states (``None``: unreadable).  A tombstone covers the gap it
+    names when its canonical form hashes to its entry's content and it is not in
+    ``untrusted`` (its signature failed ``--trust``); it holds, stating what it pruned,
+    when no entry and no checkpoint contradicts it either.  ``starts``: per chain the
+    first sequence number there should be (1 when not given)."""
+    of_entry: dict[str, list[str]] = {}
+    covering: dict[str, dict[str, Tombstone]] = {}
+    for node, (entry, tombstone) in tombstones.items():
+        if tombstone is None:
+            of_entry.setdefault(node, []).append(
+                f"tombstone {node} is not a {TOMBSTONE_FORM} tombstone"
+            )
+        elif tombstone.content != entry.content:
+            of_entry.setdefault(node, []).append(
+                f"tombstone {node} was changed: its {TOMBSTONE_FORM} form does not hash to "
+                "the content its chain entry sealed"
+            )
+        elif node not in untrusted:
+            covering.setdefault(tombstone.chain, {})[node] = tombstone
+    chains = entries_by_chain(entries)
+    of_chain: dict[str, list[str]] = {}
+    for chain in sorted(chains.keys() | checkpoints.keys() | covering.keys()):
+        per_entry, problems = chain_problems(
+            chain,
+            chains.get(chain, []),
+            checkpoints.get(chain, []),
+            covering.get(chain),
+            first=(starts or {}).get(chain, 1),
+        )
+        for bundle, found in per_entry.items():
+            of_entry.setdefault(bundle, []).extend(found)
+        if problems:
+            of_chain[chain] = problems
+    pruned = {
+        node: tombstone.says()
+        for chain in covering.values()
+        for node, tombstone in chain.items()
+        if not of_entry.get(node)
+    }
+    return LinkedChains(of_entry, of_chain, pruned)
+
+
 def check_chains(
     backend: QueryBackend,
     graph: str,
@@ -216,7 +285,12 @@ def check_chains(
             continue
         entries.append(entry)
         signatures[entry.bundle] = (row["signature"] or "", row["key"] or "")
-    pruned = _tombstones(backend.query(tombstones_query(graph)).rows, findings, trusted, signatures)
+    pruned: dict[str, tuple[Entry, Tombstone | None]] = {}
+    for row in backend.query(tombstones_query(graph)).rows:
+        read = tombstone_entry(row)
+        if read is not None:
+            pruned[read[0].bundle] = read
+            signatures[read[0].bundle] = (row["signature"] or "", row["key"] or "")
     for entry, _ in pruned.values():
         entries.append(entry)
         if whole:
@@ -227,17 +301,19 @@ def check_chains(
         if (checkpoint := _stored_checkpoint(row)) is not None
     ]
     of_bundle = {entry.bundle: entry.of for entry in entries}
+    untrusted: set[str] = set()
     if trusted:
         for entry in entries:
-            if entry.of not in wanted:
+            if entry.of not in wanted and entry.bundle not in pruned:
                 continue
             signature, key = signatures[entry.bundle]
             problem = _signature_problem(
                 f"entry {entry.bundle}", signature, key, entry.canonical(), trusted
             )
-            if problem:
+            if problem and entry.bundle in pruned:
+                untrusted.add(entry.bundle)  # a tombstone not trusted covers nothing
+            if problem and entry.of in wanted:
                 findings.problems.setdefault(entry.of, []).append(problem)
-    chains = entries_by_chain(entries)
     anchors: dict[str, list[Checkpoint]] = {}
     for source, checkpoints in (("stored", stored), ("kept", kept)):
         for checkpoint in checkpoints:
@@ -258,57 +334,13 @@ def check_chains(
                 )
                 continue
             anchors.setdefault(checkpoint.chain, []).append(checkpoint)
-    covering: dict[str, dict[str, Tombstone]] = {}
-    for node, (_, tombstone) in pruned.items():
-        if tombstone is not None and not findings.problems.get(node):
-            covering.setdefault(tombstone.chain, {})[node] = tombstone
-            if whole:
-                findings.tombstones[node] = [tombstone.says()]
-        elif whole:
-            findings.tombstones[node] = []
-    for chain in sorted(chains.keys() | anchors.keys() | covering.keys()):
-        per_bundle, of_chain = chain_problems(
-            chain, chains.get(chain, []), anchors.get(chain, []), covering.get(chain)
-        )
-        for bundle, problems in per_bundle.items():
-            if of_bundle[bundle] in wanted:
-                findings.problems.setdefault(of_bundle[bundle], []).extend(problems)
-        if whole and of_chain:
-            findings.chains.setdefault(chain, []).extend(of_chain)
-    for node, says in findings.tombstones.items():
-        if findings.problems.get(node):
-            says.clear()  # a tombstone the chains contradict states nothing
+    linked = linked_chains(entries, anchors, pruned, untrusted=untrusted)
+    for bundle, problems in linked.of_entry.items():
+        if of_bundle[bundle] in wanted:
+            findings.problems.setdefault(of_bundle[bundle], []).extend(problems)
+    if whole:
+        for chain, problems in linked.of_chain.items():
+            findings.chains.setdefault(chain, []).extend(problems)
+        for node in pruned:
+            findings.tombstones[node] = [linked.pruned[node]] if node in linked.pruned else []
     return findings
-
-
-def _tombstones(
-    rows: Iterable[Mapping[str, str | None]],
-    findings: ChainFindings,
-    trusted: Sequence[str],
-    signatures: dict[str, tuple[str, str]],
-) -> dict[str, tuple[Entry, Tombstone | None]]:
-    """Every tombstone in a chain, by IRI, with what it states; the problems that make
-    one state nothing (its canonical form unreadable or not what its entry hashed, or
-    under ``trusted`` its signature) filed in ``findings`` under its IRI.  Its signature is
-    checked again with the other entries: reported once, there."""
-    found: dict[str, tuple[Entry, Tombstone | None]] = {}
-    for row in rows:
-        read = tombstone_entry(row)
-        if read is None:
-            continue
-        entry, tombstone = read
-        node = entry.bundle
-        found[node] = read
-        signatures[node] = (row["signature"] or "", row["key"] or "")
-        problems = findings.problems.setdefault(node, [])
-        if tombstone is None:
-            problems.append(f"tombstone {node} is not a {TOMBSTONE_FORM} tombstone")
-        elif tombstone.content != entry.content:
-            problems.append(
-                f"tombstone {node} was changed: its {TOMBSTONE_FORM} form does not hash to "
-                "the content its chain entry sealed"
-            )
-        elif trusted and _signature_problem("", *signatures[node], entry.canonical(), trusted):
-            findings.tombstones[node] = []  # not trusted: covers nothing
-            found[node] = (entry, None)
-    return found

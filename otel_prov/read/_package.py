@@ -7,9 +7,12 @@ bytes its bundle's content hash covers), each chain entry's canonical form
 (``otel_prov.prov._chain``) with its signature beside it, the checkpoints that anchor the
 entries, and the public keys.  An entry is linked to its chain by the entries after it up
 to the first checkpoint at or past it: those are in the package too, for other runs by
-their entry alone (IRIs and hashes; their content stays out).  ``manifest.json`` is an
-unsigned index of the files; nothing it says is trusted that the signed bytes do not
-say.  docs/verification.md documents the layout for another tool.
+their entry alone (IRIs and hashes; their content stays out).  A prune's tombstones of
+the chains held go in too, as a store holds them, with their entries: a gap one covers
+is pruned by policy, as ``verify`` of the store says (both judge the chains with
+``_chains.linked_chains``).  ``manifest.json`` indexes every file with its hash and,
+signed by the exporter's key (``manifest.sig``), shows that no run was dropped from the
+package with its line.  docs/verification.md documents the layout for another tool.
 
 Building reads the store (:func:`export_package`); checking (:func:`check_package`) reads
 only the package's bytes.
@@ -24,12 +27,19 @@ import io
 import json
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from otel_prov._signing import public_key_pem
 from otel_prov._version import __version__
 from otel_prov.prov._bundle import CANONICALIZATIONS, canonical_text
-from otel_prov.prov._chain import CHECKPOINT_FORM, ENTRY_FORM, Checkpoint, Entry, _ranges
+from otel_prov.prov._chain import (
+    CHECKPOINT_FORM,
+    ENTRY_FORM,
+    Checkpoint,
+    Entry,
+    Signer,
+    Tombstone,
+)
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._chains import (
     _entry,
@@ -38,6 +48,9 @@ from otel_prov.read._chains import (
     chain_iri,
     checkpoints_query,
     entries_query,
+    linked_chains,
+    tombstone_entry,
+    tombstones_query,
 )
 from otel_prov.read._verify import (
     SessionCheck,
@@ -46,11 +59,12 @@ from otel_prov.read._verify import (
     verify_rows_query,
 )
 
-__all__ = ["PACKAGE_FORM", "PackageError", "check_package", "export_package"]
+__all__ = ["PACKAGE_FORM", "CheckedPackage", "PackageError", "check_package", "export_package"]
 
 PACKAGE_FORM = "otel-prov-audit-package-1"
 """The layout of a package (named in its manifest)."""
 MANIFEST = "manifest.json"
+MANIFEST_SIGNATURE = "manifest.sig"
 README = "README.md"
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 """Every member's time: the same runs give the same bytes (but the manifest's date)."""
@@ -95,13 +109,16 @@ def export_package(
     kept: Sequence[Checkpoint] = (),
     keys: Iterable[str] = (),
     created: str,
+    signer: Signer | None = None,
 ) -> tuple[bytes, dict[str, int]]:
     """The package of ``runs`` (plain IRIs), the evaluations added to them after
-    (``annotate``) included, and its counts (runs and annotations, entries, checkpoints).
+    (``annotate``) included, and its counts (runs and annotations, entries, checkpoints,
+    tombstones).
 
     ``kept``: a checkpoint file's checkpoints (those of the store are read too); ``keys``:
     key ids whose public keys go in beside those that signed anything in the package;
-    ``created``: the time the manifest states.
+    ``created``: the time the manifest states; ``signer``: the exporter's key, which signs
+    the manifest (unsigned without one).
     """
     asked = set(runs)
     newest: dict[str, Mapping[str, str | None]] = {}
@@ -122,6 +139,16 @@ def export_package(
         if entry is not None:
             entries.append(entry)
             signed[entry.bundle] = (row["signature"] or "", row["key"] or "")
+    stated_by: dict[str, tuple[Tombstone, str]] = {}
+    for row in backend.query(tombstones_query(graph)).rows:
+        read = tombstone_entry(row)
+        if read is None:
+            continue
+        entry, tombstone = read
+        entries.append(entry)
+        signed[entry.bundle] = (row["signature"] or "", row["key"] or "")
+        if tombstone is not None:  # one unreadable names no chain: it covers nothing
+            stated_by[entry.bundle] = (tombstone, row["json"] or "")
     checkpoints = [
         checkpoint
         for row in backend.query(checkpoints_query(graph)).rows
@@ -130,6 +157,10 @@ def export_package(
     sources = [("store", checkpoint) for checkpoint in checkpoints]
     sources += [("file", checkpoint) for checkpoint in kept]
     ours = {entry.bundle for entry in entries if entry.of in newest}
+    held = {entry.chain for entry in entries if entry.bundle in ours}
+    # The tombstones of the chains held, linked into the pruner's chain as a run's entry is.
+    carried = {node: text for node, (t, text) in stated_by.items() if t.chain in held}
+    ours |= carried.keys()
     by_chain: dict[str, list[Entry]] = {}
     for entry in entries:
         by_chain.setdefault(entry.chain, []).append(entry)
@@ -162,6 +193,13 @@ def export_package(
         }
         for (chain, data, signature, key), found_in in anchors.items()
     ]
+    by_bundle = {entry.bundle: entry for entry in entries}
+    listed_tombstones: list[dict[str, object]] = []
+    for node, text in sorted(carried.items()):
+        entry = by_bundle[node]
+        name = _free(files, f"tombstones/{entry.chain}/{entry.sequence}") + ".json"
+        files[name] = text.encode()  # as stored: what its entry's content hash covers
+        listed_tombstones.append({"tombstone": node, "content": name})
     listed_runs: list[dict[str, object]] = []
     for number, run in enumerate(wanted, 1):
         sealed = newest.get(run)
@@ -174,6 +212,8 @@ def export_package(
         files[f"runs/{number}.nt"] = canonical_text(content, form).encode()
         listed_runs.append({"run": run, "bundle": bundle, "content": f"runs/{number}.nt"})
     signers = {str(item["key"]) for item in [*listed, *stated] if item["key"]} | set(keys)
+    if signer is not None:
+        signers.add(signer.key_id)
     key_files = []
     for key in sorted(signers):
         try:
@@ -183,31 +223,50 @@ def export_package(
         name = f"keys/{key.removeprefix('ed25519:')[:16]}.pub"
         files[name] = pem
         key_files.append({"key": key, "file": name})
+    about = {"package": PACKAGE_FORM, "created": created, "otel_prov": __version__}
+    about["graph"] = graph[1:-1]
+    files[README] = _readme(about, listed_runs, listed, signed=signer is not None).encode()
     manifest = {
-        "package": PACKAGE_FORM,
-        "created": created,
-        "otel_prov": __version__,
-        "graph": graph[1:-1],
+        **about,
         "runs": listed_runs,
         "entries": listed,
         "checkpoints": stated,
+        "tombstones": listed_tombstones,
         "keys": key_files,
+        "files": {name: _digest(data) for name, data in sorted(files.items())},
+        "key": signer.key_id if signer is not None else None,
     }
-    counts = {"runs": len(listed_runs), "entries": len(listed), "checkpoints": len(stated)}
-    return _zip(manifest, listed_runs, listed, files), counts
+    index = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode()
+    members = {README: files.pop(README), MANIFEST: index}
+    if signer is not None:
+        members[MANIFEST_SIGNATURE] = base64.b64decode(signer.sign(index))
+    counts = {
+        "runs": len(listed_runs),
+        "entries": len(listed),
+        "checkpoints": len(stated),
+        "tombstones": len(listed_tombstones),
+    }
+    return _zip({**members, **dict(sorted(files.items()))}), counts
+
+
+def _free(files: Mapping[str, bytes], stem: str) -> str:
+    """``stem``, or ``stem-2`` (``-3``...) when a member of that name is taken: a second
+    entry, checkpoint or tombstone of the same number (a bundle replayed in the store, or
+    checkpoints of the store and the file that disagree) goes in too, and the check tells."""
+    name, taken = stem, 1
+    while f"{name}.json" in files:
+        taken += 1
+        name = f"{stem}-{taken}"
+    return name
 
 
 def _put(
     files: dict[str, bytes], stem: str, data: bytes, signature: str, key: str
 ) -> dict[str, object]:
     """``stem.json`` (the canonical bytes) and ``stem.sig`` (the raw 64-byte Ed25519
-    signature, what ``openssl pkeyutl -verify`` reads), and the manifest's line for them.
-    A second one of the same number (a bundle replayed in the store, or checkpoints of
-    the store and the file that disagree) is ``stem-2``: both go in, the check tells."""
-    name, taken = stem, 1
-    while f"{name}.json" in files:
-        taken += 1
-        name = f"{stem}-{taken}"
+    signature, what ``openssl pkeyutl -verify`` reads), and the manifest's line for them;
+    ``stem-2`` when taken (:func:`_free`)."""
+    name = _free(files, stem)
     files[f"{name}.json"] = data
     if signature:
         try:
@@ -221,18 +280,8 @@ def _put(
     }
 
 
-def _zip(
-    manifest: Mapping[str, object],
-    runs: Sequence[Mapping[str, object]],
-    entries: Sequence[Mapping[str, object]],
-    files: Mapping[str, bytes],
-) -> bytes:
+def _zip(members: Mapping[str, bytes]) -> bytes:
     out = io.BytesIO()
-    members = {
-        MANIFEST: (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode(),
-        **dict(sorted(files.items())),
-    }
-    members = {README: _readme(manifest, runs, entries).encode(), **members}
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
         for name, data in members.items():
             package.writestr(zipfile.ZipInfo(name, _EPOCH), data, zipfile.ZIP_DEFLATED)
@@ -243,6 +292,8 @@ def _readme(
     manifest: Mapping[str, object],
     runs: Sequence[Mapping[str, object]],
     entries: Sequence[Mapping[str, object]],
+    *,
+    signed: bool,
 ) -> str:
     """How to check the package by hand and with otel-prov, with its own file names."""
     run = next((r for r in runs if r["content"]), {"content": "runs/1.nt"})
@@ -257,7 +308,21 @@ you were given, never trust the package's own):
       -in {entry["file"]} -sigfile {entry["signature"]}
 """
         if entry is not None
-        else "\nNothing in this package is signed.\n"
+        else "\nNo entry in this package is signed.\n"
+    )
+    index = (
+        """
+manifest.json states the SHA-256 of every other file (its "files"); manifest.sig is the
+exporter's signature of manifest.json, by the key its "key" names, checked the same way
+(-in manifest.json -sigfile manifest.sig): it shows that no run was dropped from the
+package and from the manifest with it.
+"""
+        if signed
+        else """
+manifest.json states the SHA-256 of every other file (its "files"). It is not signed
+(the exporter gave no key): anyone who holds this file can drop a run from it and from
+the manifest.
+"""
     )
     return f"""# Audit package ({PACKAGE_FORM})
 
@@ -276,9 +341,11 @@ equals the "content" of the run's entry (chains/<chain>/<sequence>.json, the ent
 whose "bundle" the manifest names for the run).  The SHA-256 of each entry file
 (`sha256sum chains/<chain>/<n>.json`) is the "previous" of entry n+1 of its chain, and
 the "head" of a checkpoint (checkpoints/<chain>/<n>.json) of sequence n.
-{sig}
+{sig}{index}
 Entries of other runs are here by their entry alone (IRIs and hashes), to show that the
 chain goes on unbroken from the exported runs to a checkpoint; their content is not.
+A gap in a chain is pruned by policy when a tombstone (tombstones/<chain>/<n>.json, the
+content of the pruning writer's entry <n>) covers it, deleted otherwise.
 What this proves, and what it does not: docs/verification.md of otel-prov.
 """
 
@@ -291,17 +358,34 @@ def _unzip(data: bytes) -> dict[str, bytes]:
         raise PackageError(f"not an audit package (a zip file): {exc}") from None
 
 
-def _manifest(files: Mapping[str, bytes]) -> dict[str, list[dict[str, object]]]:
+@dataclass(frozen=True)
+class _Manifest:
+    """What ``manifest.json`` lists; ``key``: the exporter's key it names (``""``: none)."""
+
+    runs: list[dict[str, object]]
+    entries: list[dict[str, object]]
+    checkpoints: list[dict[str, object]]
+    tombstones: list[dict[str, object]]
+    files: dict[str, str]
+    key: str
+
+
+def _manifest(files: Mapping[str, bytes]) -> _Manifest:
     try:
         manifest = json.loads(files[MANIFEST])
         if manifest.get("package") != PACKAGE_FORM:
             raise PackageError(
                 f"not a {PACKAGE_FORM} package (its manifest says {manifest.get('package')!r})"
             )
-        parts = {part: list(manifest[part]) for part in ("runs", "entries", "checkpoints")}
+        parts = {
+            part: list(manifest[part]) for part in ("runs", "entries", "checkpoints", "tombstones")
+        }
         if not all(isinstance(item, dict) for items in parts.values() for item in items):
             raise PackageError("not an audit package: its manifest lists something not an object")
-        return parts
+        hashes = dict(manifest["files"])
+        if not all(isinstance(v, str) for v in hashes.values()):
+            raise PackageError("not an audit package: its manifest's files are not hashes")
+        return _Manifest(**parts, files=hashes, key=str(manifest.get("key") or ""))
     except KeyError as exc:
         raise PackageError(f"not an audit package: no {exc} in it") from None
     except (ValueError, TypeError, AttributeError) as exc:
@@ -346,28 +430,44 @@ def _parsed_entry(data: bytes) -> Entry | None:
 
 @dataclass
 class _Findings:
-    """Problems by what they are about: a run (IRI), a chain (id), or the package."""
+    """Problems by what they are about: a run (IRI), a chain (id), a tombstone (IRI), or
+    the package's files."""
 
-    runs: dict[str, list[str]]
-    chains: dict[str, list[str]]
-    package: list[str]
+    runs: dict[str, list[str]] = field(default_factory=dict)
+    chains: dict[str, list[str]] = field(default_factory=dict)
+    tombstones: dict[str, list[str]] = field(default_factory=dict)
+    package: list[str] = field(default_factory=list)
 
     def of_chain(self, chain: str, problem: str) -> None:
         self.chains.setdefault(chain, []).append(f"chain {chain}: {problem}")
 
 
-def check_package(data: bytes, trusted: Sequence[str] = ()) -> list[SessionCheck]:
-    """Check a package's bytes: each run's content against its entry, the chain links
-    among the entries held, the checkpoints that anchor them (each run's entry must be
-    covered by one) and, with ``trusted`` key ids, every signature.  A check per run, one
-    per chain whose own links fail, one for the package's files; raises
-    :class:`PackageError` for bytes that are not a package."""
+@dataclass(frozen=True)
+class CheckedPackage:
+    """What :func:`check_package` found: a check per run, per tombstone, per chain whose
+    own links fail and one for the package's files; and the key the manifest says signed
+    it (``""``: unsigned, which ``verify`` without ``--trust`` says)."""
+
+    checks: list[SessionCheck]
+    signed_by: str
+
+
+def check_package(data: bytes, trusted: Sequence[str] = ()) -> CheckedPackage:
+    """Check a package's bytes: every file against the manifest's hashes, each run's
+    content against its entry, the chains' links among the entries held with the
+    tombstones that cover their gaps (as ``verify`` of a store judges them:
+    ``linked_chains``), the checkpoints that anchor them (each run's entry must be covered
+    by one) and, with ``trusted`` key ids, every signature, the manifest's included.
+    Raises :class:`PackageError` for bytes that are not a package."""
     files = _unzip(data)
     manifest = _manifest(files)
-    found = _Findings({}, {}, [])
-    exported = {str(item.get("run")) for item in manifest["runs"]}
-    entries: dict[str, list[tuple[Entry, str]]] = {}
-    for item in manifest["entries"]:
+    found = _Findings()
+    _check_files(files, manifest, trusted, found)
+    exported = {str(item.get("run")) for item in manifest.runs}
+    pruning = {str(item.get("tombstone")) for item in manifest.tombstones}
+    entries: list[Entry] = []
+    untrusted: set[str] = set()
+    for item in manifest.entries:
         signed = _signed(files, item)
         if signed is None:
             found.package.append(f"{item.get('file')} is listed in the manifest, not held")
@@ -382,26 +482,122 @@ def check_package(data: bytes, trusted: Sequence[str] = ()) -> list[SessionCheck
             problem = _signature_problem(
                 f"entry {entry.bundle}", signed.signature, signed.key, signed.data, trusted
             )
-            if problem and entry.of in exported:
-                found.runs.setdefault(entry.of, []).append(problem)
-            elif problem:  # an entry of another run, held to link the chain
-                found.of_chain(entry.chain, problem)
-        entries.setdefault(entry.chain, []).append((entry, _digest(signed.data)))
-    anchors = _anchors(files, manifest["checkpoints"], trusted, found)
-    for chain in sorted(entries.keys() | anchors.keys()):
-        _check_window(chain, entries.get(chain, []), anchors.get(chain, {}), found)
+            if problem and entry.bundle in pruning:
+                untrusted.add(entry.bundle)  # a tombstone not trusted covers nothing
+            if problem:
+                _file(found, entry, problem, exported, pruning)
+        entries.append(entry)
+    anchors = _anchors(files, manifest.checkpoints, trusted, found)
     held = _Held.of(entries)
+    stated = _tombstones(files, manifest.tombstones, held, found)
+    starts: dict[str, int] = {}
+    for entry in entries:
+        starts[entry.chain] = min(starts.get(entry.chain, entry.sequence), entry.sequence)
+    linked = linked_chains(entries, anchors, stated, untrusted=untrusted, starts=starts)
+    for bundle, problems in linked.of_entry.items():
+        for problem in problems:
+            _file(found, held.by_bundle[bundle], problem, exported, pruning, prefixed=True)
+    for chain, problems in linked.of_chain.items():
+        found.chains.setdefault(chain, []).extend(problems)
     checks = [
         _run_check(item, files, held, anchors, found)
-        for item in sorted(manifest["runs"], key=lambda item: str(item.get("run")))
+        for item in sorted(manifest.runs, key=lambda item: str(item.get("run")))
     ]
     checks += [
         SessionCheck(chain_iri(chain), None, tuple(problems))
         for chain, problems in sorted(found.chains.items())
     ]
+    for node in sorted(pruning):
+        faults = tuple(found.tombstones.get(node, ()))
+        says = (linked.pruned[node],) if node in linked.pruned and not faults else ()
+        checks.append(SessionCheck(node, None, faults, notes=says))
     if found.package:
-        checks.append(SessionCheck(MANIFEST, None, tuple(found.package)))
-    return checks
+        checks.append(SessionCheck(MANIFEST, None, tuple(dict.fromkeys(found.package))))
+    return CheckedPackage(checks, manifest.key if MANIFEST_SIGNATURE in files else "")
+
+
+def _file(
+    found: _Findings,
+    entry: Entry,
+    problem: str,
+    exported: set[str],
+    pruning: set[str],
+    *,
+    prefixed: bool = False,
+) -> None:
+    """File an entry's problem under what it is about: the run exported it seals, the
+    tombstone it is, else its chain (an entry of another run, held to link the chain).
+    ``prefixed``: the problem already names the chain."""
+    if entry.bundle in pruning:
+        found.tombstones.setdefault(entry.bundle, []).append(problem)
+    elif entry.of in exported:
+        found.runs.setdefault(entry.of, []).append(problem)
+    elif prefixed:
+        found.chains.setdefault(entry.chain, []).append(problem)
+    else:
+        found.of_chain(entry.chain, problem)
+
+
+def _check_files(
+    files: Mapping[str, bytes], manifest: _Manifest, trusted: Sequence[str], found: _Findings
+) -> None:
+    """Every member but the manifest's own two is listed in its ``files`` with its hash,
+    every one listed is held, and under ``trusted`` the manifest is signed by one of them:
+    so a run dropped from the package and from the manifest shows."""
+    if trusted:
+        signature = files.get(MANIFEST_SIGNATURE)
+        problem = _signature_problem(
+            "the manifest",
+            base64.b64encode(signature).decode() if signature is not None else "",
+            manifest.key,
+            files[MANIFEST],
+            trusted,
+        )
+        if problem:
+            found.package.append(problem)
+    for name, data in sorted(files.items()):
+        said = manifest.files.get(name)
+        if name in (MANIFEST, MANIFEST_SIGNATURE):
+            continue
+        if said is None:
+            found.package.append(f"{name} is in the package, not in its manifest")
+        elif said != _digest(data):
+            found.package.append(
+                f"{name} does not match the manifest: it hashes to {_digest(data)}, the "
+                f"manifest says {said}"
+            )
+    for name in sorted(manifest.files.keys() - files.keys()):
+        found.package.append(f"{name} is listed in the manifest, not held")
+
+
+def _tombstones(
+    files: Mapping[str, bytes],
+    items: Sequence[Mapping[str, object]],
+    held: _Held,
+    found: _Findings,
+) -> dict[str, tuple[Entry, Tombstone | None]]:
+    """Each tombstone the manifest lists with its entry (held among the entries) and what
+    it states (``None``: unreadable, which ``linked_chains`` names)."""
+    stated: dict[str, tuple[Entry, Tombstone | None]] = {}
+    for item in items:
+        node = str(item.get("tombstone"))
+        entry = held.by_bundle.get(node)
+        data = files.get(str(item.get("content")))
+        if entry is None:
+            found.tombstones.setdefault(node, []).append(
+                f"the entry of tombstone {node} is missing from the package"
+            )
+            continue
+        if data is None:
+            found.tombstones.setdefault(node, []).append(
+                f"its content ({item.get('content')}) is missing from the package"
+            )
+            continue
+        try:
+            stated[node] = (entry, Tombstone.from_json(data.decode()))
+        except (ValueError, UnicodeDecodeError):
+            stated[node] = (entry, None)
+    return stated
 
 
 def _anchors(
@@ -409,10 +605,9 @@ def _anchors(
     items: Sequence[Mapping[str, object]],
     trusted: Sequence[str],
     found: _Findings,
-) -> dict[str, dict[int, list[str]]]:
-    """Each chain's checkpoints that count (signed by a trusted key, when keys are
-    given): sequence -> the heads they name."""
-    anchors: dict[str, dict[int, list[str]]] = {}
+) -> dict[str, list[Checkpoint]]:
+    """Each chain's checkpoints that count (signed by a trusted key, when keys are given)."""
+    anchors: dict[str, list[Checkpoint]] = {}
     for item in items:
         signed = _signed(files, item)
         if signed is None:
@@ -434,50 +629,8 @@ def _anchors(
         if problem:
             found.of_chain(checkpoint.chain, problem)
             continue
-        anchors.setdefault(checkpoint.chain, {}).setdefault(checkpoint.sequence, []).append(
-            checkpoint.head
-        )
+        anchors.setdefault(checkpoint.chain, []).append(checkpoint)
     return anchors
-
-
-def _check_window(
-    chain: str,
-    held: Sequence[tuple[Entry, str]],
-    anchors: Mapping[int, Sequence[str]],
-    found: _Findings,
-) -> None:
-    """The links among a chain's entries held, from the first to the last checkpoint:
-    no number missing or doubled, each entry naming the hash of the one before, each
-    checkpoint's head the hash of the entry it names."""
-    by_number: dict[int, tuple[Entry, str]] = {}
-    for entry, digest in held:
-        if entry.sequence in by_number:
-            found.of_chain(chain, f"two entries have sequence {entry.sequence}")
-        by_number[entry.sequence] = (entry, digest)
-    if not by_number:
-        found.of_chain(chain, "the package holds checkpoints of it and no entry")
-        return
-    first = min(by_number)
-    last = max([*by_number, *anchors])
-    missing = [n for n in range(first, last + 1) if n not in by_number]
-    if missing:
-        found.of_chain(chain, f"sequence {_ranges(missing)} missing from the package")
-    for number, (entry, _) in sorted(by_number.items()):
-        before = by_number.get(number - 1)
-        if number == 1 and entry.previous:
-            found.of_chain(chain, f"entry {entry.bundle} is sequence 1 yet names a previous entry")
-        elif before is not None and entry.previous != before[1]:
-            found.of_chain(
-                chain,
-                f"entry {entry.bundle} (sequence {number}) does not follow sequence "
-                f"{number - 1}: its previous-entry hash differs",
-            )
-    for number, heads in sorted(anchors.items()):
-        held_entry = by_number.get(number)
-        if held_entry is not None and any(head != held_entry[1] for head in heads):
-            found.of_chain(
-                chain, f"a checkpoint names another head for sequence {number} than its entry"
-            )
 
 
 @dataclass(frozen=True)
@@ -489,16 +642,15 @@ class _Held:
     revised_by: Mapping[str, Sequence[str]]
 
     @classmethod
-    def of(cls, entries: Mapping[str, Sequence[tuple[Entry, str]]]) -> _Held:
+    def of(cls, entries: Iterable[Entry]) -> _Held:
         by_bundle: dict[str, Entry] = {}
         of_run: dict[str, list[Entry]] = {}
         revised_by: dict[str, list[str]] = {}
-        for chain in entries.values():
-            for entry, _ in chain:
-                by_bundle[entry.bundle] = entry
-                of_run.setdefault(entry.of, []).append(entry)
-                if entry.revises:
-                    revised_by.setdefault(entry.revises, []).append(entry.bundle)
+        for entry in entries:
+            by_bundle[entry.bundle] = entry
+            of_run.setdefault(entry.of, []).append(entry)
+            if entry.revises:
+                revised_by.setdefault(entry.revises, []).append(entry.bundle)
         return cls(by_bundle, of_run, revised_by)
 
 
@@ -506,7 +658,7 @@ def _run_check(
     item: Mapping[str, object],
     files: Mapping[str, bytes],
     held: _Held,
-    anchors: Mapping[str, Mapping[int, Sequence[str]]],
+    anchors: Mapping[str, Sequence[Checkpoint]],
     found: _Findings,
 ) -> SessionCheck:
     """One exported run: its content against its newest entry, its revisions held, a
@@ -536,7 +688,7 @@ def _run_check(
             f"content edited: {item.get('content')} hashes to {_digest(content)}, the entry "
             f"of {bundle} says {newest.content}"
         )
-    if not any(n >= newest.sequence for n in anchors.get(newest.chain, {})):
+    if not any(c.sequence >= newest.sequence for c in anchors.get(newest.chain, ())):
         problems.append(
             f"no checkpoint in the package covers its entry (chain {newest.chain}, sequence "
             f"{newest.sequence}): nothing shows that entries after it were not removed"

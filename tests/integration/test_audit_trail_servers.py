@@ -167,6 +167,46 @@ def test_prune_then_tamper_on_a_server(server: SparqlServer, tmp_path: Path) -> 
     assert f"chain {chain}: sequence 1-2, 4 missing, deleted" in out, out
 
 
+@pytest.mark.parametrize("server", ["oxigraph"], indirect=True)
+def test_the_audit_package_of_a_pruned_server_says_pruned_by_policy(
+    server: SparqlServer, tmp_path: Path
+) -> None:
+    """Runs 1-2 pruned over SPARQL, then every run left exported from the server (the
+    manifest signed by the writers' key): the package carries the tombstone, and
+    ``verify --package`` says of sequence 1-2 what ``verify --endpoint`` says."""
+    keys = _signed_runs(server, tmp_path, 4)
+    runs = _runs(server)
+    (started,) = select(
+        server,
+        f"SELECT ?t WHERE {{ GRAPH <{GRAPH}> {{ <{runs[2][0]}> <{OPROV}runStartedAt> ?t }} }}",
+    )
+    where = ("--endpoint", server.query_endpoint)
+    code, out = _cli(
+        "prune", "--before", started["t"], *where, "--endpoint-update", server.update_endpoint,
+        key=keys,
+    )  # fmt: skip
+    assert code == 0 and "pruned 2 runs" in out, out
+    package = tmp_path / "audit.zip"
+    checkpoints = ("--checkpoints", str(tmp_path / "checkpoints.jsonl"))
+    code, out = _cli("audit-export", "--all", *where, *checkpoints, "--out", str(package), key=keys)
+    assert code == 0, out
+    exported = out
+    backend = RemoteBackend(server.query_endpoint)
+    (chain,) = {
+        entry.chain
+        for row in backend.query(entries_query(f"<{GRAPH}>")).rows
+        if (entry := _entry(row)) is not None
+    }
+    trust = ("--trust", str(keys / "signing.pub"))
+    code, out = _cli("verify", "--package", str(package), *trust)
+    assert code == 0, out
+    said = f"pruned by policy: chain {chain} sequence 1-2 (2 runs that ended before"
+    assert said in out, out
+    assert "1 tombstone(s); manifest signed by ed25519:" in exported, exported
+    code, stored = _cli("verify", "--all", *where, *trust, *checkpoints)
+    assert code == 0 and said in stored, stored
+
+
 def _signed_runs(server: SparqlServer, tmp_path: Path, count: int) -> Path:
     """``count`` demo runs written to ``server`` by one signing writer, with its checkpoint
     file in ``tmp_path``; the directory of its keys."""

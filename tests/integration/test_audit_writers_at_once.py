@@ -8,6 +8,7 @@ anchored by its last checkpoint, and ``verify --all --trust`` must pass over all
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -19,7 +20,7 @@ import pytest
 import otel_prov
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._chain import Checkpoint
-from tests.cli import run_cli
+from tests.cli import CLI, run_cli
 from tests.integration.store_queries import GRAPH, select
 from tests.receiver import ROOT, Receivers, run_agent, writing_to
 from tests.servers import SparqlServer, start_oxigraph
@@ -172,17 +173,26 @@ def test_an_agent_a_second_process_and_a_receiver_at_once_give_clean_chains_that
         checks = json.loads(verified.stdout)
         assert len(checks) == IN_PROCESS + SECOND_PROCESS + THROUGH_RECEIVER
         assert all(check["ok"] for check in checks)
-        # The three chains in one audit package, read from the server, checked without it.
+        # The three chains in one audit package, read from the server, checked without it;
+        # its manifest signed by the same key.
         package = tmp_path / "audit.zip"
-        exported = run_cli(
-            "audit-export",
-            "--all",
-            "--endpoint",
-            server.query_endpoint,
-            "--checkpoints",
-            str(everything),
-            "--out",
-            str(package),
+        exported = subprocess.run(
+            [
+                *CLI,
+                "audit-export",
+                "--all",
+                "--endpoint",
+                server.query_endpoint,
+                "--checkpoints",
+                str(everything),
+                "--out",
+                str(package),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            env={**os.environ, "OTEL_PROV_SIGNING_KEY": signing["OTEL_PROV_SIGNING_KEY"]},
         )
         assert exported.returncode == 0, exported.stderr
         server.stop()

@@ -49,7 +49,6 @@ go to the OpenTelemetry metrics API (``otel_prov.exporter.batches`` by outcome) 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
 import random
@@ -81,6 +80,7 @@ from otel_prov.exporters._base import (
     graph_term,
     remove_text,
 )
+from otel_prov.exporters._reports import live_reports, write_report
 from otel_prov.exporters._sparql_client import (
     Answer,
     Outcome,
@@ -419,14 +419,13 @@ class SparqlUpdateExporter(ProvExporter):
         now = time.monotonic()
         if not force and now - self._status_written < _STATUS_INTERVAL_S:
             return
-        self._status_written = now
-        path = self.spool.root / f"status-{os.getpid()}.json"
+        first, self._status_written = self._status_written == 0.0, now
         try:
-            temporary = path.with_suffix(".tmp")
-            temporary.write_text(json.dumps(self.status(), indent=2))
-            temporary.replace(path)
+            if first:
+                live_reports(self.spool.root)  # removes those of processes gone
+            write_report(self.spool.root, self.status())
         except OSError:
-            _logger.debug("cannot write %s", path, exc_info=True)
+            _logger.debug("cannot write the report in %s", self.spool.root, exc_info=True)
 
     # --- lifecycle -------------------------------------------------------------------------
     def describe(self) -> str:

@@ -12,7 +12,10 @@ health check, and read by each team's reader with its token.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import ssl
+import stat
 import subprocess
 import sys
 import urllib.error
@@ -98,6 +101,58 @@ def test_the_script_makes_every_certificate_the_deployment_names(certs: Path) ->
     assert named <= made, named - made
     collector = _services(_compose())["otel-collector"]
     assert ("bind", CERTS, "/certs") in _mounts(collector)
+
+
+# Every container that reads the keys runs as uid 10001: user `agent` of
+# deploy/agent.Dockerfile and the Collector image's own user.
+CONTAINER_UID = 10001
+_RECORDING_OPENSSL = """#!/bin/sh
+# openssl, then the mode of what it wrote (its -out file, or stdout when a file),
+# before the script goes on: a key must be its owner's alone from its first instant.
+"$REAL_OPENSSL" "$@"; code=$?
+while [ $# -gt 1 ]; do
+    if [ "$1" = -out ]; then stat -c '%a %n' "$2" >>"$MODES"; fi
+    shift
+done
+if [ -f /proc/$$/fd/1 ]; then stat -L -c '%a stdout' /proc/$$/fd/1 >>"$MODES"; fi
+exit $code
+"""
+
+
+def test_keys_and_tokens_are_their_owner_s_alone_from_the_start(tmp_path: Path) -> None:
+    """Private keys and reader tokens are created mode 0600 (not chmod-ed later, so no
+    instant readable by others), even where a run before left a readable one; only the
+    certificates are readable by all."""
+    out, shims = tmp_path / "certs", tmp_path / "bin"
+    out.mkdir()
+    shims.mkdir()
+    (out / "reader-team-a.token").write_text("old\n")
+    (out / "reader-team-a.token").chmod(0o644)  # as the script made them before
+    (shims / "openssl").write_text(_RECORDING_OPENSSL)
+    (shims / "openssl").chmod(0o755)
+    modes = tmp_path / "modes"
+    env = {
+        **os.environ,
+        "PATH": f"{shims}:{os.environ['PATH']}",
+        "REAL_OPENSSL": shutil.which("openssl") or "openssl",
+        "MODES": str(modes),
+    }
+    done = subprocess.run(["sh", str(SCRIPT), str(out)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    written = [line.split(" ", 1) for line in modes.read_text().splitlines()]
+    secrets = [mode for mode, name in written if name.endswith("-key.pem") or name == "stdout"]
+    assert secrets == ["600"] * 8, written  # 6 keys, 2 tokens
+    final = {path.name: path.stat() for path in out.iterdir()}
+    for name, info in final.items():
+        private = name.endswith("-key.pem") or name.endswith(".token")
+        assert stat.S_IMODE(info.st_mode) == (0o600 if private else 0o644), name
+    assert stat.S_IMODE(out.stat().st_mode) == 0o755  # the containers reach their files
+    assert f"--uid {CONTAINER_UID} " in (DEPLOY / "agent.Dockerfile").read_text()
+    if os.geteuid() == 0:  # only root can give the containers' user its keys
+        read_by_containers = {n for n in final if n.endswith((".token", "-key.pem"))}
+        assert {n for n in final if final[n].st_uid == CONTAINER_UID} == read_by_containers - {
+            "ca-key.pem"
+        }
 
 
 def _pipelines() -> list[Config]:

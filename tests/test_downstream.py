@@ -95,9 +95,9 @@ def test_show_lists_them_in_text_and_json(store: Path) -> None:
     text = run_cli("show", f"{TRACE:032x}", "--store", str(store))
     assert text.returncode == 0, text.stderr
     lines = [line.strip() for line in text.stdout.splitlines()]
-    assert "caused       GET (agent-service) FAILED 404: HTTP status 404, 12.0 ms" in lines
-    assert "caused       POST /run (research-service) ok, 44.0 ms" in lines
-    assert "caused       session researcher (research-service) ok, 39.0 ms" in lines
+    assert "caused       GET (agent-service) FAILED 404: HTTP status 404, 12 ms" in lines
+    assert "caused       POST /run (research-service) ok, 44 ms" in lines
+    assert "caused       session researcher (research-service) ok, 39 ms" in lines
     shown = json.loads(
         run_cli("show", f"{TRACE:032x}", "--store", str(store), "--format", "json").stdout
     )
@@ -155,8 +155,8 @@ def test_why_has_them_as_the_calls_supporting_activities(store: Path) -> None:
         (researcher.id, server.id),
     } <= part_of
     text = run_cli("why", f"{TRACE:032x}", "--store", str(store)).stdout
-    assert "] Span (research-service, 44.0 ms)  ok  " in text
-    assert "] Span (agent-service, 12.0 ms)  FAILED 404: HTTP status 404 (does not support" in text
+    assert "] Span (research-service, 44 ms)  ok  " in text
+    assert "] Span (agent-service, 12 ms)  FAILED 404: HTTP status 404 (does not support" in text
     as_json = json.loads(
         run_cli("why", f"{TRACE:032x}", "--store", str(store), "--format", "json").stdout
     )
@@ -231,7 +231,7 @@ def test_show_lists_a_model_calls_downstream_spans_as_it_lists_a_tool_calls(
     text = run_cli("show", f"{TRACE:032x}", "--store", store).stdout.splitlines()
     model = next(i for i, line in enumerate(text) if line.strip().startswith("model call"))
     assert text[model + 1].strip() == (
-        "caused       POST (llm-gateway) FAILED 429: HTTP status 429, 14.0 ms"
+        "caused       POST (llm-gateway) FAILED 429: HTTP status 429, 14 ms"
     )
     assert text[model + 1].index("caused") > text[model].index("model call")  # under the call
     shown = json.loads(

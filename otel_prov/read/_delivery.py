@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
+
+from otel_prov.exporters._reports import live_reports
 
 __all__ = ["delivery_status", "render_status"]
 
 
 def delivery_status(spool: Path) -> dict[str, Any]:
-    """Exporter reports (``status-<pid>.json``), spooled batches and dead letters."""
-    exporters = []
-    for path in sorted(spool.glob("status-*.json")):
-        try:
-            exporters.append(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue
+    """Exporter reports (``status-<pid>.json``) of processes that run, spooled batches
+    and dead letters."""
+    exporters = live_reports(spool)  # a killed exporter's report is removed, not shown
     batches = [p for p in (*spool.glob("*.nq"), *spool.glob("pid-*/*.nq"))]
     letters = sorted((spool / "dead-letter").glob("*.reason"))
     return {

@@ -105,15 +105,29 @@ def cost_total_label(usage: Usage) -> str:
     return f"{each} (mixed currencies, not added)"
 
 
+# (unit, its size in seconds, decimals, shown below this many of the unit): a duration
+# takes the first row its rounded value stays under, so 999.97 µs reads ``1 ms``, not
+# ``1000 µs``.
+_DURATION_UNITS = (
+    ("µs", 1e-6, 1, 1000.0),
+    ("ms", 1e-3, 3, 10.0),
+    ("ms", 1e-3, 1, 1000.0),
+    ("s", 1.0, 2, 120.0),
+    ("min", 60.0, 1, float("inf")),
+)
+
+
 def duration_label(seconds: float) -> str:
-    """A duration as people read it: ``0.250 ms``, ``12.0 ms``, ``3.20 s``, ``4.5 min``."""
-    if seconds < 0.01:
-        return f"{seconds * 1000:.3f} ms"
-    if seconds < 1:
-        return f"{seconds * 1000:.1f} ms"
-    if seconds < 120:
-        return f"{seconds:.2f} s"
-    return f"{seconds / 60:.1f} min"
+    """A duration as people read it: ``250 µs``, ``2 ms``, ``1.5 ms``, ``12 ms``, ``3.2 s``,
+    ``4.5 min``. Rounded to 0.1 µs below 1 ms, to the µs below 10 ms, to 0.1 ms below 1 s,
+    to 0.01 s below 2 min and to 0.1 min beyond, without trailing zeros (``2.000 ms``
+    would claim a precision the reader then has to discount)."""
+    for unit, size, decimals, limit in _DURATION_UNITS:
+        value = round(seconds / size, decimals)
+        if abs(value) < limit:
+            text = f"{value:.{decimals}f}".rstrip("0").rstrip(".")  # every row has decimals
+            return f"{'0' if text == '-0' else text} {unit}"
+    return f"{seconds} s"  # NaN or infinite: no unit reads it better
 
 
 def downstream_label(caused: DownstreamView) -> str:

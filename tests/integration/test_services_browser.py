@@ -39,7 +39,7 @@ def test_the_session_page_shows_the_services_the_calls_reached(
     lookup, research = calls
     failed = lookup.find_element(By.CSS_SELECTOR, ".caused.failed")
     assert failed.is_displayed() and failed.text == (
-        "caused GET (agent-service) FAILED 404: HTTP status 404, 12.0 ms"
+        "caused GET (agent-service) FAILED 404: HTTP status 404, 12 ms"
     )
     assert failed.find_element(By.TAG_NAME, "code").value_of_css_property("color") == (
         "rgba(198, 40, 40, 1)"

@@ -26,19 +26,23 @@ def session_members(s: str, *, agents: bool = False) -> str:
     ``_bundle.session_content`` defines a session's content; ``agents`` adds the agents
     they were associated with and the evaluators."""
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
-    links += (
-        ["?act prov:wasAssociatedWith ?x", "?e oprov:evaluates ?act ; prov:wasAttributedTo ?x"]
-        if agents
-        else []
-    )
+    links += ["?act prov:wasAssociatedWith ?x"] if agents else []
     links += [
         "?act prov:qualifiedStart ?x",
         "?act prov:qualifiedAssociation ?x",
         "?plan prov:wasGeneratedBy ?act . ?x p-plan:isStepOfPlan ?plan",
         "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
     ]
+    # The session's own step spelled out beside ``partOf+`` (not ``partOf*``), and the
+    # evaluators found from the evaluations, the path tested after: Virtuoso lost the
+    # evaluators of a sub-session's work both as ``partOf*`` and with ``partOf+`` first.
+    evaluator = "?e oprov:evaluates ?act ; prov:wasAttributedTo ?x ."
     branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
-    branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
+    branches += [f"{{ {link.replace('?act', s)} }}" for link in links]
+    branches += [f"{{ ?act oprov:partOf+ {s} . {link} }}" for link in links]
+    if agents:
+        branches.append(f"{{ {evaluator.replace('?act', s)} }}")
+        branches.append(f"{{ {evaluator} FILTER EXISTS {{ ?act oprov:partOf+ {s} }} }}")
     return "\n  UNION ".join(branches)
 
 

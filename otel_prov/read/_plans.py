@@ -20,13 +20,27 @@ from otel_prov.read._sparql import SPARQL_PREFIXES
 __all__ = ["PlanStepView", "PlanView", "PostconditionView", "plans_and_postconditions"]
 
 
+def generated_in(subject: str, session: str) -> str:
+    """A union binding ``subject`` (a variable) to what the run ``session`` (an IRI
+    term) generated, itself or an activity at any depth below it.
+
+    The run's own step spelled out beside ``partOf+``: as ``?act oprov:partOf*`` joined
+    with the plan's or the postcondition's ``OPTIONAL`` parts, Virtuoso gave 1 of the 6
+    steps of a plan and none of a sub-session's plans.
+    """
+    return (
+        f"{{ {subject} prov:wasGeneratedBy {session} }}\n"
+        f"  UNION {{ ?act oprov:partOf+ {session} . {subject} prov:wasGeneratedBy ?act }}"
+    )
+
+
 def plans_query(graph: str, session: str) -> str:
     """SELECT each step of each plan made in the run (sub-sessions included), in the
     order the plans were made and their steps numbered, with what became of it."""
     return f"""{SPARQL_PREFIXES}
 SELECT ?plan ?name ?made ?step ?n ?label ?outcome WHERE {{ GRAPH {graph} {{
-  ?plan a prov:Plan ; prov:wasGeneratedBy ?act .
-  ?act oprov:partOf* {iri(session)} .
+  {generated_in("?plan", iri(session))}
+  ?plan a prov:Plan .
   ?step p-plan:isStepOfPlan ?plan ; oprov:stepNumber ?n .
   OPTIONAL {{ ?plan rdfs:label ?name }}
   OPTIONAL {{ ?plan prov:generatedAtTime ?made }}
@@ -40,9 +54,8 @@ def postconditions_query(graph: str, session: str) -> str:
     it was checked for (unbound: checked outside any plan)."""
     return f"""{SPARQL_PREFIXES}
 SELECT ?post ?name ?ok ?detail ?step ?at WHERE {{ GRAPH {graph} {{
-  ?post a oprov:Postcondition ; prov:wasGeneratedBy ?act ; rdfs:label ?name ;
-        oprov:satisfied ?ok .
-  ?act oprov:partOf* {iri(session)} .
+  {generated_in("?post", iri(session))}
+  ?post a oprov:Postcondition ; rdfs:label ?name ; oprov:satisfied ?ok .
   OPTIONAL {{ ?post oprov:detail ?detail }}
   OPTIONAL {{ ?post oprov:planStep ?step }}
   OPTIONAL {{ ?post prov:generatedAtTime ?at }}

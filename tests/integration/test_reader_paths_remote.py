@@ -24,7 +24,7 @@ from otel_prov.read import ProvenanceReader, open_endpoint, open_store
 from tests.builders import records_of
 from tests.integration.conftest import SERVERS
 from tests.planned_session import planned_session
-from tests.test_show_nested import deep_run, handoff_run
+from tests.test_show_nested import deep_run, flat_run, handoff_run
 
 pytestmark = pytest.mark.integration
 
@@ -83,6 +83,10 @@ RUNS: dict[str, Callable[[], list[ProvRecord]]] = {
     "judged": lambda: records_of(judged_handoff_run),
     "delegated": lambda: records_of(handoff_run),
     "deep": lambda: records_of(deep_run),
+    "deep-twice": lambda: records_of(deep_run, deep_run),
+    "delegated-twice": lambda: records_of(handoff_run, handoff_run),
+    "flat": lambda: records_of(flat_run),
+    "judged-twice": lambda: records_of(judged_handoff_run, judged_handoff_run),
 }
 """Each run's conversation id -> its records."""
 
@@ -126,9 +130,11 @@ def readers(
 
 
 def _sessions(reader: ProvenanceReader, name: str) -> list[str]:
-    """Every session of the run ``name`` (its conversation id), sub-sessions included."""
-    (run,) = reader.find(name)
-    return [run, *(sub.id for sub in reader.session(run).nested_sessions())]
+    """Every session of the runs ``name`` names (their conversation id, ``-twice`` off),
+    sub-sessions included."""
+    runs = reader.find(name.removesuffix("-twice"))
+    assert runs
+    return [*runs, *(sub.id for run in runs for sub in reader.session(run).nested_sessions())]
 
 
 @pytest.mark.parametrize("name", ["planned", "delegated-plan"])
@@ -160,13 +166,17 @@ def test_a_runs_members_read_alike(readers: Readers, name: str) -> None:
     assert len(evaluators) >= 3
 
 
-@pytest.mark.parametrize("name", ["judged", "delegated", "deep"])
-def test_why_an_answer_a_sub_session_gave_reads_alike(readers: Readers, name: str) -> None:
-    """The why-graph of a run whose answer a sub-session gave (``answers_query``)."""
+@pytest.mark.parametrize(
+    "name", ["judged", "delegated", "deep", "deep-twice", "delegated-twice", "flat", "judged-twice"]
+)
+def test_why_of_each_session_reads_alike(readers: Readers, name: str) -> None:
+    """The why-graph of each session of a run (``answers_query``: the answers given in
+    it, sub-sessions included, and in the conversation's earlier turns)."""
     local, remote = readers(name)
-    graph = local.why(name)
-    assert graph.node(graph.root).type == "Answer"
-    assert remote.why(name) == graph
+    for ident in [name.removesuffix("-twice"), *_sessions(local, name)]:
+        graph = local.why(ident)
+        assert graph.node(graph.root).type == "Answer"
+        assert remote.why(ident) == graph, ident
 
 
 @pytest.mark.parametrize("name", ["delegated-plan", "judged"])

@@ -41,8 +41,8 @@ def session_members(s: str, *, agents: bool = False) -> str:
         "?plan prov:wasGeneratedBy ?act . ?x p-plan:isStepOfPlan ?plan",
         "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
     ]
-    # The session's own step spelled out beside ``partOf+``, as ``_assembly`` does the
-    # content's: Virtuoso loses rows of ``partOf*`` joined with other patterns.
+    # The session's own step spelled out beside ``partOf+``, as ``_assembly`` spells the
+    # content's out (where Virtuoso lost rows of ``partOf*`` joined with other patterns).
     branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
     branches += [f"{{ {link.replace('?act', s)} }}" for link in links]
     branches += [f"{{ ?act oprov:partOf+ {s} . {link} }}" for link in links]
@@ -73,10 +73,9 @@ def member_triples(
     """Every triple of the session's members (with its agents when ``agents``): one
     query finds them by their ``partOf`` path, a second reads their triples (and with
     ``agents``, a third those of the evaluators the path missed: :func:`_evaluators`).
-    Asked as
-    one query (``whole``, a CONSTRUCT of the same triples), the embedded store joins the
-    members with ``?x ?p ?o`` over the whole graph: 1.7 s a run over 10,000 runs, where
-    the two anchored queries take milliseconds.  ``whole`` is still asked when a member
+    Asked as one query (``whole``, a CONSTRUCT of the same triples), the embedded store
+    joins the members with ``?x ?p ?o`` over the whole graph: 1.7 s a run over 10,000
+    runs, where the two anchored queries take milliseconds.  ``whole`` is still asked when a member
     is a blank node (someone added one), which no query can name."""
     found = backend.query(session_members_query(graph, session, agents=agents)).rows
     members = [row["x"] or "" for row in found]

@@ -11,11 +11,15 @@ from collections.abc import Sequence
 
 import pyoxigraph
 
-from otel_prov.prov._rdf import iri
+from otel_prov.prov._rdf import OPROV, PROV, RDF, iri
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
 __all__ = ["member_triples", "session_members"]
+
+_TYPE = pyoxigraph.NamedNode(f"{RDF}type")
+_EVALUATION = pyoxigraph.NamedNode(f"{OPROV}Evaluation")
+_ATTRIBUTED_TO = pyoxigraph.NamedNode(f"{PROV}wasAttributedTo")
 
 
 def session_members(s: str, *, agents: bool = False) -> str:
@@ -37,8 +41,11 @@ def session_members(s: str, *, agents: bool = False) -> str:
         "?plan prov:wasGeneratedBy ?act . ?x p-plan:isStepOfPlan ?plan",
         "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
     ]
+    # The session's own step spelled out beside ``partOf+``, as ``_assembly`` spells the
+    # content's out (where Virtuoso lost rows of ``partOf*`` joined with other patterns).
     branches = [f"{{ BIND({s} AS ?x) }}", f"{{ ?x oprov:partOf+ {s} }}"]
-    branches += [f"{{ ?act oprov:partOf* {s} . {link} }}" for link in links]
+    branches += [f"{{ {link.replace('?act', s)} }}" for link in links]
+    branches += [f"{{ ?act oprov:partOf+ {s} . {link} }}" for link in links]
     return "\n  UNION ".join(branches)
 
 
@@ -64,13 +71,36 @@ def member_triples(
     backend: QueryBackend, graph: str, session: str, *, whole: str, agents: bool = False
 ) -> list[pyoxigraph.Triple]:
     """Every triple of the session's members (with its agents when ``agents``): one
-    query finds them by their ``partOf`` path, a second reads their triples.  Asked as
-    one query (``whole``, a CONSTRUCT of the same triples), the embedded store joins the
-    members with ``?x ?p ?o`` over the whole graph: 1.7 s a run over 10,000 runs, where
-    the two anchored queries take milliseconds.  ``whole`` is still asked when a member
+    query finds them by their ``partOf`` path, a second reads their triples (and with
+    ``agents``, a third those of the evaluators the path missed: :func:`_evaluators`).
+    Asked as one query (``whole``, a CONSTRUCT of the same triples), the embedded store
+    joins the members with ``?x ?p ?o`` over the whole graph: 1.7 s a run over 10,000
+    runs, where the two anchored queries take milliseconds.  ``whole`` is still asked when a member
     is a blank node (someone added one), which no query can name."""
     found = backend.query(session_members_query(graph, session, agents=agents)).rows
     members = [row["x"] or "" for row in found]
     if any(member.startswith("_:") for member in members):
         return backend.query(whole).triples
-    return backend.query(subject_triples_query(graph, members)).triples if members else []
+    triples = backend.query(subject_triples_query(graph, members)).triples if members else []
+    missed = sorted(_evaluators(triples) - set(members)) if agents else []
+    if missed:
+        triples += backend.query(subject_triples_query(graph, missed)).triples
+    return triples
+
+
+def _evaluators(triples: Sequence[pyoxigraph.Triple]) -> set[str]:
+    """The IRIs of the evaluators the evaluations among ``triples`` are attributed to.
+
+    Read from the members' own triples as well as by the path: joined with
+    ``?e prov:wasAttributedTo ?x``, Virtuoso (7.2) lost the evaluators of what a
+    sub-session did, in every spelling of the path tried (``partOf*``, ``partOf+``, its
+    inverse, a sequence path, an ``OPTIONAL``).
+    """
+    evaluations = {t.subject for t in triples if t.predicate == _TYPE and t.object == _EVALUATION}
+    return {
+        t.object.value
+        for t in triples
+        if t.subject in evaluations
+        and t.predicate == _ATTRIBUTED_TO
+        and isinstance(t.object, pyoxigraph.NamedNode)
+    }

@@ -66,7 +66,8 @@ def _once(rows: Counter[tuple[tuple[str, str | None], ...]]) -> bool:
 
 
 def _checks(backend: QueryBackend) -> list[tuple[str, tuple[str, ...]]]:
-    return sorted((check.session, check.problems) for check in verify_sessions(backend, GRAPH, None))
+    checks = verify_sessions(backend, GRAPH, None)
+    return sorted((check.session, check.problems) for check in checks)
 
 
 def test_chain_entries_and_verify_read_each_run_once(

@@ -1,15 +1,21 @@
 """``total_order``: a SELECT read in pages gets an order that places each row for certain,
-keeping the query's own order first and its rows unchanged."""
+keeping the query's own order first and its rows unchanged; and a server answering a
+page with more rows than asked stops the paging."""
 
 from __future__ import annotations
 
+import json
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pyoxigraph
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_prov.read._backend import total_order
+from otel_prov.read._backend import RemoteBackend, StoreUnavailableError, total_order
 
 PROLOGUE = "PREFIX e: <urn:e#>\n# a comment with { and ORDER BY\n"
 VARIABLES = ("a", "b", "c")
@@ -104,3 +110,39 @@ def test_an_ordered_query_gets_its_variables_as_tie_breakers() -> None:
 def test_an_unordered_query_is_sorted_outside_by_what_it_projects() -> None:
     body = "SELECT ?a (COUNT(*) AS ?n) WHERE { ?a ?p ?b } GROUP BY ?a # count"
     assert total_order("", body) == f"SELECT * WHERE {{ {body}\n}} ORDER BY ?a ?n"
+
+
+class _FourRows(BaseHTTPRequestHandler):
+    """A SPARQL endpoint that answers every query with the same four rows, whatever its
+    LIMIT and OFFSET (as Virtuoso does a page of an unordered SELECT DISTINCT)."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        rows = [{"x": {"type": "literal", "value": str(n)}} for n in range(4)]
+        body = json.dumps({"head": {"vars": ["x"]}, "results": {"bindings": rows}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/sparql-results+json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def four_rows() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _FourRows)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/sparql"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_page_longer_than_asked_stops_the_paging(four_rows: str) -> None:
+    backend = RemoteBackend(four_rows, page_size=3)
+    with pytest.raises(StoreUnavailableError, match="answered 4 rows to a query for at most 3"):
+        backend.query("SELECT DISTINCT ?x WHERE { ?x ?p ?o }")

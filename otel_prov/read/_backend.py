@@ -325,9 +325,7 @@ class RemoteBackend:
         return wrapper
 
     def _run(self, sparql: str, return_format: str) -> Any:
-        from otel_prov.exporters._sparql_client import redact_url
-
-        where = redact_url(self.endpoint)
+        where = self._where()
         try:
             response = self._wrapper(sparql, return_format).query().response
             return response.read()
@@ -433,6 +431,7 @@ class RemoteBackend:
         return whole
 
     def _where(self) -> str:
+        """The endpoint as messages name it (no credentials)."""
         from otel_prov.exporters._sparql_client import redact_url
 
         return redact_url(self.endpoint)

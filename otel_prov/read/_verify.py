@@ -96,19 +96,15 @@ CONSTRUCT {{ ?x ?p ?o }} WHERE {{
 }}"""
 
 
-def verify_rows_query(
-    graph: str, *, sessions: Sequence[str] | None = None, ordered: bool = True
-) -> str:
+def verify_rows_query(graph: str, *, sessions: Sequence[str] | None = None) -> str:
     """SELECT each run with its newest bundle and what that one revised.
 
     Runs are those marked ``oprov:runStartedAt``.  ``sessions``: only these runs
-    (checking one run of 10,000 should not read the bundles of all of them).
-    ``ordered``: sorted by run, which an endpoint read in pages needs for a stable
-    order; the embedded store sorts by decoding every IRI again and again (a second and
-    a half over 10,000 runs), where the caller sorts the plain strings in an instant.
+    (checking one run of 10,000 should not read the bundles of all of them).  Unsorted:
+    the store sorts by decoding every IRI again and again (a second and a half over
+    10,000 runs), where the caller sorts the plain strings in an instant.
     """
     among = f"VALUES ?session {{ {values(sessions)} }}\n  " if sessions is not None else ""
-    order = " ORDER BY ?session" if ordered else ""
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?session ?bundle ?hash ?manifest ?canonicalization ?revised ?revisedManifest
 WHERE {{ GRAPH {graph} {{
@@ -122,7 +118,7 @@ WHERE {{ GRAPH {graph} {{
       OPTIONAL {{ ?revised oprov:manifest ?revisedManifest }}
     }}
   }}
-}} }}{order}"""
+}} }}"""
 
 
 def streamed_entries_query(graph: str, sessions: Sequence[str]) -> str:
@@ -150,17 +146,14 @@ WHERE {{ GRAPH {graph} {{
 }} }} ORDER BY ?session"""
 
 
-def bundle_hashes_query(
-    graph: str, bundles: Sequence[str] | None = None, *, ordered: bool = True
-) -> str:
+def bundle_hashes_query(graph: str, bundles: Sequence[str] | None = None) -> str:
     """SELECT ``?b ?h``: every bundle stored (or those of ``bundles``), with its content
-    hash; ``ordered`` as in :func:`verify_rows_query`."""
+    hash; unsorted, as :func:`verify_rows_query`."""
     among = f"VALUES ?b {{ {values(bundles)} }}\n  " if bundles is not None else ""
-    order = " ORDER BY ?b" if ordered else ""
     return f"""{SPARQL_PREFIXES}
 SELECT ?b ?h WHERE {{ GRAPH {graph} {{
   {among}?b oprov:bundleOf ?s ; oprov:contentHash ?h .
-}} }}{order}"""
+}} }}"""
 
 
 CONSTRAINTS = (
@@ -546,8 +539,7 @@ def _bundle_rows(
     Rows come sorted by run from Python: the embedded store sorts by decoding each IRI
     again for every comparison, which cost more than the rest of reading the bundles.
     """
-    ordered = not isinstance(backend, EmbeddedBackend)  # an endpoint is read in pages
-    query = verify_rows_query(graph, sessions=wanted, ordered=ordered)
+    query = verify_rows_query(graph, sessions=wanted)
     rows = sorted(backend.query(query).rows, key=lambda row: row["session"] or "")
     runs = set(wanted) if wanted is not None else {row["session"] for row in rows}
     for row in backend.query(annotation_rows_query(graph)).rows:
@@ -560,7 +552,7 @@ def _bundle_rows(
         if wanted is not None
         else None
     )
-    hashes = backend.query(bundle_hashes_query(graph, linked, ordered=ordered)).rows
+    hashes = backend.query(bundle_hashes_query(graph, linked)).rows
     return rows, {row["b"]: row["h"] for row in hashes}
 
 

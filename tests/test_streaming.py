@@ -218,18 +218,24 @@ def test_a_killed_process_leaves_its_steps_signed_and_verified(tmp_path: Path, k
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def stream_a_run_before_its_span(receiver: Receiver, running: Callable[[], bool]) -> int:
-    """A run of two steps sent to ``receiver`` (``receive --stream``) over OTLP as its
-    spans end, so that its steps come before its own span and the receiver records it
-    from a stand-in first (``running()`` says when that is stored); the run's span's
-    start, in ns."""
-    agent = subprocess.Popen(
-        [*_AGENT, "otlp", receiver.http, "2"],
+def _agent_sending_to(receiver: Receiver, steps: int) -> subprocess.Popen[str]:
+    """The streaming agent, sending a run of ``steps`` steps to ``receiver`` over OTLP: it
+    prints a line as each step ends, and answers once it reads a line."""
+    return subprocess.Popen(
+        [*_AGENT, "otlp", receiver.http, str(steps)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).parent.parent,
     )
+
+
+def stream_a_run_before_its_span(receiver: Receiver, running: Callable[[], bool]) -> int:
+    """A run of two steps sent to ``receiver`` (``receive --stream``) over OTLP as its
+    spans end, so that its steps come before its own span and the receiver records it
+    from a stand-in first (``running()`` says when that is stored); the run's span's
+    start, in ns."""
+    agent = _agent_sending_to(receiver, 2)
     try:
         assert agent.stdout is not None and agent.stdin is not None
         agent.stdout.readline()
@@ -288,13 +294,7 @@ def test_steps_of_an_open_trace_sent_to_receive_appear_within_two_seconds(
     receiver = receivers.start(
         "--store", str(store), "--data-dir", str(tmp_path / "data"), "--stream"
     )
-    agent = subprocess.Popen(
-        [*_AGENT, "otlp", receiver.http, "3"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).parent.parent,
-    )
+    agent = _agent_sending_to(receiver, 3)
     try:
         assert agent.stdout is not None and agent.stdin is not None
         for number in (1, 2, 3):

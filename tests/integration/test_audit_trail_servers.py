@@ -112,16 +112,7 @@ def test_prune_then_tamper_on_a_server(server: SparqlServer, tmp_path: Path) -> 
     tombstone widened over it with its content hash redone: each fails under --trust."""
     keys = _signed_runs(server, tmp_path, 5)
     runs = _runs(server)
-    (started,) = select(
-        server,
-        f"SELECT ?t WHERE {{ GRAPH <{GRAPH}> {{ <{runs[2][0]}> <{OPROV}runStartedAt> ?t }} }}",
-    )
-    where = ("--endpoint", server.query_endpoint)
-    code, out = _cli(
-        "prune", "--before", started["t"], *where, "--endpoint-update", server.update_endpoint,
-        key=keys,
-    )  # fmt: skip
-    assert code == 0 and "pruned 2 runs" in out, out
+    where = _prune_the_first_two(server, runs, keys)
     assert _runs(server) == runs[2:]
     backend = RemoteBackend(server.query_endpoint)
     entries = {
@@ -176,16 +167,7 @@ def test_the_audit_package_of_a_pruned_server_says_pruned_by_policy(
     ``verify --package`` says of sequence 1-2 what ``verify --endpoint`` says."""
     keys = _signed_runs(server, tmp_path, 4)
     runs = _runs(server)
-    (started,) = select(
-        server,
-        f"SELECT ?t WHERE {{ GRAPH <{GRAPH}> {{ <{runs[2][0]}> <{OPROV}runStartedAt> ?t }} }}",
-    )
-    where = ("--endpoint", server.query_endpoint)
-    code, out = _cli(
-        "prune", "--before", started["t"], *where, "--endpoint-update", server.update_endpoint,
-        key=keys,
-    )  # fmt: skip
-    assert code == 0 and "pruned 2 runs" in out, out
+    where = _prune_the_first_two(server, runs, keys)
     package = tmp_path / "audit.zip"
     checkpoints = ("--checkpoints", str(tmp_path / "checkpoints.jsonl"))
     code, out = _cli("audit-export", "--all", *where, *checkpoints, "--out", str(package), key=keys)
@@ -205,6 +187,23 @@ def test_the_audit_package_of_a_pruned_server_says_pruned_by_policy(
     assert "1 tombstone(s); manifest signed by ed25519:" in exported, exported
     code, stored = _cli("verify", "--all", *where, *trust, *checkpoints)
     assert code == 0 and said in stored, stored
+
+
+def _prune_the_first_two(
+    server: SparqlServer, runs: list[tuple[str, str]], keys: Path
+) -> tuple[str, str]:
+    """Prune over SPARQL every run started before the third of ``runs``; the read flags."""
+    (started,) = select(
+        server,
+        f"SELECT ?t WHERE {{ GRAPH <{GRAPH}> {{ <{runs[2][0]}> <{OPROV}runStartedAt> ?t }} }}",
+    )
+    where = ("--endpoint", server.query_endpoint)
+    code, out = _cli(
+        "prune", "--before", started["t"], *where, "--endpoint-update", server.update_endpoint,
+        key=keys,
+    )  # fmt: skip
+    assert code == 0 and "pruned 2 runs" in out, out
+    return where
 
 
 def _signed_runs(server: SparqlServer, tmp_path: Path, count: int) -> Path:

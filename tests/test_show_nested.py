@@ -121,7 +121,7 @@ def _placeholders(text: str) -> str:
     shape."""
     text = re.sub(r"urn:otel-prov:[0-9a-f]{32}:[0-9a-f]{16}", "IRI", text)
     text = re.sub(r"\b[0-9a-f]{32}\b", "TRACE", text)
-    text = re.sub(r", \d+\.\d+ (ms|s|min)$", ", TOOK", text, flags=re.MULTILINE)
+    text = re.sub(r", \d+(\.\d+)? (µs|ms|s|min)$", ", TOOK", text, flags=re.MULTILINE)
     return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z", "TIME", text)
 
 

@@ -97,16 +97,6 @@ DEFAULT_GRAPH = "urn:otel-prov:graph"
 """The named graph provenance goes to unless ``graph=`` or ``OTEL_PROV_GRAPH`` says otherwise."""
 
 
-def retracted_by_graph(records: Sequence[ProvRecord], graph: str) -> dict[str, list[str]]:
-    """What ``records`` retract (``ProvRecord.retracted``), as statements by graph (each
-    record's, else ``graph``), for a ``DELETE DATA``."""
-    found: dict[str, list[str]] = {}
-    for record in records:
-        for s, p, o in record.retracted:
-            found.setdefault(record.graph or graph, []).append(f"{s} {p} {o} .")
-    return found
-
-
 def graph_term(graph: str | None) -> str:
     """The provenance graph as an IRI term, from the argument, ``OTEL_PROV_GRAPH`` or the default.
 

@@ -41,7 +41,6 @@ from otel_prov.exporters._base import (
     ProvExporter,
     graph_term,
     remove_text,
-    retracted_by_graph,
 )
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._rocksdb import (
@@ -49,7 +48,6 @@ from otel_prov.exporters._rocksdb import (
     register_writer,
     writable_here,
 )
-from otel_prov.exporters._sparql_client import update_text
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._record import ProvRecord
 
@@ -252,27 +250,14 @@ class OxigraphStoreExporter(ProvExporter):
                     to_nquads(record.triples, record.graph or self._graph) for record in records
                 ).encode()
                 if self._store is None:
-                    if any(record.retracted for record in records):
-                        _logger.warning(
-                            "another process holds %s: the runs' stand-in starts stay with "
-                            "their own (batches parked for it hold no removals)",
-                            self.describe(),
-                        )
                     self.parked.park(text)
                 else:
-                    self._retract(self._store, records)
                     self._store_batch(self._store, text)
             except (OSError, RuntimeError, SyntaxError, ValueError) as exc:
                 self._failures.failed(exc)
                 self._drop_broken(exc)
                 return ExportResult.FAILURE
         return ExportResult.SUCCESS
-
-    def _retract(self, store: pyoxigraph.Store, records: Sequence[ProvRecord]) -> None:
-        """Drop what ``records`` retract (``ProvRecord.retracted``) before they go in."""
-        removed = retracted_by_graph(records, self._graph)
-        if removed:
-            store.update(update_text(removed, delete=True))
 
     def tick(self) -> None:
         """Every ``ingest_interval``: load what others parked, or take the store if its

@@ -79,7 +79,6 @@ from otel_prov.exporters._base import (
     ProvExporter,
     graph_term,
     remove_text,
-    retracted_by_graph,
 )
 from otel_prov.exporters._reports import live_reports, write_report
 from otel_prov.exporters._sparql_client import (
@@ -90,7 +89,6 @@ from otel_prov.exporters._sparql_client import (
     query_endpoint_from_settings,
     redact_url,
     to_nquad_lines,
-    update_text,
 )
 from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
 from otel_prov.prov._record import ProvRecord
@@ -110,9 +108,6 @@ _MAX_DOUBLINGS = 64
 DEFAULT_SPOOL_DIR = ".otel-prov/spool"
 _OUTCOMES = ("exported", "retried", "spooled", "dead_lettered", "dropped")
 _STATUS_INTERVAL_S = 1.0
-RETRACTION = "# otel-prov: retract\n"
-"""The first line of a spooled batch of triples to remove (``ProvRecord.retracted``), sent
-as ``DELETE DATA`` (to the update endpoint in Graph Store mode too)."""
 _UPDATE_BATCH = 1000
 _GRAPH_STORE_BATCH = 10_000
 """Triples per batch by default: a Graph Store POST goes to the store's bulk parser, and
@@ -262,15 +257,12 @@ class SparqlUpdateExporter(ProvExporter):
         if self._closed:
             _logger.warning("export after shutdown: %d triples not sent", len(statements))
             return ExportResult.FAILURE
-        retracted = retracted_by_graph(records, self._graph)
         written = 0
         # Even parts of at most batch_size: a remainder of a few triples would cost the
         # store a request of its own.
         parts = max(1, -(-len(statements) // self.batch_size))
         size = -(-len(statements) // parts) or 1
         try:
-            if retracted:  # delivered after what was spooled before: what it retracts
-                self.spool.write([RETRACTION, *to_nquad_lines(retracted)], fsync=self._fsync)
             for start in range(0, len(statements), size):
                 grouped: dict[str, list[str]] = {}
                 for graph, statement in statements[start : start + size]:
@@ -332,21 +324,17 @@ class SparqlUpdateExporter(ProvExporter):
         return True
 
     def _deliver_spooled(self, batch: SpooledBatch) -> None:
-        retraction = batch.lines[:1] == [RETRACTION]
         try:
-            statements = by_graph(batch.lines[1:] if retraction else batch.lines)
+            statements = by_graph(batch.lines)
         except ValueError as exc:
             self._set_aside(batch.path, f"unreadable spooled batch {batch.path.name}: {exc}")
             return
-        if retraction:  # a few triples, never split: in the update endpoint's one request
-            answer = self._client.update(update_text(statements, delete=True))
-        else:
-            answer = self._client.send(statements)
+        answer = self._client.send(statements)
         if answer.outcome is Outcome.DELIVERED:
             with self._lock:  # a flush sees the batch gone only once it is counted
                 self.spool.remove(batch, fsync=self._fsync)
                 self._delivered(len(batch.lines))
-        elif answer.outcome is Outcome.TOO_LARGE and len(batch.lines) > 1 and not retraction:
+        elif answer.outcome is Outcome.TOO_LARGE and len(batch.lines) > 1:
             self._shrink(len(batch.lines), answer)
             self.spool.split(batch, fsync=self._fsync)
         elif answer.outcome is Outcome.RETRY:

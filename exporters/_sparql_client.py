@@ -166,11 +166,10 @@ def to_nquad_lines(statements: Statements) -> list[str]:
     return [f"{s[:-2]} {graph} .\n" for graph, group in statements.items() for s in group]
 
 
-def update_text(statements: Statements, *, delete: bool = False) -> str:
-    """The SPARQL 1.1 update that inserts these statements into their graphs (or, with
-    ``delete``, removes them from their graphs)."""
+def update_text(statements: Statements) -> str:
+    """The SPARQL 1.1 update that inserts these statements into their graphs."""
     blocks = (f"GRAPH {graph} {{\n{chr(10).join(group)}\n}}" for graph, group in statements.items())
-    return ("DELETE" if delete else "INSERT") + " DATA {\n" + "\n".join(blocks) + "\n}"
+    return "INSERT DATA {\n" + "\n".join(blocks) + "\n}"
 
 
 def _retry_after(value: str | None) -> float | None:

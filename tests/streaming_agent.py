@@ -5,8 +5,7 @@ process (and killed, or told to end).
 process, streamed (``stream=True``).  ``python -m tests.streaming_agent otlp URL STEPS``:
 spans only, each sent over OTLP/HTTP as it ends, to an ``otel-prov receive``.  After
 ``STEPS`` steps (0: never) the run ends once a line comes on its input.  Prints
-``step N <time ns>`` after each step, and ``session <start ns>`` (its span's start) once
-the run ended; ``STREAMING_AGENT_PAUSE``: seconds between steps.
+``step N <time ns>`` after each step; ``STREAMING_AGENT_PAUSE``: seconds between steps.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import os
 import sys
 import time
 
-from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -39,7 +37,6 @@ def main(mode: str, where: str, steps: int, key: str | None) -> None:
     """``steps``: after them the run ends, once a line comes on the input; 0: never."""
     provider = _provider(mode, where, key)
     with otel_prov.agent_session("researcher", question="what?", tracer_provider=provider):
-        session = trace.get_current_span()
         for number in range(1, (steps or 1000) + 1):
             step = otel_prov.iteration(number, thought=f"step {number}", tracer_provider=provider)
             call = otel_prov.tool_call("lookup", arguments={"n": number}, tracer_provider=provider)
@@ -50,7 +47,6 @@ def main(mode: str, where: str, steps: int, key: str | None) -> None:
         sys.stdin.readline()
         otel_prov.set_answer("done")
     provider.shutdown()
-    print(f"session {getattr(session, 'start_time', None)}", flush=True)
 
 
 if __name__ == "__main__":

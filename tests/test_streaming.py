@@ -6,7 +6,6 @@ Each test runs a real embedded store and reads it while the run is open, as a us
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -21,13 +20,13 @@ import otel_prov
 from otel_prov import ProvHandle
 from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.prov._mapper import map_spans
-from otel_prov.prov._rdf import datetime_from_ns, literal
+from otel_prov.prov._rdf import literal
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._stream import RUNNING, STREAMED, running_view
 from otel_prov.prov._vocab import O
 from otel_prov.read import ProvenanceReader, open_store
 from tests.cli import run_cli
-from tests.receiver import Receiver, Receivers
+from tests.receiver import Receivers
 
 VISIBLE_WITHIN_S = 2.0
 _AGENT = [sys.executable, "-m", "tests.streaming_agent"]
@@ -218,75 +217,6 @@ def test_a_killed_process_leaves_its_steps_signed_and_verified(tmp_path: Path, k
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def _agent_sending_to(receiver: Receiver, steps: int) -> subprocess.Popen[str]:
-    """The streaming agent, sending a run of ``steps`` steps to ``receiver`` over OTLP: it
-    prints a line as each step ends, and answers once it reads a line."""
-    return subprocess.Popen(
-        [*_AGENT, "otlp", receiver.http, str(steps)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).parent.parent,
-    )
-
-
-def stream_a_run_before_its_span(receiver: Receiver, running: Callable[[], bool]) -> int:
-    """A run of two steps sent to ``receiver`` (``receive --stream``) over OTLP as its
-    spans end, so that its steps come before its own span and the receiver records it
-    from a stand-in first (``running()`` says when that is stored); the run's span's
-    start, in ns."""
-    agent = _agent_sending_to(receiver, 2)
-    try:
-        assert agent.stdout is not None and agent.stdin is not None
-        agent.stdout.readline()
-        _until(running, timeout=10)
-        agent.stdin.write("end\n")
-        agent.stdin.flush()
-        out, _ = agent.communicate(timeout=60)
-        assert agent.returncode == 0
-    finally:
-        agent.kill()
-    receiver.wait_for("otel_prov_receiver_traces_mapped_total", 1)
-    return int(out.splitlines()[-1].removeprefix("session "))
-
-
-def run_starts(where: tuple[str, ...], run: str) -> list[str]:
-    """Every start time stored for ``run``: its ``prov:startedAtTime`` and the
-    ``oprov:runStartedAt`` the listing finds runs by, as ``name value`` lines."""
-    answer = run_cli(
-        "query", *where, "--format", "json",
-        f"SELECT ?p ?t WHERE {{ <{run}> ?p ?t "
-        "FILTER(?p IN (prov:startedAtTime, oprov:runStartedAt)) }",
-    )  # fmt: skip
-    assert answer.returncode == 0, answer.stderr
-    return sorted(f"{row['p'].rpartition('#')[2]} {row['t']}" for row in json.loads(answer.stdout))
-
-
-def one_start(started_ns: int) -> list[str]:
-    """What :func:`run_starts` finds of a run whose span started at ``started_ns``."""
-    stamp = datetime_from_ns(started_ns).split('"')[1]
-    return [f"runStartedAt {stamp}", f"startedAtTime {stamp}"]
-
-
-def test_a_run_streamed_by_receive_before_its_span_came_has_one_start_its_span_s(
-    receivers: Receivers, tmp_path: Path
-) -> None:
-    """Its steps came first, so ``receive --stream`` recorded the run from a stand-in,
-    started with its first step; once the session span came, the run holds that span's
-    start alone, and verifies."""
-    store = tmp_path / "store"
-    receiver = receivers.start(
-        "--store", str(store), "--data-dir", str(tmp_path / "data"), "--stream"
-    )
-    started_ns = stream_a_run_before_its_span(receiver, lambda: _running(store, 1))
-    assert receiver.stop() == 0
-    (run,) = _reader(store).sessions().sessions
-    assert run.status == "ok"
-    assert run_starts(("--store", str(store)), run.id) == one_start(started_ns)
-    result = run_cli("verify", "--store", str(store))
-    assert result.returncode == 0, result.stdout + result.stderr
-
-
 def test_steps_of_an_open_trace_sent_to_receive_appear_within_two_seconds(
     receivers: Receivers, tmp_path: Path
 ) -> None:
@@ -294,7 +224,13 @@ def test_steps_of_an_open_trace_sent_to_receive_appear_within_two_seconds(
     receiver = receivers.start(
         "--store", str(store), "--data-dir", str(tmp_path / "data"), "--stream"
     )
-    agent = _agent_sending_to(receiver, 3)
+    agent = subprocess.Popen(
+        [*_AGENT, "otlp", receiver.http, "3"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
     try:
         assert agent.stdout is not None and agent.stdin is not None
         for number in (1, 2, 3):

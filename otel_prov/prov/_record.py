@@ -28,7 +28,3 @@ class ProvRecord:
     span_count: int = 0
     graph: str | None = None
     """IRI term (``<...>``) of the graph these triples go to; None: the exporter's own."""
-    retracted: tuple[Triple, ...] = ()
-    """Triples of earlier records that this one supersedes, for the store to drop (from
-    the same graph) as it takes ``triples``: the start a run streamed before its own span
-    came was given by its stand-in (``prov._stream``), and a run has one start."""

@@ -42,12 +42,7 @@ from otel_prov.prov._chain import Checkpoint, Entry, Signer, Tombstone, entry_tr
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import Triple, canonical_datetime, parse_literal
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._stream import (
-    delta_bundle_triples,
-    running_view,
-    step_delta,
-    superseded_starts,
-)
+from otel_prov.prov._stream import delta_bundle_triples, running_view, step_delta
 from otel_prov.prov._vocab import O, P
 
 __all__ = ["Sealer"]
@@ -171,39 +166,30 @@ class Sealer:
         self._streamed[session] = _Streamed(bundle, revision, written)
         return dataclasses.replace(record, triples=(*content, *rest, *described, *entry))
 
-    def _end_stream(
-        self, session: str, triples: list[Triple], now_ns: int
-    ) -> tuple[list[Triple], list[Triple]]:
+    def _end_stream(self, session: str, triples: list[Triple], now_ns: int) -> list[Triple]:
         """The final entry of a streamed run, from its whole record now (``triples``, the
-        mapper's bundle left out): what it adds, and a bundle over its whole content; and
-        what it retracts (a stand-in's start, ``_stream.superseded_starts``)."""
+        mapper's bundle left out): what it adds, and a bundle over its whole content."""
         streamed = self._streamed.pop(session)
-        retracted = superseded_starts(streamed.written, session, set(triples))
-        kept = streamed.written.difference(retracted)
-        new = [t for t in dict.fromkeys(triples) if t not in kept]
-        content = session_content([*kept, *new], session)
+        new = [t for t in dict.fromkeys(triples) if t not in streamed.written]
+        content = session_content([*streamed.written, *new], session)
         bundle = entity_iri(session, f"bundle-{streamed.revision + 1}")
         described = _renamed(bundle_triples(session, now_ns, content), session, bundle)
         described.append((bundle, P.wasRevisionOf, streamed.bundle))
         entry = self._enter(bundle, session, described, revises=streamed.bundle)
         self._keep(session, _Sealed(session, bundle, streamed.revision + 1, content))
-        return [*new, *described, *entry], retracted
+        return [*new, *described, *entry]
 
     def seal(self, record: ProvRecord, now_ns: int, *, whole: bool = False) -> ProvRecord:
         """``record`` sealed: each bundle an entry, late spans a revision.  ``whole``: no
         span of the record's trace was still open, so nothing can come late to revise
         its sessions, which are then not remembered (see the module documentation)."""
         triples = list(record.triples)
-        retracted = list(record.retracted)
         added: list[Triple] = []
         first_sealed = set()
         for bundle, session, _ in bundles_in(triples):
             if session in self._streamed:
                 # Its steps were streamed: this record is the run's final entry.
-                triples, superseded = self._end_stream(
-                    session, [t for t in triples if t[0] != bundle], now_ns
-                )
-                retracted += superseded
+                triples = self._end_stream(session, [t for t in triples if t[0] != bundle], now_ns)
                 first_sealed.add(session)
                 if whole:
                     self._forget(session)
@@ -233,11 +219,9 @@ class Sealer:
             self._keep(session, _Sealed(session, revision, sealed.revision + 1, content))
             if whole:
                 self._forget(session)
-        if not added and len(triples) == len(record.triples) and not retracted:
+        if not added and len(triples) == len(record.triples):
             return record
-        return dataclasses.replace(
-            record, triples=tuple(triples + added), retracted=tuple(retracted)
-        )
+        return dataclasses.replace(record, triples=tuple(triples + added))
 
     def _keep(self, session: str, sealed: _Sealed) -> None:
         self._sealed[session] = sealed

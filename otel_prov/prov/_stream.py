@@ -9,11 +9,8 @@ the run's previous one, so the chain of a run streamed in ``k`` entries holds ``
 bundles, each over what it added: sealing work grows with the steps, not with their
 square.  When the run ends, its final entry hashes the whole content as it then stands
 (once, as any run's bundle does), so a finished run is checked like any other.
-A run whose steps came before its own span (a receiver's: OTLP sends a span when it
-ends) is streamed from a stand-in started with its first step; its final entry retracts
-that start (:func:`superseded_starts`), leaving the span's.
 
-Nothing else written is ever taken back (the store is append-mostly): an open activity is
+Nothing written is ever taken back (the store is append-mostly): an open activity is
 written with status ``running`` (:data:`RUNNING`), and its settled status (``ok``,
 ``error``, or ``incomplete`` on a timeout) is added when it ends; readers take the settled
 one (``read._sparql.settled_status``).  The run's answer waits for its end (a model's
@@ -51,7 +48,6 @@ __all__ = [
     "open_run",
     "running_view",
     "step_delta",
-    "superseded_starts",
     "without_label",
 ]
 
@@ -106,19 +102,6 @@ def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:
         service_name=first.service_name,
         role=Role.SESSION,
     )
-
-
-_STARTS = (P.startedAtTime, O.runStartedAt)
-
-
-def superseded_starts(
-    written: Iterable[Triple], session: str, final: Collection[Triple]
-) -> list[Triple]:
-    """The start times streamed for ``session`` that its final mapping (``final``) does
-    not hold: those of an :func:`open_run` stand-in, started with its first step, once the
-    run's own span came with the run's start.  The final entry retracts them, so that
-    the run has one start, its span's (PROV-O: one ``startedAtTime`` per activity)."""
-    return [t for t in written if t[0] == session and t[1] in _STARTS and t not in final]
 
 
 def without_label(triples: Iterable[Triple], run: str) -> list[Triple]:

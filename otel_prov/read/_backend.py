@@ -482,15 +482,12 @@ def total_order(prologue: str, body: str) -> str | None:
     1.7 s).  Oxigraph's parser tells which one the query is: a second ORDER BY is an
     error, and so are keys after a query that does not end in one.
     """
-    try:
-        answer = pyoxigraph.Store().query(prologue + body)
-    except SyntaxError:
-        return None
-    if not isinstance(answer, pyoxigraph.QuerySolutions):
+    answer = _solutions(prologue + body)
+    if answer is None:
         return None
     keys = " ".join(f"?{variable.value}" for variable in answer.variables)
     candidates = (f"{body}\nORDER BY {keys}", f"{body}\n{keys}")
-    own = next((c for c in candidates if _parses(prologue + c)), None)
+    own = next((c for c in candidates if _solutions(prologue + c) is not None), None)
     if own is None:
         return None
     if own == candidates[1]:  # keys after the query's own ORDER BY
@@ -498,12 +495,14 @@ def total_order(prologue: str, body: str) -> str | None:
     return f"SELECT * WHERE {{ {body}\n}} ORDER BY {keys}"
 
 
-def _parses(sparql: str) -> bool:
+def _solutions(sparql: str) -> pyoxigraph.QuerySolutions | None:
+    """What Oxigraph makes of a SELECT on an empty store (its projected variables), None
+    for a query it cannot parse or one of another form."""
     try:
-        pyoxigraph.Store().query(sparql)
+        answer = pyoxigraph.Store().query(sparql)
     except SyntaxError:
-        return False
-    return True
+        return None
+    return answer if isinstance(answer, pyoxigraph.QuerySolutions) else None
 
 
 def _split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:

@@ -13,7 +13,7 @@ from benchmarks.workload import session_spans
 from otel_prov.exporters._base import graph_term
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings, RequestRefusedError
-from otel_prov.processing._processor import RecordPreparer
+from otel_prov.processing._preparer import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend
 from tests.receiver import quads
 from tests.test_import import _hex_ids

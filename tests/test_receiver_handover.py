@@ -16,7 +16,7 @@ from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings
 from otel_prov.ingest.receiver._handover import Handover
-from otel_prov.processing._processor import RecordPreparer
+from otel_prov.processing._preparer import RecordPreparer
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
 from otel_prov.read._backend import EmbeddedBackend

@@ -17,8 +17,8 @@ from otel_prov.cli._render_report import render_import
 from otel_prov.cli._shared import chain_writer, destination, graph, no_session, say
 from otel_prov.ingest._annotate import annotate_run
 from otel_prov.ingest._import import import_spans
+from otel_prov.processing._preparer import RecordPreparer
 from otel_prov.processing._price_file import prices_from_settings
-from otel_prov.processing._processor import RecordPreparer
 from otel_prov.prov._otlp_json import parse_otlp_json
 
 __all__ = ["COMMANDS"]

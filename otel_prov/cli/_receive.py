@@ -36,8 +36,8 @@ from otel_prov.environment_variables import (
     OTEL_PROV_TENANTS,
 )
 from otel_prov.processing._chain_writer import ChainWriter
+from otel_prov.processing._preparer import RecordPreparer
 from otel_prov.processing._price_file import prices_from_settings
-from otel_prov.processing._processor import RecordPreparer
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
 

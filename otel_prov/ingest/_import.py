@@ -1,7 +1,7 @@
 """``otel-prov import``: spans read from files into provenance, as if recorded live.
 
 The spans (from :mod:`otel_prov.prov._otlp_json`) are prepared as the span processor prepares
-them (:class:`~otel_prov.processing._processor.RecordPreparer`: redaction, then big values to the
+them (:class:`~otel_prov.processing._preparer.RecordPreparer`: redaction, then big values to the
 blob store), grouped by trace, and each trace is mapped once with ``map_spans``: every
 outermost session in it gets its bundle, sub-sessions nest as they do live.  A span
 without an end time is mapped ``incomplete``.  A trace without an agent session, or a

@@ -19,9 +19,9 @@ The rules:
   again when it ends, and what ends under it meanwhile goes out on its own.
 * A trace with no session, nothing open and nothing new for ``idle_timeout_ns`` is not
   provenance: its spans are discarded (and counted).
-* Streaming (:meth:`SessionAssembler.poll_steps`): a session still open whose spans
-  ended since the last poll is handed out as it stands, the spans ended under it with
-  the open ones, and they stay buffered: the run is released whole when it ends.
+* Streaming (:meth:`SessionAssembler.poll_steps`): for a session still open, the spans
+  that ended under it since the last poll are handed out, and they stay buffered: the
+  run is released whole when it ends.
 
 A *root* is what a group is released for: an outermost session, or, in a process that
 serves another one (an MCP server, a tool service), an agent span whose parent is
@@ -32,12 +32,13 @@ mapper links it to its parent by that parent's deterministic IRI.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import ChainMap
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
 
-__all__ = ["SessionAssembler"]
+__all__ = ["OpenSteps", "SessionAssembler"]
 
 
 @dataclass
@@ -48,8 +49,21 @@ class _Trace:
     """A session of this trace was exported: later spans follow it on their own."""
     timed_out: set[int] = field(default_factory=set)
     """Session spans exported open, past the timeout: again only once they end."""
-    streamed: set[int] = field(default_factory=set)
-    """Ended spans already handed out by :meth:`SessionAssembler.poll_steps`."""
+    unstreamed: list[int] = field(default_factory=list)
+    """Spans added since :meth:`SessionAssembler.poll_steps` last looked at the trace."""
+
+
+@dataclass(frozen=True)
+class OpenSteps:
+    """What :meth:`SessionAssembler.poll_steps` hands out for one open run."""
+
+    trace: int
+    session: int
+    """The span id of the run's outermost session (open)."""
+    new: list[int]
+    """The ids of its spans that ended since the last poll."""
+    ended: Mapping[int, SpanRecord]
+    """The ended spans of its trace buffered now (not a copy: read it before the next add)."""
 
 
 class SessionAssembler:
@@ -87,39 +101,39 @@ class SessionAssembler:
         if span.span_id not in trace.spans:
             self.pending += 1
         trace.spans[span.span_id] = span
+        trace.unstreamed.append(span.span_id)
         trace.last_seen_ns = now_ns
 
-    def poll_steps(self, open_spans: Iterable[SpanRecord]) -> list[list[SpanRecord]]:
+    def poll_steps(self, open_spans: Iterable[SpanRecord]) -> list[OpenSteps]:
         """For each open outermost session with spans ended under it since the last call:
-        the run so far, its ended spans and its open ones (``open_spans``, snapshots),
-        left buffered.  Call after :meth:`poll`, which releases the runs that ended."""
-        open_by_trace: dict[int, list[SpanRecord]] = {}
+        those spans (left buffered) and what else is buffered of its trace.  Call after
+        :meth:`poll`, which releases the runs that ended.  The work grows with the spans
+        that ended, not with the runs' length (``bench_streaming``)."""
+        open_by_trace: dict[int, dict[int, SpanRecord]] = {}
         for span in open_spans:
-            open_by_trace.setdefault(span.trace_id, []).append(span)
-        steps: list[list[SpanRecord]] = []
-        for trace_id, running in open_by_trace.items():
-            trace = self._traces.get(trace_id)
-            if trace is None or not (trace.spans.keys() - trace.streamed):
+            open_by_trace.setdefault(span.trace_id, {})[span.span_id] = span
+        steps: list[OpenSteps] = []
+        for trace_id, trace in self._traces.items():
+            if not trace.unstreamed:
                 continue
-            known = {span.span_id: span for span in running}
-            known.update(trace.spans)
-            roots = {
-                span.span_id
-                for span in running
-                if span.role is Role.SESSION
-                and span.span_id not in trace.timed_out
-                and _outermost_session(span, known) is span
-            }
-            for root in roots:
-                group = [
-                    span
-                    for span in (*trace.spans.values(), *running)
-                    if (top := _outermost_session(span, known)) is not None and top.span_id == root
-                ]
-                ended = {span.span_id for span in group if span.span_id in trace.spans}
-                if ended - trace.streamed:
-                    trace.streamed |= ended
-                    steps.append(group)
+            new, trace.unstreamed = trace.unstreamed, []
+            running = open_by_trace.get(trace_id)
+            if not running:
+                continue
+            known = ChainMap(running, trace.spans)
+            by_root: dict[int, list[int]] = {}
+            for span_id in dict.fromkeys(new):
+                span = trace.spans.get(span_id)
+                top = _outermost_session(span, known) if span is not None else None
+                if (
+                    top is not None
+                    and top.span_id in running
+                    and top.span_id not in trace.timed_out
+                ):
+                    by_root.setdefault(top.span_id, []).append(span_id)
+            steps.extend(
+                OpenSteps(trace_id, root, ids, trace.spans) for root, ids in by_root.items()
+            )
         return steps
 
     def poll(
@@ -225,7 +239,6 @@ class SessionAssembler:
         group = [span for span in trace.spans.values() if not in_blocked(span)]
         for span in group:
             del trace.spans[span.span_id]
-            trace.streamed.discard(span.span_id)
         self.pending -= len(group)
         if final:
             # The process is ending: whatever still runs in this trace never will end.
@@ -243,7 +256,7 @@ class SessionAssembler:
         return group
 
 
-def _outermost_session(span: SpanRecord, known: dict[int, SpanRecord]) -> SpanRecord | None:
+def _outermost_session(span: SpanRecord, known: Mapping[int, SpanRecord]) -> SpanRecord | None:
     """The outermost session span above ``span`` (itself included) among ``known``."""
     found = None
     seen: set[int] = set()

@@ -145,7 +145,14 @@ def _ended(spans: Sequence[SpanRecord]) -> int | None:
 class SpanTree:
     """Index of the spans: parents, roles, and the session/iteration each span belongs to."""
 
-    def __init__(self, spans: Iterable[SpanRecord]) -> None:
+    def __init__(
+        self, spans: Iterable[SpanRecord], *, step_numbers: Mapping[int, int] | None = None
+    ) -> None:
+        """``step_numbers``: the numbers of inferred steps known from a mapping of the whole
+        run so far, by the span id of the model call that opens each: a window of a run
+        (``_stream_window``) holds only some of its steps, and a step it holds counts on
+        from the one before it, not from 1."""
+        self._step_numbers = step_numbers or {}
         self.spans: Sequence[SpanRecord] = sorted(spans, key=lambda s: (s.start_ns, s.span_id))
         self.by_id = {span.span_id: span for span in self.spans}
         self._wrappers: dict[int, SpanRecord] = {}
@@ -273,7 +280,10 @@ class SpanTree:
             ):
                 continue
             if span.role is Role.MODEL_CALL:
-                steps.append(Step(span, len(steps) + 1))
+                number = self._step_numbers.get(span.span_id)
+                if number is None:
+                    number = steps[-1].number + 1 if steps else 1
+                steps.append(Step(span, number))
             elif steps:
                 steps[-1].tools.append(span)
                 self._step_of[span.span_id] = steps[-1]

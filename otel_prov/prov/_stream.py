@@ -32,7 +32,7 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from otel_prov.prov._bundle import bundles_in, canonical_lines, content_subjects
+from otel_prov.prov._bundle import canonical_lines, content_subjects
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import Triple, datetime_from_ns, literal, named
 from otel_prov.prov._span_record import Role, SpanRecord
@@ -59,18 +59,18 @@ RUNNING = "running"
 _INCOMPLETE = literal("incomplete")
 
 
-def running_view(triples: Iterable[Triple]) -> list[Triple]:
+def running_view(triples: Iterable[Triple], session: str) -> list[Triple]:
     """A mapping of a run so far, as a streamed step writes it: open activities
     ``running`` (the mapper calls an open span ``incomplete``, what a run cut off by a
-    timeout or a crash is), the mapper's bundle and the run's answer left for its end."""
-    triples = list(triples)
-    bundles = {bundle for bundle, _, _ in bundles_in(triples)}
-    answers = {entity_iri(session, "answer") for _, session, _ in bundles_in(triples)}
+    timeout or a crash is), and the session's answer and count of failed calls left for
+    its end (a window of the run sees only some of its calls, ``_stream_window``).  The
+    mapping is made without bundles (``map_spans(unbundled=...)``): the run's end seals."""
+    answer = entity_iri(session, "answer")
     running = literal(RUNNING)
     return [
         (s, p, running if p == O.status and o == _INCOMPLETE else o)
         for s, p, o in triples
-        if s not in bundles and s not in answers and o not in answers
+        if s != answer and o != answer and not (s == session and p == O.failedCalls)
     ]
 
 

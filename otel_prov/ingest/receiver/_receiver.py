@@ -116,7 +116,7 @@ class _InFlight:
 class Receiver:
     """See the module documentation.  ``reader`` gives a reader of what ``exporter`` has
     stored *now* (the embedded store's read-only view is a snapshot: open a new one);
-    ``prepare`` is the :class:`~otel_prov.processing._processor.RecordPreparer`;
+    ``prepare`` is the :class:`~otel_prov.processing._preparer.RecordPreparer`;
     ``spool_bytes`` tells how much the exporter holds on disk, for the metrics;
     ``prices`` prices model calls that report no cost."""
 
@@ -328,7 +328,7 @@ class Receiver:
             run = open_run(spans)
             if run is None:
                 continue
-            mapped = map_spans([run, *spans], prices=self._prices)
+            mapped = map_spans([run, *spans], prices=self._prices, unbundled=(run.span_id,))
             session = mapped.root
             mapped = dataclasses.replace(
                 mapped, triples=tuple(without_label(mapped.triples, session))

@@ -52,24 +52,33 @@ def _open(span: SpanRecord) -> SpanRecord:
     return dataclasses.replace(span, end_ns=None, status="unset")
 
 
-def streamed(spans: Sequence[SpanRecord], tmp: str) -> MemoryStore:
+def streamed(
+    spans: Sequence[SpanRecord], tmp: str, cycles: Sequence[int] | None = None
+) -> MemoryStore:
     """What a store holds of ``spans`` (one trace, one outermost session) recorded in
-    process with streaming on: a cycle after each span ends, the spans still open as
-    snapshots, then the run sealed at its end."""
+    process with streaming on, then sealed at the run's end: a cycle after each span
+    ends, or after each group of ``cycles`` spans (in the order they ended), the spans
+    still open then as snapshots."""
     store = MemoryStore()
     pipeline = _pipeline(store, tmp)
     session = SpanTree(spans).root
     assert session is not None and session.role is Role.SESSION, session
+    order = sorted(
+        (s for s in spans if s is not session), key=lambda s: (s.end_ns or 0, s.start_ns)
+    )
     ended: dict[int, SpanRecord] = {}
-    for span in sorted(spans, key=lambda s: (s.end_ns or 0, s.start_ns)):
-        if span is session:
+    taken = 0
+    for size in cycles or [1] * len(order):
+        new = order[taken : taken + size]
+        taken += size
+        if not new:
             break
-        ended[span.span_id] = span
-        at = span.end_ns or 0
+        ended.update((s.span_id, s) for s in new)
+        at = max(s.end_ns or 0 for s in new)
         running = {
             s.span_id: _open(s) for s in spans if s.span_id not in ended and s.start_ns <= at
         }
-        run = OpenRun(session.span_id, [span.span_id], {**ended, **running})
+        run = OpenRun(session.span_id, [s.span_id for s in new], {**ended, **running})
         for record in pipeline.stream([run], at):
             store.export([record])
     for record in pipeline.seal([list(spans)], session.end_ns or 0):

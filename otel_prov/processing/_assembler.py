@@ -51,6 +51,11 @@ class _Trace:
     """Session spans exported open, past the timeout: again only once they end."""
     unstreamed: list[int] = field(default_factory=list)
     """Spans added since :meth:`SessionAssembler.poll_steps` last looked at the trace."""
+    unpolled: list[int] = field(default_factory=list)
+    """Spans added since :meth:`SessionAssembler.poll` last looked at the trace."""
+    running: int | None = None
+    """The one root of the trace, open, that held everything back when the trace was last
+    looked at whole; ``None`` when that was not so (see ``_unchanged``)."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,7 @@ class SessionAssembler:
             self.pending += 1
         trace.spans[span.span_id] = span
         trace.unstreamed.append(span.span_id)
+        trace.unpolled.append(span.span_id)
         trace.last_seen_ns = now_ns
 
     def poll_steps(self, open_spans: Iterable[SpanRecord]) -> list[OpenSteps]:
@@ -157,7 +163,11 @@ class SessionAssembler:
         ready: list[list[SpanRecord]] = []
         for trace_id in [*self._traces, *(t for t in open_by_trace if t not in self._traces)]:
             trace = self._traces.get(trace_id) or _Trace(last_seen_ns=now_ns)
-            group = self._release(trace, open_by_trace.get(trace_id, []), now_ns, flush, final)
+            running = open_by_trace.get(trace_id, [])
+            if not flush and self._unchanged(trace, running, now_ns):
+                continue
+            trace.unpolled = []
+            group = self._release(trace, running, now_ns, flush, final)
             if group:
                 ready.append(group)
             if trace.spans or (trace.exported and open_by_trace.get(trace_id)):
@@ -165,6 +175,24 @@ class SessionAssembler:
             else:
                 self._traces.pop(trace_id, None)
         return ready
+
+    def _unchanged(self, trace: _Trace, open_spans: Sequence[SpanRecord], now_ns: int) -> bool:
+        """Whether looking at ``trace`` whole could release nothing now: it was held back by
+        one root still open, before its timeout, and every span added since lies under it.
+        A long run streamed step by step is then not gone through at every cycle: the work
+        grows with the spans that end, not with the run's length (``bench_streaming``)."""
+        root_id = trace.running
+        if root_id is None:
+            return False
+        root = next((span for span in open_spans if span.span_id == root_id), None)
+        if root is None or now_ns - root.start_ns >= self._session_timeout_ns:
+            return False
+        known = ChainMap({span.span_id: span for span in open_spans}, trace.spans)
+        for span_id in trace.unpolled:
+            if not _under(trace.spans.get(span_id), root_id, known):
+                return False
+        trace.unpolled = []
+        return True
 
     def _release(
         self,
@@ -226,6 +254,13 @@ class SessionAssembler:
             root = outermost_root(span)
             return root is not None and root.span_id in blocked
 
+        open_blocked = blocked & open_ids
+        trace.running = (
+            next(iter(open_blocked))
+            if len(open_blocked) == 1 and not released_roots and blocked == open_blocked
+            else None
+        )
+
         if not (released_roots or trace.exported):
             idle = now_ns - trace.last_seen_ns >= self._idle_ns
             no_root = not any(outermost_root(s) for s in trace.spans.values())
@@ -254,6 +289,18 @@ class SessionAssembler:
         if group:
             trace.exported = True
         return group
+
+
+def _under(span: SpanRecord | None, root: int, known: Mapping[int, SpanRecord]) -> bool:
+    """Whether ``span`` lies under the span ``root`` (through spans among ``known``)."""
+    seen: set[int] = set()
+    current = span
+    while current is not None and current.span_id not in seen:
+        if current.parent_id == root:
+            return True
+        seen.add(current.span_id)
+        current = known.get(current.parent_id) if current.parent_id is not None else None
+    return False
 
 
 def _outermost_session(span: SpanRecord, known: Mapping[int, SpanRecord]) -> SpanRecord | None:

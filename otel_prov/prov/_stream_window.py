@@ -173,9 +173,14 @@ class RunWindow:
 def kept(triples: Iterable[Triple], dirty: frozenset[int]) -> list[Triple]:
     """The triples of a window a cycle stores: those of its dirty spans' subjects and of
     subjects that belong to no span (agents, tools, models, services)."""
+    keep: dict[str, bool] = {}  # by subject: a subject has a dozen triples
     out = []
     for triple in triples:
-        owner = owner_span(triple[0])
-        if owner is None or owner in dirty:
+        subject = triple[0]
+        kept_here = keep.get(subject)
+        if kept_here is None:
+            owner = owner_span(subject)
+            kept_here = keep[subject] = owner is None or owner in dirty
+        if kept_here:
             out.append(triple)
     return out

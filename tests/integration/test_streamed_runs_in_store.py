@@ -39,11 +39,10 @@ def _run(exporter: ProvExporter) -> list[object]:
         "researcher", question="what?", tools=["lookup"], tracer_provider=provider
     ):
         for number in range(1, STEPS + 1):
-            with otel_prov.iteration(number, thought=f"look up {number}", tracer_provider=provider):
-                with otel_prov.tool_call(
-                    "lookup", arguments={"n": number}, tracer_provider=provider
-                ):
-                    otel_prov.set_observation(f"found {number}")
+            step = otel_prov.iteration(number, thought=f"step {number}", tracer_provider=provider)
+            call = otel_prov.tool_call("lookup", arguments={"n": number}, tracer_provider=provider)
+            with step, call:
+                otel_prov.set_observation(f"found {number}")
             time.sleep(PAUSE_S)
         otel_prov.set_answer("done")
     assert processor.force_flush()
@@ -61,11 +60,12 @@ def _check(backend: QueryBackend, finished: list[object], tmp_path: Path) -> Non
         "PREFIX prov: <http://www.w3.org/ns/prov#> PREFIX oprov: <https://w3id.org/otel-prov/ns#>"
         " SELECT (COUNT(?start) AS ?starts) (COUNT(?mark) AS ?marks) WHERE { GRAPH ?g {"
         " { ?s a oprov:AgentSession ; prov:startedAtTime ?start }"
-        ' UNION { ?s a oprov:AgentSession ; oprov:runStartedAt ?mark } } }'
+        " UNION { ?s a oprov:AgentSession ; oprov:runStartedAt ?mark } } }"
     ).rows[0]
     assert (counts["starts"], counts["marks"]) == ("1", "1"), counts
     running = backend.query(
-        'PREFIX oprov: <https://w3id.org/otel-prov/ns#> ASK { GRAPH ?g { ?a oprov:status "running" } }'
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#>"
+        ' ASK { GRAPH ?g { ?a oprov:status "running" } }'
     )
     assert running.boolean is False
     # The newest bundle hashes what the same spans sealed at their end hash: same content.
@@ -95,8 +95,6 @@ def test_a_streamed_run_on_a_sparql_server_is_the_run_sealed_at_its_end(
     remote: tuple[SparqlServer, Path], tmp_path: Path
 ) -> None:
     server, spool = remote
-    exporter = SparqlUpdateExporter(
-        server.update_endpoint, server.query_endpoint, spool_dir=spool
-    )
+    exporter = SparqlUpdateExporter(server.update_endpoint, server.query_endpoint, spool_dir=spool)
     finished = _run(exporter)
     _check(RemoteBackend(server.query_endpoint), finished, tmp_path)

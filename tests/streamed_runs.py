@@ -53,12 +53,16 @@ def _open(span: SpanRecord) -> SpanRecord:
 
 
 def streamed(
-    spans: Sequence[SpanRecord], tmp: str, cycles: Sequence[int] | None = None
+    spans: Sequence[SpanRecord],
+    tmp: str,
+    cycles: Sequence[int] | None = None,
+    *,
+    end: bool = True,
 ) -> MemoryStore:
     """What a store holds of ``spans`` (one trace, one outermost session) recorded in
-    process with streaming on, then sealed at the run's end: a cycle after each span
-    ends, or after each group of ``cycles`` spans (in the order they ended), the spans
-    still open then as snapshots."""
+    process with streaming on, then sealed at the run's end (unless not ``end``: its
+    writer died): a cycle after each span ends, or after each group of ``cycles`` spans
+    (in the order they ended), the spans still open then as snapshots."""
     store = MemoryStore()
     pipeline = _pipeline(store, tmp)
     session = SpanTree(spans).root
@@ -81,8 +85,9 @@ def streamed(
         run = OpenRun(session.span_id, [s.span_id for s in new], {**ended, **running})
         for record in pipeline.stream([run], at):
             store.export([record])
-    for record in pipeline.seal([list(spans)], session.end_ns or 0):
-        store.export([record])
+    if end:
+        for record in pipeline.seal([list(spans)], session.end_ns or 0):
+            store.export([record])
     return store
 
 

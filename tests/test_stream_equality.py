@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 
 from benchmarks.bench_third_party import OURS, THIRD_PARTIES, spans_of
 from benchmarks.streaming_run import run_spans
+from otel_prov.prov._bundle import content_hash, session_content
+from otel_prov.prov._iris import activity_iri
+from otel_prov.prov._rdf import literal
+from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
-from otel_prov.prov._vocab import O
+from otel_prov.prov._stream import RUNNING
+from otel_prov.prov._vocab import O, P
 from tests.streamed_runs import sealed_at_end, streamed, without_bundles
 
 RUNS = (OURS, *THIRD_PARTIES)
@@ -54,3 +59,35 @@ def test_a_streamed_run_keeps_one_start_and_no_running_status(tmp_path: Path) ->
     store = streamed(run_spans(3), str(tmp_path))
     assert len([t for t in store.triples if t[1] == O.runStartedAt]) == 1
     assert not [t for t in store.triples if t[1] == O.status and t[2] == '"running"']
+
+
+def test_a_run_left_open_by_a_dead_writer_is_sealed_incomplete_by_the_next(tmp_path: Path) -> None:
+    """What the store holds of a run whose writer died mid-way (steps streamed, no end),
+    sealed by another writer: every step kept, nothing ``running``, the run ``incomplete``,
+    its final bundle over what is now stored, revising the dead writer's last entry."""
+    spans = run_spans(4)
+    session = next(s for s in spans if s.parent_id is None)
+    cut = sorted(s.end_ns or 0 for s in spans)[len(spans) // 2]
+    kept = [s for s in spans if (s.end_ns or 0) <= cut or s is session]
+    stored = streamed(kept, str(tmp_path), end=False)
+    running = literal(RUNNING)
+    assert any(t[2] == running for t in stored.triples)
+    entries = [b for b, p, _ in stored.triples if p == O.bundleOf]
+    newest = next(b for b in entries if b.endswith(f"bundle-{len(entries)}>"))
+    record = Sealer(chain="next").seal_abandoned(
+        activity_iri(session.trace_id, session.span_id),
+        newest,
+        len(entries),
+        sorted(stored.triples),
+        cut,
+    )
+    stored.export([record])
+    after = stored.triples
+    assert not [t for t in after if t[2] == running]
+    assert {t for t in stored.retracted} == {t for t in record.retracted}
+    assert all(t[2] == running for t in record.retracted)
+    run = activity_iri(session.trace_id, session.span_id)
+    assert (run, O.status, literal("incomplete")) in after
+    final = next(b for b, p, o in record.triples if p == P.wasRevisionOf and o == newest)
+    (digest,) = {o for s, p, o in after if s == final and p == O.contentHash}
+    assert digest == literal(content_hash(session_content(after, run)))

@@ -42,7 +42,12 @@ from otel_prov.prov._chain import Checkpoint, Entry, Signer, Tombstone, entry_tr
 from otel_prov.prov._iris import entity_iri, owner_span
 from otel_prov.prov._rdf import Triple, canonical_datetime, parse_literal
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._stream import delta_bundle_triples, running_view, step_delta
+from otel_prov.prov._stream import (
+    abandoned_view,
+    delta_bundle_triples,
+    running_view,
+    step_delta,
+)
 from otel_prov.prov._vocab import O, P
 
 __all__ = ["Sealer"]
@@ -151,6 +156,22 @@ class Sealer:
         entry (``bundle``, the ``revision``-th) and every triple stored of it.  Its next
         entries follow that one, and its end takes back what those wrote and it does not."""
         self._streamed[session] = _Streamed(bundle, revision, set(stored))
+
+    def seal_abandoned(
+        self, session: str, bundle: str, revision: int, stored: Sequence[Triple], now_ns: int
+    ) -> ProvRecord:
+        """The final entry, in this writer's chain, of a streamed run whose writer is gone:
+        ``stored`` is what the store holds of it, its newest entry ``bundle`` (the
+        ``revision``-th).  The run ends as it stands, ``incomplete`` where it said
+        ``running`` (``_stream.abandoned_view``), the ``running`` statuses taken back."""
+        self.continue_stream(session, bundle, revision, stored)
+        triples, retracted = self._end_stream(session, abandoned_view(stored), now_ns)
+        return ProvRecord(
+            trace_id=session[len("<urn:otel-prov:") : len("<urn:otel-prov:") + 32],
+            root=session,
+            triples=tuple(triples),
+            retracted=tuple(retracted),
+        )
 
     def seal_step(self, record: ProvRecord, now_ns: int) -> ProvRecord | None:
         """The next streamed entry of the run still open ``record.root``, from ``record``,

@@ -42,6 +42,7 @@ __all__ = [
     "RUNNING",
     "STREAMED",
     "StreamedEntry",
+    "abandoned_view",
     "delta_bundle_triples",
     "delta_problems",
     "line_manifest",
@@ -72,6 +73,14 @@ def running_view(triples: Iterable[Triple], session: str) -> list[Triple]:
         for s, p, o in triples
         if s != answer and o != answer and not (s == session and p == O.failedCalls)
     ]
+
+
+def abandoned_view(stored: Iterable[Triple]) -> list[Triple]:
+    """What a run still open in the store says once its writer is gone (killed, or silent
+    past the session timeout): what it holds, every ``running`` status ``incomplete``, as
+    the mapper marks what a process never saw end."""
+    running = literal(RUNNING)
+    return [(s, p, _INCOMPLETE if p == O.status and o == running else o) for s, p, o in stored]
 
 
 def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:

@@ -19,7 +19,7 @@ from otel_prov.prov._span_record import Role, SpanRecord
 from otel_prov.prov._span_tree import SpanTree
 from otel_prov.prov._vocab import O
 
-__all__ = ["MemoryStore", "sealed_at_end", "streamed", "without_bundles"]
+__all__ = ["MemoryStore", "pipeline_for", "sealed_at_end", "streamed", "without_bundles"]
 
 
 @dataclass
@@ -38,7 +38,8 @@ class MemoryStore(ProvExporter):
         return ExportResult.SUCCESS
 
 
-def _pipeline(store: MemoryStore, tmp: str) -> WritePipeline:
+def pipeline_for(store: MemoryStore, tmp: str) -> WritePipeline:
+    """A streaming pipeline into ``store``, its blobs under ``tmp``."""
     return WritePipeline(
         store,
         chain=ChainWriter(signer=None),
@@ -64,7 +65,7 @@ def streamed(
     writer died): a cycle after each span ends, or after each group of ``cycles`` spans
     (in the order they ended), the spans still open then as snapshots."""
     store = MemoryStore()
-    pipeline = _pipeline(store, tmp)
+    pipeline = pipeline_for(store, tmp)
     session = SpanTree(spans).root
     assert session is not None and session.role is Role.SESSION, session
     order = sorted(
@@ -93,7 +94,7 @@ def streamed(
 
 def sealed_at_end(spans: Sequence[SpanRecord], tmp: str) -> MemoryStore:
     store = MemoryStore()
-    pipeline = _pipeline(store, tmp)
+    pipeline = pipeline_for(store, tmp)
     end = max(s.end_ns or 0 for s in spans)
     for record in pipeline.seal([list(spans)], end):
         store.export([record])

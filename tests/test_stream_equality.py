@@ -4,6 +4,7 @@ from the bundles of its streamed revisions, whatever the cycles saw of it."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,45 @@ def test_a_run_left_open_by_a_dead_writer_is_sealed_incomplete_by_the_next(tmp_p
     final = next(b for b, p, o in record.triples if p == P.wasRevisionOf and o == newest)
     (digest,) = {o for s, p, o in after if s == final and p == O.contentHash}
     assert digest == literal(content_hash(session_content(after, run)))
+
+
+def test_a_sub_agent_streamed_as_if_it_were_the_run_leaves_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    """A receiver streams a run's steps under the parent they share before the run's span
+    comes; when that parent was a sub-agent's session (called as a tool), what its stream
+    wrote and the trace sealed whole does not say is taken back."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    import otel_prov
+    from otel_prov.processing._pipeline import OpenRun
+    from otel_prov.prov._span_record import Role, record_from_span
+    from tests.streamed_runs import MemoryStore, pipeline_for
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    with otel_prov.agent_session("planner", question="plan?", tracer_provider=provider):
+        step = otel_prov.iteration(1, thought="ask the helper", tracer_provider=provider)
+        call = otel_prov.tool_call("helper", arguments={"q": 1}, tracer_provider=provider)
+        with step, call:
+            with otel_prov.agent_session("helper", question="q", tracer_provider=provider):
+                for number in (1, 2):
+                    with otel_prov.iteration(number, thought="t", tracer_provider=provider):
+                        pass
+            otel_prov.set_observation("helped")
+        otel_prov.set_answer("planned")
+    spans = [record_from_span(s) for s in memory.get_finished_spans()]
+    inner = next(s for s in spans if s.role is Role.SESSION and s.name.endswith("helper"))
+    store = MemoryStore()
+    pipeline = pipeline_for(store, str(tmp_path))
+    known = {s.span_id: s for s in spans if s.parent_id == inner.span_id}
+    known[inner.span_id] = dataclasses.replace(inner, end_ns=None)  # still open
+    run = OpenRun(inner.span_id, [s for s in known if s != inner.span_id], known)
+    store.export(pipeline.stream([run], 0))
+    assert store.triples, "the sub-agent was not streamed"
+    store.export(pipeline.seal([spans], 0))
+    at_end = without_bundles(sealed_at_end(spans, str(tmp_path)).triples)
+    assert without_bundles(store.triples) - at_end == set()

@@ -257,6 +257,7 @@ class Sealer:
                 # Never changed in place below (only rebound), so its content can wait.
                 self._keep(session, _Sealed(session, bundle, 1, triples, _worked_out=False))
         prefix = f"<urn:otel-prov:{record.trace_id}:"
+        retracted += self._end_mistaken_streams(prefix, first_sealed, record.triples)
         for session in sorted(self._of_trace.get(prefix, set()) - first_sealed):
             sealed = self._sealed[session]
             before = sealed.content
@@ -277,6 +278,28 @@ class Sealer:
         return dataclasses.replace(
             record, triples=tuple(triples + added), retracted=(*record.retracted, *retracted)
         )
+
+    def _end_mistaken_streams(
+        self, prefix: str, runs: set[str], record: Sequence[Triple]
+    ) -> list[Triple]:
+        """What to take back of the streams of a trace's record that its runs (``runs``)
+        are not: a receiver streams the steps of a run before the run's own span comes,
+        under the parent they share, and that may have been a sub-agent's session, not
+        the run.  What such a stream wrote that the record does not say goes (the run's
+        mark, its start); its entries stay in the chain, over what they added."""
+        streams = [s for s in self._streamed if s.startswith(prefix) and s not in runs]
+        if not streams:
+            return []
+        final = set(record)
+        subjects = {t[0] for t in final}
+        mistaken = [s for s in streams if s in subjects]  # another run may still be open
+        taken_back: list[Triple] = []
+        for session in mistaken:
+            written = self._streamed.pop(session).written
+            taken_back += sorted(
+                t for t in written if t not in final and owner_span(t[0]) is not None
+            )
+        return taken_back
 
     def _keep(self, session: str, sealed: _Sealed) -> None:
         self._sealed[session] = sealed

@@ -41,12 +41,12 @@ from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 __all__ = [
     "RUNNING",
     "STREAMED",
+    "StandIn",
     "StreamedEntry",
     "abandoned_view",
     "delta_bundle_triples",
     "delta_problems",
     "line_manifest",
-    "open_run",
     "running_view",
     "step_delta",
     "without_label",
@@ -83,39 +83,62 @@ def abandoned_view(stored: Iterable[Triple]) -> list[Triple]:
     return [(s, p, _INCOMPLETE if p == O.status and o == running else o) for s, p, o in stored]
 
 
-def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:
-    """The run a receiver's spans of one trace are steps of, while its session span has
-    not come (OTLP sends a span when it ends, so a run's own span comes last): a snapshot
-    standing for it, open, named by the one parent that the agent spans (iterations,
-    tool, model calls, nested sessions) point to and that has not come, started with the
-    first of them; ``None`` when the run's span has come or no one run is open."""
-    ids = {span.span_id for span in spans}
-    steps = [span for span in spans if span.role is not Role.SPAN]
-    missing = {span.parent_id for span in steps if span.parent_id not in ids}
-    if (
-        len(missing) != 1
-        or None in missing
-        or any(span.role is Role.SESSION and span.parent_id not in ids for span in steps)
-    ):
-        return None
-    (parent,) = missing
-    assert parent is not None
-    first = min(steps, key=lambda span: span.start_ns)
-    return SpanRecord(
-        trace_id=first.trace_id,
-        span_id=parent,
-        parent_id=None,
-        name="",
-        start_ns=first.start_ns,
-        end_ns=None,
-        service_name=first.service_name,
-        role=Role.SESSION,
-    )
+class StandIn:
+    """The run a receiver's spans of one trace are steps of, while the run's own span has
+    not come (OTLP sends a span when it ends, so a run's own span comes last).
+
+    Its span id is a guess from the parents the spans point to and that have not come,
+    and a wrong guess streams a run that is none (a model call's parent is an iteration
+    still running; a sub-agent's steps hang under its session): the parent of an
+    iteration that came is taken, and only when there is one such parent, since an
+    iteration's parent is its session by the model (``_span_tree``).  Until one comes a
+    run is not streamed.  The guess's start, the first of the iterations under it, is
+    the run's until its own span says otherwise (its end takes the guess back).
+    Kept per trace, fed what comes, each span once."""
+
+    def __init__(self) -> None:
+        self._present: set[int] = set()
+        self._orphans: dict[int, list[SpanRecord]] = {}
+        """A parent that has not come -> the spans that came under it."""
+
+    def add(self, spans: Iterable[SpanRecord]) -> None:
+        spans = [span for span in spans if span.span_id not in self._present]
+        self._present.update(span.span_id for span in spans)
+        for span in spans:
+            self._orphans.pop(span.span_id, None)
+            parent = span.parent_id
+            if parent is not None and parent not in self._present:
+                self._orphans.setdefault(parent, []).append(span)
+
+    def run(self) -> SpanRecord | None:
+        """A snapshot standing for the run, open and unnamed; ``None`` while no one parent
+        of an iteration is missing."""
+        parents = [
+            parent
+            for parent, under in self._orphans.items()
+            if any(span.role is Role.ITERATION for span in under)
+        ]
+        if len(parents) != 1:
+            return None
+        under = self._orphans[parents[0]]
+        first = min(
+            (span for span in under if span.role is Role.ITERATION), key=lambda s: s.start_ns
+        )
+        return SpanRecord(
+            trace_id=first.trace_id,
+            span_id=parents[0],
+            parent_id=None,
+            name="",
+            start_ns=first.start_ns,
+            end_ns=None,
+            service_name=first.service_name,
+            role=Role.SESSION,
+        )
 
 
 def without_label(triples: Iterable[Triple], run: str) -> list[Triple]:
-    """``triples`` without the label of ``run`` (an :func:`open_run` stand-in, whose name
-    is not known: its own span brings it)."""
+    """``triples`` without the label of ``run`` (a :class:`StandIn`'s, whose name is not
+    known: its own span brings it)."""
     return [t for t in triples if not (t[0] == run and t[1] == RDFS_LABEL)]
 
 

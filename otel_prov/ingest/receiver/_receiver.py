@@ -50,7 +50,7 @@ from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_ot
 from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._span_record import SpanRecord
-from otel_prov.prov._stream import open_run, without_label
+from otel_prov.prov._stream import StandIn, without_label
 from otel_prov.read._backend import QueryBackend
 
 __all__ = ["Accepted", "InvalidRequestError", "Receiver", "RequestRefusedError"]
@@ -325,8 +325,10 @@ class Receiver:
             changed = self._buffer.changed()
         records = []
         for spans in changed:
-            run = open_run(spans)
-            if run is None:
+            stand_in = StandIn()
+            stand_in.add(spans)
+            run = stand_in.run()
+            if run is None or run.span_id in {span.span_id for span in spans}:
                 continue
             mapped = map_spans([run, *spans], prices=self._prices, unbundled=(run.span_id,))
             session = mapped.root

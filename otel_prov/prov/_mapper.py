@@ -498,6 +498,8 @@ def _check_json(content: Content, key: str, out: SpanTriples) -> None:
         json.loads(content.text)
     except ValueError as exc:
         out.report(f"{key} is not JSON ({exc}); stored as text")
+    except RecursionError:
+        out.report(f"{key} nests too deep to be read as JSON; stored as text")
 
 
 def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:

@@ -456,7 +456,25 @@ def test_a_value_nested_too_deep_to_parse_never_costs_its_span_its_role(operatio
     """Every attribute the mappers may read as JSON, holding JSON nested deeper than Python
     parses (a tool result from a hostile page): each is text, the span keeps its role."""
     deep = "[" * 5000 + '{"lc_agent_name": 1, "name": 2}' + "]" * 5000
-    keys = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.tool.definitions", "gen_ai.retrieval.documents", "gen_ai.system_instructions", "input.value", "output.value", "metadata", "llm.tools", "traceloop.entity.input", "traceloop.entity.output", "otel_prov.arguments", "otel_prov.observation", "otel_prov.question", "otel_prov.answer"]
+    keys = [
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.tool.definitions",
+        "gen_ai.retrieval.documents",
+        "gen_ai.system_instructions",
+        "input.value",
+        "output.value",
+        "metadata",
+        "llm.tools",
+        "traceloop.entity.input",
+        "traceloop.entity.output",
+        "otel_prov.arguments",
+        "otel_prov.observation",
+        "otel_prov.question",
+        "otel_prov.answer",
+    ]
     attributes = {key.replace(".", "__"): deep for key in keys}
     span = make_span(1, name=f"{operation} x", gen_ai__operation__name=operation, **attributes)
     record = map_spans([span])

@@ -211,7 +211,8 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
     activity = activity_iri(span.trace_id, span.span_id)
     add((activity, RDF_TYPE, cls))
     add((activity, RDF_TYPE, P.Activity))
-    add((activity, RDFS_LABEL, literal(span.name)))
+    if span.name:  # an empty label says nothing (and a stand-in's name is not known)
+        add((activity, RDFS_LABEL, literal(span.name)))
     add((activity, O.traceId, literal(trace_hex(span.trace_id))))
     add((activity, O.spanId, literal(span_hex(span.span_id))))
     add((activity, P.startedAtTime, datetime_from_ns(span.start_ns)))
@@ -510,6 +511,8 @@ def _check_json(content: Content, key: str, out: SpanTriples) -> None:
         json.loads(content.text)
     except ValueError as exc:
         out.report(f"{key} is not JSON ({exc}); stored as text")
+    except RecursionError:
+        out.report(f"{key} nests too deep to be read as JSON; stored as text")
 
 
 def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:

@@ -36,8 +36,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_TENANTS,
 )
 from otel_prov.processing._chain_writer import ChainWriter
-from otel_prov.processing._preparer import RecordPreparer
-from otel_prov.processing._price_file import prices_from_settings
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
 
@@ -189,14 +188,17 @@ def _run(
     try:
 
         def receiver(settings: ReceiverSettings, graph: str, chain: ChainWriter) -> Receiver:
+            pipeline = WritePipeline.from_settings(
+                opened.exporter,
+                chain=chain,
+                graph=graph,
+                stream=settings.stream,
+                content=content_policy(args),
+            )
             return Receiver(
                 settings,
-                exporter=opened.exporter,
+                pipeline=pipeline,
                 reader=_reader(opened.reader),
-                graph=graph,
-                prepare=RecordPreparer.from_settings(content=content_policy(args)),
-                prices=prices_from_settings(),
-                chain=chain,
                 spool_bytes=None
                 if opened.spool is None
                 else functools.partial(_directory_bytes, opened.spool),

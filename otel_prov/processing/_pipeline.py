@@ -12,8 +12,9 @@ done with it, which is here:
   writer's chain (sealer, key, checkpoints: ``ChainWriter``) and the price table;
 * :meth:`WritePipeline.seal`: groups of spans mapped and sealed, the final entry of a
   streamed run among them (with what its streamed entries wrote and it does not say
-  taken back: ``ProvRecord.retracted``); continuing what the store holds of the same
-  traces when the caller says so (an import again, a receiver after a restart);
+  taken back: ``ProvRecord.retracted``); going on from what the store holds of the same
+  traces when told it (:meth:`WritePipeline.continue_stored`: an import again, a
+  receiver after a restart);
 * :meth:`WritePipeline.stream`: the new steps of runs still open, each cycle a window of
   the run (``prov._stream_window``) and not the run so far, so that the work for a run
   of n steps grows with n, sealed as the next entries of the chain;
@@ -26,25 +27,34 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+from otel_prov._settings import env_bool
+from otel_prov.environment_variables import OTEL_PROV_STREAM
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.processing._preparer import RecordPreparer
+from otel_prov.processing._price_file import prices_from_settings
+from otel_prov.processing._stored import StoredRuns, StoredSession
 from otel_prov.prov._iris import activity_iri
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._prices import PriceTable
+from otel_prov.prov._rdf import iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._stream_window import RunWindow, kept
 
-__all__ = ["OpenRun", "WritePipeline"]
+__all__ = ["STREAM_DEFAULT", "OpenRun", "WritePipeline"]
 
 _logger = logging.getLogger(__name__)
 
 _PROBLEMS_LOGGED = 5
+
+STREAM_DEFAULT = False
+"""Whether a writer streams the steps of runs still open when ``OTEL_PROV_STREAM`` is unset."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +105,35 @@ class WritePipeline:
         self._windows: dict[int, RunWindow] = {}
         """Open runs streamed so far, by the span id of their session."""
 
+    @classmethod
+    def from_settings(
+        cls,
+        exporter: ProvExporter,
+        *,
+        chain: ChainWriter | None = None,
+        graph: str | None = None,
+        stream: bool | None = None,
+        prices: str | os.PathLike[str] | None = None,
+        content: bool | None = None,
+        blob_dir: str | os.PathLike[str] | None = None,
+        blob_threshold: int | None = None,
+        batch_size: int = 64,
+    ) -> WritePipeline:
+        """The arguments, else their ``OTEL_PROV_*`` variables (``OTEL_PROV_STREAM``,
+        ``OTEL_PROV_PRICES``, ``OTEL_PROV_BLOB_*``, the capture switches), else the
+        defaults; ``chain``: else a new chain, unsigned."""
+        return cls(
+            exporter,
+            chain=chain if chain is not None else ChainWriter(signer=None),
+            prepare=RecordPreparer.from_settings(
+                blob_dir=blob_dir, blob_threshold=blob_threshold, content=content
+            ),
+            prices=prices_from_settings(prices),
+            stream=stream if stream is not None else env_bool(OTEL_PROV_STREAM, STREAM_DEFAULT),
+            batch_size=batch_size,
+            graph=graph,
+        )
+
     def restart(self) -> None:
         """A new chain and no open run (a forked child: the parent's are the parent's)."""
         self.chain.restart()
@@ -126,6 +165,24 @@ class WritePipeline:
             self._report(record)
             records.append(self._in_graph(record))
         return records
+
+    def continue_stored(self, sessions: Iterable[StoredSession], stored: StoredRuns) -> None:
+        """Go on from what the store holds of these sessions (``_stored``): a sealed one is
+        revised by what the next record adds to it, never sealed again; a streamed one,
+        still open, gets its next entries after the stored ones, and its end takes back
+        what they wrote and it does not say."""
+        sealer = self.chain.sealer
+        for found in sessions:
+            session, bundle = iri(found.session), iri(found.bundle)
+            if found.streamed:
+                sealer.continue_stream(session, bundle, found.revision, stored.content(found))
+            else:
+                sealer.continue_session(session, bundle, found.revision, stored.content(found))
+
+    def seal_made(self, records: Iterable[ProvRecord], now_ns: int) -> list[ProvRecord]:
+        """Records made without spans (an evaluation added after a run,
+        ``prov._annotation``), each bundle sealed as the next entry of the chain."""
+        return [self._in_graph(self.chain.sealer.seal(record, now_ns)) for record in records]
 
     def stream(self, runs: Iterable[OpenRun], now_ns: int) -> list[ProvRecord]:
         """The next streamed entry of each run, from a window around its new spans; none
@@ -179,6 +236,16 @@ class WritePipeline:
         for start in range(0, len(records), self.batch_size):
             batch = records[start : start + self.batch_size]
             yield batch, self.export_batch(batch)
+
+    def store(self, records: Sequence[ProvRecord], now_ns: int) -> bool:
+        """What a command that writes once does: ``records`` exported, the chain's head
+        checkpointed, the exporter flushed; whether it all went."""
+        exported = all(stored for _, stored in self.export(records))
+        return (
+            exported
+            and self.chain.checkpoint(self.exporter, now_ns, graph=self.graph)
+            and self.exporter.force_flush()
+        )
 
     def export_batch(self, batch: Sequence[ProvRecord]) -> bool:
         try:

@@ -51,21 +51,18 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from otel_prov._extras import MissingExtraError
 from otel_prov._forks import reset_in_child
 from otel_prov._repeated import RepeatedFailure
-from otel_prov._settings import env_bool, env_float, env_int, env_str, fsync_always
+from otel_prov._settings import env_float, env_int, env_str, fsync_always
 from otel_prov._signing import SigningKeyError
 from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
-    OTEL_PROV_STREAM,
     OTEL_PROV_WAL_DIR,
 )
 from otel_prov.exporters._base import ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
 from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
 from otel_prov.processing._pipeline import OpenRun, WritePipeline
-from otel_prov.processing._preparer import RecordPreparer
-from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._conventions import starts_as_tool_call
 from otel_prov.prov._record import ProvRecord
@@ -179,7 +176,6 @@ class ProvSpanProcessor(SpanProcessor):
             OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING
         )
         self._schedule_delay = schedule_delay
-        self._stream = stream if stream is not None else env_bool(OTEL_PROV_STREAM, False)
         self._batch_size = export_batch_size
         self._new_assembler = functools.partial(
             SessionAssembler,
@@ -196,14 +192,16 @@ class ProvSpanProcessor(SpanProcessor):
         except (SigningKeyError, MissingExtraError) as exc:
             _logger.error("%s; provenance is recorded UNSIGNED", exc)
             signer = None
-        self._pipeline = WritePipeline(
+        self._pipeline = WritePipeline.from_settings(
             exporter,
             chain=ChainWriter(signer=signer, checkpoint_file=checkpoint_file),
-            prepare=RecordPreparer.from_settings(blob_dir=blob_dir, blob_threshold=blob_threshold),
-            prices=prices_from_settings(prices),
-            stream=self._stream,
+            stream=stream,
+            prices=prices,
+            blob_dir=blob_dir,
+            blob_threshold=blob_threshold,
             batch_size=export_batch_size,
         )
+        self._stream = self._pipeline.streams
         self._prepare = self._pipeline.prepare
         self._fresh_state()
         self._shutdown = False

@@ -59,7 +59,7 @@ def write_signed_runs(exporter: ProvExporter, keys: Path, runs: int = RUNS) -> N
         ]
         assert exporter.export(records).name == "SUCCESS"
     assert writer.checkpoint(exporter, time.time_ns())
-    assert exporter.force_flush()
+    assert exporter.force_flush(timeout_millis=600_000)  # a server takes 30,000 triples
     exporter.shutdown()
 
 

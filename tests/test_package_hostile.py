@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from otel_prov.read import _package_zip
 from otel_prov.read._package import PACKAGE_FORM, PackageError, check_package
 from otel_prov.read._package_zip import MAX_JSON_DEPTH, json_depth, load_json
 from tests.cli import CLI, run_cli
@@ -126,6 +127,36 @@ def test_a_bomb_that_lies_about_its_size_is_stopped_as_it_inflates() -> None:
     data[entry + 24 : entry + 28] = (100).to_bytes(4, "little")
     with pytest.raises(PackageError, match="not an audit package"):
         check_package(bytes(data))
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+def test_too_many_members_are_refused_before_the_zip_is_read(
+    monkeypatch: pytest.MonkeyPatch, zip64: bool
+) -> None:
+    """From the count the zip's end record declares (zip64's too), before ``zipfile``
+    makes an object of each entry."""
+    monkeypatch.setattr(_package_zip, "MAX_MEMBERS", 3)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as package:
+        for index in range(5):
+            package.writestr(f"runs/{index}.nt", b"x")
+    data = out.getvalue()
+    if zip64:  # the same directory, declared through a zip64 end record
+        end = data.rindex(b"PK\x05\x06")
+        count, size, offset = 5, int.from_bytes(data[end + 12 : end + 16], "little"), end
+        start = int.from_bytes(data[end + 16 : end + 20], "little")
+        record = (
+            b"PK\x06\x06" + (44).to_bytes(8, "little") + bytes(4) + bytes(8)
+            + count.to_bytes(8, "little") * 2 + size.to_bytes(8, "little")
+            + start.to_bytes(8, "little")
+        )  # fmt: skip
+        locator = (
+            b"PK\x06\x07" + bytes(4) + offset.to_bytes(8, "little") + (1).to_bytes(4, "little")
+        )
+        tail = b"PK\x05\x06" + bytes(4) + b"\xff\xff" * 2 + b"\xff" * 8 + bytes(2)
+        data = data[:end] + record + locator + tail
+    with pytest.raises(PackageError, match="it holds 5 files, more than 3"):
+        check_package(data)
 
 
 def test_too_many_members_or_one_twice_are_refused() -> None:

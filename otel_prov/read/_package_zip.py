@@ -26,6 +26,7 @@ from typing import Any
 __all__ = [
     "CHUNK",
     "HELD_BYTES",
+    "MAX_DIRECTORY_BYTES",
     "MAX_HELD_BYTES",
     "MAX_JSON_DEPTH",
     "MAX_MEMBERS",
@@ -110,6 +111,37 @@ def held_bytes(members: Mapping[str, Member], name: object) -> bytes | None:
     return b"" if isinstance(found, Hashed) else found
 
 
+MAX_DIRECTORY_BYTES = 128 << 20
+"""Bytes of the zip's central directory (its list of files): ``zipfile`` makes an object of
+each entry, some ten times its size, before any other bound can be checked."""
+
+
+def _directory(data: bytes) -> None:
+    """Refuse a zip whose end record declares more files, or a longer central directory,
+    than the bounds, before ``zipfile`` reads that directory (a zip it cannot read at all
+    is left to it to say so)."""
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - (1 << 16) - 22))
+    if end < 0 or end + 22 > len(data):
+        return
+    count = int.from_bytes(data[end + 10 : end + 12], "little")
+    size = int.from_bytes(data[end + 12 : end + 16], "little")
+    locator = end - 20
+    if (count == 0xFFFF or size == 0xFFFFFFFF) and data[locator : locator + 4] == b"PK\x06\x07":
+        at = int.from_bytes(data[locator + 8 : locator + 16], "little")
+        if data[at : at + 4] == b"PK\x06\x06":
+            count = int.from_bytes(data[at + 32 : at + 40], "little")
+            size = int.from_bytes(data[at + 40 : at + 48], "little")
+    if count > MAX_MEMBERS:
+        raise PackageError(
+            f"not an audit package: it holds {count:,} files, more than {MAX_MEMBERS:,}"
+        )
+    if size > MAX_DIRECTORY_BYTES:
+        raise PackageError(
+            f"not an audit package: its list of files takes {size:,} bytes, more than "
+            f"{MAX_DIRECTORY_BYTES:,}"
+        )
+
+
 def _sizes(infos: list[zipfile.ZipInfo]) -> None:
     """Refuse, from what the zip declares and before inflating anything, a package over
     the bounds."""
@@ -165,6 +197,7 @@ def _read(package: zipfile.ZipFile, info: zipfile.ZipInfo, keep: bool) -> Member
 def read_members(data: bytes, *, keep: Collection[str] = ()) -> dict[str, Member]:
     """Every file of the zip ``data``: its bytes when at most :data:`HELD_BYTES` or named
     in ``keep`` (the manifest), else its hash.  Raises :class:`PackageError`."""
+    _directory(data)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as package:
             infos = package.infolist()

@@ -87,8 +87,8 @@ def test_classes_and_object_properties_refine_prov_o() -> None:
         s for s in graph.subjects(rdflib.RDF.type, rdflib.OWL.Class) if isinstance(s, rdflib.BNode)
     }
     assert (
-        len(classes) == 24
-    )  # Checkpoint (a chain's head) and Tombstone (a prune's range) the newest
+        len(classes) == 25
+    )  # Checkpoint (a chain's head), Tombstone (a prune's range), PruneIntent the newest
     for cls in classes:
         parents = [str(p) for p in graph.objects(cls, rdflib.RDFS.subClassOf)]
         assert any(p.startswith(PROV) for p in parents), cls

@@ -39,6 +39,7 @@ from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.processing._preparer import RecordPreparer
 from otel_prov.processing._price_file import prices_from_settings
 from otel_prov.processing._stored import StoredRuns, StoredSession
+from otel_prov.prov._chain import Tombstone
 from otel_prov.prov._iris import activity_iri
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._prices import PriceTable
@@ -52,6 +53,8 @@ __all__ = ["STREAM_DEFAULT", "OpenRun", "WritePipeline"]
 _logger = logging.getLogger(__name__)
 
 _PROBLEMS_LOGGED = 5
+_NO_TRACE = "0" * 32
+"""The trace id of a record of no trace (a tombstone)."""
 
 STREAM_DEFAULT = False
 """Whether a writer streams the steps of runs still open when ``OTEL_PROV_STREAM`` is unset."""
@@ -183,6 +186,15 @@ class WritePipeline:
         """Records made without spans (an evaluation added after a run,
         ``prov._annotation``), each bundle sealed as the next entry of the chain."""
         return [self._in_graph(self.chain.sealer.seal(record, now_ns)) for record in records]
+
+    def seal_tombstones(self, tombstones: Iterable[Tombstone]) -> list[ProvRecord]:
+        """What ``prune`` leaves of the runs it removes: each tombstone the next entry of
+        the chain, as a record of its own."""
+        records = []
+        for tombstone in tombstones:
+            triples = self.chain.sealer.tombstone(tombstone)
+            records.append(ProvRecord(_NO_TRACE, triples[0][0], tuple(triples), graph=self.graph))
+        return records
 
     def stream(self, runs: Iterable[OpenRun], now_ns: int) -> list[ProvRecord]:
         """The next streamed entry of each run, from a window around its new spans; none

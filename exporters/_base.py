@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Sequence
+from pathlib import Path
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_GRAPH
@@ -48,6 +49,14 @@ class ProvExporter(abc.ABC):
     """``export`` takes back each record's ``retracted`` triples before it adds the record's
     own (see ``ProvRecord.retracted``).  Only such an exporter is given the steps of runs
     still open (streaming): the end of a run may take back what they wrote."""
+
+    @property
+    def writers_directory(self) -> Path | None:
+        """Where the writers of this destination on this machine keep their lock files
+        (``processing._liveness``), so that the next writer can tell a run left open by
+        a writer that is gone; ``None``: not known here (such runs wait for the session
+        timeout)."""
+        return None
 
     @abc.abstractmethod
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:

@@ -161,7 +161,8 @@ class OxigraphStoreExporter(ProvExporter):
         ingest_interval: float = 1.0,
     ):
         self.path = Path(path) if path is not None else default_store_path()
-        self._graph = graph_term(graph)
+        self.graph = graph_term(graph)
+        """The graph records go to unless they name one (an IRI term)."""
         self.path.mkdir(parents=True, exist_ok=True)
         self.parked = ParkedBatches(self.path)
         self._interval = ingest_interval
@@ -263,7 +264,7 @@ class OxigraphStoreExporter(ProvExporter):
             if time.monotonic() - self._looked_at >= self._interval:
                 self._look()  # the store may be free again, and others may have parked
             try:
-                text = records_text(records, self._graph)
+                text = records_text(records, self.graph)
                 if self._store is None:
                     self.parked.park(text)
                 else:
@@ -286,6 +287,11 @@ class OxigraphStoreExporter(ProvExporter):
 
     def describe(self) -> str:
         return f"the embedded store at {self.path.resolve()}"
+
+    @property
+    def writers_directory(self) -> Path:
+        """Beside the store, never inside RocksDB's own directory (as its parked batches)."""
+        return self.path.parent / f"{self.path.name}.writers"
 
     def cannot_remove(self) -> str | None:
         if self._store is None:

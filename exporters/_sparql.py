@@ -181,7 +181,8 @@ class SparqlUpdateExporter(ProvExporter):
         are POSTed to as N-Triples instead of SPARQL Update; ``None``: SPARQL Update."""
         self.headers = dict(headers) if headers is not None else sparql_headers()
         self.auth = HTTPDigestAuth(*digest_auth) if digest_auth is not None else auth
-        self._graph = graph_term(graph)
+        self.graph = graph_term(graph)
+        """The graph records go to unless they name one (an IRI term)."""
         self._query_options: dict[str, Any] = {
             "timeout": (connect_timeout, read_timeout),
             "verify": verify,
@@ -263,7 +264,7 @@ class SparqlUpdateExporter(ProvExporter):
         sent as ``DELETE DATA`` in that order."""
         parts: list[tuple[bool, list[tuple[str, str]]]] = []
         for record in records:
-            graph = record.graph or self._graph
+            graph = record.graph or self.graph
             if record.retracted:
                 parts.append((True, [(graph, f"{s} {p} {o} .") for s, p, o in record.retracted]))
             statements = [(graph, f"{s} {p} {o} .") for s, p, o in record.triples]
@@ -458,6 +459,10 @@ class SparqlUpdateExporter(ProvExporter):
             _logger.debug("cannot write the report in %s", self.spool.root, exc_info=True)
 
     # --- lifecycle -------------------------------------------------------------------------
+    @property
+    def writers_directory(self) -> Path:
+        return self.spool.root / "writers"
+
     def describe(self) -> str:
         return f"the SPARQL store at {redact_url(self.update_endpoint)}"
 

@@ -209,8 +209,42 @@ def test_a_killed_process_leaves_its_steps_signed_and_verified(tmp_path: Path, k
     for args in (("--trust", str(keys / "signing.pub")), ()):
         result = run_cli("verify", "--store", str(store), *args)
         assert result.returncode == 0, result.stdout + result.stderr
-    # The next process on the same write-ahead log seals nothing of the run again.
+    # The next process on the same store and write-ahead log ends the run, incomplete,
+    # with every step stored before the kill, and seals nothing of it twice.
     otel_prov.configure(store=store, set_global=False, wal_dir=f"{store}-wal").shutdown()
+    ended = _reader(store).sessions().sessions[0]  # the log may add the step it died in
+    assert ended.status == "incomplete" and ended.iterations >= run.iterations
+    result = run_cli("verify", "--store", str(store))
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_run_whose_writer_was_killed_is_ended_by_the_next_writer_of_the_store(
+    tmp_path: Path,
+) -> None:
+    """Without the dead process's write-ahead log (the next writer keeps its own): the next
+    process writing the store finds the run's writer gone (its lock freed) and ends the
+    run as it stands, incomplete."""
+    store = tmp_path / "store"
+    agent = subprocess.Popen(
+        [*_AGENT, "store", str(store), "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    try:
+        assert agent.stdout is not None
+        for _ in range(3):
+            agent.stdout.readline()
+        _until(lambda: _running(store, 3), timeout=10)
+    finally:
+        agent.send_signal(signal.SIGKILL)
+        agent.wait(timeout=30)
+    left = _reader(store).sessions().sessions[0]
+    assert left.status == RUNNING
+    otel_prov.configure(store=store, set_global=False, wal_dir=tmp_path / "own-wal").shutdown()
+    ended = _reader(store).sessions().sessions[0]
+    assert (ended.id, ended.status) == (left.id, "incomplete")
+    assert ended.iterations == left.iterations
     result = run_cli("verify", "--store", str(store))
     assert result.returncode == 0, result.stdout + result.stderr
 

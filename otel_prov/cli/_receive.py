@@ -73,10 +73,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--stream",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
-        help=f"record the steps of a run still open as they come, the run shown running "
-        f"(default: ${OTEL_PROV_STREAM}, else off)",
+        help=f"record the steps of a run still open as they come, the run shown running; "
+        f"--no-stream records a run when it ends (default: ${OTEL_PROV_STREAM}, else on)",
     )
     add_no_content_argument(parser)
     parser.add_argument(

@@ -43,7 +43,7 @@ from otel_prov.prov._chain import Tombstone
 from otel_prov.prov._iris import activity_iri
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._prices import PriceTable
-from otel_prov.prov._rdf import iri
+from otel_prov.prov._rdf import Triple, iri
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._stream_window import RunWindow, kept
@@ -56,7 +56,7 @@ _PROBLEMS_LOGGED = 5
 _NO_TRACE = "0" * 32
 """The trace id of a record of no trace (a tombstone)."""
 
-STREAM_DEFAULT = False
+STREAM_DEFAULT = True
 """Whether a writer streams the steps of runs still open when ``OTEL_PROV_STREAM`` is unset."""
 
 
@@ -181,6 +181,38 @@ class WritePipeline:
                 sealer.continue_stream(session, bundle, found.revision, stored.content(found))
             else:
                 sealer.continue_session(session, bundle, found.revision, stored.content(found))
+
+    def end_abandoned(
+        self, stored: StoredRuns, now_ns: int, *, silent_ns: int, gone: Collection[str]
+    ) -> list[ProvRecord]:
+        """The final entries of the runs the store holds open whose writer is gone: its
+        chain among ``gone`` (its lock on this machine freed, ``_liveness``), or its last
+        entry older than ``silent_ns``.  Each run ends as it stands, ``incomplete``
+        (``Sealer.seal_abandoned``), an entry of this writer's chain; never a run of its
+        own chain."""
+        records = []
+        sealer = self.chain.sealer
+        for run in stored.open_runs():
+            if run.chain == sealer.chain or sealer.knows(iri(run.stored.session)):
+                continue  # its own, or one it ended already (from a dead process's log)
+            if run.chain not in gone and now_ns - run.last_ns < silent_ns:
+                continue
+            records.append(self.end_run(run.stored, stored.content(run.stored), now_ns))
+        return records
+
+    def end_run(
+        self,
+        found: StoredSession,
+        stored: Sequence[Triple],
+        now_ns: int,
+        known: Sequence[Triple] = (),
+    ) -> ProvRecord:
+        """The final entry of the streamed run ``found`` whose writer is gone, from what the
+        store holds of it and what else is ``known``: ``Sealer.seal_abandoned``."""
+        record = self.chain.sealer.seal_abandoned(
+            iri(found.session), iri(found.bundle), found.revision, stored, now_ns, known=known
+        )
+        return self._in_graph(record)
 
     def seal_made(self, records: Iterable[ProvRecord], now_ns: int) -> list[ProvRecord]:
         """Records made without spans (an evaluation added after a run,

@@ -63,6 +63,8 @@ from otel_prov.exporters._base import ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
 from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
 from otel_prov.processing._pipeline import OpenRun, WritePipeline
+from otel_prov.processing._recovery import Recovery
+from otel_prov.processing._stored import StoredRuns
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._conventions import starts_as_tool_call
 from otel_prov.prov._record import ProvRecord
@@ -138,9 +140,14 @@ class ProvSpanProcessor(SpanProcessor):
     every chain entry and checkpoint is signed with (a key that cannot be read is logged
     as an error here, at start, and the records go unsigned: the agent runs on);
     ``checkpoint_file`` (``OTEL_PROV_CHECKPOINT_FILE``): where checkpoints are appended
-    (see ``_chain_writer``).  ``stream`` (``OTEL_PROV_STREAM``, default off): record
+    (see ``_chain_writer``).  ``stream`` (``OTEL_PROV_STREAM``, default on): record
     the steps of a run still open as they end, each worker cycle's as the next entry of
-    the chain, the run shown ``running`` until it ends (see ``otel_prov.prov._stream``).
+    the chain, the run shown ``running`` until it ends (see ``otel_prov.prov._stream``;
+    an exporter that cannot take triples back gets runs when they end).  ``stored``:
+    the store's answers (``processing._stored``), with which the processor ends the runs a
+    writer that is gone left open there, and goes on from what a dead process of its
+    write-ahead log streamed (``_recovery``); ``configure()`` passes the reader of the
+    store it writes.  Without it and with a write-ahead log, runs are not streamed.
     """
 
     def __init__(
@@ -161,6 +168,7 @@ class ProvSpanProcessor(SpanProcessor):
         signing_key: str | os.PathLike[str] | None = None,
         checkpoint_file: str | os.PathLike[str] | None = None,
         stream: bool | None = None,
+        stored: StoredRuns | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -201,21 +209,30 @@ class ProvSpanProcessor(SpanProcessor):
             blob_threshold=blob_threshold,
             batch_size=export_batch_size,
         )
+        self._recovery = Recovery(
+            self._pipeline,
+            stored,
+            session_timeout_ns=int(timeout * 1e9),
+            directory=exporter.writers_directory,
+        )
+        wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
+        if wal_path and self._pipeline.streams and not self._recovery.streams_safely:
+            # A run both streamed and logged would be sealed again from the log, a first
+            # bundle beside its entries, by a next writer that cannot read the store.
+            _logger.info("a write-ahead log and no reader of the store: runs are not streamed")
+            self._pipeline.streams = False
         self._stream = self._pipeline.streams
         self._prepare = self._pipeline.prepare
         self._fresh_state()
+        self._recovery.hold()
         self._shutdown = False
         self._wal: IntentLog | None = None
         self._recovered_spans: list[SpanRecord] = []
         self._recovered_records: list[ProvRecord] = []
         self._recovered_logs: list[Path] = []
-        wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered_spans, self._recovered_logs = recover_intents(Path(wal_path))
-        if wal_path and not self._stream:
-            # Streamed, a run's steps are stored as they end; a log of this process would
-            # have the next one seal the run again, as a first bundle beside its entries.
             self._wal = IntentLog(
                 Path(wal_path),
                 fsync=wal_fsync if wal_fsync is not None else fsync_always(),
@@ -311,6 +328,7 @@ class ProvSpanProcessor(SpanProcessor):
         A ``multiprocessing`` child leaves through ``os._exit`` (no ``atexit``), so its
         sessions are exported by a multiprocessing finalizer instead."""
         self._fresh_state()
+        self._recovery.after_fork_in_child()
         self._recovered_spans, self._recovered_records, self._recovered_logs = [], [], []
         if self._wal is not None:
             self._wal = self._wal.in_child()
@@ -407,12 +425,11 @@ class ProvSpanProcessor(SpanProcessor):
     def _export_recovered(self, now: int) -> None:
         """Runs a dead process left unfinished: sealed once, stored as incomplete."""
         if self._recovered_spans:
-            by_trace: dict[int, list[SpanRecord]] = {}
-            for span in self._recovered_spans:
-                by_trace.setdefault(span.trace_id, []).append(self._prepare(span))
             # Sealed once: a failed export retries the same records (sealing again
             # would take them for revisions of themselves).
-            self._recovered_records = self._pipeline.seal(by_trace.values(), now)
+            self._recovered_records = self._recovery.from_log(
+                [self._prepare(span) for span in self._recovered_spans], now
+            )
             self._recovered_spans = []
         records, logs = self._recovered_records, self._recovered_logs
         if records and not self._pipeline.export_batch(records):
@@ -429,6 +446,10 @@ class ProvSpanProcessor(SpanProcessor):
         now = time.time_ns()
         if self._recovered_logs:
             self._export_recovered(now)
+        if self._stream:
+            ended = self._recovery.abandoned(now)
+            if ended and not self._pipeline.export_batch(ended):
+                _logger.warning("%d run(s) left open by others not ended now", len(ended))
         self._collect(now, final=final)
         check_timeouts = now - self._timeouts_checked_ns >= _TIMEOUT_CHECK_INTERVAL_NS
         if not (self._assembler.pending or check_timeouts or flush):
@@ -551,6 +572,7 @@ class ProvSpanProcessor(SpanProcessor):
                 self._wal.close()
             except OSError:
                 _logger.exception("cannot close the write-ahead log %s", self._wal.path)
+        self._recovery.release()
 
     def statistics(self) -> ProcessorStatistics:
         return ProcessorStatistics(

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from otel_prov.prov._rdf import Triple
 
-__all__ = ["StoredRuns", "StoredSession"]
+__all__ = ["OpenStoredRun", "StoredRuns", "StoredSession"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,17 @@ class StoredSession:
     """The newest entry is a streamed one (``_stream``): the run was still open."""
 
 
+@dataclass(frozen=True)
+class OpenStoredRun:
+    """A run the store holds streamed and not ended."""
+
+    stored: StoredSession
+    chain: str
+    """The chain its newest entry is in: its writer's."""
+    last_ns: int
+    """When that entry was sealed (ns since the epoch)."""
+
+
 class StoredRuns(Protocol):
     """Reads of the store a writer goes on from."""
 
@@ -42,3 +53,7 @@ class StoredRuns(Protocol):
 
     def content(self, session: StoredSession) -> list[Triple]:
         """What the store holds of ``session``'s content, in the mapper's syntax."""
+
+    def open_runs(self) -> list[OpenStoredRun]:
+        """The runs whose newest entry is a streamed one: still open, as far as the store
+        knows (their writer at work, or gone)."""

@@ -158,14 +158,23 @@ class Sealer:
         self._streamed[session] = _Streamed(bundle, revision, set(stored))
 
     def seal_abandoned(
-        self, session: str, bundle: str, revision: int, stored: Sequence[Triple], now_ns: int
+        self,
+        session: str,
+        bundle: str,
+        revision: int,
+        stored: Sequence[Triple],
+        now_ns: int,
+        *,
+        known: Sequence[Triple] = (),
     ) -> ProvRecord:
         """The final entry, in this writer's chain, of a streamed run whose writer is gone:
         ``stored`` is what the store holds of it, its newest entry ``bundle`` (the
-        ``revision``-th).  The run ends as it stands, ``incomplete`` where it said
-        ``running`` (``_stream.abandoned_view``), the ``running`` statuses taken back."""
+        ``revision``-th), ``known`` what else is known of it (a dead process's log: the
+        tool call it died in).  The run ends as far as both go, ``incomplete`` where it
+        said ``running`` (``_stream.abandoned_view``), the ``running`` statuses taken back."""
         self.continue_stream(session, bundle, revision, stored)
-        triples, retracted = self._end_stream(session, abandoned_view(stored), now_ns)
+        whole = list(dict.fromkeys([*stored, *known]))
+        triples, retracted = self._end_stream(session, abandoned_view(whole), now_ns)
         return ProvRecord(
             trace_id=session[len("<urn:otel-prov:") : len("<urn:otel-prov:") + 32],
             root=session,
@@ -217,6 +226,11 @@ class Sealer:
         entry = self._enter(bundle, session, described, revises=streamed.bundle)
         self._keep(session, _Sealed(session, bundle, streamed.revision + 1, content))
         return [*new, *described, *entry], retracted
+
+    def knows(self, session: str) -> bool:
+        """Whether this sealer sealed or streamed ``session`` (an IRI term), as far as it
+        remembers."""
+        return session in self._sealed or session in self._streamed
 
     def streams(self, session: str) -> bool:
         """Whether ``session`` (an IRI term) is a run streamed so far: its record at the end

@@ -29,7 +29,14 @@ from datetime import datetime, timezone
 from otel_prov.exporters._base import ProvExporter
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._chain import Entry, Tombstone, tombstones_for
-from otel_prov.prov._rdf import RDF_TYPE, Triple, canonical_datetime, datetime_literal, literal
+from otel_prov.prov._rdf import (
+    RDF_TYPE,
+    Triple,
+    canonical_datetime,
+    datetime_literal,
+    instant,
+    literal,
+)
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._vocab import RDFS_LABEL, O, P
 from otel_prov.read._backend import QueryBackend
@@ -199,11 +206,6 @@ def _trace(subject: str) -> str:
     return parts[2] if len(parts) > 3 and subject.startswith(_BASE) else ""
 
 
-def _instant(lexical: str) -> datetime:
-    moment = datetime.fromisoformat(canonical_datetime(lexical).replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
 def pruned_traces(
     rows: Iterable[Mapping[str, str | None]], cutoff: datetime
 ) -> dict[str, list[str]]:
@@ -217,7 +219,7 @@ def pruned_traces(
         trace = _trace(session)
         ended = row["end"] or row["start"] or ""
         try:
-            old = _instant(ended) < cutoff
+            old = instant(ended) < cutoff
         except ValueError:
             old = False
         verdicts[trace] = verdicts.get(trace, True) and old and bool(trace)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from otel_prov.processing._stored import StoredSession
-from otel_prov.prov._rdf import Triple, literal
+from otel_prov.processing._stored import OpenStoredRun, StoredSession
+from otel_prov.prov._rdf import Triple, instant, literal
 from otel_prov.prov._stream import STREAMED
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES
@@ -37,6 +37,18 @@ WHERE {{ GRAPH {graph} {{
   OPTIONAL {{ ?bundle oprov:canonicalization ?canonical }}
   ?any oprov:bundleOf ?session .
 }} }} GROUP BY ?trace ?session ?bundle ORDER BY ?session ?bundle"""
+
+
+def open_runs_query(graph: str) -> str:
+    """SELECT ``?session ?bundle ?chain ?at (bundles)``: each run whose newest entry is a
+    streamed one, with its writer's chain, when that entry was sealed, and its bundles."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?session ?bundle ?chain ?at (COUNT(DISTINCT ?any) AS ?bundles) WHERE {{ GRAPH {graph} {{
+  ?bundle oprov:bundleOf ?session ; oprov:canonicalization {literal(STREAMED)} ;
+    oprov:chainId ?chain ; prov:generatedAtTime ?at .
+  FILTER NOT EXISTS {{ ?newer prov:wasRevisionOf ?bundle }}
+  ?any oprov:bundleOf ?session .
+}} }} GROUP BY ?session ?bundle ?chain ?at"""
 
 
 class StoreReads:
@@ -64,3 +76,16 @@ class StoreReads:
 
     def content(self, session: StoredSession) -> list[Triple]:
         return stored_content(self.backend, self.graph, session.session, session.bundle)
+
+    def open_runs(self) -> list[OpenStoredRun]:
+        found = []
+        for row in self.backend.query(open_runs_query(self.graph)).rows:
+            try:
+                sealed_ns = int(instant(row["at"] or "").timestamp() * 1_000_000_000)
+            except ValueError:
+                continue  # an entry whose time cannot be read: not this writer's to end
+            stored = StoredSession(
+                row["session"] or "", row["bundle"] or "", int(row["bundles"] or 1), True
+            )
+            found.append(OpenStoredRun(stored, row["chain"] or "", sealed_ns))
+        return found

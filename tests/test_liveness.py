@@ -59,9 +59,9 @@ def test_a_forked_child_does_not_keep_its_dead_parents_lock(tmp_path: Path) -> N
         child = os.fork()
         if child == 0:
             lock.close_in_child()
+            os.write(write, f"{os.getpid()}\n".encode())  # closed: the test may look
             time.sleep(30)
             os._exit(0)
-        os.write(write, f"{child}\n".encode())
         os._exit(0)  # dies without releasing: its child lives on
     os.waitpid(parent, 0)
     child = int(os.read(read, 64).decode())

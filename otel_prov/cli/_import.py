@@ -109,6 +109,7 @@ def _annotate(args: argparse.Namespace) -> ExitCode:
     a chain of its own (signed with ``OTEL_PROV_SIGNING_KEY``)."""
     if not args.name.strip():
         raise UsageError("--name must name what is judged (e.g. relevance)")
+    chain = chain_writer()  # an unusable signing key is said first, before any lookup
     opened = destination(args)
     try:
         reader = ProvenanceReader(opened.reader, graph=graph(args)[1:-1])
@@ -123,7 +124,7 @@ def _annotate(args: argparse.Namespace) -> ExitCode:
             )
         view = reader.session(matches[0])
         pipeline = WritePipeline.from_settings(
-            opened.exporter, chain=chain_writer(), graph=graph(args), stream=False
+            opened.exporter, chain=chain, graph=graph(args), stream=False
         )
         annotated = annotate_run(
             view.id,

@@ -50,7 +50,8 @@ class ImportSummary:
     sessions: int = 0
     """Outermost sessions among the spans imported."""
     already_stored: int = 0
-    """Sessions of these traces the destination held sealed before."""
+    """Sessions of these traces the destination held sealed before (a run it held streamed
+    and still open is sealed now, and counts as sealed here)."""
     revised: int = 0
     """Of those, the ones whose content the import changed (they got a revised bundle)."""
     left_out_spans: int = 0
@@ -115,12 +116,16 @@ def import_spans(
         )
         summary.traces += 1
         summary.sessions += _outermost_sessions(group)
-        summary.already_stored += len(known_sessions)
+        # A run stored streamed and open is sealed whole now: its final entry, no revision.
+        streamed = sum(1 for session in known_sessions if session.streamed)
+        summary.already_stored += len(known_sessions) - streamed
+        revisions = 0
         for sealed in records:
             summary.spans += sealed.span_count
-            summary.revised += sum(1 for _, p, _ in sealed.triples if p == P.wasRevisionOf)
+            revisions += sum(1 for _, p, _ in sealed.triples if p == P.wasRevisionOf)
             summary.warnings.extend(f"trace {sealed.trace_id}: {p}" for p in sealed.problems)
             batch.append(sealed)
+        summary.revised += max(0, revisions - streamed)
         if len(batch) >= export_batch:
             summary.not_stored += 0 if send(batch) else len(batch)
             batch = []

@@ -77,6 +77,7 @@ from otel_prov.prov._conventions import (
     tool_name_from_span_name,
     unwrapped,
 )
+from otel_prov.prov._decision_triples import map_reasoning
 from otel_prov.prov._iris import (
     activity_iri,
     agent_iri,
@@ -182,6 +183,7 @@ def _map_span(
     if sc.OTEL_PROV_PLAN_ID in span.attributes:
         map_plan_association(span, activity, tree, out)
     map_postconditions(span, activity, tree, out)
+    map_reasoning(span, activity, tree, out)
     if span.role is Role.SESSION:
         _session(span, activity, tree, out)
     elif span.role is Role.ITERATION:

@@ -59,7 +59,7 @@ _warned = threading.Event()
 def goal(
     text: Any,
     *,
-    id: str | None = None,  # noqa: A002 - the plain name, as the schema's
+    id: str | None = None,
     parent: str | None = None,
     span: Span | None = None,
     tracer_provider: TracerProvider | None = None,
@@ -82,7 +82,7 @@ def goal(
 def hypothesis(
     text: Any,
     *,
-    id: str | None = None,  # noqa: A002
+    id: str | None = None,
     confidence: float | None = None,
     goal: str | None = None,
     span: Span | None = None,
@@ -136,7 +136,7 @@ def evidence(
 def decision(
     text: Any,
     *,
-    id: str | None = None,  # noqa: A002
+    id: str | None = None,
     adopts: Sequence[str] = (),
     confidence: float | None = None,
     goal: str | None = None,
@@ -177,7 +177,7 @@ def record_reasoning(
             put_reasoning(target.span, item.event, item.attributes)
         target.done()
         return True
-    except Exception:  # noqa: BLE001 - telemetry never breaks the agent
+    except Exception:
         _logger.warning("otel_prov.record_reasoning could not record the output", exc_info=True)
         return False
 
@@ -232,7 +232,7 @@ def _record(
         target = _target(span, provider, event.removeprefix("otel_prov."))
         put_reasoning(target.span, event, attributes)
         target.done()
-    except Exception:  # noqa: BLE001 - telemetry never breaks the agent
+    except Exception:
         _logger.warning("%s could not be recorded", event, exc_info=True)
 
 

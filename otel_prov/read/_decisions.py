@@ -15,10 +15,12 @@ reviewer's later revision of a decision (``otel-prov review``) is told beside it
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from otel_prov.prov._rdf import instant_order, iri
+from otel_prov.prov._rdf import InvalidIRIError, instant_order, iri, literal
+from otel_prov.prov._review import Reviewed
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._evidence import ADOPTS, CONTRADICTED_BY, SUPPORTED_BY
 from otel_prov.read._sparql import SPARQL_PREFIXES
@@ -31,6 +33,7 @@ __all__ = [
     "decision_accounts",
     "decision_sentence",
     "describe",
+    "find_reasoning",
     "load_reasoning",
     "reasoning_differences",
     "revision_sentence",
@@ -299,3 +302,27 @@ def reasoning_differences(
                 step = next((x.step for x in (left, right) if x is not None and x.step), None)
                 parted.append((step, kind, *told))
     return parted
+
+
+def find_reasoning(backend: QueryBackend, graph: str, session: str, name: str) -> Reviewed | None:
+    """The goal, hypothesis or decision of run ``session`` (an IRI) that ``name`` names:
+    its id in the run (``d1``) or its IRI; of several versions, the last the agent
+    stated.  ``None`` when the run has none by that name."""
+    s = iri(session)
+    named = f"?id = {literal(name)}"
+    with contextlib.suppress(InvalidIRIError):  # an id, not an IRI
+        named += f" || ?n = {iri(name)}"
+    query = f"""{SPARQL_PREFIXES}
+SELECT ?n ?kind ?id ?at WHERE {{ GRAPH {graph} {{
+  {{ BIND({s} AS ?act) }} UNION {{ ?act oprov:partOf+ {s} }}
+  ?n prov:wasGeneratedBy ?act ; a ?kind ; oprov:reasoningId ?id ; prov:generatedAtTime ?at .
+  FILTER(?kind IN (oprov:Goal, oprov:Hypothesis, oprov:Decision))
+  FILTER({named})
+}} }} ORDER BY DESC(?at) ?n"""
+    rows = backend.query(query).rows
+    if not rows:
+        return None
+    row = rows[0]
+    return Reviewed(
+        node=f"<{row['n']}>", cls=f"<{row['kind']}>", reasoning_id=row["id"] or "", session=s
+    )

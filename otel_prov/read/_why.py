@@ -627,15 +627,22 @@ def _qualify(
 ) -> list[WhyEdge]:
     """``edges`` with each plain edge of evidence (or of an adoption) in the relation its
     qualifying node names, with its weight; evidence resting on nothing found gets an
-    edge to a node of its own; a revision's edge to its reviewer."""
-    named = {(q.claim, q.basis, q.plain): q for q in qualified if q.basis is not None}
+    edge to a node of its own; a revision's edge to its reviewer, and not the plain
+    derivation beside its ``wasRevisionOf`` (a revision is one)."""
+    named: dict[tuple[str, str, str], list[Qualified]] = {}
+    for q in qualified:
+        if q.basis is not None:
+            named.setdefault((q.claim, q.basis, q.plain), []).append(q)
+    revised = {(e.source, e.target) for e in edges if e.relation == "wasRevisionOf"}
     kept = []
     for edge in edges:
-        q = named.pop((edge.source, edge.target, edge.relation), None)
-        if q is None:
+        if edge.relation == "wasDerivedFrom" and (edge.source, edge.target) in revised:
+            continue
+        said = named.get((edge.source, edge.target, edge.relation))
+        if said is None:
             kept.append(edge)
-        else:
-            kept.append(WhyEdge(edge.source, edge.target, q.relation, q.weight, q.derived))
+        else:  # one edge per piece of evidence: the same basis may speak for and against
+            kept += [WhyEdge(q.claim, edge.target, q.relation, q.weight, q.derived) for q in said]
     kept += [
         WhyEdge(q.claim, q.node, q.relation, q.weight, False) for q in qualified if q.basis is None
     ]

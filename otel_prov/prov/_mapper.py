@@ -183,7 +183,6 @@ def _map_span(
     if sc.OTEL_PROV_PLAN_ID in span.attributes:
         map_plan_association(span, activity, tree, out)
     map_postconditions(span, activity, tree, out)
-    map_reasoning(span, activity, tree, out)
     if span.role is Role.SESSION:
         _session(span, activity, tree, out)
     elif span.role is Role.ITERATION:
@@ -194,6 +193,7 @@ def _map_span(
         _model_call(activity, out, prices)
     elif span.role is Role.RETRIEVAL:
         _retrieval(span, activity, tree, out)
+    map_reasoning(span, activity, tree, out)  # after _session: its answer rests on them
 
 
 def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> str:

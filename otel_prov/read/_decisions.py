@@ -16,7 +16,8 @@ reviewer's later revision of a decision (``otel-prov review``) is told beside it
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from otel_prov.prov._rdf import InvalidIRIError, instant_order, iri, literal
@@ -255,10 +256,19 @@ SELECT ?n ?kind ?id ?value ?hash ?confidence ?at ?number ?adopted WHERE {{ GRAPH
 }} }} ORDER BY ?at ?n ?adopted"""
 
 
+def _formed(row: Mapping[str, str | None]) -> tuple[tuple[str, str], bool, int]:
+    """When a row's node was formed, and its place among those formed at once (a
+    structured output's): hypotheses first, each by its number (``hypothesis-10`` after
+    ``hypothesis-9``)."""
+    number = re.search(r"-([0-9]+)$", row["n"] or "")
+    kind = (row["kind"] or "").endswith("Decision")
+    return instant_order(row["at"] or ""), kind, int(number.group(1)) if number else 0
+
+
 def load_reasoning(backend: QueryBackend, graph: str, session: str) -> tuple[Reasoned, ...]:
     """The hypotheses and decisions of run ``session`` (an IRI), in the order formed."""
     found: dict[str, Reasoned] = {}
-    for row in backend.query(reasoning_query(graph, session)).rows:
+    for row in sorted(backend.query(reasoning_query(graph, session)).rows, key=_formed):
         node = row["n"] or ""
         adopted = (row["adopted"],) if row["adopted"] else ()
         if node in found:

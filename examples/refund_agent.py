@@ -23,9 +23,7 @@ from otel_prov.read import open_store
 
 CONVERSATION = "refund-1042"
 QUESTION = "Order 1042 never arrived. Please refund me."
-POLICY = (
-    "Refunds are due when the carrier cannot confirm delivery within 14 days of shipping."
-)
+POLICY = "Refunds are due when the carrier cannot confirm delivery within 14 days of shipping."
 
 
 @otel_prov.tool_call("search_policy", call_id="call_policy")
@@ -107,7 +105,9 @@ if __name__ == "__main__":
     run_agent()
     handle.shutdown()
     # What the run decided, and on what evidence, as `otel-prov summary` tells it.
-    summary = open_store(os.environ.get("OTEL_PROV_STORE", ".otel-prov/store")).summary(CONVERSATION)
+    summary = open_store(os.environ.get("OTEL_PROV_STORE", ".otel-prov/store")).summary(
+        CONVERSATION
+    )
     for sentence in summary.sentences:
         if sentence.text.startswith("Decided"):
             print(sentence.text)

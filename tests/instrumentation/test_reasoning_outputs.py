@@ -150,7 +150,12 @@ def agents_spans(
 
 def _agents_run(output_type: type[Any], text: str) -> Any:
     steps = [
-        [ResponseFunctionToolCall(type="function_call", call_id="call_1", name="track_parcel", arguments='{"order": "1042"}')],
+        [
+            ResponseFunctionToolCall(
+                type="function_call", call_id="call_1", name="track_parcel",
+                arguments='{"order": "1042"}',
+            )
+        ],
         [
             ResponseOutputMessage(
                 id="msg_1", type="message", role="assistant", status="completed",

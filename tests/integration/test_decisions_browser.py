@@ -39,7 +39,8 @@ return {
     ...style(p) })),
   labels: [...svg.querySelectorAll(".edge-label")].map((t) => t.textContent),
   legend: [...document.querySelectorAll(".why-legend-item")].map((i) => i.textContent.trim()),
-  nodes: Object.fromEntries([...svg.querySelectorAll("g.node")].map((g) => [g.dataset.id, g.dataset.iri])),
+  nodes: Object.fromEntries(
+    [...svg.querySelectorAll("g.node")].map((g) => [g.dataset.id, g.dataset.iri])),
 };
 """
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from otel_prov.read import open_store
-from otel_prov.read._decisions import decision_accounts, load_reasoning
+from otel_prov.read._decisions import decision_accounts
 from tests.self_traced import scenario
 
 
@@ -33,8 +33,8 @@ def test_a_structured_final_result_is_the_last_steps_reasoning(tmp_path: Path) -
     assert generated_by[account.decision.id] == steps[-1].id  # the step that answered
     graph = reader.graph(run.id).serialize(format="nt")
     assert "otel-prov/ns#Hypothesis" in graph
-    told = [(r.kind, r.id) for r in load_reasoning(reader._backend, reader._graph, run.id)]  # noqa: SLF001
-    assert told == [("hypothesis", "h1"), ("hypothesis", "h2"), ("decision", "d1")]
+    told = sorted((n.type, n.reasoning_id) for n in why.nodes if n.reasoning_id)
+    assert told == [("Decision", "d1"), ("Goal", "g1"), ("Hypothesis", "h1"), ("Hypothesis", "h2")]
 
 
 def test_the_same_json_answered_as_text_is_no_reasoning(tmp_path: Path) -> None:

@@ -71,6 +71,12 @@ def scripted_model(step: int) -> None:
         otel_prov.evidence(tool_call="call_messages", contradicts="d1", weight=0.7)
 
 
+def ask_model(step: int) -> None:
+    """One call of the (scripted) model: what it reasons is recorded on the step."""
+    with otel_prov.model_call("scripted-model", provider="example"):
+        scripted_model(step)
+
+
 def run_agent() -> None:
     """The agent loop: three steps, each a model call, the model's reasoning and its calls."""
     with otel_prov.agent_session(
@@ -82,19 +88,16 @@ def run_agent() -> None:
         with otel_prov.iteration(
             1, thought="First the refund policy and the parcel's tracking.", action="search_policy"
         ):
-            with otel_prov.model_call("scripted-model", provider="example"):
-                scripted_model(1)
+            ask_model(1)
             search_policy(topic="refunds for parcels that did not arrive")
             track_parcel(order="1042")
         with otel_prov.iteration(
             2, thought="The carrier confirms delivery; the policy refunds undelivered parcels."
         ):
-            with otel_prov.model_call("scripted-model", provider="example"):
-                scripted_model(2)
+            ask_model(2)
         with otel_prov.iteration(3, thought="Read the customer's messages for the reply."):
             get_messages(order="1042")
-            with otel_prov.model_call("scripted-model", provider="example"):
-                scripted_model(3)
+            ask_model(3)
         otel_prov.set_answer(
             "We cannot refund order 1042: the carrier confirms delivery on 2 May.", span=session
         )

@@ -322,7 +322,7 @@ def _followed(item: _Item, out: SpanTriples) -> None:
 
 def _evidence(item: _Item, index: _Index, tree: SpanTree, out: SpanTriples) -> None:
     attributes = item.attributes
-    claims = [
+    claims: list[tuple[str | None, str]] = [
         (cls, as_text(v)) for key, cls in _ROLES if (v := attributes.get(key)) not in (None, "")
     ]
     bases = [

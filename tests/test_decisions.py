@@ -489,3 +489,15 @@ def test_any_text_and_number_map_to_valid_literals_and_reports(
     weighed = [o for _, p, o in record.triples if p == O.weight]
     assert weighed == ([double(weight)] if 0 <= weight <= 1 else [])
     assert all(isinstance(term, str) and term for triple in record.triples for term in triple)
+
+
+def test_a_hypothesis_resting_on_itself_is_no_derivation_and_is_reported() -> None:
+    evidence = _evidence(
+        7, otel_prov__evidence__supports="h1", otel_prov__evidence__hypothesis__id="h1"
+    )
+    record = map_spans(_run(evidence, step_1=(H1,)))
+    assert (HYPOTHESIS, P.wasDerivedFrom, HYPOTHESIS) not in record.triples
+    node = entity_iri(STEP_2, "evidence-1")
+    assert (node, O.unresolvedReference, literal("hypothesis:h1")) in record.triples
+    (problem,) = record.problems
+    assert "would rest on itself" in problem

@@ -346,6 +346,8 @@ def _evidence(item: _Item, index: _Index, tree: SpanTree, out: SpanTriples) -> N
         else:
             claim_iri, claim_ns = _stand_in(node, claim_name, item, out), item.at_ns
         basis, problem = _basis(kind, name, item.at_ns, index, tree)
+        if basis is not None and basis.iri == claim_iri:
+            basis, problem = None, f"{claim_name!r} would rest on itself"
         if problem is not None:
             out.report(f"{what}: {problem}; kept as a reference")
         reference = f"{kind}:{name}" if kind != "none" else "none"

@@ -42,7 +42,7 @@ def track_parcel(order: str) -> str:
 
 
 @otel_prov.tool_call("get_messages", call_id="call_messages")
-def get_messages(order: str) -> str:
+def get_messages(customer: str) -> str:
     return "3 May, customer: the box at my door had been opened and was empty."
 
 
@@ -96,7 +96,7 @@ def run_agent() -> None:
         ):
             ask_model(2)
         with otel_prov.iteration(3, thought="Read the customer's messages for the reply."):
-            get_messages(order="1042")
+            get_messages(customer="C-88")
             ask_model(3)
         otel_prov.set_answer(
             "We cannot refund order 1042: the carrier confirms delivery on 2 May.", span=session

@@ -191,6 +191,11 @@ def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str
     # from an end bound that way (not by VALUES).
     branches = [f"{{ {iri(start)} {_WHY_PATH} ?n }}" for start in starts]
     branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} ?n }}" for s in sessions]
+    if len(branches) == 1:
+        # Virtuoso (7.2) refuses a transitive path standing alone ("transitive start not
+        # given": why of one node); beside the start itself, which the path holds anyway,
+        # it runs it.
+        branches.append(f"{{ BIND({iri(starts[0])} AS ?n) }}")
     body = "\n  UNION ".join(branches)
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?n WHERE {{ GRAPH {graph} {{

@@ -118,7 +118,13 @@ def test_supports_and_contradicts_are_drawn_apart_with_a_legend(
         n["id"] for n in graph["nodes"] if n["type"] == "Decision" and n.get("confidence") == 0.7
     )
     browser.find_element(By.CSS_SELECTOR, "button.why-start").click()
-    browser.find_element(By.CSS_SELECTOR, f'svg.why-graph g.node[data-iri="{decision}"]').click()
+    node = browser.find_element(By.CSS_SELECTOR, f'svg.why-graph g.node[data-iri="{decision}"]')
+    # A click as the page takes it: the node may lie outside the first view of the graph.
+    browser.execute_script(
+        "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", node
+    )
+    details = browser.find_element(By.CSS_SELECTOR, ".why-details")
+    assert "contradictedBy 0.7" in details.text and "supportedBy 0.6" in details.text
     figure.screenshot(str(ARTIFACTS / "why-decisions.png"))
     errors = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == []

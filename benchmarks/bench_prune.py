@@ -1,15 +1,23 @@
-"""What ``otel-prov prune`` costs, and what its tombstones cost ``verify --all --trust``.
+"""What ``otel-prov prune`` costs, what its tombstones cost ``verify --all --trust``, and
+what recording its intent first costs (issue 38 point 5).
 
 5,000 runs of the benchmark workload (two steps each), sealed and signed by one writer
 (one chain) and stored as agents store them (5 a transaction); then half of them (those
 that ended before the middle run started) pruned as ``prune --before`` does: the plan
 read from the store, the tombstone stored, the runs removed.  ``verify(trusted=[key])``
 is timed before and after, to show that a tombstone costs the check nothing per run.
+
+The intent: the same prune of copies of the same store, side by side, as ``prune`` does
+it now (the unfinished prunes looked up, the intent stored with the tombstone, removed
+with the last runs) and as it did before the intent (tombstone, checkpoint, removal),
+alternately (each first in every other round), ``ROUNDS`` times each; the ratio of the
+medians, and every time measured (on a loaded machine the spread is wider than the gap).
 """
 
 from __future__ import annotations
 
 import shutil
+import statistics
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -18,15 +26,52 @@ from pathlib import Path
 from benchmarks.workload import T0, session_spans
 from otel_prov._signing import KeySigner, generate_key_pair
 from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.exporters._base import ExportResult
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._mapper import map_spans
+from otel_prov.prov._record import ProvRecord
 from otel_prov.read import open_store
 from otel_prov.read._backend import EmbeddedBackend
-from otel_prov.read._retention import plan_prune, prune
+from otel_prov.read._retention import PrunePlan, plan_prune, prune, unfinished
 
 RUNS = 5_000
 PER_BATCH = 5
 GRAPH = "<urn:otel-prov:graph>"
+ROUNDS = 3
+
+
+def _without_intent(
+    plan: PrunePlan, exporter: OxigraphStoreExporter, chain: ChainWriter, now_ns: int
+) -> None:
+    """The prune as it was before its intent: tombstones and checkpoint, then removal."""
+    records = [
+        ProvRecord("0" * 32, (triples := chain.sealer.tombstone(t))[0][0], tuple(triples))
+        for t in plan.tombstones
+    ]
+    assert exporter.export(records) is ExportResult.SUCCESS
+    assert chain.checkpoint(exporter, now_ns, graph=GRAPH) and exporter.force_flush()
+    assert exporter.remove(GRAPH, list(plan.subjects))
+
+
+def _timed_prune(
+    root: Path, copy: Path, signer: KeySigner, cutoff: datetime, intent: bool
+) -> float:
+    """Seconds one prune of a fresh copy of the store takes, the plan apart."""
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(root / "pristine", copy)
+    exporter = OxigraphStoreExporter(copy)
+    chain = ChainWriter(signer=signer, checkpoint_file=copy.parent / "checkpoints-copy.jsonl")
+    backend = EmbeddedBackend(copy, writer=exporter.held_store)
+    plan = plan_prune(backend, GRAPH, cutoff=cutoff, policy="bench", now=datetime.now(timezone.utc))
+    begin = time.perf_counter()
+    if intent:
+        assert not unfinished(backend, GRAPH)
+        prune(plan, exporter=exporter, chain=chain, graph=GRAPH, now_ns=time.time_ns())
+    else:
+        _without_intent(plan, exporter, chain, time.time_ns())
+    took = time.perf_counter() - begin
+    exporter.shutdown()
+    return took
 
 
 def main() -> None:
@@ -44,6 +89,7 @@ def main() -> None:
             exporter.export(records)
         writer.checkpoint(exporter, time.time_ns())
         exporter.shutdown()
+        shutil.copytree(root / "store", root / "pristine")  # what each timed prune copies
         key = [signer.key_id]
         begin = time.perf_counter()
         before = open_store(root / "store").verify(trusted=key)
@@ -76,6 +122,18 @@ def main() -> None:
             f"for the {len(after) - len(plan.tombstones):,} left and the tombstone after "
             f"({verified / RUNS * 1000:.2f} and {again / (RUNS - len(plan.runs)) * 1000:.2f} "
             "ms a run)"
+        )
+        times: dict[bool, list[float]] = {True: [], False: []}
+        for round_ in range(ROUNDS):
+            for intent in (False, True) if round_ % 2 == 0 else (True, False):
+                times[intent].append(_timed_prune(root, root / "copy", signer, cutoff, intent))
+        before, now = statistics.median(times[False]), statistics.median(times[True])
+        print(
+            f"tombstone and removal of {len(plan.runs):,} runs, median of {ROUNDS}: "
+            f"{before:.2f} s without the intent, {now:.2f} s with it recorded first "
+            f"({now / before:.2f}x; each: "
+            f"{', '.join(f'{t:.1f}' for t in times[False])} s and "
+            f"{', '.join(f'{t:.1f}' for t in times[True])} s)"
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import os
+import stat
+import threading
 from pathlib import Path
 
 from otel_prov._extras import needs_extra
+from otel_prov._files import SECRET_MODE, refuse_link, write_file
 
 __all__ = [
     "KEY_FILE",
     "PUBLIC_FILE",
+    "PUBLIC_MODE",
     "KeySigner",
     "SigningKeyError",
     "generate_key_pair",
@@ -29,7 +34,30 @@ __all__ = [
 
 KEY_FILE = "signing.key"
 PUBLIC_FILE = "signing.pub"
+PUBLIC_MODE = 0o644
 _PREFIX = "ed25519:"
+
+_logger = logging.getLogger(__name__)
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _warn_if_others_read(path: Path, mode: int) -> None:
+    """A private key group or others may read is no secret any more: said once a file (as
+    ssh does, which refuses it; a writer must not stop the agent for it, so it warns)."""
+    if not mode & (stat.S_IRWXG | stat.S_IRWXO):
+        return
+    with _warned_lock:
+        if str(path) in _warned:
+            return
+        _warned.add(str(path))
+    _logger.warning(
+        "the signing key %s can be read by others (mode %s): anyone who reads it can sign "
+        "as this writer; make it the owner's alone: chmod 600 %s",
+        path,
+        oct(stat.S_IMODE(mode))[2:].zfill(4),
+        path,
+    )
 
 
 class SigningKeyError(ValueError):
@@ -40,7 +68,9 @@ class SigningKeyError(ValueError):
 def generate_key_pair(directory: Path) -> tuple[Path, Path]:
     """Write a new key pair into ``directory``: ``signing.key`` (PKCS #8 PEM, mode 0600,
     created so: never readable by others, not even for an instant) and ``signing.pub``
-    (SubjectPublicKeyInfo PEM).  Refuses to replace a key (``FileExistsError``)."""
+    (SubjectPublicKeyInfo PEM, mode 0644: it is for everyone), each written whole or not
+    at all.  Refuses to replace a key (``FileExistsError``) and to write through a
+    symbolic link (``OSError``)."""
     with needs_extra("sign", "otel-prov keygen"):
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -48,22 +78,26 @@ def generate_key_pair(directory: Path) -> tuple[Path, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     private = directory / KEY_FILE
     public = directory / PUBLIC_FILE
-    if public.exists():
-        raise FileExistsError(str(public))
-    descriptor = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as out:
-        out.write(
-            key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
-    public.write_bytes(
-        key.public_key().public_bytes(
-            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-        )
+    for path in (private, public):
+        refuse_link(path)
+        if os.path.lexists(path):
+            raise FileExistsError(str(path))
+    secret = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
     )
+    try:
+        write_file(private, secret, mode=SECRET_MODE)
+        write_file(
+            public,
+            key.public_key().public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            ),
+            mode=PUBLIC_MODE,
+        )
+    except FileExistsError as exc:
+        raise FileExistsError(exc.filename or str(private)) from None
     return private, public
 
 
@@ -82,11 +116,14 @@ class KeySigner:
             from cryptography.hazmat.primitives import serialization
             from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
         try:
-            data = path.read_bytes()
+            with path.open("rb") as source:
+                data = source.read()
+                mode = os.fstat(source.fileno()).st_mode
         except OSError as exc:
             raise SigningKeyError(
                 f"cannot read the signing key {path}: {exc.strerror or type(exc).__name__}"
             ) from None
+        _warn_if_others_read(path, mode)
         try:
             key = serialization.load_pem_private_key(data, password=None)
         except (ValueError, TypeError):

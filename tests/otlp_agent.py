@@ -7,7 +7,10 @@ With ``--research URL`` each run's first tool call asks a service over HTTP (and
 second asks the service for a path it does not have: a 404)
 (``tests.otlp_service``), propagating the trace context in ``traceparent``.
 ``--endpoint`` may list several receivers, comma-separated: spans then go through the
-:class:`LoadBalancingExporterStandIn`.  Prints one JSON line: the trace ids it ran.
+:class:`LoadBalancingExporterStandIn`.  With ``--hold FILE`` each run stops before its last
+step, its spans so far exported, says so on a line (``{"held": trace id}``) and waits for
+FILE to be there: a long tool call, or a wait for a person, between a run's first steps
+and its end.  Prints one JSON line: the trace ids it ran.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import argparse
 import hashlib
 import json
 import sys
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from opentelemetry import propagate
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
@@ -82,8 +87,16 @@ class LoadBalancingExporterStandIn(SpanExporter):
         return all(backend.force_flush(timeout_millis) for backend in self._backends)
 
 
-def run_session(tracer: Tracer, agent: str, question: str, steps: int, research: str | None) -> int:
-    """One agent run (a ReAct loop: model call, then a tool call, per step); its trace id."""
+def run_session(
+    tracer: Tracer,
+    agent: str,
+    question: str,
+    steps: int,
+    research: str | None,
+    hold: Callable[[int], None] | None = None,
+) -> int:
+    """One agent run (a ReAct loop: model call, then a tool call, per step); its trace id.
+    ``hold`` is called with it before the last step."""
     with tracer.start_as_current_span(
         f"invoke_agent {agent}",
         attributes={
@@ -96,6 +109,8 @@ def run_session(tracer: Tracer, agent: str, question: str, steps: int, research:
         observation = ""
         for number in range(1, steps + 1):
             final = number == steps
+            if final and hold is not None:
+                hold(session.get_span_context().trace_id)
             tool = "final_answer" if final else TOOLS[number % len(TOOLS)]
             arguments = json.dumps({"query": f"{question} step {number}"})
             with tracer.start_as_current_span(
@@ -173,19 +188,28 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--research")
+    parser.add_argument("--hold", type=Path)
     args = parser.parse_args()
     provider = TracerProvider(resource=Resource.create({"service.name": args.service}))
     provider.add_span_processor(
         BatchSpanProcessor(exporter(args.protocol, args.endpoint), schedule_delay_millis=200)
     )
     tracer = provider.get_tracer("tests.otlp_agent")
+
+    def hold(trace_id: int) -> None:
+        assert provider.force_flush(), "the steps so far were not exported"
+        print(json.dumps({"held": f"{trace_id:032x}"}), flush=True)
+        while not args.hold.exists():
+            time.sleep(0.05)
+
+    held = hold if args.hold else None
     traces = [
-        f"{run_session(tracer, args.agent, f'{args.service} q{i}', args.steps, args.research):032x}"
+        run_session(tracer, args.agent, f"{args.service} q{i}", args.steps, args.research, held)
         for i in range(args.sessions)
     ]
     flushed = provider.force_flush()
     provider.shutdown()
-    print(json.dumps({"traces": traces, "flushed": flushed}), flush=True)
+    print(json.dumps({"traces": [f"{t:032x}" for t in traces], "flushed": flushed}), flush=True)
     sys.exit(0 if flushed else 1)
 
 

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "otel_prov._forks",
         "otel_prov._repeated",
         "otel_prov._signing",
+        "otel_prov._files",
         "otel_prov.environment_variables",
         "otel_prov.semconv",
     ),

@@ -447,3 +447,35 @@ def test_arguments_are_kept_byte_for_byte() -> None:
     ]
     assert values == [raw]
     assert json.loads(values[0]) == {"b": 1, "a": [1.5, "é"]}
+
+
+@pytest.mark.parametrize(
+    "operation", ["invoke_agent", "chat", "execute_tool", "retrieval", "create_agent"]
+)
+def test_a_value_nested_too_deep_to_parse_never_costs_its_span_its_role(operation: str) -> None:
+    """Every attribute the mappers may read as JSON, holding JSON nested deeper than Python
+    parses (a tool result from a hostile page): each is text, the span keeps its role."""
+    deep = "[" * 5000 + '{"lc_agent_name": 1, "name": 2}' + "]" * 5000
+    keys = [
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.tool.definitions",
+        "gen_ai.retrieval.documents",
+        "gen_ai.system_instructions",
+        "input.value",
+        "output.value",
+        "metadata",
+        "llm.tools",
+        "traceloop.entity.input",
+        "traceloop.entity.output",
+        "otel_prov.arguments",
+        "otel_prov.observation",
+        "otel_prov.question",
+        "otel_prov.answer",
+    ]
+    attributes = {key.replace(".", "__"): deep for key in keys}
+    span = make_span(1, name=f"{operation} x", gen_ai__operation__name=operation, **attributes)
+    record = map_spans([span])
+    assert not [p for p in record.problems if "could not be converted" in p], record.problems

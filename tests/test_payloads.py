@@ -293,3 +293,82 @@ def test_content_cut_at_start_by_the_providers_span_limits_keeps_its_size_and_ha
     question = _entity(store, "Question")
     assert question["value"] == whole[:80] and question["truncated"] == "true"
     assert question["byteSize"] == str(len(whole)) and question["contentHash"] == _sha256(whole)
+
+
+def _nested(depth: int, inner: str = "1") -> str:
+    """A JSON value nested ``depth`` deep, objects and arrays by turns: parsing it takes
+    more recursion than Python has."""
+    opening = "".join('{"a":' if level % 2 else "[" for level in range(depth))
+    closing = "".join("}" if level % 2 else "]" for level in reversed(range(depth)))
+    return opening + inner + closing
+
+
+DEEP = _nested(40_000)
+assert len(DEEP.encode()) > 64 * 1024
+
+
+def test_a_deeply_nested_value_over_the_threshold_is_kept_as_text_and_costs_no_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool result fetched from a hostile page: JSON nested deeper than Python parses.
+    Before, the blob store's JSON check raised, and the run (and the next) was lost."""
+    monkeypatch.setenv("OTEL_PROV_BLOB_DIR", str(tmp_path / "blobs"))
+
+    def two_runs(provider: TracerProvider) -> None:
+        _one_tool_session(DEEP, arguments=DEEP)(provider)
+        _one_tool_session("fine")(provider)
+
+    store = _record(tmp_path, two_runs)
+    sessions = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert sorted(row["tool_calls"] for row in sessions) == [1, 1]
+    store_db = pyoxigraph.Store.read_only(str(store))
+    (row,) = cast(
+        pyoxigraph.QuerySolutions,
+        store_db.query(
+            PREFIXES
+            + """SELECT ?type ?hash ?at WHERE { GRAPH ?g { ?e a oprov:Observation ;
+            oprov:mediaType ?type ; oprov:contentHash ?hash ; oprov:contentLocation ?at } }"""
+        ),
+    )
+    media_type, digest = (cast(pyoxigraph.Literal, row[name]).value for name in ("type", "hash"))
+    location = cast(pyoxigraph.NamedNode, row["at"]).value
+    del store_db
+    assert media_type == "text/plain; charset=utf-8"
+    assert read_blob(location, digest) == DEEP
+    assert run_cli("verify", "--all", "--store", str(store)).returncode == 0
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    document=_json,
+    depth=st.integers(0, 30) | st.sampled_from([999, 1000, 5000, 30_000]),
+    cut=st.integers(0, 20),
+    threshold=st.sampled_from([16, 64 * 1024]),
+)
+def test_externalize_never_raises_and_types_json_only_when_it_parses(
+    tmp_path_factory: pytest.TempPathFactory, document: object, depth: int, cut: int, threshold: int
+) -> None:
+    """Any JSON, nested to any depth, cut short or not: each value over the threshold is
+    a blob, JSON only when it parses, and the span's other values are as they were."""
+    text = _nested(depth, json.dumps(document))
+    text = text[: len(text) - cut] if cut else text
+    store = BlobStore(tmp_path_factory.mktemp("blobs"))
+    moved = externalize(make_span(1, k=text, other="small"), store, threshold)
+    assert moved.attributes["other"] == "small"
+    if len(text.encode()) <= threshold:
+        assert "k" not in moved.blobs
+        return
+    try:
+        parses = isinstance(json.loads(text), list | dict)
+    except (ValueError, RecursionError):
+        parses = False
+    blob = moved.blobs["k"]
+    assert blob.media_type == ("application/json" if parses else "text/plain; charset=utf-8")
+    assert read_blob(blob.location, blob.sha256, directory=store.directory) == text

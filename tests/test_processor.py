@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import TraceFlags
 
 import otel_prov
-from otel_prov import ProvSpanProcessor
+from otel_prov import ProvSpanExporter, ProvSpanProcessor
 from otel_prov.demo import run_demo_agent
 from otel_prov.prov._vocab import RDF_TYPE, O
 from tests.recording_exporter import RecordingExporter
@@ -376,4 +376,75 @@ def test_force_flush_says_false_when_a_batch_since_the_last_one_was_refused() ->
     assert processor.force_flush() is True
     assert len(exporter.records) == 1
     assert processor.statistics().records_failed == 1
+    provider.shutdown()
+
+
+def _steps_then_wait(provider: TracerProvider, wait_s: float, *, end: bool) -> trace.Span:
+    """A run's two first steps, then a long wait (a tool call, a person's approval); its
+    session span ended at last when ``end``, else left open (the process dies in it)."""
+    tracer = provider.get_tracer("t")
+    session = tracer.start_span(
+        "invoke_agent slow", attributes={"gen_ai.operation.name": "invoke_agent"}
+    )
+    with trace.use_span(session, end_on_exit=False):
+        for number in (1, 2):
+            with (
+                otel_prov.iteration(number, tracer_provider=provider),
+                otel_prov.tool_call("t", call_id=f"call-{number}", tracer_provider=provider),
+            ):
+                pass
+    time.sleep(wait_s)
+    if end:
+        session.end()
+    return session
+
+
+def _fed(
+    exporter: RecordingExporter, knows_open_spans: bool
+) -> tuple[TracerProvider, ProvSpanProcessor | ProvSpanExporter]:
+    """A provider recording provenance as a processor (open spans known) or through the
+    ``prov`` span exporter (ended spans alone, in batches)."""
+    if knows_open_spans:
+        return _provider(exporter, schedule_delay=0.02, late_span_grace=0.1)
+    provider = TracerProvider()
+    prov = ProvSpanExporter(exporter, late_span_grace=0.1)
+    provider.add_span_processor(BatchSpanProcessor(prov, schedule_delay_millis=20))
+    return provider, prov
+
+
+@pytest.mark.parametrize("knows_open_spans", [True, False])
+def test_a_long_wait_between_steps_and_the_end_of_a_run_loses_no_step(
+    knows_open_spans: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within the session timeout the run is stored whole, whether the processor sees its
+    open session span (on_start) or, as the ``prov`` span exporter, ended spans alone."""
+    monkeypatch.setenv("OTEL_PROV_SESSION_TIMEOUT", "30")
+    exporter = RecordingExporter()
+    provider, prov = _fed(exporter, knows_open_spans)
+    _steps_then_wait(provider, 1.5, end=True)
+    (record,) = exporter.wait_for(1)
+    assert (_types(record, O.Iteration), _types(record, O.ToolCall)) == (2, 2)
+    statistics = prov.statistics()
+    assert statistics is not None and statistics.spans_discarded == 0
+    provider.shutdown()
+
+
+def test_fed_ended_spans_a_run_whose_span_never_comes_is_stored_incomplete(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The ``prov`` span exporter (no open span known): the steps wait for their session
+    span as long as the session timeout, then are stored, the run ``incomplete``, rather
+    than discarded."""
+    monkeypatch.setenv("OTEL_PROV_SESSION_TIMEOUT", "1")
+    exporter = RecordingExporter()
+    provider, prov = _fed(exporter, knows_open_spans=False)
+    session = _steps_then_wait(provider, 0.0, end=False)
+    (record,) = exporter.wait_for(1)
+    run = f"<urn:otel-prov:{session.get_span_context().trace_id:032x}:"
+    run += f"{session.get_span_context().span_id:016x}>"
+    assert (run, O.status, '"incomplete"') in record.triples
+    assert (_types(record, O.Iteration), _types(record, O.ToolCall)) == (2, 2)
+    statistics = prov.statistics()
+    assert statistics is not None
+    assert (statistics.runs_cut_off, statistics.spans_discarded) == (1, 0)
     provider.shutdown()

@@ -26,10 +26,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 
+from tests.builders import make_span
 from tests.cli import run_cli
 from tests.otlp_agent import spans_per_session
 from tests.receiver import Receiver, Receivers, healthz, quads, run_agent
-from tests.test_otlp_proto import GOOD
+from tests.test_otlp_proto import GOOD, encode_request
 from tests.waiting import until
 
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -462,3 +463,55 @@ def test_a_port_another_process_holds_is_one_line_naming_it_and_what_to_do(
     assert last.startswith(f"otel-prov: {name} cannot listen on 127.0.0.1:{port}: "), last
     assert "address already in use" in last.lower()
     assert f"--{transport} HOST:PORT" in last and f"--{transport} off" in last
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+def test_a_value_nested_too_deep_to_parse_costs_no_run_of_its_request(
+    receivers: Receivers, tmp_path: Path, protocol: str
+) -> None:
+    """A tool result over the blob threshold nested deeper than Python parses JSON (a page
+    fetched from a hostile site): the request is taken, both its runs are stored, and the
+    value kept whole as a text blob.  Before, the blob store's JSON check raised: HTTP 500,
+    gRPC UNKNOWN (which OTLP senders do not retry), and every run of the request lost."""
+    store = tmp_path / "store"
+    receiver = receivers.start("--store", str(store), "--trace-idle", "0.3")
+    deep = "[" * 40_000 + "]" * 40_000
+    runs = []
+    for trace in (0xD1, 0xD2):
+        result = deep if trace == 0xD1 else "fine"
+        runs += [
+            make_span(
+                1, trace_id=trace, name="invoke_agent a", gen_ai__operation__name="invoke_agent"
+            ),
+            make_span(
+                2,
+                1,
+                trace_id=trace,
+                name="execute_tool fetch",
+                gen_ai__operation__name="execute_tool",
+                gen_ai__tool__name="fetch",
+                gen_ai__tool__call__result=result,
+            ),
+        ]
+    body = encode_request(runs).SerializeToString()
+    if protocol == "grpc":
+        assert not grpc_export(receiver, body).HasField("partial_success")
+    else:
+        assert post(receiver, body)[0] == 200
+    receiver.wait_for("otel_prov_receiver_sessions_sealed_total", 2)
+    assert receiver.stop() == 0
+    assert sorted((row["trace_id"], row["tool_calls"]) for row in sessions(store)) == [
+        (f"{0xD1:032x}", 1),
+        (f"{0xD2:032x}", 1),
+    ]
+    found = run_cli(
+        "query",
+        "--store",
+        str(store),
+        "--format",
+        "json",
+        "PREFIX oprov: <https://w3id.org/otel-prov/ns#> "
+        "SELECT ?type ?size WHERE { ?o oprov:mediaType ?type ; oprov:byteSize ?size }",
+    )
+    assert json.loads(found.stdout) == [{"type": "text/plain; charset=utf-8", "size": len(deep)}]
+    assert "Traceback" not in receiver.log_text()

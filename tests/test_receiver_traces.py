@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
-from otel_prov.prov._span_record import SpanRecord
+from otel_prov.prov._span_record import Role, SpanRecord
 from tests.builders import make_span
 
 A, B, C = 0xA1, 0xB2, 0xC3
@@ -204,3 +204,93 @@ def _check_counts(traces: TraceBuffer) -> None:
     )
     assert all(trace.fresh for t, trace in internal.items() if t not in retained)
     assert traces.open_traces == len(internal) - len(retained)
+
+
+# --- a run whose own span has not come ------------------------------------------------
+
+RUN, STEP, CALL = 0x50, 0x51, 0x52
+
+
+def early_steps(trace_id: int = A) -> list[SpanRecord]:
+    """An iteration and its model call, ended; the run they belong to still going."""
+    return [
+        make_span(STEP, RUN, trace_id=trace_id, name="iteration 1", otel_prov__iteration__number=1),
+        make_span(
+            STEP + 0x10, STEP, trace_id=trace_id, name="chat", gen_ai__operation__name="chat"
+        ),
+    ]
+
+
+def test_steps_of_a_run_not_come_are_kept_past_idle_until_it_comes() -> None:
+    traces = buffer(idle_s=5.0, max_age_s=600.0)
+    traces.add(early_steps(), 1, now=0.0)
+    assert traces.due(300.0) == []
+    assert traces.awaited() == (1, 2) and traces.traces_awaited == 1
+    assert traces.pending_spans == 2  # acknowledged, not stored: backpressure counts them
+    session = make_span(
+        RUN, None, trace_id=A, name="invoke_agent a", gen_ai__operation__name="invoke_agent"
+    )
+    traces.add([session], 2, now=301.0)
+    (due,) = traces.due(306.0)
+    assert (ids(due), due.sequence, due.reason, due.stand_ins) == (
+        [RUN, STEP, STEP + 0x10],
+        2,
+        Reason.IDLE,
+        (),
+    )
+    assert traces.awaited() == (0, 0) and traces.traces_awaited == 1
+
+
+def test_past_the_session_timeout_a_run_not_come_is_mapped_with_stand_ins() -> None:
+    traces = buffer(idle_s=5.0, max_age_s=600.0)
+    steps = early_steps()
+    # A second iteration still open, its model call ended: two parents have not come.
+    steps.append(
+        make_span(CALL, 0x60, trace_id=A, start_ms=50, name="chat", gen_ai__operation__name="chat")
+    )
+    traces.add(steps, 1, now=0.0)
+    assert traces.due(599.9) == []
+    (due,) = traces.due(600.0)
+    assert due.reason is Reason.AGE and ids(due) == [STEP, CALL, STEP + 0x10]
+    run, iteration = sorted(due.stand_ins, key=lambda s: s.parent_id is not None)
+    assert (run.span_id, run.parent_id, run.role, run.end_ns, run.name) == (
+        RUN,
+        None,
+        Role.SESSION,
+        None,
+        "",
+    )
+    assert (iteration.span_id, iteration.parent_id, iteration.role, iteration.end_ns) == (
+        0x60,
+        RUN,
+        Role.SPAN,
+        None,
+    )
+
+
+def test_a_cut_off_run_that_fails_to_store_is_due_again_at_once() -> None:
+    traces = buffer(idle_s=5.0, max_age_s=60.0)
+    traces.add(early_steps(), 1, now=0.0)
+    (due,) = traces.due(60.0)
+    traces.restore(due, now=61.0)
+    (again,) = traces.due(61.0)
+    assert again.stand_ins == due.stand_ins and again.reason is Reason.AGE
+
+
+def test_draining_leaves_a_run_not_come_in_the_journal() -> None:
+    traces = buffer()
+    traces.add(early_steps(A), 1, now=0.0)
+    traces.add([make_span(1, trace_id=B)], 2, now=0.0)
+    assert [(d.trace_id, d.reason) for d in traces.due(0.1, drain=True)] == [(B, Reason.DRAIN)]
+    assert traces.awaited() == (1, 2)
+
+
+def test_agent_spans_whose_parents_all_came_are_mapped_when_idle() -> None:
+    """Model calls under a web request that runs no agent: nothing more is coming."""
+    traces = buffer(idle_s=5.0)
+    web = make_span(1, None, trace_id=A, name="GET /")
+    call = make_span(2, 1, trace_id=A, name="chat", gen_ai__operation__name="chat")
+    top = make_span(3, None, trace_id=A, name="chat", gen_ai__operation__name="chat")
+    traces.add([web, call, top], 1, now=0.0)
+    (due,) = traces.due(5.0)
+    assert due.reason is Reason.IDLE and due.stand_ins == () and traces.traces_awaited == 0

@@ -86,9 +86,9 @@ def test_classes_and_object_properties_refine_prov_o() -> None:
     classes = set(graph.subjects(rdflib.RDF.type, rdflib.OWL.Class)) - {
         s for s in graph.subjects(rdflib.RDF.type, rdflib.OWL.Class) if isinstance(s, rdflib.BNode)
     }
-    # The reasoning's the newest: Goal, Hypothesis, Decision, Review, SupportingEvidence,
-    # ContradictingEvidence, Adoption.
-    assert len(classes) == 31
+    # PruneIntent (a prune's plan) and the reasoning's (Goal, Hypothesis, Decision, Review,
+    # SupportingEvidence, ContradictingEvidence, Adoption) the newest.
+    assert len(classes) == 32
     for cls in classes:
         parents = [str(p) for p in graph.objects(cls, rdflib.RDFS.subClassOf)]
         assert any(p.startswith(PROV) for p in parents), cls

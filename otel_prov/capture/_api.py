@@ -2,7 +2,8 @@
 
 Each of :func:`agent_session`, :func:`iteration`, :func:`tool_call` and
 :func:`model_call` works as a context manager (``with`` / ``async with``, yielding the
-OTel span) and as a decorator of sync or async functions::
+OTel span) and as a decorator of sync or async functions and generators (the span lasts
+as long as the iteration, and is the current span only while the generator runs)::
 
     with otel_prov.agent_session("researcher", question=question) as session:
         with otel_prov.iteration(1, thought="I need the weather", action="get_weather"):
@@ -15,14 +16,17 @@ observation, answer).  Content goes on ``otel_prov.*`` unless capture is switche
 and on the opt-in ``gen_ai.*`` content attributes only when the GenAI variable allows.
 
 An exception inside records status ERROR, ``error.type`` and an ``exception`` event,
-then propagates unchanged.
+then propagates unchanged.  With content capture off, what the span was given as content
+(arguments, question, thought, ...) is taken out of its error message (``[withheld]``),
+and out of the messages of the spans the exception ends next, as the mapper does for
+other instrumentations' spans.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextvars import Token
 from typing import Any, TypeVar, cast
 
@@ -120,6 +124,39 @@ class _SpanScope(AlsoAsync[Span]):
         self._token = otel_context.attach(trace.set_span_in_context(span))
         return span
 
+    def _suspend(self) -> None:
+        """Stop being the current span while a generator it runs waits on its consumer
+        (whose own work is not this span's)."""
+        if self._token is not None:
+            otel_context.detach(self._token)
+            self._token = None
+
+    def _resume(self) -> None:
+        if self._span is not None and self._token is None:
+            self._token = otel_context.attach(trace.set_span_in_context(self._span))
+
+    def _yielding(self, inner: Generator[Any, Any, Any]) -> Generator[Any, Any, Any]:
+        """``yield from inner``, this span current only while ``inner`` runs."""
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            try:
+                item = inner.send(sent) if thrown is None else inner.throw(thrown)
+            except StopIteration as stop:
+                return stop.value
+            sent, thrown = None, None
+            self._suspend()
+            try:
+                sent = yield item
+            except BaseException as exc:
+                self._resume()
+                if isinstance(exc, GeneratorExit):
+                    inner.close()
+                    raise
+                thrown = exc
+            else:
+                self._resume()
+
     def _close(self, exc: BaseException | None) -> None:
         span, token = self._span, self._token
         self._span = self._token = None
@@ -160,6 +197,54 @@ class _SpanScope(AlsoAsync[Span]):
             if self._capture_call:
                 set_observation(result, span=span)
             return result
+
+        if inspect.isgeneratorfunction(function):
+            # The span lasts as long as the iteration: a generator's body (where a tool's
+            # error is raised) runs only then.
+
+            @functools.wraps(function)
+            def generator_wrapper(*args: Any, **kwargs: Any) -> Any:
+                scope = scope_of(args, kwargs)
+                with scope as span:
+                    returned = yield from scope._yielding(function(*args, **kwargs))
+                    if returned is not None:
+                        finish(span, returned)
+                    return returned
+
+            return cast(F, generator_wrapper)
+
+        if inspect.isasyncgenfunction(function):
+
+            @functools.wraps(function)
+            async def async_generator_wrapper(*args: Any, **kwargs: Any) -> Any:
+                # As _yielding: an async generator has no ``yield from``.
+                scope = scope_of(args, kwargs)
+                with scope:
+                    inner = function(*args, **kwargs)
+                    sent: Any = None
+                    thrown: BaseException | None = None
+                    while True:
+                        try:
+                            if thrown is None:
+                                item = await inner.asend(sent)
+                            else:
+                                item = await inner.athrow(thrown)
+                        except StopAsyncIteration:
+                            return
+                        sent, thrown = None, None
+                        scope._suspend()
+                        try:
+                            sent = yield item
+                        except BaseException as exc:
+                            scope._resume()
+                            if isinstance(exc, GeneratorExit):
+                                await inner.aclose()
+                                raise
+                            thrown = exc
+                        else:
+                            scope._resume()
+
+            return cast(F, async_generator_wrapper)
 
         if inspect.iscoroutinefunction(function):
 

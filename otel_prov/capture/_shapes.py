@@ -19,13 +19,17 @@ teach the mapper the role it has (``otel_prov.prov._conventions``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import math
 import os
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+import traceback
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry import trace
@@ -36,6 +40,7 @@ from otel_prov.capture._content import capture_switches, redact
 from otel_prov.capture._sinks import warn_if_nothing_records
 from otel_prov.prov._conventions import EXECUTE_TOOL, INVOKE_AGENT, RETRIEVAL
 from otel_prov.prov._span_record import attribute_length_limit
+from otel_prov.prov._withheld import without_content
 
 __all__ = [
     "FINAL_ANSWER",
@@ -68,6 +73,34 @@ FINAL_ANSWER = "final_answer"
 
 _CLOSED = "closed early: the consumer stopped iterating"
 """Status description of a span whose generator was closed before it was exhausted."""
+
+
+_withheld: weakref.WeakKeyDictionary[Span, list[str]] = weakref.WeakKeyDictionary()
+"""Per span, the content the content policy left off it: what its error message must not
+repeat (the mapper withholds what is on a span; ours never gets there).  Held in memory
+only, for as long as the span lives."""
+_withheld_lock = threading.Lock()
+_CARRIED = "_otel_prov_withheld"
+"""The attribute of an exception that passed through our spans holding what they withheld:
+the spans it ends next (the iteration, the session) withhold that too."""
+
+
+def _withhold(span: Span, texts: Iterable[str]) -> None:
+    with _withheld_lock:
+        _withheld.setdefault(span, []).extend(texts)
+
+
+def _withheld_for(span: Span, error: BaseException | None = None) -> list[str]:
+    """What ``span`` withheld, and what every span ``error`` (or its causes) passed
+    through did."""
+    with _withheld_lock:
+        texts = list(_withheld.get(span, ()))
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen and len(seen) < 20:
+        seen.add(id(error))
+        texts += getattr(error, _CARRIED, ())
+        error = error.__cause__ or error.__context__
+    return texts
 
 
 def _present(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,13 +149,14 @@ class SpanShape:
         every producer records them the same way.
         """
         attributes = dict(self.attributes)
+        capture = None
         if self.content:
             capture = _Capture.now(_tracer_limit(tracer))
             for key, value in self.content.items():
                 put_content(attributes, key, value, capture)
         if attributes.get(sc.GEN_AI_OPERATION_NAME) == "invoke_agent":
             warn_if_nothing_records(f"agent session {self.name!r}")
-        return tracer.start_span(
+        span = tracer.start_span(
             self.name,
             context=None if parent is None else trace.set_span_in_context(parent),
             kind=self.kind,
@@ -132,6 +166,9 @@ class SpanShape:
             record_exception=False,
             set_status_on_exception=False,
         )
+        if capture is not None and not capture.prov:
+            _withhold(span, (content_text(value) for value in self.content.values()))
+        return span
 
 
 def session_shape(
@@ -369,9 +406,12 @@ def put_content(
     it was.  ``capture``: the switches and limit already read for ``target``.
     """
     capture = capture or _Capture.of(target)
-    text = redact(content_text(value))
+    given = content_text(value)
+    text = redact(given)
     setter = target.__setitem__ if isinstance(target, dict) else target.set_attribute
     keep = capture.prov
+    if not keep and not isinstance(target, dict):
+        _withhold(target, (given,))
     if keep:
         setter(key, text)
     twin = sc.GEN_AI_CONTENT_TWINS.get(key)
@@ -635,12 +675,36 @@ def record_error(span: Span, error: BaseException) -> None:
     if isinstance(error, GeneratorExit):
         record_failure(span, _error_type(error), _CLOSED)
         return
-    span.record_exception(error)
-    record_failure(span, _error_type(error), str(error) or type(error).__name__)
+    message = str(error) or type(error).__name__
+    texts = _withheld_for(span, error)
+    if not texts:
+        span.record_exception(error)
+        record_failure(span, _error_type(error), message)
+        return
+    # Content capture is off and the span knows content its message may repeat: the
+    # event's message and stack trace withhold it as the status does.
+    stack = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    span.record_exception(
+        error,
+        attributes={
+            "exception.message": without_content(message, texts),
+            "exception.stacktrace": without_content(stack, texts),
+        },
+    )
+    # An exception that takes no attribute: the spans it ends next withhold less.
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(error, _CARRIED, tuple(texts))
+    record_failure(span, _error_type(error), message, texts)
 
 
-def record_failure(span: Span, error_type: str, description: str) -> None:
+def record_failure(
+    span: Span, error_type: str, description: str, texts: Sequence[str] | None = None
+) -> None:
     """A failure a framework reports without an exception (a tool's error message, an
-    error record): ``error.type`` and status ERROR with ``description``."""
+    error record): ``error.type`` and status ERROR with ``description``, the content the
+    span withheld (``texts``, by default what the content policy left off it) taken out."""
+    withheld = _withheld_for(span) if texts is None else texts
+    if withheld:
+        description = without_content(description, withheld)
     span.set_attribute(sc.ERROR_TYPE, error_type)
     span.set_status(Status(StatusCode.ERROR, description))

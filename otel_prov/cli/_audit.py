@@ -9,6 +9,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from otel_prov._files import SECRET_MODE, write_file
 from otel_prov._signing import SigningKeyError, public_key_id
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command
@@ -66,7 +67,15 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
         help="the runs to export (session IRI, trace or conversation id; each may match several)",
     )
     sub.add_argument("--all", action="store_true", help="every run of the graph")
-    sub.add_argument("--out", type=Path, required=True, metavar="FILE", help="the zip to write")
+    sub.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the zip to write (mode 0600: it holds the runs' content); never through a "
+        "symbolic link",
+    )
+    sub.add_argument("--force", action="store_true", help="replace FILE if it exists")
     sub.add_argument(
         "--trust",
         action="append",
@@ -110,9 +119,11 @@ def _export(args: argparse.Namespace) -> ExitCode:
         where, named, runs, kept=kept, keys=keys, created=created, signer=exporter
     )
     try:
-        args.out.write_bytes(data)
+        write_file(args.out, data, mode=SECRET_MODE, replace=args.force)
+    except FileExistsError:
+        raise UsageError(f"{args.out} exists: give --force to replace it") from None
     except OSError as exc:
-        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
     print(
         f"wrote {args.out}: {counts['runs']} run(s), {counts['entries']} chain entries, "
         f"{counts['checkpoints']} checkpoint(s), {counts['tombstones']} tombstone(s); "

@@ -14,7 +14,14 @@ from otel_prov.cli._exit import ExitCode
 from otel_prov.cli._parser import Command, Where, add_format, moment
 from otel_prov.cli._render_report import render_prune
 from otel_prov.cli._shared import chain_writer, destination, graph, say
-from otel_prov.read._retention import PruneError, plan_prune, prune, utc_text
+from otel_prov.read._retention import (
+    PruneError,
+    finish,
+    plan_prune,
+    prune,
+    unfinished,
+    utc_text,
+)
 
 __all__ = ["COMMANDS", "duration"]
 
@@ -93,7 +100,8 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def _prune(args: argparse.Namespace) -> ExitCode:
-    """Plan from the store, then (unless ``--dry-run``) tombstones first, runs after."""
+    """Finish what an interrupted prune left, plan from the store, then (unless
+    ``--dry-run``) tombstones and intent first, runs after."""
     now = datetime.now(timezone.utc)
     if args.keep is not None:
         cutoff, policy = now - args.keep, f"keep {iso_duration(args.keep)}"
@@ -103,6 +111,9 @@ def _prune(args: argparse.Namespace) -> ExitCode:
     chain = None if args.dry_run else chain_writer()
     opened = destination(args)
     try:
+        left = unfinished(opened.reader, named)
+        if chain is not None:
+            finish(left, backend=opened.reader, exporter=opened.exporter, graph=named)
         plan = plan_prune(opened.reader, named, cutoff=cutoff, policy=policy, now=now)
         if chain is None or not plan.runs:
             tombstones: list[str] = []
@@ -115,7 +126,7 @@ def _prune(args: argparse.Namespace) -> ExitCode:
         return ExitCode.STORE_ERROR
     finally:
         opened.exporter.shutdown()
-    sys.stdout.write(render_prune(plan, tombstones, args.dry_run, args.format))
+    sys.stdout.write(render_prune(plan, tombstones, args.dry_run, args.format, left))
     return ExitCode.OK
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from otel_prov.cli._terminal import printable
 from otel_prov.ingest._import import ImportSummary
-from otel_prov.read._retention import PrunePlan, ranges
+from otel_prov.read._retention import PrunePlan, Unfinished, ranges
 from otel_prov.read._verify import SessionCheck
 
 __all__ = ["render_checks", "render_import", "render_prune"]
@@ -68,9 +68,15 @@ def render_import(
     return (f"{line} ({'; '.join(notes)})" if notes else line) + "\n"
 
 
-def render_prune(plan: PrunePlan, tombstones: Sequence[str], dry_run: bool, fmt: str) -> str:
-    """What a prune removed (or would, ``dry_run``) and the tombstones it left: one line
-    (``text``) or a JSON object."""
+def render_prune(
+    plan: PrunePlan,
+    tombstones: Sequence[str],
+    dry_run: bool,
+    fmt: str,
+    finished: Sequence[Unfinished] = (),
+) -> str:
+    """What a prune removed (or would, ``dry_run``) and the tombstones it left, after the
+    interrupted prunes it ``finished`` first: one line each (``text``) or a JSON object."""
     if fmt == "json":
         report = {
             "dry_run": dry_run,
@@ -81,16 +87,29 @@ def render_prune(plan: PrunePlan, tombstones: Sequence[str], dry_run: bool, fmt:
             "ranges": ranges(plan),
             "tombstones": list(tombstones),
             "sessions": list(plan.runs),
-        }
+            "finished": [
+                {"intent": each.node, "policy": each.policy, "time": each.time,
+                 "traces": len(each.traces)}
+                for each in finished
+            ],
+        }  # fmt: skip
         return json.dumps(report, indent=2) + "\n"
+    lines = [
+        f"{'would finish' if dry_run else 'finished'} an interrupted prune ({each.policy}, "
+        f"at {each.time}): what was left of its {len(each.traces)} traces "
+        f"{'would be' if dry_run else 'is'} removed\n"
+        for each in finished
+    ]
     if not plan.runs:
-        return f"nothing to prune: no run ended before {plan.cutoff} ({plan.policy})\n"
+        return "".join(lines) + (
+            f"nothing to prune: no run ended before {plan.cutoff} ({plan.policy})\n"
+        )
     chains = len({entry.chain for entry in plan.entries})
     what = (
         f"{len(plan.runs)} runs that ended before {plan.cutoff} ({plan.policy}; "
         f"{len(plan.entries)} entries of {chains} chains in {len(plan.tombstones)} ranges)"
     )
     if dry_run:
-        return f"would prune {what}\n"
+        return "".join(lines) + f"would prune {what}\n"
     left = f": tombstones {', '.join(tombstones)}" if tombstones else ""
-    return f"pruned {what}{left}\n"
+    return "".join(lines) + f"pruned {what}{left}\n"

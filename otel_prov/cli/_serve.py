@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 from pathlib import Path
 
 from otel_prov._extras import needs_extra
@@ -133,6 +135,15 @@ def _serve(args: argparse.Namespace) -> ExitCode:
 
     def announce(url: str) -> None:
         print(f"otel-prov serve: {url}", flush=True)
+
+    if tenants is not None:
+        # SIGHUP reads the tenants file again (off the event loop's thread, which may be
+        # asking the tenants at that moment), rather than stop the server.
+        reload = tenants.reload
+        signal.signal(
+            signal.SIGHUP,
+            lambda signum, frame: threading.Thread(target=reload, daemon=True).start(),
+        )
 
     try:
         serve(app, args.host, args.port, announce=announce, tls=tls)

@@ -78,6 +78,7 @@ def import_spans(
     sealer: Sealer,
     export_batch: int = _EXPORT_BATCH,
     prices: PriceTable | None = None,
+    stand_ins: Iterable[SpanRecord] = (),
 ) -> ImportSummary:
     """Map, seal and export ``spans``; ``backend`` reads the destination ``exporter`` writes.
 
@@ -88,6 +89,9 @@ def import_spans(
     and the caller checkpoints it.  ``export_batch`` records go to each
     ``export`` call: the embedded store ingests one large batch several times faster than
     many small ones.  ``prices`` prices model calls that report no cost (see ``map_spans``).
+    ``stand_ins`` stand for spans that never came (``prov._stream.cut_off_run``: a run the
+    session timeout cut off): each is mapped with its trace unless its own span is among
+    ``spans``.
     """
     traces: dict[int, dict[int, SpanRecord]] = {}
     for span in spans:
@@ -95,6 +99,8 @@ def import_spans(
         known = copies.get(span.span_id)
         if known is None or known.end_ns is None or span.end_ns is not None:
             copies[span.span_id] = span
+    for span in stand_ins:
+        traces.setdefault(span.trace_id, {}).setdefault(span.span_id, span)
     stored = sealed_sessions(backend, graph, [trace_hex(t) for t in traces])
     summary = ImportSummary()
     batch: list[ProvRecord] = []

@@ -18,7 +18,11 @@ The rules:
   snapshotted with no end (the mapper marks it ``incomplete``), once: then it is released
   again when it ends, and what ends under it meanwhile goes out on its own.
 * A trace with no session, nothing open and nothing new for ``idle_timeout_ns`` is not
-  provenance: its spans are discarded (and counted).
+  provenance: its spans are discarded (and counted); unless they are the steps of a run
+  whose own span did not come (``prov._stream.awaits_run``: fed ended spans alone, the
+  session span comes last, and this idle timeout is the session timeout): then they are
+  released as far as they go, with stand-ins for the spans that did not come
+  (``prov._stream.cut_off_run``), the run ``incomplete``, and counted.
 * Streaming (:meth:`SessionAssembler.poll_steps`): a session still open whose spans
   ended since the last poll is handed out as it stands, the spans ended under it with
   the open ones, and they stay buffered: the run is released whole when it ends.
@@ -36,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
+from otel_prov.prov._stream import cut_off_run
 
 __all__ = ["SessionAssembler"]
 
@@ -72,6 +77,8 @@ class SessionAssembler:
         """Spans buffered now."""
         self.discarded = 0
         """Spans of traces that turned out to hold no agent session."""
+        self.cut_off = 0
+        """Runs released without their own span, which did not come (stand-ins instead)."""
         self._discarded_ids: list[int] = []
 
     def take_discarded(self) -> list[int]:
@@ -216,6 +223,14 @@ class SessionAssembler:
             idle = now_ns - trace.last_seen_ns >= self._idle_ns
             no_root = not any(outermost_root(s) for s in trace.spans.values())
             if (final or (not open_spans and idle)) and not blocked and no_root:
+                spans = list(trace.spans.values())
+                stand_ins = cut_off_run(spans)
+                if stand_ins:
+                    self.cut_off += 1
+                    self.pending -= len(spans)
+                    trace.spans.clear()
+                    trace.exported = True
+                    return [*spans, *stand_ins]
                 self.discarded += len(trace.spans)
                 self.pending -= len(trace.spans)
                 self._discarded_ids.extend(trace.spans)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import logging
 import os
 import re
@@ -25,6 +24,7 @@ from pathlib import Path
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_BLOB_DIR
+from otel_prov.prov._messages import loads
 from otel_prov.prov._span_record import BlobRef, SpanRecord
 
 __all__ = [
@@ -89,44 +89,38 @@ class BlobStore:
 
 
 def _media_type(text: str) -> str:
-    if text.lstrip()[:1] in ("{", "["):
-        try:
-            json.loads(text)
-        except ValueError:
-            return _TEXT
-        return _JSON
-    return _TEXT
+    """JSON for an object or array that parses (one that nests too deep to parse is
+    text: a tool result fetched from a hostile page can be one)."""
+    return _JSON if text.lstrip()[:1] in ("{", "[") and loads(text) is not None else _TEXT
 
 
 def externalize(record: SpanRecord, store: BlobStore, threshold: int) -> SpanRecord:
     """``record`` with every string attribute above ``threshold`` bytes moved to ``store``.
 
-    If a blob cannot be written (full disk, no permission) the value stays inline and
-    the failure is logged: a big literal in the graph is better than a lost one.
+    If a blob cannot be written (full disk, no permission), or anything else goes wrong
+    with one value, that value stays inline and the failure is logged: a big literal in
+    the graph is better than a lost one, and one value never costs the others.
     """
     moved: dict[str, tuple[str, BlobRef]] = {}
     for key, value in record.attributes.items():
         # len() counts characters; a character is at most 4 bytes in UTF-8.
         if not isinstance(value, str) or len(value) * 4 <= threshold:
             continue
-        data = value.encode()
-        if len(data) <= threshold:
-            continue
         try:
-            digest, location = store.put(data)
-        except OSError as exc:
+            found = _moved(value, store, threshold)
+        except Exception as exc:  # noqa: BLE001 - the value stays inline, logged
             _logger.warning(
-                "cannot write a %d-byte value of %s to the blob store %s (%s); kept inline",
-                len(data),
+                "cannot write a %d-character value of %s to the blob store %s (%s: %s); "
+                "kept inline",
+                len(value),
                 key,
                 store.directory,
-                exc,
+                type(exc).__name__,
+                getattr(exc, "strerror", None) or exc,
             )
             continue
-        blob = BlobRef(
-            sha256=digest, size=len(data), media_type=_media_type(value), location=location
-        )
-        moved[key] = (value[:PREVIEW_CHARS], blob)
+        if found is not None:
+            moved[key] = found
     if not moved:
         return record
     attributes = dict(record.attributes)
@@ -135,6 +129,16 @@ def externalize(record: SpanRecord, store: BlobStore, threshold: int) -> SpanRec
         attributes[key] = preview
         blobs[key] = blob
     return dataclasses.replace(record, attributes=attributes, blobs=blobs)
+
+
+def _moved(value: str, store: BlobStore, threshold: int) -> tuple[str, BlobRef] | None:
+    """``value`` written to ``store``: its preview and reference; None when it is small."""
+    data = value.encode()
+    if len(data) <= threshold:
+        return None
+    digest, location = store.put(data)
+    blob = BlobRef(sha256=digest, size=len(data), media_type=_media_type(value), location=location)
+    return value[:PREVIEW_CHARS], blob
 
 
 def blob_directory(directory: str | os.PathLike[str] | None = None) -> Path:

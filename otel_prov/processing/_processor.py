@@ -156,6 +156,9 @@ class ProcessorStatistics:
     """Tool calls the write-ahead log could not record (a full disk, say)."""
     steps_exported: int = 0
     """Streamed entries stored: steps of runs still open (``stream``)."""
+    runs_cut_off: int = 0
+    """Runs stored ``incomplete`` without their own span, which never came (fed ended
+    spans alone, within the session timeout)."""
 
 
 def _shutdown_at_multiprocessing_exit(processor: ProvSpanProcessor) -> None:
@@ -512,10 +515,18 @@ class ProvSpanProcessor(SpanProcessor):
         if not (self._assembler.pending or check_timeouts or flush):
             return
         self._timeouts_checked_ns = now if check_timeouts else self._timeouts_checked_ns
+        cut_off = self._assembler.cut_off
         groups = self._assembler.poll(now, self._open_snapshots(), flush=flush, final=final)
         discarded = self._assembler.take_discarded()
         if discarded:
             self._settle(discarded)  # no session: nothing to recover either
+        if self._assembler.cut_off > cut_off:
+            _logger.warning(
+                "%d run(s) whose own span did not come within the session timeout (%s) "
+                "recorded as far as they go, marked incomplete",
+                self._assembler.cut_off - cut_off,
+                OTEL_PROV_SESSION_TIMEOUT,
+            )
         live = {span.context.span_id: span for span in list(self._open.values())}
         if groups:
             complete = [self._with_open(group, live) for group in groups]
@@ -627,6 +638,7 @@ class ProvSpanProcessor(SpanProcessor):
             pending_spans=self._assembler.pending + len(self._queue),
             intents_failed=self._intent_failures.total,
             steps_exported=self._counts["steps"],
+            runs_cut_off=self._assembler.cut_off,
         )
 
     def __repr__(self) -> str:

@@ -556,10 +556,7 @@ def agent_name(attributes: Mapping[str, Any], span_name: str = "") -> str | None
     metadata = attributes.get("metadata")
     if not isinstance(metadata, str) or '"lc_agent_name"' not in metadata:
         return None
-    try:
-        parsed = json.loads(metadata)
-    except ValueError:
-        return None
+    parsed = loads(metadata)
     name = parsed.get("lc_agent_name") if isinstance(parsed, dict) else None
     return name if isinstance(name, str) and name else None
 
@@ -571,10 +568,7 @@ def is_run_record(text: str, pick: str) -> bool:
         return text.lstrip().startswith(RUN_RESULTS)
     if pick != "question" or not RUN_ARGUMENTS or not text.lstrip().startswith("{"):
         return False
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return False
+    parsed = loads(text)
     return isinstance(parsed, dict) and any(key in parsed for key in RUN_ARGUMENTS)
 
 
@@ -791,10 +785,7 @@ def defined_tools(attributes: Mapping[str, Any]) -> list[str]:
     for text in texts:
         if not isinstance(text, str):
             continue
-        try:
-            parsed = json.loads(text)
-        except ValueError:
-            continue
+        parsed = loads(text)
         for item in parsed if isinstance(parsed, list) else [parsed]:
             name = tool_schema_name(item) if isinstance(item, dict) else None
             if name:

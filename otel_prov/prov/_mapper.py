@@ -37,10 +37,8 @@ mapping fails, it is still written as a plain ``oprov:Span`` with its ids and ti
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
-from typing import Any
 
 from otel_prov import semconv as sc
 from otel_prov.prov._approval_triples import awaits_approval, map_approvals, map_delegation
@@ -89,7 +87,6 @@ from otel_prov.prov._iris import (
     tool_iri,
     trace_hex,
 )
-from otel_prov.prov._messages import loads
 from otel_prov.prov._plan_triples import (
     evaluation_triples,
     map_evaluations,
@@ -119,6 +116,7 @@ from otel_prov.prov._span_tree import (
 )
 from otel_prov.prov._span_triples import Content, SpanTriples, as_text
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.prov._withheld import without_content
 
 __all__ = ["evaluation_triples", "map_spans"]
 """``evaluation_triples`` is ``_plan_triples``'s, kept here for ``otel-prov annotate``."""
@@ -202,7 +200,8 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
     activity = activity_iri(span.trace_id, span.span_id)
     add((activity, RDF_TYPE, cls))
     add((activity, RDF_TYPE, P.Activity))
-    add((activity, RDFS_LABEL, literal(span.name)))
+    if span.name:  # an empty label says nothing (and a stand-in's name is not known)
+        add((activity, RDFS_LABEL, literal(span.name)))
     add((activity, O.traceId, literal(trace_hex(span.trace_id))))
     add((activity, O.spanId, literal(span_hex(span.span_id))))
     add((activity, P.startedAtTime, datetime_from_ns(span.start_ns)))
@@ -236,7 +235,7 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
         if error_type:
             add((activity, O.errorType, literal(error_type)))
         if message and span.content_withheld:
-            message = _without_content(message, _content_texts(span, tree))
+            message = without_content(message, _content_texts(span, tree))
         if message:
             add((activity, O.errorMessage, literal(message)))
     elif span.end_ns is None:
@@ -257,55 +256,19 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
     return activity
 
 
-_WITHHELD = "[withheld]"
-
-
-_SHORT = 4
-"""Content words shorter than this are withheld from a message only as whole words."""
-
-
 def _content_texts(span: SpanRecord, tree: SpanTree) -> list[str]:
     """The span's content as the mapper reads it (question, arguments, result, answer,
-    query, what the model asked this call for), and every string and number inside it
-    when it is JSON: what an error message may repeat."""
+    query, what the model asked this call for): what an error message may repeat."""
     texts = [
         value
         for key in (*QUESTION_KEYS, *ARGUMENT_KEYS, *RESULT_KEYS, *ANSWER_KEYS, *QUERY_KEYS)
         if isinstance(value := span.attributes.get(key), str)
     ]
-    texts += [
+    return texts + [
         text
         for text in (tree.requested(span)[0], *tool_exchange(span.attributes, span.events))
         if text
     ]
-    leaves: list[str] = []
-    for text in texts:
-        _leaves(loads(text), leaves)
-    return texts + leaves
-
-
-def _leaves(value: Any, into: list[str]) -> None:
-    if isinstance(value, str):
-        into.append(value)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        into.append(str(value))
-    elif isinstance(value, dict):
-        for item in value.values():
-            _leaves(item, into)
-    elif isinstance(value, list):
-        for item in value:
-            _leaves(item, into)
-
-
-def _without_content(message: str, texts: list[str]) -> str:
-    """``message`` with every content text in it replaced by ``[withheld]``, longest first;
-    a short one (a number, a two-letter code) only where it stands as a word."""
-    for text in sorted({t.strip() for t in texts if t.strip()}, key=len, reverse=True):
-        if len(text) >= _SHORT:
-            message = message.replace(text, _WITHHELD)
-        else:
-            message = re.sub(rf"(?<!\w){re.escape(text)}(?!\w)", _WITHHELD, message)
-    return message
 
 
 def _exception_field(span: SpanRecord, key: str) -> str | None:
@@ -499,6 +462,8 @@ def _check_json(content: Content, key: str, out: SpanTriples) -> None:
         json.loads(content.text)
     except ValueError as exc:
         out.report(f"{key} is not JSON ({exc}); stored as text")
+    except RecursionError:
+        out.report(f"{key} nests too deep to be read as JSON; stored as text")
 
 
 def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:

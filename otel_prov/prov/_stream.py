@@ -35,20 +35,21 @@ from dataclasses import dataclass
 from otel_prov.prov._bundle import bundles_in, canonical_lines, content_subjects
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import Triple, datetime_from_ns, literal, named
-from otel_prov.prov._span_record import Role, SpanRecord
-from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
+from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
+from otel_prov.prov._vocab import RDF_TYPE, O, P
 
 __all__ = [
     "RUNNING",
     "STREAMED",
     "StreamedEntry",
+    "awaits_run",
+    "cut_off_run",
     "delta_bundle_triples",
     "delta_problems",
     "line_manifest",
     "open_run",
     "running_view",
     "step_delta",
-    "without_label",
 ]
 
 STREAMED = "otel-prov-delta-1"
@@ -79,7 +80,8 @@ def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:
     not come (OTLP sends a span when it ends, so a run's own span comes last): a snapshot
     standing for it, open, named by the one parent that the agent spans (iterations,
     tool, model calls, nested sessions) point to and that has not come, started with the
-    first of them; ``None`` when the run's span has come or no one run is open."""
+    first of them, with no name (so no label: its own span brings one); ``None`` when
+    the run's span has come or no one run is open."""
     ids = {span.span_id for span in spans}
     steps = [span for span in spans if span.role is not Role.SPAN]
     missing = {span.parent_id for span in steps if span.parent_id not in ids}
@@ -104,10 +106,70 @@ def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:
     )
 
 
-def without_label(triples: Iterable[Triple], run: str) -> list[Triple]:
-    """``triples`` without the label of ``run`` (an :func:`open_run` stand-in, whose name
-    is not known: its own span brings it)."""
-    return [t for t in triples if not (t[0] == run and t[1] == RDFS_LABEL)]
+def _orphan_steps(spans: Iterable[SpanRecord]) -> list[SpanRecord]:
+    """The agent spans (iterations, tool and model calls) among ``spans`` whose parent is
+    not among them, earliest first; none when a session (or a server's half of a tool
+    call) is among them: that is the run, and spans outside it are its trace's own."""
+    spans = list(spans)
+    if any(span.role is Role.SESSION or is_remote_root(span) for span in spans):
+        return []
+    ids = {span.span_id for span in spans}
+    return sorted(
+        (
+            span
+            for span in spans
+            if span.role is not Role.SPAN
+            and span.parent_id is not None
+            and span.parent_id not in ids
+        ),
+        key=lambda span: (span.start_ns, span.span_id),
+    )
+
+
+def awaits_run(spans: Iterable[SpanRecord]) -> bool:
+    """Are the spans of one trace the steps of a run whose own span has not come?  No
+    session among them, and an agent span points to a parent that is not there: OTLP
+    sends a span when it ends, so a run's span comes last, minutes after its first steps
+    when a tool call takes long or waits for a person's approval.  A trace of agent spans
+    whose parents all came (model calls under a web request, say) holds no run: nothing
+    more is coming for it."""
+    return bool(_orphan_steps(spans))
+
+
+def cut_off_run(spans: Iterable[SpanRecord]) -> list[SpanRecord]:
+    """Stand-ins for what the steps of a run (:func:`awaits_run`) point to, once the
+    session timeout says its own span will not come (its process died, say): the run,
+    open (the mapper calls it ``incomplete``), started with its first step; and each
+    other parent that did not come (the iteration a long tool call runs in) an open plain
+    span inside it, so that every step received is in the run's seal.  Empty when no run
+    is missing.  The stand-ins bear the ids of the spans they stand for, so that a span
+    that comes after all stands for itself; which of them is the run is a guess: the
+    parent of the earliest iteration among them (iterations are a run's own steps), else
+    of the earliest step (the parents still open when the run stopped are nested, and a
+    run's first step hangs from the run itself, unless the run stopped in its first
+    iteration: then that iteration stands for the run)."""
+    orphans = _orphan_steps(spans := list(spans))
+    if not orphans:
+        return []
+    run = next((span for span in orphans if span.role is Role.ITERATION), orphans[0])
+    first = min((span for span in spans if span.role is not Role.SPAN), key=lambda s: s.start_ns)
+    missing: dict[int, SpanRecord] = {}
+    for span in orphans:
+        assert span.parent_id is not None
+        missing.setdefault(span.parent_id, span)
+    return [
+        SpanRecord(
+            trace_id=run.trace_id,
+            span_id=parent,
+            parent_id=None if parent == run.parent_id else run.parent_id,
+            name="",
+            start_ns=first.start_ns if parent == run.parent_id else step.start_ns,
+            end_ns=None,
+            service_name=step.service_name,
+            role=Role.SESSION if parent == run.parent_id else Role.SPAN,
+        )
+        for parent, step in missing.items()
+    ]
 
 
 def step_delta(

@@ -137,6 +137,8 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     Checkpoint = f"<{OPROV}Checkpoint>"
     Tombstone = f"<{OPROV}Tombstone>"
     tombstone = f"<{OPROV}tombstone>"
+    PruneIntent = f"<{OPROV}PruneIntent>"
+    prunesTrace = f"<{OPROV}prunesTrace>"
     byteSize = f"<{OPROV}byteSize>"
     mediaType = f"<{OPROV}mediaType>"
     contentLocation = f"<{OPROV}contentLocation>"

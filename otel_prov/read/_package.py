@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import io
 import json
 import zipfile
@@ -52,6 +51,16 @@ from otel_prov.read._chains import (
     tombstone_entry,
     tombstones_query,
 )
+from otel_prov.read._package_zip import (
+    MAX_JSON_DEPTH,
+    Member,
+    PackageError,
+    digest_of,
+    held_bytes,
+    json_depth,
+    load_json,
+    read_members,
+)
 from otel_prov.read._verify import (
     SessionCheck,
     annotation_rows_query,
@@ -70,10 +79,6 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)
 """Every member's time: the same runs give the same bytes (but the manifest's date)."""
 
 
-class PackageError(ValueError):
-    """A file that is not an audit package this otel-prov reads; the message is one line."""
-
-
 @dataclass(frozen=True)
 class _Signed:
     """An entry or a checkpoint as the package holds it: its canonical bytes and
@@ -82,10 +87,6 @@ class _Signed:
     data: bytes
     signature: str
     key: str
-
-
-def _digest(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def _window(
@@ -233,7 +234,7 @@ def export_package(
         "checkpoints": stated,
         "tombstones": listed_tombstones,
         "keys": key_files,
-        "files": {name: _digest(data) for name, data in sorted(files.items())},
+        "files": {name: digest_of(data) for name, data in sorted(files.items())},
         "key": signer.key_id if signer is not None else None,
     }
     index = (json.dumps(manifest, indent=2, ensure_ascii=False) + "\n").encode()
@@ -350,12 +351,8 @@ What this proves, and what it does not: docs/verification.md of otel-prov.
 """
 
 
-def _unzip(data: bytes) -> dict[str, bytes]:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as package:
-            return {name: package.read(name) for name in package.namelist()}
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError) as exc:
-        raise PackageError(f"not an audit package (a zip file): {exc}") from None
+def _unzip(data: bytes) -> dict[str, Member]:
+    return read_members(data, keep=(MANIFEST, MANIFEST_SIGNATURE))
 
 
 @dataclass(frozen=True)
@@ -370,9 +367,12 @@ class _Manifest:
     key: str
 
 
-def _manifest(files: Mapping[str, bytes]) -> _Manifest:
+def _manifest(files: Mapping[str, Member]) -> _Manifest:
     try:
-        manifest = json.loads(files[MANIFEST])
+        data = held_bytes(files, MANIFEST)
+        if data is None:
+            raise KeyError(MANIFEST)
+        manifest = load_json(data)
         if manifest.get("package") != PACKAGE_FORM:
             raise PackageError(
                 f"not a {PACKAGE_FORM} package (its manifest says {manifest.get('package')!r})"
@@ -394,13 +394,13 @@ def _manifest(files: Mapping[str, bytes]) -> _Manifest:
         raise PackageError(f"not an audit package: its manifest is unreadable ({exc})") from None
 
 
-def _signed(files: Mapping[str, bytes], item: Mapping[str, object]) -> _Signed | None:
+def _signed(files: Mapping[str, Member], item: Mapping[str, object]) -> _Signed | None:
     """The bytes a manifest line names, with their signature (re-encoded in base64, as
     the store keeps it); ``None`` when the file is not in the package."""
-    data = files.get(str(item.get("file")))
+    data = held_bytes(files, item.get("file"))
     if data is None:
         return None
-    signature = files.get(str(item.get("signature"))) if item.get("signature") else None
+    signature = held_bytes(files, item.get("signature")) if item.get("signature") else None
     return _Signed(
         data,
         base64.b64encode(signature).decode() if signature is not None else "",
@@ -410,7 +410,7 @@ def _signed(files: Mapping[str, bytes], item: Mapping[str, object]) -> _Signed |
 
 def _parsed_entry(data: bytes) -> Entry | None:
     try:
-        fields = json.loads(data)
+        fields = load_json(data)
         if fields.get("entry") != ENTRY_FORM:
             return None
         return Entry(
@@ -539,18 +539,18 @@ def _file(
 
 
 def _check_files(
-    files: Mapping[str, bytes], manifest: _Manifest, trusted: Sequence[str], found: _Findings
+    files: Mapping[str, Member], manifest: _Manifest, trusted: Sequence[str], found: _Findings
 ) -> None:
     """Every member but the manifest's own two is listed in its ``files`` with its hash,
     every one listed is held, and under ``trusted`` the manifest is signed by one of them:
     so a run dropped from the package and from the manifest shows."""
     if trusted:
-        signature = files.get(MANIFEST_SIGNATURE)
+        signature = held_bytes(files, MANIFEST_SIGNATURE)
         problem = _signature_problem(
             "the manifest",
             base64.b64encode(signature).decode() if signature is not None else "",
             manifest.key,
-            files[MANIFEST],
+            held_bytes(files, MANIFEST) or b"",
             trusted,
         )
         if problem:
@@ -561,9 +561,9 @@ def _check_files(
             continue
         if said is None:
             found.package.append(f"{name} is in the package, not in its manifest")
-        elif said != _digest(data):
+        elif said != digest_of(data):
             found.package.append(
-                f"{name} does not match the manifest: it hashes to {_digest(data)}, the "
+                f"{name} does not match the manifest: it hashes to {digest_of(data)}, the "
                 f"manifest says {said}"
             )
     for name in sorted(manifest.files.keys() - files.keys()):
@@ -571,7 +571,7 @@ def _check_files(
 
 
 def _tombstones(
-    files: Mapping[str, bytes],
+    files: Mapping[str, Member],
     items: Sequence[Mapping[str, object]],
     held: _Held,
     found: _Findings,
@@ -582,7 +582,7 @@ def _tombstones(
     for item in items:
         node = str(item.get("tombstone"))
         entry = held.by_bundle.get(node)
-        data = files.get(str(item.get("content")))
+        data = held_bytes(files, item.get("content"))
         if entry is None:
             found.tombstones.setdefault(node, []).append(
                 f"the entry of tombstone {node} is missing from the package"
@@ -594,6 +594,8 @@ def _tombstones(
             )
             continue
         try:
+            if json_depth(data) > MAX_JSON_DEPTH:
+                raise ValueError("nested too deep")
             stated[node] = (entry, Tombstone.from_json(data.decode()))
         except (ValueError, UnicodeDecodeError):
             stated[node] = (entry, None)
@@ -601,7 +603,7 @@ def _tombstones(
 
 
 def _anchors(
-    files: Mapping[str, bytes],
+    files: Mapping[str, Member],
     items: Sequence[Mapping[str, object]],
     trusted: Sequence[str],
     found: _Findings,
@@ -614,6 +616,8 @@ def _anchors(
             found.package.append(f"{item.get('file')} is listed in the manifest, not held")
             continue
         try:
+            if json_depth(signed.data) > MAX_JSON_DEPTH:
+                raise ValueError("nested too deep")
             checkpoint = Checkpoint.from_line(signed.data.decode())
         except (ValueError, UnicodeDecodeError):
             found.package.append(f"{item.get('file')} is not an {CHECKPOINT_FORM} checkpoint")
@@ -656,7 +660,7 @@ class _Held:
 
 def _run_check(
     item: Mapping[str, object],
-    files: Mapping[str, bytes],
+    files: Mapping[str, Member],
     held: _Held,
     anchors: Mapping[str, Sequence[Checkpoint]],
     found: _Findings,
@@ -683,9 +687,9 @@ def _run_check(
     content = files.get(str(item.get("content")))
     if content is None:
         problems.append(f"the run's content ({item.get('content')}) is missing from the package")
-    elif _digest(content) != newest.content:
+    elif digest_of(content) != newest.content:
         problems.append(
-            f"content edited: {item.get('content')} hashes to {_digest(content)}, the entry "
+            f"content edited: {item.get('content')} hashes to {digest_of(content)}, the entry "
             f"of {bundle} says {newest.content}"
         )
     if not any(c.sequence >= newest.sequence for c in anchors.get(newest.chain, ())):

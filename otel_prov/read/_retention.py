@@ -8,22 +8,30 @@ bundles, revisions, annotations and their bundles) go together, so nothing is le
 names what is gone.  The agents, tools and models runs share stay.
 
 The order is what makes an interrupted prune safe: the tombstones are stored first (with
-the pruning writer's checkpoint), the runs removed after.  Stopped in between, ``verify``
-reports tombstones naming entries still stored, and running the same prune again
-finishes it; never runs gone with no tombstone.
+the pruning writer's checkpoint), and in the same write a prune intent
+(``oprov:PruneIntent``: every trace the prune removes); the runs are removed after, the
+intent last.  Removal goes subject by subject in the store's order, so a prune killed
+half way may have removed a run's session (the ``oprov:runStartedAt`` a plan finds runs
+by) and left its bundle and steps: no plan would find them again.  The intent still names
+their trace, so the next ``prune``, from any process or machine, finishes it
+(:func:`finish`) before it plans anything, and ``verify`` names the intent until then.
+Never runs gone with no tombstone, nor a half-removed run that nothing finishes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._chain import Entry, Tombstone, tombstones_for
-from otel_prov.prov._rdf import canonical_datetime
+from otel_prov.prov._rdf import RDF_TYPE, Triple, canonical_datetime, datetime_literal, literal
 from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._vocab import RDFS_LABEL, O, P
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._chains import _entry, entries_query
 from otel_prov.read._sparql import SPARQL_PREFIXES
@@ -31,17 +39,23 @@ from otel_prov.read._sparql import SPARQL_PREFIXES
 __all__ = [
     "PruneError",
     "PrunePlan",
+    "Unfinished",
+    "finish",
     "plan_prune",
     "prune",
     "pruned_traces",
     "ranges",
     "runs_query",
     "subjects_query",
+    "unfinished",
+    "unfinished_query",
     "utc_text",
 ]
 
 _BASE = "urn:otel-prov:"
 _NO_TRACE = "0" * 32
+_INTENT = "urn:otel-prov:prune:"
+"""Where prune intents are named: ``prune`` is no trace, so a plan never removes one."""
 
 
 class PruneError(Exception):
@@ -66,6 +80,96 @@ def subjects_query(graph: str) -> str:
     return f"""SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{ ?x ?p ?o }} }}"""
 
 
+def unfinished_query(graph: str) -> str:
+    """SELECT every prune intent still stored, with its traces, time and policy."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?node ?trace ?time ?policy WHERE {{ GRAPH {graph} {{
+  ?node a oprov:PruneIntent ; prov:generatedAtTime ?time .
+  OPTIONAL {{ ?node oprov:prunesTrace ?trace }}
+  OPTIONAL {{ ?node rdfs:label ?policy }}
+}} }}"""
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A prune whose tombstones are stored and whose removal did not (all) happen."""
+
+    node: str
+    """Its intent (plain IRI)."""
+    traces: tuple[str, ...]
+    """The traces it removes (hex), sorted."""
+    time: str
+    """When it ran (``xsd:dateTime``, UTC)."""
+    policy: str
+
+    def says(self) -> str:
+        """What ``verify`` reports of it."""
+        return (
+            f"a prune ({self.policy}, at {self.time}) stopped before it removed all of the "
+            f"{len(self.traces)} trace{'' if len(self.traces) == 1 else 's'} it had "
+            "tombstones stored for: removal in progress, finish it with otel-prov prune "
+            "(any cutoff: an unfinished prune is finished first)"
+        )
+
+
+def unfinished(backend: QueryBackend, graph: str) -> list[Unfinished]:
+    """The prunes of ``graph`` (an IRI term) whose removal is still to finish, oldest first."""
+    traces: dict[str, set[str]] = {}
+    about: dict[str, tuple[str, str]] = {}
+    for row in backend.query(unfinished_query(graph)).rows:
+        node = row["node"] or ""
+        traces.setdefault(node, set()).update([row["trace"]] if row["trace"] else [])
+        about[node] = (row["time"] or "", row["policy"] or "")
+    return sorted(
+        (Unfinished(node, tuple(sorted(traces[node])), *about[node]) for node in traces),
+        key=lambda found: (found.time, found.node),
+    )
+
+
+def _subjects_of(backend: QueryBackend, graph: str, traces: Iterable[str]) -> list[str]:
+    """Every subject of ``graph`` named under one of ``traces`` (hex)."""
+    wanted = set(traces)
+    if not wanted:
+        return []
+    return [
+        row["x"] or ""
+        for row in backend.query(subjects_query(graph)).rows
+        if _trace(row["x"] or "") in wanted
+    ]
+
+
+def finish(
+    found: Sequence[Unfinished], *, backend: QueryBackend, exporter: ProvExporter, graph: str
+) -> int:
+    """Remove what the prunes ``found`` (:func:`unfinished`) did not: every subject still
+    stored under their traces, each intent last.  The subjects removed; raises
+    :class:`PruneError`."""
+    if not found:
+        return 0
+    refused = exporter.cannot_remove()
+    if refused is not None:
+        raise PruneError(f"{refused}; an unfinished prune is still to finish")
+    subjects = _subjects_of(backend, graph, (t for each in found for t in each.traces))
+    if not exporter.remove(graph, [*subjects, *(each.node for each in found)]):
+        raise PruneError(
+            "an unfinished prune could not be finished (see the log above): run prune again"
+        )
+    return len(subjects)
+
+
+def _intent(traces: Iterable[str], policy: str, time: str) -> ProvRecord:
+    """The record of a prune's intent: a new node naming every trace it removes."""
+    node = f"<{_INTENT}{uuid.uuid4().hex}>"
+    triples: list[Triple] = [
+        (node, RDF_TYPE, O.PruneIntent),
+        (node, RDF_TYPE, P.Plan),
+        (node, RDFS_LABEL, literal(policy)),
+        (node, P.generatedAtTime, datetime_literal(time)),
+    ]
+    triples += [(node, O.prunesTrace, literal(trace)) for trace in sorted(set(traces))]
+    return ProvRecord(_NO_TRACE, node, tuple(triples))
+
+
 def utc_text(moment: datetime) -> str:
     """An instant as the mapper writes ``xsd:dateTime`` (UTC, ``Z``, no trailing zeros)."""
     aware = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
@@ -85,6 +189,8 @@ class PrunePlan:
     tombstones: tuple[Tombstone, ...]
     subjects: tuple[str, ...]
     """Every subject removed (IRIs)."""
+    time: str
+    """When it was planned (``xsd:dateTime``, UTC), the time its tombstones state."""
 
 
 def _trace(subject: str) -> str:
@@ -131,17 +237,9 @@ def plan_prune(
         for row in backend.query(entries_query(graph)).rows
         if (entry := _entry(row)) is not None and _trace(entry.of) in traces
     ]
-    subjects = (
-        [
-            row["x"] or ""
-            for row in backend.query(subjects_query(graph)).rows
-            if _trace(row["x"] or "") in traces
-        ]
-        if traces
-        else []
-    )
-    cut = utc_text(cutoff)
-    tombstones = tombstones_for(removed, runs, cutoff=cut, policy=policy, time=utc_text(now))
+    subjects = _subjects_of(backend, graph, traces)
+    cut, at = utc_text(cutoff), utc_text(now)
+    tombstones = tombstones_for(removed, runs, cutoff=cut, policy=policy, time=at)
     return PrunePlan(
         cut,
         policy,
@@ -149,6 +247,7 @@ def plan_prune(
         tuple(sorted(removed, key=lambda e: (e.chain, e.sequence))),
         tuple(tombstones),
         tuple(subjects),
+        at,
     )
 
 
@@ -156,8 +255,8 @@ def prune(
     plan: PrunePlan, *, exporter: ProvExporter, chain: ChainWriter, graph: str, now_ns: int
 ) -> list[str]:
     """Carry ``plan`` out in ``graph`` (an IRI term): its tombstones, entries of ``chain``,
-    stored and checkpointed, then its runs removed.  The tombstones' IRIs; raises
-    :class:`PruneError` saying how far it got."""
+    stored with its intent and checkpointed, then its runs removed, the intent last.  The
+    tombstones' IRIs; raises :class:`PruneError` saying how far it got."""
     if not plan.runs:
         return []
     refused = exporter.cannot_remove()
@@ -169,17 +268,21 @@ def prune(
         triples = chain.sealer.tombstone(tombstone)
         nodes.append(triples[0][0][1:-1])
         records.append(ProvRecord(_NO_TRACE, triples[0][0], tuple(triples), graph=graph))
-    stored = not records or (
+    # After the tombstones, in the same write (a transaction of the embedded store, the
+    # same ordered spool of a server's): stored, it means they are too.
+    intent = _intent((_trace(run) for run in plan.runs), plan.policy, plan.time)
+    records.append(dataclasses.replace(intent, graph=graph))
+    stored = (
         exporter.export(records) is ExportResult.SUCCESS
-        and chain.checkpoint(exporter, now_ns, graph=graph)
+        and (not nodes or chain.checkpoint(exporter, now_ns, graph=graph))
         and exporter.force_flush()
     )
     if not stored:
         raise PruneError("the tombstones were not stored (see the log above); nothing was pruned")
-    if not exporter.remove(graph, list(plan.subjects)):
+    if not exporter.remove(graph, [*plan.subjects, intent.root[1:-1]]):
         raise PruneError(
             "the tombstones are stored but the runs were not all removed (see the log above): "
-            "run the same prune again to finish it"
+            "run prune again to finish it"
         )
     return nodes
 

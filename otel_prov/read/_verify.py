@@ -67,6 +67,7 @@ from otel_prov.read._chains import chain_iri, check_chains
 from otel_prov.read._graph_lines import GraphLines
 from otel_prov.read._listing import find_sessions
 from otel_prov.read._members import member_triples, session_members
+from otel_prov.read._retention import unfinished
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
 __all__ = [
@@ -458,7 +459,8 @@ def verify_sessions(
     chains' heads.  A chain's own problems (entries missing from it) are reported, with
     every run, as a check named by the chain (``urn:otel-prov:chain:<id>``), and each
     prune's tombstone, with every run, as a check named by it, its ``notes`` saying what
-    it covers.
+    it covers; a prune stopped before it removed all it planned (its intent still
+    stored) fails as a check named by its intent until a ``prune`` finishes it.
 
     Every run of an embedded store is checked from one read of the whole graph (as
     N-Triples, written by the store itself): one query per run would read the same
@@ -508,6 +510,10 @@ def verify_sessions(
         SessionCheck(node, None, tuple(findings.problems.get(node, ())), notes=tuple(says))
         for node, says in sorted(findings.tombstones.items())
     ]
+    if ident is None:
+        found += [
+            SessionCheck(each.node, None, (each.says(),)) for each in unfinished(backend, graph)
+        ]
     return found
 
 

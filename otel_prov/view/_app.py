@@ -366,9 +366,9 @@ def create_app(
         users = None if tenants is None else _tenant_of_user(tenants)
         app.add_middleware(TrustedProxy, header=proxy_header, readers=users)
     elif tenants is not None:
-        app.add_middleware(ReaderLogin, tokens=tenants.tokens(), subjects=tenants.subjects())
+        app.add_middleware(ReaderLogin, tokens=tenants.tokens, subjects=tenants.subjects)
     elif reader_tokens:
-        app.add_middleware(ReaderLogin, tokens=reader_tokens)
+        app.add_middleware(ReaderLogin, tokens=lambda: reader_tokens)
     app.add_middleware(SameOrigin)
     app.add_middleware(HostCheck, policy=host_policy(bound_host, allowed_hosts))
     app.add_middleware(_SecurityHeaders)

@@ -227,12 +227,14 @@ def _set_reader(scope: Scope, reader: str) -> None:
 
 
 class ReaderLogin:
-    """Lets in a request that carries a token of ``tokens`` (its SHA-256, by
+    """Lets in a request that carries a token of ``tokens()`` (its SHA-256, by
     :func:`~otel_prov._tokens.token_digest`: the reader it stands for) as
     ``Authorization: Bearer <token>``, or the cookie that ``POST /login`` set for it, or
-    without either a client certificate of a subject of ``subjects`` (its
+    without either a client certificate of a subject of ``subjects()`` (its
     :func:`~otel_prov._tls.canonical_subject`: the reader); sends a browser asking for a
-    page to ``/login``, and answers anything else 401.
+    page to ``/login``, and answers anything else 401.  Both are asked at each request:
+    a token taken out of the tenants file stops working, and so do the logins made
+    with it.
 
     The cookie names a random login kept here (a restart logs everyone out), not the
     token, and is ``Secure`` (browsers keep it on ``http://localhost`` too, not over
@@ -242,28 +244,38 @@ class ReaderLogin:
     def __init__(
         self,
         app: ASGIApp,
-        tokens: Mapping[bytes, str],
-        subjects: Mapping[str, str] | None = None,
+        tokens: Callable[[], Mapping[bytes, str]],
+        subjects: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.app = app
-        self._readers = dict(tokens)
-        self._subjects = dict(subjects or {})
-        self._logins: dict[str, str] = {}
+        self._tokens = tokens
+        self._subjects = subjects
+        self._logins: dict[str, bytes] = {}
+        """Login -> the SHA-256 of the token it was made with."""
         self._lock = threading.Lock()
 
-    def _by_token(self, token: str) -> str | None:
+    def _by_token(self, token: str) -> tuple[bytes, str] | None:
+        """(digest, reader) of ``token``; None: no reader's."""
         # The sha256 of a guess says nothing of how near it came: a plain lookup is safe.
-        return self._readers.get(token_digest(token)) if token.strip() else None
+        digest = token_digest(token)
+        reader = self._tokens().get(digest) if token.strip() else None
+        return None if reader is None else (digest, reader)
 
     def _reader(self, headers: Headers, cookies: Mapping[str, str]) -> str | None:
         scheme, _, token = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer":
-            return self._by_token(token)
+            found = self._by_token(token)
+            return None if found is None else found[1]
         login = cookies.get(COOKIE)
         if login is None:
             return None
         with self._lock:
-            return self._logins.get(login)
+            digest = self._logins.get(login)
+        reader = None if digest is None else self._tokens().get(digest)
+        if digest is not None and reader is None:  # its token was taken out: it ends
+            with self._lock:
+                self._logins.pop(login, None)
+        return reader
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -274,8 +286,8 @@ class ReaderLogin:
             answer = await self._login(request)
         else:
             reader = self._reader(request.headers, request.cookies)
-            if reader is None and self._subjects:
-                reader = self._by_subject(request)
+            if reader is None and self._subjects is not None:
+                reader = self._by_subject(request, self._subjects())
             if reader is not None:
                 _set_reader(scope, reader)
                 await self.app(scope, receive, send)
@@ -283,11 +295,11 @@ class ReaderLogin:
             answer = self._refusal(request)
         await answer(scope, receive, send)
 
-    def _by_subject(self, request: Request) -> str | None:
-        subject = client_subject(request.scope)
+    def _by_subject(self, request: Request, subjects: Mapping[str, str]) -> str | None:
+        subject = client_subject(request.scope) if subjects else None
         if subject is None:
             return None
-        reader = self._subjects.get(subject)
+        reader = subjects.get(subject)
         if reader is None:
             _logger.warning(
                 "serve refused a request from %s: no token, and its client certificate %s "
@@ -315,8 +327,8 @@ class ReaderLogin:
         body = (await request.body()).decode("utf-8", errors="replace")
         values = dict(urllib.parse.parse_qsl(body, keep_blank_values=True))
         target = _local_path(values.get("next", "/"))
-        reader = self._by_token(values.get("token", ""))
-        if reader is None:
+        found = self._by_token(values.get("token", ""))
+        if found is None:
             client = request.client.host if request.client else "unknown"
             _logger.warning("serve: a login with a wrong token, from %s", client)
             return _form("That token is not one of this server's.", target, 401)
@@ -324,7 +336,7 @@ class ReaderLogin:
         with self._lock:
             if len(self._logins) >= _MAX_LOGINS:
                 del self._logins[next(iter(self._logins))]
-            self._logins[login] = reader
+            self._logins[login] = found[0]
         answer = RedirectResponse(target, 303)
         answer.set_cookie(COOKIE, login, secure=True, httponly=True, samesite="lax", path="/")
         return answer

@@ -7,6 +7,11 @@ journal under ``DATA_DIR/tenants/NAME``, its trace buffer, its graph), and the t
 alone picks it: nothing in a request's spans can move them into another tenant's
 receiver, so spans of two tenants with one trace id are two traces.  A request refused
 is said in the log (which transport, from where, why), the token never.
+
+The tenants file is read again when it changes, or on ``SIGHUP`` (:meth:`Gate.reload`):
+a token taken out is refused from then on.  A tenant added has no receiver until the
+next start (its requests are refused, and that is logged); one taken out keeps its
+receiver, which stores what it has, but no token reaches it.
 """
 
 from __future__ import annotations
@@ -76,7 +81,20 @@ class Gate:
         if tenant is None:
             _logger.warning("%s refused a request: %s", said, why)
             return None
-        return self.receivers[tenant.name]
+        receiver = self.receivers.get(tenant.name)
+        if receiver is None:
+            _logger.warning(
+                "%s refused a request of tenant %s: it was added to the tenants file after "
+                "the start; restart receive to take its requests",
+                said,
+                tenant.name,
+            )
+        return receiver
+
+    def reload(self) -> None:
+        """Read the tenants file again (``SIGHUP``); a bad one is logged and not used."""
+        if self.tenants is not None:
+            self.tenants.reload()
 
     def _tenant(
         self, tenants: Tenants, authorization: str | None, subject: str | None
@@ -101,7 +119,11 @@ class Gate:
         if self.tenants is None:
             return self.metrics() if self.metrics_token is None else None
         tenant, _ = self._tenant(self.tenants, authorization, subject)
-        return None if tenant is None else self.metrics(tenant.name)
+        return (
+            None
+            if tenant is None or tenant.name not in self.receivers
+            else self.metrics(tenant.name)
+        )
 
     @property
     def ready(self) -> bool:

@@ -37,6 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
+from otel_prov.environment_variables import OTEL_PROV_SESSION_TIMEOUT
 from otel_prov.exporters._base import ProvExporter
 from otel_prov.ingest._import import ImportSummary, import_spans
 from otel_prov.ingest.receiver._handover import Handover
@@ -50,7 +51,7 @@ from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_ot
 from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._span_record import SpanRecord
-from otel_prov.prov._stream import open_run, without_label
+from otel_prov.prov._stream import open_run
 from otel_prov.read._backend import QueryBackend
 
 __all__ = ["Accepted", "InvalidRequestError", "Receiver", "RequestRefusedError"]
@@ -157,6 +158,7 @@ class Receiver:
         self._paused_until = 0.0
         self._failures = 0
         self._limit_logged: dict[Reason, float] = {}
+        self._awaited_logged = self._cut_off_logged = -_LIMIT_LOG_INTERVAL_S
         self._counts = dict.fromkeys(_COUNTERS, 0)
         self._export_seconds = Histogram(
             "otel_prov_receiver_export_seconds",
@@ -220,9 +222,10 @@ class Receiver:
         while (left := deadline - self._clock()) > 0:
             if not (self._cycle(drain=True, flush_timeout=left) and self._settle(wait=True)):
                 time.sleep(min(1.0, max(0.0, deadline - self._clock())))
-            elif not (self._buffer.pending_spans or self._batch):
+            elif not (self._buffer.pending_spans - self._buffer.awaited()[1] or self._batch):
                 stored = True
                 break
+        self._log_awaited_at_drain()
         if self._in_flight is None or self._in_flight.future.done():
             self._chain.checkpoint(
                 self._exporter, time.time_ns(), graph=self._graph
@@ -270,6 +273,17 @@ class Receiver:
         return Accepted(
             len(spans), parsed.skipped, "; ".join(parsed.problems[:_PROBLEMS_IN_MESSAGE])
         )
+
+    def _log_awaited_at_drain(self) -> None:
+        traces, spans = self._buffer.awaited()
+        if traces:
+            _logger.info(
+                "%d span(s) of %d run(s) whose own span has not come stay in the journal %s: "
+                "the next start on it waits for them again",
+                spans,
+                traces,
+                self._journal.directory,
+            )
 
     def _decode(self, body: bytes, encoding: Encoding, source: str) -> ParsedSpans:
         if encoding == "protobuf":
@@ -329,10 +343,6 @@ class Receiver:
             if run is None:
                 continue
             mapped = map_spans([run, *spans], prices=self._prices)
-            session = mapped.root
-            mapped = dataclasses.replace(
-                mapped, triples=tuple(without_label(mapped.triples, session))
-            )
             sealed = self._chain.sealer.seal_step(mapped, time.time_ns())
             if sealed is not None:
                 records.append(dataclasses.replace(sealed, graph=self._graph))
@@ -393,6 +403,7 @@ class Receiver:
         """Seal ``due``, handing the records over as they come; what the ingest path says."""
         summary = import_spans(
             (span for trace in due for span in trace.spans),
+            stand_ins=(span for trace in due for span in trace.stand_ins),
             exporter=handover,
             backend=self._reader(),
             graph=self._graph,
@@ -456,6 +467,7 @@ class Receiver:
                 self._buffer.restore(trace, now)
 
     def _log_limits(self, due: list[Due], now: float) -> None:
+        self._log_awaited(due, now)
         for reason in (Reason.SPANS, Reason.OPEN_TRACES):
             hit = [d for d in due if d.reason is reason]
             if not hit:
@@ -478,6 +490,37 @@ class Receiver:
                 hit[0].trace_id,
             )
 
+    def _log_awaited(self, due: list[Due], now: float) -> None:
+        """Say what waits for its run's span and what was cut off waiting (every so often:
+        runs with long tool calls are common)."""
+        cut_off = [d for d in due if d.stand_ins]
+        with self._lock:
+            awaited = self._buffer.traces_awaited
+            new, self._counts["traces_awaited"] = awaited - self._counts["traces_awaited"], awaited
+            self._counts["runs_cut_off"] += len(cut_off)
+        if new and now - self._awaited_logged >= _LIMIT_LOG_INTERVAL_S:
+            self._awaited_logged = now
+            _logger.info(
+                "%d trace(s) went idle before the span of their run came (a long tool call, "
+                "a wait for approval): kept, and journaled, until it comes or the session "
+                "timeout (%.0f s, %s) passes",
+                new,
+                self.settings.session_timeout,
+                OTEL_PROV_SESSION_TIMEOUT,
+            )
+        if cut_off and now - self._cut_off_logged >= _LIMIT_LOG_INTERVAL_S:
+            self._cut_off_logged = now
+            _logger.warning(
+                "%d run(s) whose own span never came (e.g. trace %032x, %d span(s)) stored as "
+                "far as they go, marked incomplete: the session timeout (%.0f s, %s) passed or "
+                "a limit was hit; should their span come, it revises their bundle",
+                len(cut_off),
+                cut_off[0].trace_id,
+                len(cut_off[0].spans),
+                self.settings.session_timeout,
+                OTEL_PROV_SESSION_TIMEOUT,
+            )
+
     # --- metrics ---------------------------------------------------------------------------
     def metrics(self) -> str:
         """``GET /metrics``: Prometheus text."""
@@ -489,12 +532,13 @@ class Receiver:
         with self._lock:
             counts = dict(self._counts)
             open_traces, pending = self._buffer.open_traces, self._buffer.pending_spans
+            awaited = self._buffer.awaited()[0]
             histogram = self._export_seconds.labelled("")
         spool = self._spool_bytes() if self._spool_bytes is not None else 0
-        return list(self._samples(counts, open_traces, pending, spool)), histogram
+        return list(self._samples(counts, open_traces, pending, awaited, spool)), histogram
 
     def _samples(
-        self, counts: dict[str, int], open_traces: int, pending: int, spool: int
+        self, counts: dict[str, int], open_traces: int, pending: int, awaited: int, spool: int
     ) -> Iterator[Sample]:
         prefix = "otel_prov_receiver_"
         for name, text in _COUNTERS.items():
@@ -502,6 +546,11 @@ class Receiver:
         for name, text, value in (
             ("open_traces", "Traces with spans not mapped yet.", open_traces),
             ("pending_spans", "Spans not mapped yet.", pending),
+            (
+                "awaited_traces",
+                "Open traces kept for the span of their run (idle, not mapped yet).",
+                awaited,
+            ),
             ("journal_bytes", "Bytes in the journal's segments.", self._journal.size_bytes),
             ("spool_bytes", "Bytes in the exporter's spool.", spool),
             ("ready", "1 once requests are taken, 0 while starting or draining.", self.ready),
@@ -520,5 +569,7 @@ _COUNTERS = {
     "traces_without_session": "Traces mapped without any agent session (not provenance).",
     "export_failures": "Export batches the destination did not take (retried).",
     "limit_hits": "Traces mapped early by the open-traces or spans-per-trace limit.",
+    "traces_awaited": "Traces that went idle before the span of their run came, kept for it.",
+    "runs_cut_off": "Runs stored incomplete without their own span (session timeout, limit).",
 }
 """The receiver's counters (``otel_prov_receiver_<name>_total``) and what they count."""

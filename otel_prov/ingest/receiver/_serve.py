@@ -68,14 +68,18 @@ def serve(
     announce: Callable[[str], None] = print,
 ) -> bool:
     """Run until SIGTERM/SIGINT (call from the main thread); ``True`` when everything
-    acknowledged was stored by the time it returns."""
+    acknowledged was stored by the time it returns.  SIGHUP reads the tenants file again."""
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
+    def on_hangup(signum: int, frame: FrameType | None) -> None:
+        threading.Thread(target=gate.reload, name="OtelProvTenantsReload", daemon=True).start()
+
     _warn_if_open(listen, gate)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hangup)  # reload, never stop
     grpc: grpc_module.Server | None = None
     http: _HttpServer | None = None
     try:

@@ -4,13 +4,23 @@ A receiver gets a trace in pieces: each process of each service exports its own 
 in its own batches, in any order.  So spans are buffered by trace id and a trace is
 *due* (to be mapped whole) when:
 
-* no new span of it came for ``trace_idle`` (``--trace-idle``): the usual case;
+* no new span of it came for ``trace_idle`` (``--trace-idle``): the usual case, unless
+  its spans are the steps of a run whose own span has not come (``prov._stream.awaits_run``:
+  a run's span ends last, maybe minutes after its first steps, when a tool call takes long
+  or waits for a person).  Such a trace is *awaited*: kept, and its journal records with
+  it, until its run's span comes, or until the session timeout says it never will: then
+  it is mapped as far as it goes, with stand-ins for what did not come
+  (``prov._stream.cut_off_run``), the run ``incomplete``;
 * it has been open for ``session_timeout`` even though spans keep coming (the session timeout),
   so that no trace holds memory and journal for ever;
 * it reached ``max_spans_per_trace`` spans: it is mapped as far as it got, its spans are
   not kept, and later ones are mapped on their own (the bundle is revised);
 * more than ``max_open_traces`` traces are open: the least recently active ones are
-  mapped early.  The caller logs every limit hit.  The limits are the
+  mapped early.  The caller logs every limit hit.  An awaited trace mapped by a limit,
+  like one past the session timeout, gets stand-ins (its ``Due.stand_ins``).
+
+Draining (shutdown) maps every open trace but the awaited ones: their spans stay in the
+journal, and the next start on the same directory awaits their run again.  The limits are the
 :class:`~otel_prov.ingest.receiver._settings.ReceiverSettings`' fields of those names.
 
 A mapped trace's spans are *retained* for ``retain`` seconds (within ``max_pending_spans``,
@@ -33,6 +43,7 @@ from dataclasses import dataclass, field
 
 from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.prov._span_record import SpanRecord
+from otel_prov.prov._stream import awaits_run, cut_off_run
 
 __all__ = ["Due", "Reason", "TraceBuffer"]
 
@@ -55,6 +66,9 @@ class Due:
     sequence: int
     """The highest journal sequence number among them: what the journal may release."""
     reason: Reason
+    stand_ins: tuple[SpanRecord, ...] = ()
+    """For spans that never came, mapped with ``spans`` when the trace is awaited
+    (:func:`~otel_prov.prov._stream.cut_off_run`): the run and the parents of its steps."""
 
 
 @dataclass(slots=True)
@@ -67,6 +81,10 @@ class _Trace:
     sequence: int = 0
     unstreamed: bool = False
     """Spans came since :meth:`TraceBuffer.changed` last handed the trace out."""
+    awaited: bool | None = None
+    """Steps of a run whose own span has not come (``None``: not asked since spans came)."""
+    counted: bool = False
+    """Counted in :attr:`TraceBuffer.traces_awaited` already."""
 
 
 class TraceBuffer:
@@ -80,6 +98,8 @@ class TraceBuffer:
         self.pending_spans = 0
         """Spans not mapped yet (what backpressure bounds)."""
         self.retained_spans = 0
+        self.traces_awaited = 0
+        """Traces found awaited (idle, their run's span not come) since the start."""
 
     @property
     def open_traces(self) -> int:
@@ -107,6 +127,7 @@ class TraceBuffer:
                 continue  # the same again, or a snapshot of a span that has since ended
             trace.spans[span.span_id] = span
             trace.fresh += 1
+            trace.awaited = None
             trace.unstreamed = True
             self.pending_spans += known is None
             trace.last_seen = now
@@ -129,10 +150,11 @@ class TraceBuffer:
             if not trace.fresh:
                 continue
             if drain:
-                found.append((trace_id, Reason.DRAIN))
+                if not self._awaited(trace):  # else it stays journaled for the next start
+                    found.append((trace_id, Reason.DRAIN))
             elif len(trace.spans) >= self._limits.max_spans_per_trace:
                 found.append((trace_id, Reason.SPANS))
-            elif now - trace.last_seen >= self._limits.trace_idle:
+            elif now - trace.last_seen >= self._limits.trace_idle and not self._awaited(trace):
                 found.append((trace_id, Reason.IDLE))
             elif now - trace.opened >= self._limits.session_timeout:
                 found.append((trace_id, Reason.AGE))
@@ -144,9 +166,16 @@ class TraceBuffer:
             found.extend((trace_id, Reason.OPEN_TRACES) for trace_id in extra)
         return [self._take(trace_id, reason, now) for trace_id, reason in found]
 
+    def awaited(self) -> tuple[int, int]:
+        """(traces, spans) known to be awaited: idle, their run's span not come."""
+        waiting = [len(t.spans) for t in self._traces.values() if t.fresh and t.awaited]
+        return len(waiting), sum(waiting)
+
     def _take(self, trace_id: int, reason: Reason, now: float) -> Due:
         trace = self._traces[trace_id]
-        due = Due(trace_id, list(trace.spans.values()), trace.sequence, reason)
+        spans = list(trace.spans.values())
+        stand_ins = tuple(cut_off_run(spans)) if self._awaited(trace) else ()
+        due = Due(trace_id, spans, trace.sequence, reason, stand_ins)
         self.pending_spans -= len(trace.spans)
         if reason is Reason.SPANS:
             del self._traces[trace_id]
@@ -159,7 +188,10 @@ class TraceBuffer:
     def restore(self, due: Due, now: float) -> None:
         """A trace whose mapping failed: open again, to be retried when next due."""
         self.add(due.spans, due.sequence, now)  # opens it again if it was only retained
-        self._traces[due.trace_id].last_seen = now - self._limits.trace_idle
+        trace = self._traces[due.trace_id]
+        trace.last_seen = now - self._limits.trace_idle
+        if due.stand_ins:  # cut off: its session timeout is not started again
+            trace.opened = now - self._limits.session_timeout
 
     def expire(self, now: float) -> int:
         """Forget mapped traces retained long enough (or past the bound); how many."""
@@ -173,3 +205,12 @@ class TraceBuffer:
             self.retained_spans -= len(self._traces.pop(trace_id).spans)
             forgotten += 1
         return forgotten
+
+    def _awaited(self, trace: _Trace) -> bool:
+        """:attr:`_Trace.awaited`, asked once after spans came."""
+        if trace.awaited is None:
+            trace.awaited = awaits_run(trace.spans.values())
+            if trace.awaited and not trace.counted:
+                trace.counted = True
+                self.traces_awaited += 1
+        return trace.awaited

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from otel_prov.exporters._base import ExportResult, ProvExporter
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._annotation import annotation_record
+from otel_prov.prov._record import ProvRecord
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._reader import ProvenanceReader
 
-__all__ = ["Annotated", "annotate_run"]
+__all__ = ["Annotated", "annotate_run", "store_entry"]
 
 
 @dataclass(frozen=True)
@@ -74,10 +75,18 @@ def annotate_run(
         answer=f"<{answered}:answer>" if view.answer is not None else None,
         now_ns=now_ns,
     )
+    stored = store_entry(record, exporter, chain, now_ns)
+    return Annotated(session=view.id, annotation=record.root[1:-1], stored=stored)
+
+
+def store_entry(
+    record: ProvRecord, exporter: ProvExporter, chain: ChainWriter, now_ns: int
+) -> bool:
+    """Seal ``record`` as the next entry of ``chain``, export it, checkpoint the chain and
+    flush: whether the exporter stored it all (``False`` leaves it to the spool or the log)."""
     sealed = chain.sealer.seal(record, now_ns)
-    stored = (
+    return (
         exporter.export([sealed]) is ExportResult.SUCCESS
         and chain.checkpoint(exporter, now_ns)
         and exporter.force_flush()
     )
-    return Annotated(session=view.id, annotation=record.root[1:-1], stored=stored)

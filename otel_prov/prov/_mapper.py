@@ -75,6 +75,7 @@ from otel_prov.prov._conventions import (
     tool_name_from_span_name,
     unwrapped,
 )
+from otel_prov.prov._decision_triples import map_reasoning
 from otel_prov.prov._iris import (
     activity_iri,
     agent_iri,
@@ -190,6 +191,7 @@ def _map_span(
         _model_call(activity, out, prices)
     elif span.role is Role.RETRIEVAL:
         _retrieval(span, activity, tree, out)
+    map_reasoning(span, activity, tree, out)  # after _session: its answer rests on them
 
 
 def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> str:

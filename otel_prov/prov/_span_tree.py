@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_prov import semconv as sc
@@ -175,6 +175,14 @@ class SpanTree:
         for span in self.spans:
             if span.role is Role.SESSION and not self.iterations(span):
                 self._infer_steps(span)
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, build: Callable[[SpanTree], Any]) -> Any:
+        """What ``build`` makes of this tree, made once: an index a per-span mapping
+        needs of the whole trace (the reasoning events, ``_decision_triples``)."""
+        if key not in self._memo:
+            self._memo[key] = build(self)
+        return self._memo[key]
 
     def _index_retrieval(self, span: SpanRecord) -> None:
         """Where a retrieval's documents go, as an observation's would: to the tool call it

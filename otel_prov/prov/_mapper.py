@@ -67,7 +67,6 @@ from otel_prov.prov._conventions import (
     SESSION_ID_KEYS,
     TOOL_CALL_ID_KEYS,
     TOOL_NAME_KEYS,
-    RetrievedDocument,
     agent_name,
     failed_http_status,
     first_user_message,
@@ -108,6 +107,7 @@ from otel_prov.prov._rdf import (
     literal,
 )
 from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._retrieved import RetrievedDocument
 from otel_prov.prov._span_record import Role, SpanRecord
 from otel_prov.prov._span_tree import (
     SpanTree,

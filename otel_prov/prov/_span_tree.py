@@ -17,14 +17,12 @@ from otel_prov.prov._conventions import (
     RUN_NAME_KEYS,
     TOOL_NAME_KEYS,
     Request,
-    RetrievedDocument,
     agent_name,
     calls_in,
     defined_tools,
     model_output,
     output_text,
     read_sent,
-    retrieved_documents,
 )
 from otel_prov.prov._iris import (
     STEP,
@@ -33,6 +31,7 @@ from otel_prov.prov._iris import (
     span_hex,
 )
 from otel_prov.prov._messages import EventLike, Message
+from otel_prov.prov._retrieved import RetrievedDocument, retrieved_documents
 from otel_prov.prov._span_record import Role, SpanRecord
 
 __all__ = [

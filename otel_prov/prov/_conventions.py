@@ -58,6 +58,7 @@ from otel_prov.prov._messages import (
 
 __all__ = [
     "AGENT_NAME_KEYS",
+    "ANSWER_FIELDS",
     "ANSWER_KEYS",
     "ANSWER_TOOLS",
     "ARGUMENT_KEYS",
@@ -68,14 +69,16 @@ __all__ = [
     "COST_CURRENCY_KEYS",
     "COST_SOURCE_KEYS",
     "DATA_SOURCE_KEYS",
+    "ENVELOPES",
+    "EVENT_MARKERS",
     "EXECUTE_TOOL",
     "HELPER_NAMES",
-    "HTTP_STATUS_KEYS",
     "IDENTITY_KEYS",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MESSAGE_LIST_KEYS",
     "MESSAGE_SOURCES",
+    "MIME_TYPES",
     "MODEL_KEYS",
     "NAMED_RUNS",
     "OUTPUT_TOKEN_KEYS",
@@ -95,6 +98,7 @@ __all__ = [
     "TOOL_CALL_ID_KEYS",
     "TOOL_CALL_KEYS",
     "TOOL_NAME_KEYS",
+    "TOOL_SPAN_SUFFIXES",
     "WRAPPED_KEYS",
     "Convention",
     "Read",
@@ -104,10 +108,11 @@ __all__ = [
     "calls_in",
     "classify",
     "defined_tools",
-    "failed_http_status",
     "first_user_message",
+    "holds_messages",
     "is_agent_run",
     "is_run_record",
+    "json_typed",
     "model_output",
     "model_output_text",
     "output_text",
@@ -211,8 +216,24 @@ class Convention:
     """(attribute, span-name ending) pairs: a session span with that attribute and no
     agent name of its own is named by its span name without the ending."""
     answer_tools: frozenset[str] = frozenset()
-    """Tools a framework answers through: their spans are the run's answer being given,
-    not tool calls of a step (plain spans; the session holds the answer)."""
+    """Tools a framework answers through (or ends its loop with): their spans are the
+    run's answer being given, not tool calls of a step (plain spans; the session holds the
+    answer), and a model call after a step that chose one extracts the answer within it."""
+    answer_fields: tuple[str, ...] = ()
+    """Fields of a JSON object under the answer key that hold the answer itself (a
+    module's structured output, ``{"reasoning": ..., "answer": ...}``)."""
+    envelopes: tuple[str, ...] = ()
+    """Keys of a JSON object that only wraps a call's arguments (``{"kwargs": {...}}``):
+    the arguments, and a run's question fields, are read inside it."""
+    mime_types: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Content key -> the key of its media type: a JSON string under a key typed
+    ``application/json`` is decoded once (``"Paris: 18 °C"`` is the text Paris: 18 °C)."""
+    event_markers: tuple[str, ...] = ()
+    """Attributes of a span that records an event of its parent (an error, an answer
+    given) in its parent's kind: a plain span, whatever kind it claims."""
+    tool_span_suffixes: tuple[str, ...] = ()
+    """Span-name endings of a tool call named by its span alone (``get_weather.__call__``):
+    its tool is the span name without them."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -303,6 +324,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         agent_name=("agent.name", "graph.node.id"),
         run_name=("agent.name",),
         wrapped=frozenset({"input.value", "output.value"}),
+        mime_types={"input.value": "input.mime_type", "output.value": "output.mime_type"},
         query=("input.value",),
         documents=(
             re.compile(
@@ -383,6 +405,25 @@ CONVENTIONS: tuple[Convention, ...] = (
         run_arguments=("start_event",),
         run_results=("StopEvent(",),
     ),
+    # DSPy through OpenInference: a module's call records ``{"input_args": {...}}`` (a tool's
+    # ``{"kwargs": {...}}``), its output the signature's fields (``{"answer": ...}``), a
+    # tool's result as JSON (``"Paris: 18 °C"``), a tool span is named ``get_weather.__call__``
+    # with no tool name, and ReAct ends its loop by calling ``finish``, then extracts the
+    # answer with one more model call.
+    Convention(
+        "DSPy (OpenInference)",
+        question_fields=("question",),
+        answer_fields=("answer",),
+        envelopes=("input_args", "kwargs", "args"),
+        tool_span_suffixes=(".__call__",),
+        answer_tools=frozenset({"finish"}),
+    ),
+    # BeeAI through OpenInference: a run's input is ``{"input": ...}``, and each event its
+    # emitter sends (a tool's error, the final answer) is a span of its own, of the kind of
+    # the span it happened in, named by its event path.
+    Convention(
+        "BeeAI (OpenInference)", question_fields=("input",), event_markers=("metadata.path",)
+    ),
     # Google ADK's built-in tracing: GenAI spans (content only with the GenAI opt-ins), an
     # ``invoke_workflow`` span around the agent's ``invoke_agent`` one, and a tool call id
     # it did not have written as a placeholder.
@@ -443,6 +484,11 @@ RUN_RESULTS = _keys("run_results")
 PLACEHOLDERS = frozenset().union(*(convention.placeholders for convention in CONVENTIONS))
 NAMED_RUNS = tuple(pair for convention in CONVENTIONS for pair in convention.named_runs)
 ANSWER_TOOLS = frozenset().union(*(convention.answer_tools for convention in CONVENTIONS))
+ANSWER_FIELDS = _keys("answer_fields")
+ENVELOPES = _keys("envelopes")
+MIME_TYPES = {key: typed for c in CONVENTIONS for key, typed in c.mime_types.items()}
+TOOL_SPAN_SUFFIXES = _keys("tool_span_suffixes")
+EVENT_MARKERS = _keys("event_markers")
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
     dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)
@@ -467,24 +513,6 @@ IDENTITY_KEYS = frozenset(
 none of what it says: all the write-ahead log keeps of a span when content is withheld."""
 
 
-HTTP_STATUS_KEYS = ("http.response.status_code", "http.status_code")
-"""The OTel HTTP conventions' response status code: the current key, then the older one."""
-
-
-def failed_http_status(kind: str, attributes: Mapping[str, Any]) -> int | None:
-    """The HTTP status code that makes a span an error under the OTel HTTP conventions,
-    else None: 5xx on a server span (a 4xx is the client's mistake, not the server's), 4xx
-    or 5xx on a client span."""
-    if kind not in ("client", "server"):
-        return None
-    value = next((attributes[k] for k in HTTP_STATUS_KEYS if attributes.get(k) is not None), None)
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if (500 if kind == "server" else 400) <= value <= 599 else None
-
-
 def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "") -> Role:
     """The role of a span, from our own, the official GenAI or third-party conventions.
 
@@ -497,7 +525,7 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "
     """
     if sc.OTEL_PROV_ITERATION_NUMBER in attributes:
         return Role.ITERATION
-    if name.endswith(HELPER_NAMES):
+    if name.endswith(HELPER_NAMES) or any(key in attributes for key in EVENT_MARKERS):
         return Role.SPAN
     for convention in CONVENTIONS:
         if convention.kind_key is None:
@@ -506,7 +534,10 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "
         if not isinstance(kind, str):
             continue
         role = convention.roles.get(kind)
-        if role is Role.TOOL_CALL and _tool_name(attributes) in ANSWER_TOOLS:
+        if (
+            role is Role.TOOL_CALL
+            and (_tool_name(attributes) or tool_name_from_span_name(name)) in ANSWER_TOOLS
+        ):
             return Role.SPAN  # the answer being given: the session holds it
         if role is not None:
             return role
@@ -530,8 +561,46 @@ def starts_as_tool_call(name: str, attributes: Mapping[str, Any]) -> bool:
 
 def tool_name_from_span_name(name: str) -> str:
     """A tool call's name when no attribute gives it: its GenAI span name without the
-    ``execute_tool`` prefix (the whole name when it has none)."""
-    return name.removeprefix(f"{EXECUTE_TOOL} ").strip()
+    ``execute_tool`` prefix, or a span name without a ``tool_span_suffixes`` ending
+    (``get_weather.__call__``); the whole name when it has neither."""
+    name = name.removeprefix(f"{EXECUTE_TOOL} ").strip()
+    for suffix in TOOL_SPAN_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def json_typed(attributes: Mapping[str, Any], key: str, text: str) -> str:
+    """``text`` (the value of ``key``) decoded once when its media type key says it is
+    JSON and it is a JSON string; ``text`` itself otherwise."""
+    typed = MIME_TYPES.get(key)
+    if typed is None or attributes.get(typed) != "application/json" or not text.startswith('"'):
+        return text
+    decoded = loads(text)
+    return decoded if isinstance(decoded, str) else text
+
+
+def holds_messages(text: str) -> bool:
+    """Is ``text`` an object of messages (``{"messages": [...]}``)?  When none of them is a
+    message read (Haystack's are Python reprs), it holds no question or answer."""
+    if '"messages"' not in text:
+        return False
+    parsed = loads(text)
+    return isinstance(parsed, dict) and isinstance(parsed.get("messages"), list)
+
+
+def _enveloped(parsed: Any) -> Any:
+    """What an envelope of a call's arguments (``ENVELOPES``) wraps: the one non-empty
+    object inside it, level by level; ``parsed`` itself when it wraps nothing."""
+    while isinstance(parsed, dict):
+        inner = {k: v for k, v in parsed.items() if v not in (None, {}, [])}
+        if len(inner) != 1:
+            break
+        ((key, value),) = inner.items()
+        if key not in ENVELOPES or not isinstance(value, dict):
+            break
+        parsed = value
+    return parsed
 
 
 def is_agent_run(attributes: Mapping[str, Any]) -> bool:
@@ -719,11 +788,13 @@ def unwrapped(text: str, pick: str) -> str | None:
     """The plain text inside a serialised framework payload, or None if it is not one.
 
     ``pick``: ``question`` (a run's task, ``{"task": ...}``, else the first user message of
-    ``{"messages": [...]}`` or of a bare message list), ``answer`` (the last assistant
-    message), ``result`` (a serialised tool message, ``{"type": "tool", "data":
-    {"content": ...}}``, LlamaIndex's ``ToolOutput`` or content blocks ``[{"text": ...}]``)
-    or ``query`` (a retriever's input, ``{"query": ...}``).  Messages in any form
-    :func:`otel_prov.prov._messages.message` reads; a message without text says nothing.
+    ``{"messages": [...]}`` or of a bare message list), ``answer`` (an ``ANSWER_FIELDS``
+    field, else the last assistant message), ``arguments`` (what an envelope of a call's
+    arguments wraps, ``{"kwargs": {...}}``), ``result`` (a serialised tool message,
+    ``{"type": "tool", "data": {"content": ...}}``, LlamaIndex's ``ToolOutput`` or content
+    blocks ``[{"text": ...}]``) or ``query`` (a retriever's input, ``{"query": ...}``).
+    Messages in any form :func:`otel_prov.prov._messages.message` reads; a message without
+    text says nothing.
     """
     if not text.lstrip().startswith(("{", "[")):
         return None
@@ -733,9 +804,18 @@ def unwrapped(text: str, pick: str) -> str | None:
     if pick == "query":
         query = parsed.get("query") if isinstance(parsed, dict) else None
         return query if isinstance(query, str) else None
+    if pick == "arguments":
+        inner = _enveloped(parsed)
+        return json_text(inner) if inner is not parsed else None
+    if pick == "answer" and isinstance(parsed, dict):
+        answer = next((parsed[f] for f in ANSWER_FIELDS if isinstance(parsed.get(f), str)), None)
+        if answer is not None:
+            return str(answer)
     if pick == "question":
-        # A run's arguments ({"task": ...}), or its one task of a list (CrewAI's crew_tasks).
+        # A run's arguments ({"task": ...}, in an envelope: {"input_args": {"question": ...}}),
+        # or its one task of a list (CrewAI's crew_tasks).
         one = parsed[0] if isinstance(parsed, list) and len(parsed) == 1 else parsed
+        one = _enveloped(one)
         fields = one if isinstance(one, dict) else {}
         task = next((fields[f] for f in QUESTION_FIELDS if isinstance(fields.get(f), str)), None)
         if task is not None:

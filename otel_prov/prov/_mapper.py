@@ -68,14 +68,13 @@ from otel_prov.prov._conventions import (
     TOOL_CALL_ID_KEYS,
     TOOL_NAME_KEYS,
     agent_name,
-    failed_http_status,
     first_user_message,
     span_answer,
     span_question,
     tool_exchange,
-    tool_name_from_span_name,
     unwrapped,
 )
+from otel_prov.prov._http_status import failed_http_status
 from otel_prov.prov._iris import (
     activity_iri,
     agent_iri,
@@ -110,9 +109,10 @@ from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._retrieved import RetrievedDocument
 from otel_prov.prov._span_record import Role, SpanRecord
 from otel_prov.prov._span_tree import (
+    MessageCall,
     SpanTree,
     Step,
-    first_text,
+    call_name,
     is_plan,
     succeeded,
 )
@@ -384,6 +384,10 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
             for tool in step.tools
             if succeeded(tool)
         ]
+        for call in step.calls:
+            observation = _message_call(call, step, out)
+            if observation is not None:
+                previous_observations.append(observation)
         sources.extend(([thought] if thought else []) + previous_observations)
     for iteration in tree.iterations(span):
         current = activity_iri(iteration.trace_id, iteration.span_id)
@@ -437,8 +441,8 @@ def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str 
     if end_ns is not None:
         add((iri, P.endedAtTime, datetime_from_ns(max(end_ns, model.start_ns))))
     add((iri, O.status, literal("ok" if end_ns is not None else "incomplete")))
-    actions = [first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
-    if step.tools and actions[0]:
+    actions = [call_name(tool) for tool in step.tools] + [call.name for call in step.calls]
+    if actions and actions[0]:
         add((iri, O.action, literal(actions[0])))
     text = step.thought
     if text is None:
@@ -447,6 +451,42 @@ def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str 
     out.entity(thought, O.Thought, Content.of(text))
     out.generated(thought, iri, step.decided_ns)
     return thought
+
+
+def _message_call(call: MessageCall, step: Step, out: SpanTriples) -> str | None:
+    """The activity of a tool call known only from the model's messages, part of its step
+    (the model call that asked for it gives its ids): its name, call id, the Arguments the
+    step generated and, if the next request answered it, its Observation (its IRI)."""
+    add, model, iri = out.add, step.model, call.iri
+    add((iri, RDF_TYPE, O.ToolCall))
+    add((iri, RDF_TYPE, P.Activity))
+    add((iri, RDFS_LABEL, literal(call.name)))
+    add((iri, O.traceId, literal(trace_hex(model.trace_id))))
+    add((iri, O.spanId, literal(span_hex(model.span_id))))
+    add((iri, O.partOf, step.iri))
+    add((iri, P.startedAtTime, datetime_from_ns(call.start_ns)))
+    if call.end_ns is not None:
+        add((iri, P.endedAtTime, datetime_from_ns(call.end_ns)))
+    add((iri, O.status, literal("ok" if call.answered else "incomplete")))
+    add((iri, O.toolName, literal(call.name)))
+    if call.call_id:
+        add((iri, O.toolCallId, literal(call.call_id)))
+    tool = tool_iri(call.name)
+    out.agent(tool, O.Tool, call.name)
+    add((tool, O.toolName, literal(call.name)))
+    add((iri, P.wasAssociatedWith, tool))
+    arguments = entity_iri(iri, "arguments")
+    out.entity(arguments, O.Arguments, Content.of(call.arguments))
+    out.generated(arguments, step.iri, step.within(call.start_ns))
+    add((iri, P.used, arguments))
+    if not call.answered:
+        return None
+    observation = entity_iri(iri, "observation")
+    result = Content.of(call.result) if call.result is not None else None
+    out.entity(observation, O.Observation, result)
+    out.generated(observation, iri, call.end_ns)
+    add((observation, P.wasDerivedFrom, arguments))
+    return observation
 
 
 def _decision_time(span: SpanRecord, tree: SpanTree) -> int:
@@ -501,7 +541,7 @@ def _check_json(content: Content, key: str, out: SpanTriples) -> None:
 
 def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:
     add = out.add
-    name = out.text(*TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
+    name = out.text(*TOOL_NAME_KEYS) or call_name(span)
     add((activity, O.toolName, literal(name)))
     tool = tool_iri(name)
     out.agent(tool, O.Tool, name)
@@ -518,7 +558,11 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
     arguments = entity_iri(activity, "arguments")
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
-    content = Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
+    content = (
+        Content.of(requested)
+        if requested is not None
+        else out.content(*ARGUMENT_KEYS, pick="arguments")
+    )
 
     def exchanged() -> tuple[str | None, str | None]:
         # The call and its result as messages (Strands Agents): read only where no key
@@ -545,6 +589,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
     content = out.content(*RESULT_KEYS, pick="result")
     if content is None and (result := exchanged()[1]) is not None:
         content = Content.of(unwrapped(result, "result") or result)
+    if content is None and (answer := tree.answered(span)) is not None:
+        content = Content.of(answer)  # in the next request's tool message, by call id
     if content is None and only_call and iteration is not None:
         content = SpanTriples(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
     out.entity(observation, O.Observation, content)
@@ -566,11 +612,11 @@ def _model_call(activity: str, out: SpanTriples, prices: PriceTable | None) -> N
         out.agent(agent, O.AIModel, model)
         add((activity, P.wasAssociatedWith, agent))
     usage = Usage(
-        input=out.integer(*INPUT_TOKEN_KEYS),
-        output=out.integer(*OUTPUT_TOKEN_KEYS),
-        cache_read=out.integer(*CACHE_READ_TOKEN_KEYS),
-        cache_write=out.integer(*CACHE_WRITE_TOKEN_KEYS),
-        reasoning=out.integer(*REASONING_TOKEN_KEYS),
+        input=out.integer(*INPUT_TOKEN_KEYS, digits=True),
+        output=out.integer(*OUTPUT_TOKEN_KEYS, digits=True),
+        cache_read=out.integer(*CACHE_READ_TOKEN_KEYS, digits=True),
+        cache_write=out.integer(*CACHE_WRITE_TOKEN_KEYS, digits=True),
+        reasoning=out.integer(*REASONING_TOKEN_KEYS, digits=True),
     )
     for predicate, tokens in (
         (O.inputTokens, usage.input),

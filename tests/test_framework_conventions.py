@@ -19,10 +19,10 @@ from otel_prov import map_spans
 from otel_prov.prov._conventions import tool_name_from_span_name, unwrapped
 from otel_prov.prov._messages import Message, react, sections
 from otel_prov.prov._rdf import parse_literal
-from otel_prov.prov._span_record import Role, SpanRecord, classify
+from otel_prov.prov._span_record import Role, SpanEvent, SpanRecord, classify
 from otel_prov.prov._vocab import RDF_TYPE, O, P
 from otel_prov.semconv import SHAPES_PATH
-from tests.builders import make_span
+from tests.builders import T0, make_span
 
 OI = {"openinference__span__kind": "LLM", "llm__model_name": "m"}
 
@@ -331,3 +331,23 @@ def test_token_counts_written_as_digits_are_read_without_a_problem() -> None:
     spans[1] = make_span(2, 1, name="chat", gen_ai__operation__name="chat",
                          gen_ai__usage__input_tokens="forty")  # fmt: skip
     assert map_spans(spans).problems  # not a number: reported, left out
+
+
+def test_a_failed_call_answer_that_says_more_than_its_error_message_is_the_error() -> None:
+    """BeeAI's failed tool span: its exception's message is its wrapper's, "Tool Error";
+    the tool's output repeats it with the cause."""
+    said = "ToolError: Tool Error\n  ForecastUnavailableError: no forecast for Paris"
+    exception = SpanEvent("exception", T0, {"exception.type": "ToolError",
+                                            "exception.message": "Tool Error"})  # fmt: skip
+    spans = [
+        make_span(1, name="weather", openinference__span__kind="AGENT"),
+        make_span(2, 1, name="get_forecast", status="error", events=(exception,),
+                  openinference__span__kind="TOOL", tool__name="get_forecast",
+                  output__value=said),
+        make_span(3, 1, name="get_weather", status="error", events=(exception,),
+                  openinference__span__kind="TOOL", tool__name="get_weather",
+                  output__value="something else"),
+    ]  # fmt: skip
+    triples = map_spans(spans).triples
+    messages = sorted(parse_literal(o) for s, p, o in triples if p == O.errorMessage)
+    assert messages == ["Tool Error", said]  # the other answer does not repeat it: kept

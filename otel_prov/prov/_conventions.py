@@ -395,6 +395,9 @@ CONVENTIONS: tuple[Convention, ...] = (
         wrapped=frozenset({"crew_tasks"}),
         run_arguments=("agent",),
     ),
+    # CrewAI through OpenLLMetry: the crew's workflow and its task are sessions around the
+    # agent's, and the task's description is the question.
+    Convention("CrewAI (OpenLLMetry)", question=("crewai.task.description",)),
     # LlamaIndex agents through OpenInference's instrumentor: the run (``FunctionAgent.run``,
     # a root CHAIN) records the workflow's arguments and a truncated repr of its result,
     # the model is asked in an LLM span inside another (``achat`` -> ``chat``), a third LLM

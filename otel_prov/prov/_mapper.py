@@ -226,10 +226,16 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
         http = None if http_failure is None else str(http_failure)
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type") or http
         message = span.status_message or _exception_field(span, "exception.message")
-        if span.role is Role.TOOL_CALL and message in (None, "", error_type):
-            # Only a code (ADK's TOOL_ERROR): what the failed tool answered says the rest.
+        if span.role is Role.TOOL_CALL:
+            # Only a code (ADK's TOOL_ERROR), or a wrapper's message that what the failed
+            # tool answered repeats and says more of (BeeAI's "Tool Error", its cause after
+            # it): that answer is the error's text.
             result = out.content(*RESULT_KEYS, pick="result")
-            message = (result.text if result is not None else None) or message
+            said = result.text if result is not None else None
+            if message in (None, "", error_type) or (
+                said and message and message in said and len(said) > len(message)
+            ):
+                message = said or message
         message = message or (None if http is None else f"HTTP status {http}")
         if error_type:
             add((activity, O.errorType, literal(error_type)))
@@ -385,9 +391,9 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
             if succeeded(tool)
         ]
         for call in step.calls:
-            observation = _message_call(call, step, out)
-            if observation is not None:
-                previous_observations.append(observation)
+            returned = _message_call(call, step, out)
+            if returned is not None:
+                previous_observations.append(returned)
         sources.extend(([thought] if thought else []) + previous_observations)
     for iteration in tree.iterations(span):
         current = activity_iri(iteration.trace_id, iteration.span_id)
@@ -602,8 +608,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
 
 def _model_call(activity: str, out: SpanTriples, prices: PriceTable | None) -> None:
     add = out.add
-    model = out.text(*MODEL_KEYS)
-    provider = out.text(*PROVIDER_KEYS)
+    provider = _provider(out.text(*PROVIDER_KEYS))
+    model = _model(out.text(*MODEL_KEYS), provider)
     if provider:
         add((activity, O.providerName, literal(provider)))
     if model:
@@ -639,6 +645,25 @@ def _model_call(activity: str, out: SpanTriples, prices: PriceTable | None) -> N
         add((activity, O.costCurrency, literal(currency)))
     if source:
         add((activity, O.costSource, literal(source)))
+
+
+def _provider(name: str | None) -> str | None:
+    """A provider's name as the GenAI and OpenInference conventions spell it, lower case
+    (Agno writes its model's provider ``OpenAI``)."""
+    return name.lower() if name else name
+
+
+def _model(name: str | None, provider: str | None) -> str | None:
+    """A model's name without its own provider in front: LiteLLM names the model it routes
+    to ``openai/scripted-model``, the provider ``openai`` beside it."""
+    if (
+        name
+        and provider
+        and name.lower().startswith(f"{provider}/")
+        and len(name) > len(provider) + 1
+    ):
+        return name[len(provider) + 1 :]
+    return name
 
 
 def _reported_cost(out: SpanTriples) -> tuple[Decimal | None, str | None, str | None]:

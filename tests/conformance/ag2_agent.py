@@ -15,7 +15,7 @@ import asyncio
 import os
 import sys
 
-import otel_prov
+from tests.conformance.playing import play
 from tests.self_traced import scenario
 
 
@@ -43,11 +43,7 @@ async def run() -> str:
 
 def main(argv: list[str]) -> int:
     (store,) = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    answer = asyncio.run(run())
-    handle.shutdown()
-    print(answer)
-    return 0
+    return play(store, lambda: asyncio.run(run()))
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import asyncio
 import os
 import sys
 
-import otel_prov
+from tests.conformance.playing import play
 from tests.self_traced import scenario
 
 
@@ -38,12 +38,11 @@ def main(argv: list[str]) -> int:
     from agent_framework.observability import enable_instrumentation
 
     (store,) = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    enable_instrumentation(enable_sensitive_data=True)
-    answer = asyncio.run(run())
-    handle.shutdown()
-    print(answer)
-    return 0
+    return play(
+        store,
+        lambda: asyncio.run(run()),
+        lambda _: enable_instrumentation(enable_sensitive_data=True),
+    )
 
 
 if __name__ == "__main__":

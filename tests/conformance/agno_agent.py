@@ -14,18 +14,14 @@ from __future__ import annotations
 import os
 import sys
 
-import otel_prov
+from tests.conformance.playing import play
 from tests.self_traced import scenario
 
 
-def main(argv: list[str]) -> int:
+def run() -> str:
     from agno.agent import Agent
     from agno.models.openai import OpenAIChat
-    from openinference.instrumentation.agno import AgnoInstrumentor
 
-    (store,) = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    AgnoInstrumentor().instrument(tracer_provider=handle.tracer_provider)
     agent = Agent(
         name=scenario.AGENT,
         model=OpenAIChat(
@@ -35,10 +31,16 @@ def main(argv: list[str]) -> int:
         instructions="Answer questions about the weather.",
         telemetry=False,
     )
-    answer = str(agent.run(scenario.QUESTION).content)
-    handle.shutdown()
-    print(answer)
-    return 0
+    return str(agent.run(scenario.QUESTION).content)
+
+
+def main(argv: list[str]) -> int:
+    from openinference.instrumentation.agno import AgnoInstrumentor
+
+    (store,) = argv
+    return play(
+        store, run, lambda provider: AgnoInstrumentor().instrument(tracer_provider=provider)
+    )
 
 
 if __name__ == "__main__":

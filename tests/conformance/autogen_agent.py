@@ -16,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from typing import Any
 
-import otel_prov
+from tests.conformance.playing import play
 from tests.self_traced import scenario
 
 
@@ -51,15 +52,15 @@ async def run() -> str:
 
 def main(argv: list[str]) -> int:
     store, instrumentation = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    if instrumentation == "openllmetry":
+
+    def openllmetry(provider: Any) -> None:
         from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
-        OpenAIInstrumentor().instrument(tracer_provider=handle.tracer_provider)
-    answer = asyncio.run(run())
-    handle.shutdown()
-    print(answer)
-    return 0
+        OpenAIInstrumentor().instrument(tracer_provider=provider)
+
+    return play(
+        store, lambda: asyncio.run(run()), openllmetry if instrumentation == "openllmetry" else None
+    )
 
 
 if __name__ == "__main__":

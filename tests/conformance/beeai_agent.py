@@ -16,7 +16,7 @@ import asyncio
 import os
 import sys
 
-import otel_prov
+from tests.conformance.playing import play
 from tests.self_traced import scenario
 
 
@@ -48,12 +48,11 @@ def main(argv: list[str]) -> int:
     from openinference.instrumentation.beeai import BeeAIInstrumentor
 
     (store,) = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    BeeAIInstrumentor().instrument(tracer_provider=handle.tracer_provider)
-    answer = asyncio.run(run())
-    handle.shutdown()
-    print(answer)
-    return 0
+    return play(
+        store,
+        lambda: asyncio.run(run()),
+        lambda provider: BeeAIInstrumentor().instrument(tracer_provider=provider),
+    )
 
 
 if __name__ == "__main__":

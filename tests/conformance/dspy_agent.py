@@ -17,17 +17,13 @@ from __future__ import annotations
 import os
 import sys
 
-import otel_prov
+from tests.conformance.playing import play
 from tests.self_traced import scenario
 
 
-def main(argv: list[str]) -> int:
+def run() -> str:
     import dspy
-    from openinference.instrumentation.dspy import DSPyInstrumentor
 
-    (store,) = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    DSPyInstrumentor().instrument(tracer_provider=handle.tracer_provider)
     model = dspy.LM(
         f"openai/{scenario.MODEL}",
         api_base=os.environ["OPENAI_BASE_URL"],
@@ -36,10 +32,16 @@ def main(argv: list[str]) -> int:
     )
     dspy.configure(lm=model)
     agent = dspy.ReAct("question -> answer", tools=list(scenario.TOOLS), max_iters=5)
-    answer = agent(question=scenario.QUESTION).answer
-    handle.shutdown()
-    print(answer)
-    return 0
+    return str(agent(question=scenario.QUESTION).answer)
+
+
+def main(argv: list[str]) -> int:
+    from openinference.instrumentation.dspy import DSPyInstrumentor
+
+    (store,) = argv
+    return play(
+        store, run, lambda provider: DSPyInstrumentor().instrument(tracer_provider=provider)
+    )
 
 
 if __name__ == "__main__":

@@ -14,21 +14,17 @@ from __future__ import annotations
 import os
 import sys
 
-import otel_prov
+from tests.conformance.playing import play
 from tests.self_traced import scenario
 
 
-def main(argv: list[str]) -> int:
+def run() -> str:
     from haystack.components.agents import Agent
     from haystack.components.generators.chat import OpenAIChatGenerator
     from haystack.dataclasses import ChatMessage
     from haystack.tools import create_tool_from_function
     from haystack.utils import Secret
-    from openinference.instrumentation.haystack import HaystackInstrumentor
 
-    (store,) = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    HaystackInstrumentor().instrument(tracer_provider=handle.tracer_provider)
     model = OpenAIChatGenerator(
         model=scenario.MODEL,
         api_base_url=os.environ["OPENAI_BASE_URL"],
@@ -42,9 +38,20 @@ def main(argv: list[str]) -> int:
     )
     agent.warm_up()
     result = agent.run(messages=[ChatMessage.from_user(scenario.QUESTION)])
-    handle.shutdown()
-    print(result["messages"][-1].text)
-    return 0
+    return str(result["messages"][-1].text)
+
+
+def main(argv: list[str]) -> int:
+    # The agent's classes imported first: the instrumentor wraps those it finds loaded,
+    # and a run of classes imported after it records no span.
+    from haystack.components.agents import Agent  # noqa: F401
+    from haystack.components.generators.chat import OpenAIChatGenerator  # noqa: F401
+    from openinference.instrumentation.haystack import HaystackInstrumentor
+
+    (store,) = argv
+    return play(
+        store, run, lambda provider: HaystackInstrumentor().instrument(tracer_provider=provider)
+    )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,8 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
-import otel_prov
 from tests.conformance.openai_client_agent import Tracing, chat_loop
+from tests.conformance.playing import play
 
 
 class LiteLLMClient:
@@ -41,15 +41,21 @@ def main(argv: list[str]) -> int:
     from openinference.instrumentation.litellm import LiteLLMInstrumentor
 
     store, mode = argv
-    handle = otel_prov.configure(store=store, service_name="conformance")
-    LiteLLMInstrumentor().instrument(tracer_provider=handle.tracer_provider)
-    tracing = Tracing("openinference", handle.tracer_provider, client=False)
-    with tracing.agent() as answered:
-        answer = chat_loop(LiteLLMClient(os.environ["OPENAI_BASE_URL"]), tracing, mode == "stream")
-        answered(answer)
-    handle.shutdown()
-    print(answer)
-    return 0
+    tracings: list[Tracing] = []
+
+    def instrument(provider: Any) -> None:
+        LiteLLMInstrumentor().instrument(tracer_provider=provider)
+        tracings.append(Tracing("openinference", provider, client=False))
+
+    def run() -> str:
+        (tracing,) = tracings
+        with tracing.agent() as answered:
+            client = LiteLLMClient(os.environ["OPENAI_BASE_URL"])
+            answer = chat_loop(client, tracing, mode == "stream")
+            answered(answer)
+        return answer
+
+    return play(store, run, instrument)
 
 
 if __name__ == "__main__":

@@ -313,7 +313,8 @@ class SpanTree:
         model call inside a model call (LlamaIndex's ``achat`` -> ``chat``) is the same call.
         A model call after a step that chose an answer tool (DSPy's ``finish``) extracts
         the answer within that step.  With no model-call span at all (AutoGen's own
-        spans), each tool call opens a step, calls that overlap it joining it."""
+        spans), each tool call with a call id (a model chose it) opens a step, calls that
+        overlap it joining it."""
         spans = [
             span
             for span in self.spans
@@ -331,8 +332,13 @@ class SpanTree:
                     continue  # the answer extracted, within the step that ended the loop
                 steps.append(Step(span, len(steps) + 1, output=own))
                 continue
-            if not models and (not steps or not _overlaps(steps[-1], span)):
-                steps.append(Step(span, len(steps) + 1))
+            if not models:
+                # A call id says a model chose the call: a run's step.  A call without one
+                # (a plan's step, run by hand) stays where it was recorded, in the session.
+                if first_text(span.attributes, TOOL_CALL_ID_KEYS) is None:
+                    continue
+                if not steps or not _overlaps(steps[-1], span):
+                    steps.append(Step(span, len(steps) + 1))
             if steps:
                 steps[-1].tools.append(span)
                 self._step_of[span.span_id] = steps[-1]

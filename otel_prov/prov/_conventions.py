@@ -860,9 +860,11 @@ def calls_in(received: Iterable[Message]) -> list[tuple[str, str, str | None]]:
     return [(call.name, call.arguments, call.call_id) for found in received for call in found.calls]
 
 
-def defined_tools(attributes: Mapping[str, Any]) -> list[str]:
+def defined_tools(attributes: Mapping[str, Any], seen: set[str] | None = None) -> list[str]:
     """Tool names in ``gen_ai.tool.definitions`` (a JSON list of ``{"name"}`` or
-    ``{"function": {"name"}}`` objects) and OpenInference's ``llm.tools.N.tool.json_schema``."""
+    ``{"function": {"name"}}`` objects) and OpenInference's ``llm.tools.N.tool.json_schema``.
+    ``seen``: definitions already read (and read now, added): every model call of a run
+    sends the same ones, and parsing them again was 6% of mapping an Agno run."""
     texts = [attributes.get("gen_ai.tool.definitions")]
     texts += [
         value
@@ -871,8 +873,10 @@ def defined_tools(attributes: Mapping[str, Any]) -> list[str]:
     ]
     names = []
     for text in texts:
-        if not isinstance(text, str):
+        if not isinstance(text, str) or (seen is not None and text in seen):
             continue
+        if seen is not None:
+            seen.add(text)
         try:
             parsed = json.loads(text)
         except ValueError:

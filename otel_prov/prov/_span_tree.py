@@ -588,11 +588,12 @@ class SpanTree:
         if isinstance(names, (list, tuple)):
             return sorted({str(name) for name in names if name})
         found: set[str] = set()
+        read: set[str] = set()
         for span in self.spans:
             if span is session or (
                 span.role is Role.MODEL_CALL and self.enclosing(span, Role.SESSION) is session
             ):
-                found.update(defined_tools(span.attributes))
+                found.update(defined_tools(span.attributes, read))
         return sorted(found)
 
     def thought(self, iteration: SpanRecord) -> str | None:

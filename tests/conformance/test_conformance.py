@@ -50,6 +50,9 @@ class Scenario:
     venv: tuple[str, str] | None = None
     """The agent's side venv, for packages that cannot share ``.venv``: the script that
     installs it and the variable that may name its directory (``tests/side_venv.py``)."""
+    unread: Mapping[str, str] = field(default_factory=dict)
+    """Readers of ``test_readers`` that cannot tell the run yet, and why: a strict expected
+    failure, which fails the suite the day the reader tells it."""
     framework: str = ""
     """The agent's framework, as its package is named (the support matrix gives its pin)."""
     instrumentation: tuple[str, ...] = ()
@@ -154,6 +157,12 @@ _SK_SPANS = {
 _SK_LOGS = (
     "in log records (issue 41): Semantic Kernel writes each chat span's messages (the "
     "user's question, the model's text) as Python log records, not on its chat spans"
+)
+_SK_WHY = (
+    "why reaches a step's failed call from the step, and a step from its thought or the "
+    "observations it used: Semantic Kernel's steps after the first have neither until its "
+    "log records are read (issue 41), and its calls are part of its AutoFunctionInvocationLoop "
+    "span, not of the session why reaches"
 )
 _NO_MODEL_SPAN = (
     "AutoGen AgentChat's own spans are invoke_agent and execute_tool only: no span of a "
@@ -445,6 +454,7 @@ SCENARIOS = (
         environment=_SK_SPANS,
         venv=("semantic-kernel-venv.sh", "OTEL_PROV_SEMANTIC_KERNEL_VENV"),
         absent={"question": _SK_LOGS, "thoughts": _SK_LOGS},
+        unread={"why": _SK_WHY},
     ),
     Scenario(
         "openinference-agno",
@@ -586,5 +596,9 @@ def test_every_scenario_accounts_for_every_field_it_does_not_read() -> None:
         assert set(scenario.absent) <= set(fields.FIELDS), scenario.name
         assert set(scenario.lost) <= set(fields.FIELDS), scenario.name
         assert not set(scenario.absent) & set(scenario.lost), scenario.name
-        for reason in (*scenario.absent.values(), *scenario.lost.values()):
+        for reason in (
+            *scenario.absent.values(),
+            *scenario.lost.values(),
+            *scenario.unread.values(),
+        ):
             assert len(reason.split()) >= 5, (scenario.name, reason)

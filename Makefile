@@ -9,7 +9,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 TYPECHECK := build/typecheck
 
-SIDE_VENVS := phoenix adk llama-index strands crewai
+SIDE_VENVS := phoenix adk llama-index strands crewai frameworks semantic-kernel
 # pytest-xdist's workers for `make test` (tests/conftest.py: how the suite is shared out).
 TEST_WORKERS ?= auto
 

@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperExceptio
 
 from otel_prov.exporters._rocksdb import open_read_only, writer_here
 from otel_prov.prov._rdf import canonical_datetime
+from otel_prov.read._confinement import Dataset
 
 __all__ = [
     "EmbeddedBackend",
@@ -107,20 +108,14 @@ def _json_value(value: str | None, datatype: str | None) -> JsonValue:
 
 
 class QueryBackend(Protocol):
-    def query(
-        self,
-        sparql: str,
-        *,
-        default_graph: str | None = None,
-        named_graphs: Sequence[str] | None = None,
-    ) -> QueryResult:
+    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
         """Run any SPARQL query; raises ``ValueError`` for a malformed one.
 
-        ``default_graph`` (an IRI) becomes the query's default graph; without it the
-        default graph is the store's (the union of all graphs, for the embedded store).
-        ``named_graphs`` given, they are the only named graphs the query sees (``GRAPH
-        ?g`` ranges over them, ``GRAPH <other>`` is empty), whatever its ``FROM`` and
-        ``FROM NAMED`` say: the dataset of a tenant's reader.
+        ``dataset`` (a reader's, see :mod:`otel_prov.read._confinement`) is the graphs
+        the query reads, whatever its ``FROM`` and ``FROM NAMED`` say; without it the
+        query reads the store's own dataset (on the embedded store, the union of all
+        graphs as the default graph).  It holds for this query only: one backend serves
+        readers of different datasets at once.
         """
 
 
@@ -231,15 +226,9 @@ class EmbeddedBackend:
             for part in as_completed([pool.submit(written, row[0]) for row in used]):
                 yield part.result()
 
-    def query(
-        self,
-        sparql: str,
-        *,
-        default_graph: str | None = None,
-        named_graphs: Sequence[str] | None = None,
-    ) -> QueryResult:
+    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
         return _retried(
-            lambda: self._query(sparql, default_graph, named_graphs),
+            lambda: self._query(sparql, dataset),
             f"cannot read the store at {self.path}",
             again=self._reopen,
         )
@@ -247,23 +236,20 @@ class EmbeddedBackend:
     def _reopen(self) -> None:
         self._read_only = self._open()
 
-    def _query(
-        self, sparql: str, default_graph: str | None, named_graphs: Sequence[str] | None
-    ) -> QueryResult:
+    def _query(self, sparql: str, dataset: Dataset | None) -> QueryResult:
         try:
-            if named_graphs is not None:  # the dataset, FROM and FROM NAMED overridden
-                named: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode] = [
-                    pyoxigraph.NamedNode(graph) for graph in named_graphs
-                ]
-                default: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode | pyoxigraph.DefaultGraph]
-                default = [pyoxigraph.NamedNode(default_graph)] if default_graph else [*named]
-                answer = self._store.query(sparql, default_graph=default, named_graphs=named)
-            elif default_graph is None:
+            if dataset is None or not dataset.defaults:
                 answer = self._store.query(sparql, use_default_graph_as_union=True)
-            else:
-                answer = self._store.query(
-                    sparql, default_graph=pyoxigraph.NamedNode(default_graph)
-                )
+            else:  # the dataset, FROM and FROM NAMED overridden
+                default: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode | pyoxigraph.DefaultGraph]
+                default = [pyoxigraph.NamedNode(graph) for graph in dataset.defaults]
+                if dataset.named_graphs is None:
+                    answer = self._store.query(sparql, default_graph=default)
+                else:
+                    named: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode] = [
+                        pyoxigraph.NamedNode(graph) for graph in dataset.named_graphs
+                    ]
+                    answer = self._store.query(sparql, default_graph=default, named_graphs=named)
         except SyntaxError as exc:
             raise ValueError(f"invalid SPARQL: {exc}") from exc
         if isinstance(answer, pyoxigraph.QueryBoolean):
@@ -306,13 +292,14 @@ class RemoteBackend:
         exporter writes with the same URL so, through ``requests``)."""
         self._headers = dict(headers or {})
         self._page_size = page_size
-        self._default_graph: str | None = None
-        self._named_graphs: Sequence[str] = ()
 
-    def _wrapper(self, sparql: str, return_format: str) -> SPARQLWrapper:
-        wrapper = SPARQLWrapper(self.endpoint, defaultGraph=self._default_graph)
-        for graph in self._named_graphs:  # named-graph-uri: the protocol overrides FROM NAMED
-            wrapper.addNamedGraph(graph)
+    def _wrapper(self, sparql: str, return_format: str, dataset: Dataset | None) -> SPARQLWrapper:
+        wrapper = SPARQLWrapper(self.endpoint)
+        if dataset is not None:  # the protocol's dataset overrides FROM and FROM NAMED
+            for graph in dataset.defaults:
+                wrapper.addDefaultGraph(graph)
+            for graph in dataset.named_graphs or ():
+                wrapper.addNamedGraph(graph)
         wrapper.setMethod(POST)
         wrapper.setTimeout(60)
         wrapper.setReturnFormat(return_format)
@@ -324,10 +311,10 @@ class RemoteBackend:
         wrapper.setQuery(sparql)
         return wrapper
 
-    def _run(self, sparql: str, return_format: str) -> Any:
+    def _run(self, sparql: str, return_format: str, dataset: Dataset | None) -> Any:
         where = self._where()
         try:
-            response = self._wrapper(sparql, return_format).query().response
+            response = self._wrapper(sparql, return_format, dataset).query().response
             return response.read()
         except QueryBadFormed as exc:
             self._not_an_update_endpoint(where)
@@ -358,8 +345,8 @@ class RemoteBackend:
                 f"endpoint is probably {redact_url(query_endpoint)}"
             )
 
-    def _select_page(self, sparql: str) -> QueryResult:
-        answer = json.loads(self._run(sparql, JSON))
+    def _select_page(self, sparql: str, dataset: Dataset | None) -> QueryResult:
+        answer = json.loads(self._run(sparql, JSON, dataset))
         variables = tuple(answer["head"].get("vars", []))
         bindings = answer["results"]["bindings"]
         return QueryResult(
@@ -375,13 +362,13 @@ class RemoteBackend:
             ],
         )
 
-    def _page(self, prologue: str, body: str, offset: int) -> QueryResult:
+    def _page(self, prologue: str, body: str, offset: int, dataset: Dataset | None) -> QueryResult:
         """The rows of ``body`` from ``offset``, at most a page: the query nested, as
         Virtuoso needs to sort past its row cap (ORDER BY and OFFSET at one level fail
         there beyond ``ResultSetMaxRows``)."""
         size = self._page_size
         page = self._select_page(
-            f"{prologue}SELECT * WHERE {{ {body}\n}} LIMIT {size} OFFSET {offset}"
+            f"{prologue}SELECT * WHERE {{ {body}\n}} LIMIT {size} OFFSET {offset}", dataset
         )
         if len(page.rows) > size:  # paging on would never end
             raise StoreUnavailableError(
@@ -389,7 +376,7 @@ class RemoteBackend:
             )
         return page
 
-    def _select_all(self, prologue: str, body: str) -> QueryResult:
+    def _select_all(self, prologue: str, body: str, dataset: Dataset | None) -> QueryResult:
         """Every row of a SELECT, each once, a page at a time.
 
         Each page is a query of its own, and without an order that makes every row's
@@ -402,16 +389,16 @@ class RemoteBackend:
         Oxigraph).  A query Oxigraph cannot parse, whose order cannot be completed,
         is run as written, in one request.
         """
-        first = self._page(prologue, body, 0)
+        first = self._page(prologue, body, 0, dataset)
         if len(first.rows) < self._page_size:
             return first
         ordered = total_order(prologue, body)
         if ordered is None:
-            return self._whole(prologue + body)
+            return self._whole(prologue + body, dataset)
         rows: list[dict[str, str | None]] = []
         datatypes: list[dict[str, str]] = []
         while True:
-            batch = self._page(prologue, ordered, len(rows))
+            batch = self._page(prologue, ordered, len(rows), dataset)
             rows.extend(batch.rows)
             datatypes.extend(batch.datatypes)
             if len(batch.rows) < self._page_size:
@@ -419,9 +406,9 @@ class RemoteBackend:
                     "select", variables=batch.variables, rows=rows, datatypes=datatypes
                 )
 
-    def _whole(self, sparql: str) -> QueryResult:
+    def _whole(self, sparql: str, dataset: Dataset | None) -> QueryResult:
         """A SELECT as written, in one request: a server's row cap may cut it short."""
-        whole = self._select_page(sparql)
+        whole = self._select_page(sparql, dataset)
         if len(whole.rows) >= 10_000:
             print(
                 f"otel-prov: warning: {len(whole.rows)} rows; the server may cap answers "
@@ -436,35 +423,26 @@ class RemoteBackend:
 
         return redact_url(self.endpoint)
 
-    def query(
-        self,
-        sparql: str,
-        *,
-        default_graph: str | None = None,
-        named_graphs: Sequence[str] | None = None,
-    ) -> QueryResult:
-        if named_graphs is not None and default_graph is None:
-            default_graph = named_graphs[0] if len(named_graphs) == 1 else None
-            if default_graph is None:
-                raise ValueError("a SPARQL server's query reads one default graph here")
-        self._default_graph = default_graph
-        self._named_graphs = tuple(named_graphs or ())
+    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
+        """Each request of the query, every page of a SELECT, is sent with ``dataset``,
+        which is passed along, never kept: other threads query through this backend."""
         prologue_match = _PROLOGUE.match(sparql)
         prologue = prologue_match.group(1) if prologue_match else ""
         body = sparql[len(prologue) :].strip()
         form_match = _FORM.search(body)
         form = form_match.group(1).upper() if form_match else ""
         if form == "ASK":
-            return QueryResult("ask", boolean=bool(json.loads(self._run(sparql, JSON))["boolean"]))
+            answer = json.loads(self._run(sparql, JSON, dataset))
+            return QueryResult("ask", boolean=bool(answer["boolean"]))
         if form in ("CONSTRUCT", "DESCRIBE"):
-            data = self._run(sparql, TURTLE)
+            data = self._run(sparql, TURTLE, dataset)
             return QueryResult(
                 "graph", triples=list(pyoxigraph.parse(data, pyoxigraph.RdfFormat.TURTLE))
             )
         if not body.upper().startswith("SELECT") or _TOP_LIMIT.search(body) or _FROM.search(body):
             # The query pages itself, or cannot be nested (FROM): run it as written.
-            return self._whole(sparql)
-        return self._select_all(prologue, body)
+            return self._whole(sparql, dataset)
+        return self._select_all(prologue, body, dataset)
 
 
 def total_order(prologue: str, body: str) -> str | None:

@@ -37,6 +37,7 @@ __all__ = [
     "QueryResult",
     "RemoteBackend",
     "StoreUnavailableError",
+    "sort_key",
     "total_order",
 ]
 
@@ -387,7 +388,10 @@ class RemoteBackend:
         is asked for unordered: most answers fit in one, and a server sorts them for
         nothing (sorting 12,000 subjects made a read of them seven times slower on
         Oxigraph).  A query Oxigraph cannot parse, whose order cannot be completed,
-        is run as written, in one request.
+        is run as written, in one request.  A server that refuses the order's keys
+        (Virtuoso: a key over an aggregate's name beside the query's own ORDER BY) is
+        sent the order of the variables themselves, which only Oxigraph cannot always
+        sort; Oxigraph accepts every order :func:`total_order` gives, its parser checked.
         """
         first = self._page(prologue, body, 0, dataset)
         if len(first.rows) < self._page_size:
@@ -395,6 +399,16 @@ class RemoteBackend:
         ordered = total_order(prologue, body)
         if ordered is None:
             return self._whole(prologue + body, dataset)
+        try:
+            return self._ordered_pages(prologue, ordered, dataset)
+        except ValueError:
+            plain = total_order(prologue, body, key=str)
+            if plain is None:
+                raise
+            return self._ordered_pages(prologue, plain, dataset)
+
+    def _ordered_pages(self, prologue: str, ordered: str, dataset: Dataset | None) -> QueryResult:
+        """Every row of ``ordered`` (a query of :func:`total_order`), a page at a time."""
         rows: list[dict[str, str | None]] = []
         datatypes: list[dict[str, str]] = []
         while True:
@@ -445,27 +459,43 @@ class RemoteBackend:
         return self._select_all(prologue, body, dataset)
 
 
-def total_order(prologue: str, body: str) -> str | None:
+def sort_key(variable: str) -> str:
+    """An ORDER BY key that places every value of ``variable`` (``?name``) for certain, in
+    an order every store can sort: a literal as one string of its datatype, language tag
+    and text, any other term as itself.
+
+    Ordered by the value itself, literals of mixed types are compared by rules that are
+    no order: Oxigraph (0.5.13) compares two numbers by value and a number with a string
+    by their text, so ``2 < 10 < "10" < 2``, and the sort of its ``ORDER BY`` panics on
+    such rows, taking down the server and every writer with it.  Strings are ordered as
+    text, and blank nodes, IRIs and strings each by kind first (SPARQL 1.1, 15.1), an
+    unbound value before all.  The string of a literal names it alone (neither an IRI
+    nor a language tag holds a space), so rows tied on every key are the same row.  One
+    key a variable: Virtuoso (7.2) refuses more than 20.
+    """
+    parts = f'COALESCE(STR(DATATYPE({variable})), ""), " ", COALESCE(LANG({variable}), "")'
+    return f'IF(isLITERAL({variable}), CONCAT({parts}, " ", STR({variable})), {variable})'
+
+
+def total_order(prologue: str, body: str, *, key: Callable[[str], str] = sort_key) -> str | None:
     """``body``, a SELECT (read after ``prologue``), with an order that makes the place of
     each of its rows certain, ``None`` when Oxigraph cannot parse it.
 
-    The order is the query's own ORDER BY, if any, then every variable it projects: rows
-    tied on all of them are the same row, so whichever comes first the pages hold the
-    same rows.  An unbound variable sorts before any value (SPARQL 1.1, 15.1), and
-    Oxigraph and Virtuoso sort alike every time, as paging needs; terms SPARQL leaves
-    unordered (a number beside a string) each store orders its own way, but always the
-    same way.  A query without an order of its own is sorted outside, by its projected
-    variables: after its DISTINCT or GROUP BY, so a server sorts the rows it gives, not
-    those it reads (sorting inside, Oxigraph took 11 s for 12,000 subjects, outside
-    1.7 s).  Oxigraph's parser tells which one the query is: a second ORDER BY is an
-    error, and so are keys after a query that does not end in one.
+    The order is the query's own ORDER BY, if any, then every variable it projects, each
+    by its ``key`` (:func:`sort_key`, or ``str``: the variable itself): rows tied on all
+    of them are the same row, so whichever comes first the pages hold the same rows.  A
+    query without an order of its own is sorted outside, by its projected variables:
+    after its DISTINCT or GROUP BY, so a server sorts the rows it gives, not those it
+    reads (sorting inside, Oxigraph took 11 s for 12,000 subjects, outside 1.7 s).
+    Oxigraph's parser tells which one the query is: a second ORDER BY is an error, and
+    so are keys after a query that does not end in one.
     """
-    answer = _solutions(prologue + body)
+    answer = _solutions(prologue, body)
     if answer is None:
         return None
-    keys = " ".join(f"?{variable.value}" for variable in answer.variables)
+    keys = " ".join(key(f"?{variable.value}") for variable in answer.variables)
     candidates = (f"{body}\nORDER BY {keys}", f"{body}\n{keys}")
-    own = next((c for c in candidates if _solutions(prologue + c) is not None), None)
+    own = next((c for c in candidates if _solutions(prologue, c) is not None), None)
     if own is None:
         return None
     if own == candidates[1]:  # keys after the query's own ORDER BY
@@ -473,11 +503,19 @@ def total_order(prologue: str, body: str) -> str | None:
     return f"SELECT * WHERE {{ {body}\n}} ORDER BY {keys}"
 
 
-def _solutions(sparql: str) -> pyoxigraph.QuerySolutions | None:
-    """What Oxigraph makes of a SELECT on an empty store (its projected variables), None
-    for a query it cannot parse or one of another form."""
+def _solutions(prologue: str, body: str) -> pyoxigraph.QuerySolutions | None:
+    """What Oxigraph makes of the SELECT ``body`` (its projected variables), None for a
+    query it cannot parse or one of another form.
+
+    Asked as a subquery under ``FILTER(false)``, which Oxigraph's optimizer answers
+    without evaluating it: on an empty store, a query's own ``VALUES`` are still rows
+    to sort or join (two of 2,000 values grouped and ordered took 86 s), and a sort that
+    panics (:func:`sort_key`) would take down this process.
+    """
     try:
-        answer = pyoxigraph.Store().query(sparql)
+        answer = pyoxigraph.Store().query(
+            f"{prologue}SELECT * WHERE {{ {{ {body}\n}} FILTER(false) }}"
+        )
     except SyntaxError:
         return None
     return answer if isinstance(answer, pyoxigraph.QuerySolutions) else None

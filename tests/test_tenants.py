@@ -233,6 +233,16 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
         status, page = _get(served, "/diff", TOKENS["team-a"], a=only_a, b=only_b)
         assert status == 404 and "asked-by-team-b" not in page
         assert _get(served, "/", TOKENS["team-a"], tenant="team-b")[0] == 403
+        for path in ("/session.jsonld", "/session/state"):
+            status, answer = _get(served, path, TOKENS["team-a"], id=only_b)
+            assert status == 404 and "asked-by-team-b" not in answer, path
+        for path in PAGES:  # another tenant, by name: refused on every page
+            status, answer = _get(served, path, TOKENS["team-a"], id=only_b, tenant="team-b")
+            assert status == 403 and "asked-by-team-b" not in answer, path
+        status, answer = _sparql(
+            served, TOKENS["team-a"], reading(B, "")["default"], tenant="team-b"
+        )
+        assert status == 403 and "asked-by-team-b" not in answer
         _sparql_confined(served, TOKENS["team-a"], only_b)
         status, _ = _sparql(
             served,
@@ -263,6 +273,9 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
         assert "asked-by-team-a" in answer and "asked-by-team-b" not in answer
         log = served.stderr()
     assert not any(token in log for token in TOKENS.values())
+
+
+PAGES = ("/", "/session", "/session/state", "/session.ttl", "/session.jsonld", "/diff", "/sparql")
 
 
 def _sparql_confined(served: Served, token: str, only_b: str) -> None:
@@ -297,6 +310,18 @@ def test_serve_for_one_tenant_confines_its_queries_as_tenants_does(
         assert status == 200 and "asked-by-team-a" in page and "asked-by-team-b" not in page
         assert _get(served, "/session", TOKENS["team-a"], id=only_a)[0] == 200
         assert _get(served, "/session", TOKENS["team-a"], id=only_b)[0] == 404
+        for path in ("/session.ttl", "/session.jsonld", "/session/state"):
+            status, answer = _get(served, path, TOKENS["team-a"], id=only_b)
+            assert status == 404 and "asked-by-team-b" not in answer, path
+        # No tenants file: ?tenant= names nothing, the reader's graph stays team-a's.
+        status, page = _get(served, "/", TOKENS["team-a"], tenant="team-b")
+        assert status == 200 and "asked-by-team-b" not in page and "asked-by-team-a" in page
+        status, answer = _sparql(
+            served, TOKENS["team-a"], reading(B, "")["graph ?g"], tenant="team-b"
+        )
+        assert status == 200 and {row["g"] for row in json.loads(answer)} == {
+            f"{GRAPH}/tenants/team-a"
+        }
         _sparql_confined(served, TOKENS["team-a"], only_b)
 
 

@@ -20,7 +20,7 @@ def reading(other: str, marker: str) -> dict[str, str]:
         "subquery": "SELECT ?o WHERE { { SELECT ?o WHERE { GRAPH ?g { ?s ?p ?o } } } }",
         "exists": "SELECT ?o WHERE { ?x ?y ?o FILTER EXISTS { GRAPH ?g { ?s ?p ?o } } }",
         "construct": f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{other}> {{ ?s ?p ?o }} }}",
-        "describe": f"DESCRIBE ?s WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER(?g = <{other}>) }}",
+        "describe": f"DESCRIBE ?s WHERE {{ ?s ?p ?o FILTER(CONTAINS(STR(?s), '{marker}')) }}",
     }
 
 

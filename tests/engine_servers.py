@@ -89,7 +89,8 @@ class EngineProcess:
                 self.stop()
                 why = f"exited with code {code}" if code is not None else "timed out"
                 raise RuntimeError(
-                    f"{self.name} {why} before {self.health} answered; its log:\n{self.log_text()}"
+                    f"{self.name} {why} before {self.health} answered; its log ends:\n"
+                    + self.log_text()[-20_000:]
                 )
             time.sleep(0.1)
 
@@ -108,7 +109,7 @@ class EngineProcess:
         return process.returncode
 
     def log_text(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")[-20_000:]
+        return self.log.read_text(encoding="utf-8", errors="replace")
 
 
 def _launch(engine: EngineProcess) -> None:

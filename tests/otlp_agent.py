@@ -2,7 +2,8 @@
 exporters and spans with the GenAI (and ``otel_prov.*``) attributes, nothing else.
 
 Run as ``python -m tests.otlp_agent --protocol grpc|http --endpoint E --service S``;
-``--sessions N`` agent runs of ``--steps`` iterations each, every run its own trace.
+``--sessions N`` agent runs of ``--steps`` iterations each, every run its own trace,
+``--pause`` seconds apart (a stream that lasts, for a fault in the middle of it).
 With ``--research URL`` each run's first tool call asks a service over HTTP (and its
 second asks the service for a path it does not have: a 404)
 (``tests.otlp_service``), propagating the trace context in ``traceparent``.
@@ -16,6 +17,7 @@ import argparse
 import hashlib
 import json
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
@@ -173,16 +175,18 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--research")
+    parser.add_argument("--pause", type=float, default=0.0)
     args = parser.parse_args()
     provider = TracerProvider(resource=Resource.create({"service.name": args.service}))
     provider.add_span_processor(
         BatchSpanProcessor(exporter(args.protocol, args.endpoint), schedule_delay_millis=200)
     )
     tracer = provider.get_tracer("tests.otlp_agent")
-    traces = [
-        f"{run_session(tracer, args.agent, f'{args.service} q{i}', args.steps, args.research):032x}"
-        for i in range(args.sessions)
-    ]
+    traces = []
+    for i in range(args.sessions):
+        trace = run_session(tracer, args.agent, f"{args.service} q{i}", args.steps, args.research)
+        traces.append(f"{trace:032x}")
+        time.sleep(args.pause)
     flushed = provider.force_flush()
     provider.shutdown()
     print(json.dumps({"traces": traces, "flushed": flushed}), flush=True)

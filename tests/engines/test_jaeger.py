@@ -226,3 +226,42 @@ def test_a_user_follows_the_link_from_the_session_page_to_the_trace_in_jaeger(
             span for span, _, _ in _store_spans(stack.store, trace_id)
         }
         _shot(browser, "trace-api")
+
+
+def test_an_agent_runs_and_keeps_its_provenance_with_the_collector_down(tmp_path: Path) -> None:
+    """Nothing listens where the agent exports OTLP (its Collector is down, or not yet
+    started): the run completes, the process exits 0, and the provenance it maps in
+    process is all there."""
+    store = tmp_path / "store"
+    run_plain_agent(
+        "otlp,prov",
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{free_port()}",
+        OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf",
+        OTEL_PROV_STORE=str(store),
+    )
+    listed = run_cli("sessions", "--store", str(store), "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert len(_store_spans(store, row["trace_id"])) == SPANS_PER_RUN
+
+
+def test_the_walkthrough_is_what_this_test_runs(stack: Stack) -> None:
+    """``docs/jaeger.md`` gives these commands: the same files, every variable the test
+    sets for Jaeger and the Collector, the same agents and reads."""
+    page = (ROOT / "docs" / "jaeger.md").read_text(encoding="utf-8")
+    for needed in (
+        "--config deploy/jaeger.yaml",
+        "--config deploy/otel-collector-loadbalancing.yaml",
+        "otel-prov receive --grpc",
+        "opentelemetry-instrument python examples/plain_agent.py",
+        "python -m tests.conformance.langchain_agent",
+        "openinference run",
+        "OTEL_PROV_JAEGER_URL='http://127.0.0.1:16686/trace/{trace_id}'",
+        "otel-prov sessions --store .otel-prov/store --format json",
+        "otel-prov show --last",
+        "/api/v3/traces/",
+        "otel-prov serve --store",
+        *stack.jaeger.env,
+        *stack.collector.env,
+    ):
+        assert needed in page, needed

@@ -40,7 +40,7 @@ engine_build() {
     ENGINE_NAME="$1"
     local relative="$2" build="$3"
     shift 3
-    local key dir out log lock begin seconds
+    local key dir out log lock begin seconds status
     key="$(engine_key "$@")"
     dir="$ENGINE_CACHE/$ENGINE_NAME-$key"
     if [ -e "$dir/$relative" ]; then
@@ -65,7 +65,13 @@ engine_build() {
     rm -rf "$out" && mkdir -p "$out" || engine_fail "cannot create $out"
     echo "$ENGINE_NAME: building into $dir (log $log)" >&2
     begin=$SECONDS
-    if ! "$build" "$out" >"$log" 2>&1; then
+    # Not as an `if` condition: bash ignores `set -e` there, so that a failed step would
+    # not stop the build.
+    set +e
+    (set -e && "$build" "$out") >"$log" 2>&1
+    status=$?
+    set -e
+    if [ "$status" -ne 0 ]; then
         seconds=$((SECONDS - begin))
         echo "$ENGINE_NAME: the build failed after ${seconds}s; the end of $log:" >&2
         tail -n 60 "$log" >&2

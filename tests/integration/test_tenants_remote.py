@@ -1,6 +1,7 @@
-"""A tenant's reader of a SPARQL server (Oxigraph): ``otel-prov query --tenant`` sends the
-tenant's graph as the query's whole dataset (``default-graph-uri`` and
-``named-graph-uri``), so hostile queries get nothing of another tenant's graph out."""
+"""A tenant's reader of a SPARQL server (Oxigraph, Fuseki): ``otel-prov query --tenant``
+sends the tenant's graph as the query's whole dataset (``default-graph-uri`` and
+``named-graph-uri``), so hostile queries get nothing of another tenant's graph out.
+(Virtuoso's Graph Store endpoint takes no N-Quads, which this test loads the runs with.)"""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pyoxigraph
 import pytest
 
 from tests.cli import run_cli
-from tests.servers import SparqlServer, start_oxigraph
+from tests.servers import SparqlServer, start_fuseki, start_oxigraph
 
 pytestmark = pytest.mark.integration
 
@@ -27,9 +28,9 @@ HOSTILE = (
 )
 
 
-@pytest.fixture
-def oxigraph(tmp_path: Path) -> Iterator[SparqlServer]:
-    started = start_oxigraph(tmp_path)
+@pytest.fixture(params=["oxigraph", "fuseki"])
+def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SparqlServer]:
+    started = {"oxigraph": start_oxigraph, "fuseki": start_fuseki}[request.param](tmp_path)
     try:
         yield started
     finally:
@@ -37,23 +38,23 @@ def oxigraph(tmp_path: Path) -> Iterator[SparqlServer]:
 
 
 def test_a_tenant_reads_nothing_of_another_on_a_sparql_server(
-    oxigraph: SparqlServer, tmp_path: Path
+    server: SparqlServer, tmp_path: Path
 ) -> None:
     store = tmp_path / "store"
     assert run_cli("demo", "--store", str(store), "--tenant", "team-b").returncode == 0
     quads = pyoxigraph.serialize(
         pyoxigraph.Store.read_only(str(store)), format=pyoxigraph.RdfFormat.N_QUADS
     )
-    assert oxigraph.graph_store_endpoint is not None
+    assert server.graph_store_endpoint is not None
     loaded = urllib.request.Request(
-        oxigraph.graph_store_endpoint,
+        server.graph_store_endpoint,
         data=quads,
         headers={"Content-Type": "application/n-quads"},
         method="POST",
     )
     with urllib.request.urlopen(loaded, timeout=60) as answer:
         assert answer.status in (200, 201, 204)
-    read = ("--endpoint", oxigraph.query_endpoint)
+    read = ("--endpoint", server.query_endpoint)
     listed = run_cli("sessions", *read, "--tenant", "team-b", "--format", "json")
     assert listed.returncode == 0 and len(json.loads(listed.stdout)) == 1
     assert run_cli("sessions", *read, "--tenant", "team-a").returncode == 1

@@ -174,19 +174,7 @@ def start_jaeger(tmp_dir: Path, config: Path = DEPLOY / "jaeger.yaml") -> Jaeger
 
 @dataclass
 class Collector(EngineProcess):
-    metrics_url: str = ""
-
-    def metrics(self) -> dict[str, float]:
-        """The Collector's own Prometheus metrics, summed over their labels by name."""
-        with urllib.request.urlopen(self.metrics_url, timeout=10) as response:
-            text = response.read().decode()
-        totals: dict[str, float] = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                sample, value = line.rsplit(" ", 1)
-                name = sample.split("{", 1)[0]
-                totals[name] = totals.get(name, 0.0) + float(value)
-        return totals
+    """otelcol-prov with one of ``deploy/``'s Collector configurations."""
 
 
 def collector_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -210,7 +198,6 @@ def start_collector(tmp_dir: Path, config: Path, env: Mapping[str, str]) -> Coll
         env=full,
         health=f"http://{full['OTELCOL_HEALTH_ENDPOINT']}/",
         log=Path(tmp_dir) / f"collector-{config.stem}.log",
-        metrics_url=f"http://127.0.0.1:{full['OTELCOL_METRICS_PORT']}/metrics",
     )
     _launch(collector)
     return collector

@@ -256,7 +256,10 @@ def start_fuseki(tmp_dir: Path) -> SparqlServer:
     java = _executable("java", "install OpenJDK 17 (the machine's Java)")
     data_dir, port = Path(tmp_dir) / "fuseki-data", free_port()
     base = f"http://127.0.0.1:{port}/{FUSEKI_DATASET}"
-    command = [java, "-Xmx1g", "-jar", str(jar), "--tdb2", "--loc", str(data_dir), "--update"]
+    # The JIT's first tier and the serial collector: ready in about 2.5 s instead of 5-7 s
+    # (a test's data is small; the optimising tier would not pay back).
+    command = [java, "-Xmx1g", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", str(jar)]
+    command += ["--tdb2", "--loc", str(data_dir), "--update"]
     command += ["--localhost", "--port", str(port), f"/{FUSEKI_DATASET}"]
     server = SparqlServer(
         name="fuseki",

@@ -121,8 +121,6 @@ def _launch(engine: EngineProcess) -> None:
 class Jaeger(EngineProcess):
     otlp_grpc: str = ""
     """``127.0.0.1:PORT``"""
-    otlp_http: str = ""
-    """``http://127.0.0.1:PORT``"""
     ui: str = ""
     """``http://127.0.0.1:PORT``: the UI and the query APIs (``/api/``, ``/api/v3/``)."""
 
@@ -165,7 +163,6 @@ def start_jaeger(tmp_dir: Path, config: Path = DEPLOY / "jaeger.yaml") -> Jaeger
         health=f"http://127.0.0.1:{ports['health']}/status",
         log=Path(tmp_dir) / "jaeger.log",
         otlp_grpc=env["JAEGER_OTLP_GRPC_ENDPOINT"],
-        otlp_http=f"http://{env['JAEGER_OTLP_HTTP_ENDPOINT']}",
         ui=f"http://{env['JAEGER_QUERY_HTTP_ENDPOINT']}",
     )
     _launch(jaeger)

@@ -95,7 +95,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{http}",
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
         }
-        run_plain_agent("otlp", **otlp)
+        run_plain_agent("otlp", OTEL_PROV_PROVENANCE="false", **otlp)
         with ScriptedOpenAI() as model:
             openinference = subprocess.run(
                 [
@@ -258,7 +258,8 @@ def test_the_walkthrough_is_what_this_test_runs(stack: Stack) -> None:
         "openinference run",
         "OTEL_PROV_JAEGER_URL='http://127.0.0.1:16686/trace/{trace_id}'",
         "otel-prov sessions --store .otel-prov/store --format json",
-        "otel-prov show --last",
+        'otel-prov show "$TRACE"',
+        "OTEL_PROV_PROVENANCE=false",
         "/api/v3/traces/",
         "otel-prov serve --store",
         *stack.jaeger.env,

@@ -9,12 +9,15 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 TYPECHECK := build/typecheck
 
-SIDE_VENVS := phoenix adk llama-index strands crewai
+SIDE_VENVS := phoenix adk llama-index strands crewai frameworks semantic-kernel
+# Jaeger and the OpenTelemetry Collector built from the Go module proxy, Apache Jena
+# Fuseki fetched from Maven Central: each once per machine, into ~/.cache/otel-prov/engines/.
+ENGINES := build-jaeger build-otelcol fetch-fuseki
 # pytest-xdist's workers for `make test` (tests/conftest.py: how the suite is shared out).
 TEST_WORKERS ?= auto
 
-.PHONY: demo test checks servers debian-packages $(SIDE_VENVS:%=side-venv-%) lint typecheck docs \
-	bench clean
+.PHONY: demo test checks servers installs engines $(ENGINES) debian-packages \
+	$(SIDE_VENVS:%=side-venv-%) lint typecheck docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,17 +36,33 @@ demo: $(RUNTIME)
 # The integration tests start Oxigraph's server (from PyPI, in .venv), Virtuoso (from
 # Debian's packages, installed here when missing) and Arize Phoenix as a real OTLP
 # receiver (in its own venv, cached in .cache/phoenix-venv) in temporary directories; the
-# browser tests of `otel-prov serve` drive Debian's chromium through its chromedriver.
+# browser tests of `otel-prov serve` drive Debian's chromium through its chromedriver;
+# tests/engines/ (and Fuseki's runs of the SPARQL tests) run the engines.
 # The checks and installs run side by side (most of their time is spent waiting for
 # downloads and the disk; make stops at the first that fails, with its output), then
-# pytest on TEST_WORKERS workers.
+# pytest on TEST_WORKERS workers. The engines build in the background meanwhile, their
+# output in build/engines.log (pytest's summary says how long each took): minutes on a
+# fresh machine, nothing once cached. tests/engines/ is scheduled last and waits for them;
+# a test whose engine failed to build fails with the build's output.
 test:
-	@$(MAKE) --no-print-directory --jobs --output-sync=target checks servers
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	@mkdir -p build
+	@$(MAKE) --no-print-directory --jobs --output-sync=target engines >build/engines.log 2>&1 & \
+	engines=$$!; \
+	$(MAKE) --no-print-directory --jobs --output-sync=target checks installs \
+		&& OTEL_PROV_ENGINES_LOG=build/engines.log \
+		$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile; \
+	status=$$?; wait $$engines; exit $$status
 
 checks: lint typecheck docs
 
-servers: debian-packages $(SIDE_VENVS:%=side-venv-%)
+servers: installs engines
+
+installs: debian-packages $(SIDE_VENVS:%=side-venv-%)
+
+engines: $(ENGINES)
+
+$(ENGINES):
+	bash scripts/$@.sh
 
 # One after the other: two apt-gets at once would fight over dpkg's lock.
 debian-packages:

@@ -14,6 +14,10 @@ store without tenants, once split between two tenants' graphs (as ``receive --te
 writes them, every other run each); the newest page of the one graph against the newest
 page of a tenant's, read as ``serve --tenants`` reads it (its graph as the query's
 dataset), alternating, medians (target: tenants cost <= 10%).
+
+``--first-start``: the newest page and the page after it as listed (each run once, at
+its first start: one more query, anchored on the page's runs) against the same pages
+without that check, side by side on one store, alternating, medians (target: <= 10%).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from benchmarks.workload import T0, median_seconds, report, session_spans
 from otel_prov._tenants import tenant_graph
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import to_nquads
-from otel_prov.read import ProvenanceReader, open_store
+from otel_prov.read import ProvenanceReader, _listing, open_store
 from otel_prov.read._backend import EmbeddedBackend
 
 SESSIONS = 100_000
@@ -109,10 +113,43 @@ def tenants_side_by_side(runs: int = SESSIONS) -> None:
     )
 
 
+def first_start_side_by_side(runs: int = SESSIONS) -> None:
+    root = Path(tempfile.mkdtemp(prefix="bench-reads-first-"))
+    try:
+        build_store(root / "store", runs)
+        reader = open_store(root / "store")
+        cursor = reader.sessions(limit=20).next_cursor
+        checked = _listing._at_first_start
+        unchecked = lambda backend, graph, rows: list(rows)  # noqa: E731
+        times: dict[str, list[float]] = {"checked": [], "unchecked": []}
+        for round_ in range(ROUNDS):
+            for name in ("checked", "unchecked") if round_ % 2 == 0 else ("unchecked", "checked"):
+                _listing._at_first_start = checked if name == "checked" else unchecked  # type: ignore[assignment]
+                begin = time.perf_counter()
+                reader.sessions(limit=20)
+                reader.sessions(limit=20, cursor=cursor)
+                times[name].append(time.perf_counter() - begin)
+        _listing._at_first_start = checked  # type: ignore[assignment]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    with_check, without = (sorted(times[k])[ROUNDS // 2] * 1000 for k in ("checked", "unchecked"))
+    report(
+        f"two sessions pages over {runs:,} runs, each run at its first start vs unchecked",
+        with_check / without,
+        "<= 1.10x",
+        with_check / without <= 1.1,
+        f"medians of {ROUNDS} alternating rounds: {with_check:.0f} ms vs {without:.0f} ms",
+    )
+
+
 def main() -> None:
     args = sys.argv[1:]
+    runs = int(args[args.index("--runs") + 1]) if "--runs" in args else SESSIONS
     if "--tenants" in args:
-        tenants_side_by_side(int(args[args.index("--runs") + 1]) if "--runs" in args else SESSIONS)
+        tenants_side_by_side(runs)
+        return
+    if "--first-start" in args:
+        first_start_side_by_side(runs)
         return
     root = Path(tempfile.mkdtemp(prefix="bench-reads-"))
     try:

@@ -18,6 +18,7 @@ from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import ProvenanceReader
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, QueryResult, RemoteBackend
+from otel_prov.read._confinement import Dataset
 from tests.servers import start_oxigraph
 
 STEPS = 200
@@ -31,9 +32,9 @@ class CountingBackend:
         self.inner = inner
         self.queries = 0
 
-    def query(self, sparql: str, *, default_graph: str | None = None) -> QueryResult:
+    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
         self.queries += 1
-        return self.inner.query(sparql, default_graph=default_graph)
+        return self.inner.query(sparql, dataset=dataset)
 
 
 def _measure(where: str, backend: QueryBackend, run: str) -> None:

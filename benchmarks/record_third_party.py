@@ -6,7 +6,11 @@ scripted OpenAI-compatible server of ``tests/conformance/openai_server.py``, onc
 each instrumentation of :data:`RUNS`, each in a process of its own (an instrumentor
 patches its framework for the process), and writes what the SDK's OTLP exporter would
 send (the protobuf request, as ``otel-prov receive`` gets it) to
-``benchmarks/fixtures/<run>.pb``.  Run it again when an instrumentation's pin changes.
+``benchmarks/fixtures/<run>.pb``.  The runs of :data:`SCENARIO_RUNS` are conformance
+scenarios whose frameworks live in side venvs: each runs as the suite runs it (its agent
+module, in its venv), its OTLP export going to a local receiver of this module's that
+keeps the requests, merged into one.  ``python -m benchmarks.record_third_party NAME...``
+records only those.  Run it again when an instrumentation's pin changes.
 """
 
 from __future__ import annotations
@@ -15,8 +19,12 @@ import asyncio
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 from opentelemetry.exporter.otlp.proto.common._internal.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -77,6 +85,85 @@ RUNS: dict[str, tuple[Callable[[TracerProvider], None], dict[str, str]]] = {
 """Fixture name -> the run, and the environment its instrumentation reads at import."""
 
 
+SCENARIO_RUNS = {
+    "openinference-dspy": "openinference-dspy-react",
+    "openinference-haystack": "openinference-haystack-agent",
+    "autogen-agentchat": "autogen-agentchat",
+    "autogen-agentchat-openllmetry": "autogen-agentchat-openllmetry",
+    "agent-framework": "agent-framework",
+    "semantic-kernel": "semantic-kernel",
+    "openinference-agno": "openinference-agno",
+    "openinference-litellm": "openinference-litellm-run",
+    "openllmetry-crewai": "openllmetry-crewai",
+    "ag2": "ag2",
+    "openinference-beeai": "openinference-beeai",
+}
+"""Fixture name -> the conformance scenario (``tests/conformance/test_conformance.py``) it
+records."""
+
+
+class _Requests(BaseHTTPRequestHandler):
+    """Keeps the body of every OTLP/HTTP trace request (``POST /v1/traces``)."""
+
+    bodies: ClassVar[list[bytes]] = []
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.path.endswith("/v1/traces"):
+            self.bodies.append(body)
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def record_scenario(name: str) -> None:
+    """Run scenario ``SCENARIO_RUNS[name]``'s agent as the suite does and write the spans it
+    exported to fixture ``name``."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    from tests.conformance.openai_server import ScriptedOpenAI
+    from tests.conformance.test_conformance import SCENARIOS
+    from tests.side_venv import installed
+
+    (scenario,) = [s for s in SCENARIOS if s.name == SCENARIO_RUNS[name]]
+    python = installed(*scenario.venv) if scenario.venv else Path(sys.executable)
+    _Requests.bodies = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Requests)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with tempfile.TemporaryDirectory() as directory, ScriptedOpenAI() as model:
+            subprocess.run(
+                [str(python), "-m", f"tests.conformance.{scenario.module}",
+                 str(Path(directory) / "store"), *scenario.arguments],
+                cwd=directory,
+                check=True,
+                capture_output=True,
+                timeout=300,
+                env={
+                    "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                    "HOME": directory,
+                    "PYTHONPATH": str(ROOT),
+                    "OPENAI_BASE_URL": model.base_url,
+                    "OPENAI_API_KEY": "not-a-key",
+                    "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_port}",
+                    **scenario.environment,
+                },
+            )  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    merged = ExportTraceServiceRequest()
+    for body in _Requests.bodies:
+        merged.MergeFromString(body)
+    FIXTURES.mkdir(exist_ok=True)
+    (FIXTURES / f"{name}.pb").write_bytes(merged.SerializeToString())
+
+
 def record(name: str) -> None:
     """Run ``name`` in this process and write its spans to its fixture."""
     exporter = InMemorySpanExporter()
@@ -90,8 +177,13 @@ def record(name: str) -> None:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in RUNS:
+        record(*argv)  # in the process the loop below starts for it
+        return 0
+    for name in argv or SCENARIO_RUNS:
+        record_scenario(name)
+        print(f"wrote {FIXTURES / name}.pb")
     if argv:
-        record(*argv)
         return 0
     from tests.conformance.openai_server import ScriptedOpenAI
 

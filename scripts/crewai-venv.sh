@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Install CrewAI, OpenInference's CrewAI and OpenAI instrumentors (CrewAI's own OpenAI LLM
-# calls the openai client) and this checkout of otel-prov into their own venv, for the
-# conformance suite's crew (tests/conformance).
+# Install CrewAI, OpenInference's and OpenLLMetry's CrewAI and OpenAI instrumentors (CrewAI's
+# own OpenAI LLM calls the openai client) and this checkout of otel-prov into their own venv,
+# for the conformance suite's crews (tests/conformance).
 #
 # Usage: scripts/crewai-venv.sh [DIR]   (DIR defaults to .cache/crewai-venv in the repo root)
 #
@@ -17,6 +17,8 @@ PACKAGES=(
     "crewai==1.15.30"
     "openinference-instrumentation-crewai==1.1.21"
     "openinference-instrumentation-openai==0.1.66"
+    "opentelemetry-instrumentation-crewai==0.62.4"
+    "opentelemetry-instrumentation-openai==0.62.4"
 )
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

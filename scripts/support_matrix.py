@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import tomllib
 from _generated_page import write_or_check
@@ -40,8 +41,8 @@ PACKAGES = (
     "pydantic-ai-slim",
 )
 """The instrumentation packages the scenarios run in ``.venv``, as pinned by the dev extra."""
-SIDE_VENVS = ("llama-index-venv.sh", "strands-venv.sh", "crewai-venv.sh", "adk-venv.sh")
-"""The scripts of the side venvs some scenarios run in, each listed with its own pins."""
+PATHS = "in process, `receive`"
+"""The two ways every scenario's spans reach otel-prov (the suite checks they agree)."""
 
 INTRO = """# Support matrix
 
@@ -56,6 +57,13 @@ here stops being true.
 - **yes**: read, and checked against the script's value.
 - **absent**: the instrumentation does not put it in its spans; the note says why.
 - **lost**: the spans hold it and otel-prov does not read it yet (issue 25).
+
+## Frameworks
+
+Each scenario's framework and the instrumentation that traces it, at the versions the
+suite pins (in `.venv`, or in the side venv named), and the paths its spans take: in
+process (`otel_prov.configure()`'s processor) and through `otel-prov receive` (OTLP/HTTP).
+"Its own spans": the framework traces itself.
 """
 
 
@@ -90,12 +98,33 @@ def _one_line(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def _pinned(name: str, pins: dict[str, str]) -> str:
+    return f"`{name}` {pins.get(name, '(as its dependants pin it)')}"
+
+
+def _frameworks(scenarios: list[Any]) -> str:
+    """The table of each scenario's framework, instrumentation, versions and paths."""
+    dev = _pins()
+    rows = ["| scenario | framework | instrumentation | venv | paths |", "| --- " * 5 + "|"]
+    for scenario in scenarios:
+        script = scenario.venv[0] if scenario.venv else None
+        pins = dict(_side_pins(script)) if script else dev
+        tracing = ", ".join(_pinned(name, pins) for name in scenario.instrumentation)
+        rows.append(
+            f"| {scenario.name} | {_pinned(scenario.framework, pins)} "
+            f"| {tracing or 'its own spans'} | {f'`scripts/{script}`' if script else '`.venv`'} "
+            f"| {PATHS} |"
+        )
+    return "\n".join(rows)
+
+
 def page() -> str:
     sys.path.insert(0, str(ROOT))
     from tests.conformance.fields import FIELDS  # the checkout's suite
     from tests.conformance.people import PEOPLE
     from tests.conformance.test_conformance import SCENARIOS
 
+    side_venvs = list(dict.fromkeys(s.venv[0] for s in SCENARIOS if s.venv))
     notes: dict[str, int] = {}
 
     def cell(reason: str, word: str) -> str:
@@ -118,7 +147,7 @@ def page() -> str:
     versions = "\n".join(
         f"| `{name}` | {pins.get(name, 'as its dependants pin it')} |" for name in PACKAGES
     )
-    for script in SIDE_VENVS:
+    for script in side_venvs:
         versions += f"\n\nIn the side venv of `scripts/{script}`:\n\n| package | version |\n"
         versions += "| --- | --- |\n" + "\n".join(
             f"| `{name}` | {version} |" for name, version in _side_pins(script)
@@ -126,7 +155,7 @@ def page() -> str:
     listed = "\n".join(f"{number}. {_one_line(reason)}" for reason, number in notes.items())
     people = "\n".join(f"| {p.convention} | {p.user} | {p.approvals} |" for p in PEOPLE)
     return (
-        f"{INTRO}\n## Fields\n\n{header}\n"
+        f"{INTRO}\n{_frameworks(list(SCENARIOS))}\n\n## Fields\n\n{header}\n"
         + "\n".join(rows)
         + f"\n\n## Notes\n\n{listed}\n\n{PEOPLE_INTRO}\n{people}\n"
         + f"\n## Versions\n\n| package | version |\n| --- | --- |\n{versions}\n"

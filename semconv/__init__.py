@@ -14,7 +14,9 @@ __all__ = [
     "APPROVAL_DECISIONS",
     "APPROVAL_EVENT",
     "CONTENT_DIGEST_KEYS",
+    "DECISION_EVENT",
     "ERROR_TYPE",
+    "EVIDENCE_EVENT",
     "GEN_AI_AGENT_ID",
     "GEN_AI_AGENT_NAME",
     "GEN_AI_CONTENT_TWINS",
@@ -47,6 +49,8 @@ __all__ = [
     "GEN_AI_USAGE_INPUT_TOKENS",
     "GEN_AI_USAGE_OUTPUT_TOKENS",
     "GEN_AI_USAGE_REASONING_OUTPUT_TOKENS",
+    "GOAL_EVENT",
+    "HYPOTHESIS_EVENT",
     "MCP_METHOD_NAME",
     "MCP_PROTOCOL_VERSION",
     "MCP_SESSION_ID",
@@ -73,9 +77,18 @@ __all__ = [
     "OTEL_PROV_CONTENT_QUERY_SIZE",
     "OTEL_PROV_CONTENT_QUESTION_SHA256",
     "OTEL_PROV_CONTENT_QUESTION_SIZE",
+    "OTEL_PROV_CONTENT_REASONING_SHA256",
+    "OTEL_PROV_CONTENT_REASONING_SIZE",
     "OTEL_PROV_CONTENT_THOUGHT_SHA256",
     "OTEL_PROV_CONTENT_THOUGHT_SIZE",
+    "OTEL_PROV_DECISION_ADOPTS",
     "OTEL_PROV_EVALUATION_EVALUATOR",
+    "OTEL_PROV_EVIDENCE_CONTRADICTS",
+    "OTEL_PROV_EVIDENCE_DOCUMENT_ID",
+    "OTEL_PROV_EVIDENCE_HYPOTHESIS_ID",
+    "OTEL_PROV_EVIDENCE_SUPPORTS",
+    "OTEL_PROV_EVIDENCE_TOOL_CALL_ID",
+    "OTEL_PROV_EVIDENCE_WEIGHT",
     "OTEL_PROV_ITERATION_NUMBER",
     "OTEL_PROV_OBSERVATION",
     "OTEL_PROV_PLAN_ID",
@@ -86,6 +99,10 @@ __all__ = [
     "OTEL_PROV_POSTCONDITION_NAME",
     "OTEL_PROV_POSTCONDITION_OK",
     "OTEL_PROV_QUESTION",
+    "OTEL_PROV_REASONING_CONFIDENCE",
+    "OTEL_PROV_REASONING_GOAL",
+    "OTEL_PROV_REASONING_ID",
+    "OTEL_PROV_REASONING_TEXT",
     "OTEL_PROV_RETRIEVAL_DOCUMENT_CONTENT",
     "OTEL_PROV_RETRIEVAL_DOCUMENT_ID",
     "OTEL_PROV_RETRIEVAL_DOCUMENT_METADATA",
@@ -97,6 +114,7 @@ __all__ = [
     "OTEL_PROV_THOUGHT",
     "PLAN_OPERATION",
     "POSTCONDITION_EVENT",
+    "REASONING_EVENTS",
     "REGISTRY_DIR",
     "SERVICE_NAME",
     "SHAPES_PATH",
@@ -202,6 +220,36 @@ APPROVAL_EVENT = "otel_prov.approval"
 """Event: a person decided on a tool call, at the event's time (on the call's span, or
 on the span current then, naming the call by ``gen_ai.tool.call.id``)."""
 APPROVAL_DECISIONS = ("approved", "rejected", "modified")
+OTEL_PROV_REASONING_ID = "otel_prov.reasoning.id"
+"""The id of a goal, hypothesis or decision in its run (a later one with the same id
+and kind revises it)."""
+OTEL_PROV_REASONING_TEXT = "otel_prov.reasoning.text"
+"""What a goal, hypothesis or decision says (content)."""
+OTEL_PROV_CONTENT_REASONING_SIZE = "otel_prov.content.reasoning.size"
+OTEL_PROV_CONTENT_REASONING_SHA256 = "otel_prov.content.reasoning.sha256"
+OTEL_PROV_REASONING_CONFIDENCE = "otel_prov.reasoning.confidence"
+"""How sure the agent is of a hypothesis or decision, 0 to 1."""
+OTEL_PROV_REASONING_GOAL = "otel_prov.reasoning.goal"
+"""The goal a hypothesis or decision serves (on a goal: its parent goal)."""
+OTEL_PROV_DECISION_ADOPTS = "otel_prov.decision.adopts"
+"""The hypotheses a decision adopts (their ids)."""
+OTEL_PROV_EVIDENCE_SUPPORTS = "otel_prov.evidence.supports"
+OTEL_PROV_EVIDENCE_CONTRADICTS = "otel_prov.evidence.contradicts"
+"""The hypothesis or decision a piece of evidence speaks for, or against (its id)."""
+OTEL_PROV_EVIDENCE_WEIGHT = "otel_prov.evidence.weight"
+"""How much the evidence weighs, 0 to 1."""
+OTEL_PROV_EVIDENCE_TOOL_CALL_ID = "otel_prov.evidence.tool_call.id"
+OTEL_PROV_EVIDENCE_DOCUMENT_ID = "otel_prov.evidence.document.id"
+OTEL_PROV_EVIDENCE_HYPOTHESIS_ID = "otel_prov.evidence.hypothesis.id"
+"""What the evidence rests on: a tool call's result (its call id), a retrieved document
+(its id), an earlier hypothesis (its id)."""
+GOAL_EVENT = "otel_prov.goal"
+HYPOTHESIS_EVENT = "otel_prov.hypothesis"
+EVIDENCE_EVENT = "otel_prov.evidence"
+DECISION_EVENT = "otel_prov.decision"
+"""Events: a goal set, a hypothesis weighed, a piece of evidence for or against one (or
+a decision), a decision reached, on the span current then (the step that formed it)."""
+REASONING_EVENTS = (GOAL_EVENT, HYPOTHESIS_EVENT, EVIDENCE_EVENT, DECISION_EVENT)
 CONTENT_DIGEST_KEYS = {
     OTEL_PROV_QUESTION: (OTEL_PROV_CONTENT_QUESTION_SIZE, OTEL_PROV_CONTENT_QUESTION_SHA256),
     OTEL_PROV_ANSWER: (OTEL_PROV_CONTENT_ANSWER_SIZE, OTEL_PROV_CONTENT_ANSWER_SHA256),
@@ -212,6 +260,10 @@ CONTENT_DIGEST_KEYS = {
         OTEL_PROV_CONTENT_OBSERVATION_SHA256,
     ),
     OTEL_PROV_RETRIEVAL_QUERY: (OTEL_PROV_CONTENT_QUERY_SIZE, OTEL_PROV_CONTENT_QUERY_SHA256),
+    OTEL_PROV_REASONING_TEXT: (
+        OTEL_PROV_CONTENT_REASONING_SIZE,
+        OTEL_PROV_CONTENT_REASONING_SHA256,
+    ),
 }
 """Content attribute -> (its size attribute, its hash attribute)."""
 

@@ -3,6 +3,7 @@ and how ``make test`` shares the suite out among pytest-xdist's workers."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -36,6 +37,25 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> LoadFil
     from tests.scheduling import FileScheduling
 
     return FileScheduling(config, log)
+
+
+ENGINES_LOG = "OTEL_PROV_ENGINES_LOG"
+"""Set by ``make test``: the log of the engines' build in the background."""
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    """What the engines' build said (``make test`` runs it beside the tests): how long each
+    engine took to build, that it was cached, or why it failed."""
+    log = os.environ.get(ENGINES_LOG)
+    if log is None or hasattr(config, "workerinput") or not Path(log).exists():
+        return
+    lines = Path(log).read_text(encoding="utf-8", errors="replace").splitlines()
+    terminalreporter.section(f"engines ({log})")
+    for line in lines:
+        if line.startswith(("jaeger:", "otelcol:", "fuseki:")):
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 exporters and spans with the GenAI (and ``otel_prov.*``) attributes, nothing else.
 
 Run as ``python -m tests.otlp_agent --protocol grpc|http --endpoint E --service S``;
-``--sessions N`` agent runs of ``--steps`` iterations each, every run its own trace.
+``--sessions N`` agent runs of ``--steps`` iterations each, every run its own trace,
+``--pause`` seconds apart (a stream that lasts, for a fault in the middle of it).
 With ``--research URL`` each run's first tool call asks a service over HTTP (and its
 second asks the service for a path it does not have: a 404)
 (``tests.otlp_service``), propagating the trace context in ``traceparent``.
@@ -189,6 +190,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--research")
     parser.add_argument("--hold", type=Path)
+    parser.add_argument("--pause", type=float, default=0.0)
     args = parser.parse_args()
     provider = TracerProvider(resource=Resource.create({"service.name": args.service}))
     provider.add_span_processor(
@@ -203,10 +205,12 @@ def main() -> None:
             time.sleep(0.05)
 
     held = hold if args.hold else None
-    traces = [
-        run_session(tracer, args.agent, f"{args.service} q{i}", args.steps, args.research, held)
-        for i in range(args.sessions)
-    ]
+    traces = []
+    for i in range(args.sessions):
+        traces.append(
+            run_session(tracer, args.agent, f"{args.service} q{i}", args.steps, args.research, held)
+        )
+        time.sleep(args.pause)
     flushed = provider.force_flush()
     provider.shutdown()
     print(json.dumps({"traces": [f"{t:032x}" for t in traces], "flushed": flushed}), flush=True)

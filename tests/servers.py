@@ -1,4 +1,4 @@
-"""Start and stop real SPARQL servers (Oxigraph, Virtuoso) for integration tests.
+"""Start and stop real SPARQL servers (Oxigraph, Virtuoso, Fuseki) for integration tests.
 
 Each server keeps its data in a directory under the ``tmp_dir`` it is given and writes its
 stdout/stderr to ``tmp_dir/<name>.log``. ``SparqlServer.stop()`` then ``start()`` restarts it
@@ -20,8 +20,12 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.engine_builds import built
+
 OXIGRAPH_READY_TIMEOUT = 10.0
 VIRTUOSO_READY_TIMEOUT = 30.0
+FUSEKI_READY_TIMEOUT = 60.0  # a JVM's start, on a loaded machine
+FUSEKI_DATASET = "ds"
 VIRTUOSO_INI = Path("/etc/virtuoso-opensource-7/virtuoso.ini")
 VIRTUOSO_GRANT = (
     "GRANT SPARQL_UPDATE TO \"SPARQL\"; DB.DBA.RDF_DEFAULT_USER_PERMS_SET('nobody', 7);"
@@ -240,3 +244,32 @@ def start_virtuoso(tmp_dir: Path) -> SparqlServer:
         server.stop()
         raise
     return server
+
+
+def start_fuseki(tmp_dir: Path) -> SparqlServer:
+    """Start Apache Jena Fuseki (``scripts/fetch-fuseki.sh``'s jar) on a TDB2 dataset under
+    ``tmp_dir`` that takes SPARQL Update, on 127.0.0.1 only.
+
+    TDB2 on disk rather than ``--mem``, so that a stop and a start keep the data, as the
+    other servers' do."""
+    jar = built("fuseki")
+    java = _executable("java", "install OpenJDK 17 (the machine's Java)")
+    data_dir, port = Path(tmp_dir) / "fuseki-data", free_port()
+    base = f"http://127.0.0.1:{port}/{FUSEKI_DATASET}"
+    # The JIT's first tier and the serial collector: ready in about 2.5 s instead of 5-7 s
+    # (a test's data is small; the optimising tier would not pay back).
+    command = [java, "-Xmx1g", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", str(jar)]
+    command += ["--tdb2", "--loc", str(data_dir), "--update"]
+    command += ["--localhost", "--port", str(port), f"/{FUSEKI_DATASET}"]
+    server = SparqlServer(
+        name="fuseki",
+        query_endpoint=f"{base}/query",
+        update_endpoint=f"{base}/update",
+        graph_store_endpoint=f"{base}/data",
+        auth_update_endpoint=None,
+        command=command,
+        data_dir=data_dir,
+        log_path=Path(tmp_dir) / "fuseki.log",
+        ready_timeout=FUSEKI_READY_TIMEOUT,
+    )
+    return _launch(server)

@@ -2,9 +2,12 @@
 
 Arize Phoenix is too big for the project's ``.venv``; Google ADK pins an older
 OpenTelemetry than it; LlamaIndex's OpenAI LLMs, Strands Agents and CrewAI an older
-``openai`` (Strands and CrewAI an older ``mcp`` too, CrewAI an older ``pydantic``).  Each
+``openai`` (Strands and CrewAI an older ``mcp`` too, CrewAI an older ``pydantic``), and
+Semantic Kernel an older ``pydantic`` and ``mcp``; the eight frameworks of
+``scripts/frameworks-venv.sh`` (DSPy, Haystack, AutoGen, Agent Framework, Agno, LiteLLM,
+AG2, BeeAI) agree with each other but would grow ``.venv`` by a hundred packages.  Each
 has a script under ``scripts/`` that installs its venv (once; ``make servers`` runs them
-ahead) and prints the executable a test runs.
+ahead, side by side) and prints the executable a test runs.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from benchmarks.bench_third_party import (
 from otel_prov.prov import _conventions
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._span_record import Role
+from otel_prov.prov._vocab import RDF_TYPE, O
 
 
 def test_without_plain_spans_keeps_the_run_and_its_root() -> None:
@@ -35,3 +36,17 @@ def test_message_reads_free_answers_alike_and_restores_the_readers() -> None:
         assert map_spans(spans).triples == expected
         assert map_spans(spans).triples == expected  # from the memo
     assert (_conventions.received_messages, _conventions.sent_messages) == readers
+
+
+def test_every_framework_fixture_is_its_scenario_run_and_maps_without_a_problem() -> None:
+    from benchmarks.bench_third_party import FRAMEWORKS
+    from benchmarks.record_third_party import SCENARIO_RUNS
+    from tests.conformance.test_conformance import SCENARIOS
+
+    assert tuple(SCENARIO_RUNS) == FRAMEWORKS
+    assert set(SCENARIO_RUNS.values()) <= {scenario.name for scenario in SCENARIOS}
+    for name in FRAMEWORKS:
+        record = map_spans(spans_of(name))
+        assert not record.problems, (name, record.problems)
+        sessions = [t for t in record.triples if t[1:] == (RDF_TYPE, O.AgentSession)]
+        assert len(sessions) == 1, name  # one run, the script's

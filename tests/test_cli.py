@@ -108,6 +108,24 @@ def test_show_prints_jaeger_and_tempo_links_when_configured(
     assert lines["tempo"] == f"http://grafana.local/explore?traceId={trace_id}"
 
 
+def test_sessions_json_rows_link_their_traces_when_configured(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plain = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert all("trace_links" not in row for row in plain)
+    monkeypatch.setenv("OTEL_PROV_JAEGER_URL", "http://jaeger.local/trace/{trace_id}")
+    monkeypatch.setenv("OTEL_PROV_TEMPO_URL", "http://grafana.local/explore?traceId={trace_id}")
+    rows = json.loads(run_cli("sessions", "--store", str(store), "--format", "json").stdout)
+    assert rows and all(
+        row["trace_links"]
+        == {
+            "jaeger": f"http://jaeger.local/trace/{row['trace_id']}",
+            "tempo": f"http://grafana.local/explore?traceId={row['trace_id']}",
+        }
+        for row in rows
+    )
+
+
 def test_unknown_id_is_exit_1_with_a_message(store: Path) -> None:
     result = run_cli("show", "no-such-session", "--store", str(store))
     assert result.returncode == 1

@@ -15,6 +15,7 @@ import otel_prov
 from otel_prov.cli._render import _fixed_width_time
 from otel_prov.cli._terminal import printable
 from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.read._confinement import Confinement
 from otel_prov.read._user_query import (
     QUERY_FORMS,
     _undeclared,
@@ -184,7 +185,9 @@ def test_a_syntax_error_is_reported_where_the_store_finds_it_in_the_text_as_writ
     line, column = int(found[1]), int(found[2])
     column -= len(declared) if line == 1 else 0
     with pytest.raises(ValueError) as refused:
-        run_user_query(EmbeddedBackend(store), text, graph="urn:otel-prov:graph")
+        run_user_query(
+            EmbeddedBackend(store), text, confinement=Confinement.of("urn:otel-prov:graph")
+        )
     assert str(refused.value).startswith(f"invalid SPARQL: error at {line}:{column}: ")
 
 

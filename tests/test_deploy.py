@@ -73,8 +73,39 @@ def _compose() -> Config:
 
 
 def _fresh(path: Path) -> Config:
-    """A copy that a test may break."""
+    """A copy that a test may break; a Collector configuration as the Collector reads it
+    in the stack that mounts it (:func:`expand_env`)."""
+    if path in (COLLECTOR, LOADBALANCING):
+        stack = _with_receivers() if path == LOADBALANCING else _fresh(COMPOSE)
+        return expand_env(_load(path), _environment(stack["services"]["otel-collector"]))
     return copy.deepcopy(_compose() if path == COMPOSE else _load(path))
+
+
+_ENV_REFERENCE = re.compile(r"\$\{env:(\w+)(?::-([^}]*))?\}")
+
+
+def expand_env(value: Any, env: Mapping[str, str]) -> Any:
+    """A Collector configuration as the Collector reads it with the environment ``env``:
+    each ``${env:NAME}`` or ``${env:NAME:-default}`` replaced, a whole value by the YAML
+    it holds (as the Collector's env provider does), as a new copy.  The files themselves
+    are run by the real binaries in ``tests/engines/test_deploy_engines.py``."""
+    if isinstance(value, dict):
+        return {key: expand_env(item, env) for key, item in value.items()}
+    if isinstance(value, list):
+        return [expand_env(item, env) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def lookup(reference: re.Match[str]) -> str:
+        name, default = reference.group(1), reference.group(2)
+        if name not in env and default is None:
+            raise KeyError(f"${{env:{name}}} is unset and has no default")
+        return env.get(name, default or "")
+
+    whole = _ENV_REFERENCE.fullmatch(value)
+    if whole:
+        return yaml.safe_load(lookup(whole))
+    return _ENV_REFERENCE.sub(lookup, value)
 
 
 def merge_compose(base: Config, override: Config) -> Config:
@@ -234,7 +265,7 @@ def pipeline_problems(config: Config, *, backends: Mapping[str, int]) -> list[st
     sent_to: dict[str, int] = {}
     for name in traces.get("exporters") or []:
         settings = exporters.get(name) or {}
-        if _component_type(name) == "otlp" and "endpoint" in settings:
+        if _component_type(name) == "otlp_grpc" and "endpoint" in settings:
             host, port = _host_port(settings["endpoint"])
             sent_to[host] = port
             if not (settings.get("tls") or {}).get("insecure"):
@@ -250,9 +281,9 @@ def loadbalancing_problems(config: Config) -> list[str]:
     the ``otel-prov receive`` replicas behind ``prov-receiver``."""
     problems: list[str] = []
     traces = ((config.get("service") or {}).get("pipelines") or {}).get("traces") or {}
-    names = [n for n in traces.get("exporters") or [] if _component_type(n) == "loadbalancing"]
+    names = [n for n in traces.get("exporters") or [] if _component_type(n) == "load_balancing"]
     if len(names) != 1:
-        return [f"traces pipeline has {len(names)} loadbalancing exporters, not 1"]
+        return [f"traces pipeline has {len(names)} load_balancing exporters, not 1"]
     settings = (config.get("exporters") or {}).get(names[0]) or {}
     if settings.get("routing_key") != "traceID":
         problems.append(f"routing_key is {settings.get('routing_key')!r}, not 'traceID'")
@@ -282,15 +313,15 @@ def test_loadbalancing_routes_by_trace_id() -> None:
 
 
 def test_plain_collector_has_no_loadbalancing_exporter() -> None:
-    assert "loadbalancing" not in _fresh(COLLECTOR)["exporters"]
+    assert "load_balancing" not in _fresh(COLLECTOR)["exporters"]
 
 
 def _drop_tempo_from_pipeline(c: Config) -> None:
-    c["service"]["pipelines"]["traces"]["exporters"].remove("otlp/tempo")
+    c["service"]["pipelines"]["traces"]["exporters"].remove("otlp_grpc/tempo")
 
 
 def _undefined_exporter(c: Config) -> None:
-    del c["exporters"]["otlp/jaeger"]
+    del c["exporters"]["otlp_grpc/jaeger"]
 
 
 def _localhost_receiver(c: Config) -> None:
@@ -302,7 +333,7 @@ def _batch_before_memory_limiter(c: Config) -> None:
 
 
 def _jaeger_port_wrong(c: Config) -> None:
-    c["exporters"]["otlp/jaeger"]["endpoint"] = "jaeger:14250"
+    c["exporters"]["otlp_grpc/jaeger"]["endpoint"] = "jaeger:14250"
 
 
 def _no_traces_pipeline(c: Config) -> None:
@@ -336,7 +367,7 @@ def test_pipeline_check_catches(breakage: Callable[[Config], None]) -> None:
 )
 def test_loadbalancing_check_catches(where: tuple[str, ...], value: object) -> None:
     config = _fresh(LOADBALANCING)
-    target = config["exporters"]["loadbalancing"]
+    target = config["exporters"]["load_balancing"]
     for key in where[:-1]:
         target = target[key]
     target[where[-1]] = value
@@ -345,7 +376,7 @@ def test_loadbalancing_check_catches(where: tuple[str, ...], value: object) -> N
 
 def test_loadbalancing_check_catches_a_missing_exporter() -> None:
     config = _fresh(LOADBALANCING)
-    config["service"]["pipelines"]["traces"]["exporters"].remove("loadbalancing")
+    config["service"]["pipelines"]["traces"]["exporters"].remove("load_balancing")
     assert loadbalancing_problems(config)
 
 
@@ -751,7 +782,7 @@ def receivers_problems(compose: Config, collector: Config) -> list[str]:
     agents that export OTLP only."""
     problems: list[str] = []
     services = _services(compose)
-    dns = collector["exporters"]["loadbalancing"]["resolver"]["dns"]
+    dns = collector["exporters"]["load_balancing"]["resolver"]["dns"]
     receiver = services.get(dns["hostname"])
     if receiver is None:
         return [f"the load balancer resolves {dns['hostname']!r}, which is no service"]

@@ -33,10 +33,12 @@ from tests.receiver import Receivers, run_agent
 from tests.serving import serving
 from tests.test_deploy import (
     DEPLOY,
+    _environment,
     _load,
     _mounts,
     _services,
     dependency_problems,
+    expand_env,
     image_problems,
     mount_problems,
     schema_problems,
@@ -157,7 +159,7 @@ def test_keys_and_tokens_are_their_owner_s_alone_from_the_start(tmp_path: Path) 
 
 def _pipelines() -> list[Config]:
     """Each team's pipeline: its receiver's ports, exporter settings and TLS."""
-    config = _load(COLLECTOR)
+    config = expand_env(_load(COLLECTOR), _environment(_services(_compose())["otel-collector"]))
     found = []
     for team in TEAMS:
         pipeline = config["service"]["pipelines"][f"traces/{team}"]
@@ -166,7 +168,7 @@ def _pipelines() -> list[Config]:
         assert pipeline["processors"][:1] == ["memory_limiter"], team
         assert "batch" in pipeline["processors"], team
         settings = config["exporters"][exporter]
-        assert exporter.startswith("loadbalancing/"), exporter
+        assert exporter.startswith("load_balancing/"), exporter
         assert settings["routing_key"] == "traceID"
         assert settings["resolver"]["dns"]["hostname"] == "prov-receiver"
         assert settings["resolver"]["dns"]["port"] == "4317"

@@ -20,6 +20,7 @@ from otel_prov.read import open_store
 from otel_prov.read._verify import constraint_violations
 from otel_prov.semconv import SHAPES_PATH
 from tests.cli import run_cli
+from tests.refund_run import review_refund, run_refund_agent
 from tests.retrieval_agent import rag_agent
 from tests.session_tree import known_session
 
@@ -353,3 +354,60 @@ def test_verifys_constraint_checks_agree_with_the_sparql_queries(
         if found:
             expected.append(f"PROV constraint {name} violated by {', '.join(found[:3])}")
     assert constraint_violations(expanded) == expected
+
+
+@pytest.fixture(scope="module")
+def refund_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The refund example's run (goals, hypotheses, evidence, a decision) and its review."""
+    where = tmp_path_factory.mktemp("refund")
+    run_refund_agent(where / "store", cwd=where)
+    review_refund(where / "store")
+    return where / "store"
+
+
+def test_reasoning_and_its_review_are_valid_prov(refund_store: Path) -> None:
+    """Loaded whole by the prov package (the qualified derivations and influences among its
+    relations), SHACL-valid, PROV constraints holding."""
+    graph = _assert_valid_prov(refund_store)
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Hypothesis))) == 3
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Decision))) == 2  # and its revision
+    assert len(set(graph.subjects(rdflib.RDF.type, oprov.Review))) == 1
+    assert set(graph.subjects(rdflib.RDF.type, oprov.Goal)) <= set(
+        graph.subjects(rdflib.RDF.type, prov.Plan)
+    )
+    turtle = graph.serialize(format="turtle")
+    document = ProvDocument.deserialize(content=turtle, format="rdf", rdf_format="turtle")
+    kinds = {type(r).__name__ for r in document.get_records() if r.is_relation()}
+    assert {"ProvDerivation", "ProvInfluence", "ProvAttribution"} <= kinds
+
+
+def _evidence_node(graph: rdflib.Graph, kind: str) -> tuple[rdflib.term.Node, rdflib.term.Node]:
+    """(claim, qualifying node) of the first evidence qualified by ``kind``."""
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    claim, node = next(iter(graph.subject_objects(prov[kind])))
+    return claim, node
+
+
+def test_shacl_shapes_catch_evidence_derived_from_what_came_later(refund_store: Path) -> None:
+    """A derivation from an entity generated after the claim (PROV's ordering), and a
+    qualified derivation without the plain one beside it, are both caught."""
+    prov = rdflib.Namespace("http://www.w3.org/ns/prov#")
+    graph = _assert_valid_prov(refund_store)
+    claim, node = _evidence_node(graph, "qualifiedInfluence")  # evidence that came later
+    graph.remove((claim, prov.qualifiedInfluence, node))
+    graph.add((claim, prov.qualifiedDerivation, node))
+    graph.add((node, rdflib.RDF.type, prov.Derivation))
+    conforms, report = _shacl(graph)
+    assert not conforms and "derived only from what was generated before it" in report
+    assert "must keep the plain relation beside it" in report
+
+
+def test_shacl_shapes_catch_a_weight_out_of_range(refund_store: Path) -> None:
+    oprov = rdflib.Namespace("https://w3id.org/otel-prov/ns#")
+    graph = _assert_valid_prov(refund_store)
+    node, weight = next(iter(graph.subject_objects(oprov.weight)))
+    graph.remove((node, oprov.weight, weight))
+    graph.add((node, oprov.weight, rdflib.Literal(1.5)))
+    assert not _shacl(graph)[0]

@@ -86,9 +86,9 @@ def test_classes_and_object_properties_refine_prov_o() -> None:
     classes = set(graph.subjects(rdflib.RDF.type, rdflib.OWL.Class)) - {
         s for s in graph.subjects(rdflib.RDF.type, rdflib.OWL.Class) if isinstance(s, rdflib.BNode)
     }
-    assert (
-        len(classes) == 25
-    )  # Checkpoint (a chain's head), Tombstone (a prune's range), PruneIntent the newest
+    # PruneIntent (a prune's plan) and the reasoning's (Goal, Hypothesis, Decision, Review,
+    # SupportingEvidence, ContradictingEvidence, Adoption) the newest.
+    assert len(classes) == 32
     for cls in classes:
         parents = [str(p) for p in graph.objects(cls, rdflib.RDFS.subClassOf)]
         assert any(p.startswith(PROV) for p in parents), cls
@@ -99,7 +99,9 @@ def test_classes_and_object_properties_refine_prov_o() -> None:
 
 def test_datatype_properties_have_a_prov_domain_and_prov_value_only_on_entities() -> None:
     graph = _ontology()
-    prov_classes = {rdflib.URIRef(PROV + n) for n in ("Activity", "Entity", "Agent", "Bundle")}
+    prov_classes = {
+        rdflib.URIRef(PROV + n) for n in ("Activity", "Entity", "Agent", "Bundle", "Influence")
+    }
     entity_classes = {rdflib.URIRef(PROV + n) for n in ("Entity", "Bundle")}
     refined = {s for s in graph.subjects(rdflib.RDFS.subClassOf, None)}
     for prop in graph.subjects(rdflib.RDF.type, rdflib.OWL.DatatypeProperty):

@@ -21,6 +21,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from tests.cli import run_cli
 from tests.receiver import Receiver, Receivers, run_agent
 from tests.serving import Served, serving
+from tests.tenant_queries import naming, reading
 from tests.test_otlp_proto import GOOD
 from tests.test_receive import post, request
 from tests.waiting import until
@@ -172,25 +173,21 @@ def test_each_team_reads_its_own_runs_through_every_command(stored: tuple) -> No
         assert code == 0 and json.loads(out)[0]["n"] >= 1, out
 
 
-HOSTILE = {
-    "graph ?g": "SELECT DISTINCT ?g ?q WHERE { GRAPH ?g { ?s ?p ?q } }",
-    "from": f"SELECT ?q FROM <{GRAPH}/tenants/team-b> WHERE {{ ?s ?p ?q }}",
-    "from named": f"SELECT ?g ?q FROM NAMED <{GRAPH}/tenants/team-b> "
-    "WHERE { GRAPH ?g { ?s ?p ?q } }",
-    "graph <b>": f"SELECT ?q WHERE {{ GRAPH <{GRAPH}/tenants/team-b> {{ ?s ?p ?q }} }}",
-    "default": "SELECT ?q WHERE { ?s ?p ?q }",
-    "guessed iri": "SELECT ?s ?o WHERE { ?s ?p ?o FILTER(CONTAINS(STR(?s), '{B}')) }",
-}
+B = f"{GRAPH}/tenants/team-b"
 
 
 def test_queries_of_a_team_cannot_get_out_of_its_graph(stored: tuple) -> None:
     store, _, sent = stored
     only_b = _hex(sent["team-b"][0])
-    for name, text in HOSTILE.items():
-        code, out = _cli(store, "team-a", "query", "--format", "json", text.replace("{B}", only_b))
+    for name, text in reading(B, only_b).items():
+        code, out = _cli(store, "team-a", "query", "--format", "json", text)
+        assert code in (0, 1), (name, out)
         assert "asked-by-team-b" not in out and only_b not in out, name
         assert "/tenants/team-b" not in out, name
-    code, out = _cli(store, "team-a", "query", "--format", "json", HOSTILE["graph ?g"])
+    for name, text in naming(B).items():
+        code, out = _cli(store, "team-a", "query", "--format", "json", text)
+        assert code == 2 and "is refused" in out, (name, out)
+    code, out = _cli(store, "team-a", "query", "--format", "json", reading(B, "")["graph ?g"])
     assert code == 0 and "asked-by-team-a" in out
     code, out = _cli(
         store, "team-a", "query", "SELECT * WHERE { SERVICE <http://127.0.0.1:9/> { ?s ?p ?o } }"
@@ -236,10 +233,17 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
         status, page = _get(served, "/diff", TOKENS["team-a"], a=only_a, b=only_b)
         assert status == 404 and "asked-by-team-b" not in page
         assert _get(served, "/", TOKENS["team-a"], tenant="team-b")[0] == 403
-        for name, text in HOSTILE.items():
-            status, answer = _sparql(served, TOKENS["team-a"], text.replace("{B}", only_b))
-            assert status == 200, (name, answer)
-            assert "asked-by-team-b" not in answer and only_b not in answer, name
+        for path in ("/session.jsonld", "/session/state"):
+            status, answer = _get(served, path, TOKENS["team-a"], id=only_b)
+            assert status == 404 and "asked-by-team-b" not in answer, path
+        for path in PAGES:  # another tenant, by name: refused on every page
+            status, answer = _get(served, path, TOKENS["team-a"], id=only_b, tenant="team-b")
+            assert status == 403 and "asked-by-team-b" not in answer, path
+        status, answer = _sparql(
+            served, TOKENS["team-a"], reading(B, "")["default"], tenant="team-b"
+        )
+        assert status == 403 and "asked-by-team-b" not in answer
+        _sparql_confined(served, TOKENS["team-a"], only_b)
         status, _ = _sparql(
             served,
             TOKENS["team-a"],
@@ -263,10 +267,62 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
         assert 'href="/session.ttl?id=' in page and "tenant=team-b" in page
         status, page = _get(served, "/sparql", TOKENS["audit"], tenant="team-b")
         assert 'action="/sparql?tenant=team-b"' in page
-        status, answer = _sparql(served, TOKENS["audit"], HOSTILE["default"], tenant="team-a")
+        status, answer = _sparql(
+            served, TOKENS["audit"], reading(B, "")["default"], tenant="team-a"
+        )
         assert "asked-by-team-a" in answer and "asked-by-team-b" not in answer
         log = served.stderr()
     assert not any(token in log for token in TOKENS.values())
+
+
+PAGES = ("/", "/session", "/session/state", "/session.ttl", "/session.jsonld", "/diff", "/sparql")
+
+
+def _sparql_confined(served: Served, token: str, only_b: str) -> None:
+    """The SPARQL page answers team-a's reader nothing of team-b's graph, nor of any
+    other graph (the store holds no run outside the tenants' graphs): each hostile query
+    runs on team-a's graph alone, and one naming team-b's graph is refused."""
+    for name, text in reading(B, only_b).items():
+        status, answer = _sparql(served, token, text)
+        assert status == 200, (name, answer)
+        assert "asked-by-team-b" not in answer and only_b not in answer, name
+        assert "/tenants/team-b" not in answer, name
+    for name, text in naming(B).items():
+        status, answer = _sparql(served, token, text)
+        assert status == 400 and "is refused" in answer, (name, answer)
+        assert "asked-by-team-b" not in answer, name
+    status, answer = _sparql(served, token, reading(B, "")["graph ?g"])
+    graphs = {row["g"] for row in json.loads(answer)}
+    assert status == 200 and graphs == {f"{GRAPH}/tenants/team-a"}, answer
+
+
+def test_serve_for_one_tenant_confines_its_queries_as_tenants_does(
+    stored: tuple, tmp_path: Path
+) -> None:
+    """``serve --tenant team-a --token-file F``, as the two teams' deployment runs it: its
+    pages and its SPARQL page read team-a's graph alone, as a reader of ``--tenants``."""
+    store, _, sent = stored
+    only_a, only_b = _hex(sent["team-a"][0]), _hex(sent["team-b"][0])
+    token = tmp_path / "token"
+    token.write_text(TOKENS["team-a"])
+    with serving("--store", str(store), "--tenant", "team-a", "--token-file", str(token)) as served:
+        status, page = _get(served, "/", TOKENS["team-a"])
+        assert status == 200 and "asked-by-team-a" in page and "asked-by-team-b" not in page
+        assert _get(served, "/session", TOKENS["team-a"], id=only_a)[0] == 200
+        assert _get(served, "/session", TOKENS["team-a"], id=only_b)[0] == 404
+        for path in ("/session.ttl", "/session.jsonld", "/session/state"):
+            status, answer = _get(served, path, TOKENS["team-a"], id=only_b)
+            assert status == 404 and "asked-by-team-b" not in answer, path
+        # No tenants file: ?tenant= names nothing, the reader's graph stays team-a's.
+        status, page = _get(served, "/", TOKENS["team-a"], tenant="team-b")
+        assert status == 200 and "asked-by-team-b" not in page and "asked-by-team-a" in page
+        status, answer = _sparql(
+            served, TOKENS["team-a"], reading(B, "")["graph ?g"], tenant="team-b"
+        )
+        assert status == 200 and {row["g"] for row in json.loads(answer)} == {
+            f"{GRAPH}/tenants/team-a"
+        }
+        _sparql_confined(served, TOKENS["team-a"], only_b)
 
 
 def test_behind_a_proxy_the_user_picks_the_tenant(stored: tuple) -> None:

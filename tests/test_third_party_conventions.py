@@ -24,13 +24,13 @@ from otel_prov.prov._conventions import (
     is_run_record,
     model_output,
     model_output_text,
-    retrieved_documents,
     starts_as_tool_call,
     tool_name_from_span_name,
     unwrapped,
 )
 from otel_prov.prov._iris import activity_iri
 from otel_prov.prov._rdf import literal, parse_literal
+from otel_prov.prov._retrieved import retrieved_documents
 from otel_prov.prov._span_record import Role, SpanEvent, SpanRecord, classify
 from otel_prov.prov._vocab import RDF_TYPE, O, P
 from tests.builders import T0, TRACE, make_span

@@ -21,6 +21,13 @@ from otel_prov.capture._api import (
     set_usage,
     tool_call,
 )
+from otel_prov.capture._decisions import (
+    decision,
+    evidence,
+    goal,
+    hypothesis,
+    record_reasoning,
+)
 from otel_prov.capture._plan import Plan, PlanStep, plan, postcondition
 from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.capture._retrieval import Retrieval, retrieval
@@ -38,6 +45,7 @@ from otel_prov.capture._shapes import (
     put_content,
     put_document,
     put_evaluation,
+    put_reasoning,
     put_usage,
     record_error,
     record_failure,
@@ -56,8 +64,12 @@ __all__ = [
     "SpanShape",
     "agent_session",
     "content_text",
+    "decision",
     "declare_tools",
     "describe_iteration",
+    "evidence",
+    "goal",
+    "hypothesis",
     "iteration",
     "iteration_shape",
     "model_call",
@@ -70,11 +82,13 @@ __all__ = [
     "put_content",
     "put_document",
     "put_evaluation",
+    "put_reasoning",
     "put_usage",
     "record_approval",
     "record_error",
     "record_evaluation",
     "record_failure",
+    "record_reasoning",
     "retrieval",
     "retrieval_shape",
     "session_shape",

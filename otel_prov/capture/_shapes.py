@@ -58,6 +58,7 @@ __all__ = [
     "put_document",
     "put_evaluation",
     "put_postcondition",
+    "put_reasoning",
     "put_step_outcome",
     "put_usage",
     "record_error",
@@ -574,6 +575,23 @@ def put_evaluation(
         if value is not None:
             attributes[key] = value
     span.add_event(sc.GEN_AI_EVALUATION_RESULT, attributes)
+
+
+def put_reasoning(span: Span, event: str, attributes: Mapping[str, Any]) -> None:
+    """A goal, hypothesis, piece of evidence or decision (an ``otel_prov.goal`` ...
+    ``otel_prov.decision`` event, :data:`otel_prov.semconv.REASONING_EVENTS`) on the span
+    of the step that formed it.  Its text (``otel_prov.reasoning.text``) is content:
+    kept as the capture switches allow, else its size and hash; ids, weights and
+    confidences are not.  ``None`` values are left off."""
+    recorded: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if value is None:
+            continue
+        if key == sc.OTEL_PROV_REASONING_TEXT:
+            put_content(recorded, key, value, _Capture.of(span))
+        else:
+            recorded[key] = value
+    span.add_event(event, recorded)
 
 
 def person_id(identifier: str) -> str:

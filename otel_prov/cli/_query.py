@@ -8,7 +8,7 @@ import sys
 from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, add_format, allow_service
 from otel_prov.cli._render_query import render_query_result
-from otel_prov.cli._shared import backend, graph, tenant
+from otel_prov.cli._shared import backend, confinement
 from otel_prov.read._user_query import run_user_query
 
 __all__ = ["COMMANDS"]
@@ -26,17 +26,11 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def _query(args: argparse.Namespace) -> ExitCode:
-    named = graph(args)
+    reads = confinement(args)
     read = backend(args)
     text = sys.stdin.read() if args.sparql == "-" else args.sparql
     try:
-        result = run_user_query(
-            read,
-            text,
-            graph=named[1:-1],
-            allow_service=args.allow_service,
-            confined=tenant(args) is not None,
-        )
+        result = run_user_query(read, text, confinement=reads, allow_service=args.allow_service)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     sys.stdout.write(render_query_result(result, args.format))

@@ -275,9 +275,20 @@ def render_sessions_table(sessions: Sequence[SessionSummary]) -> str:
     return columns([header, *[[printable(cell) for cell in row] for row in rows]])
 
 
-def render_session_list(sessions: list[SessionSummary], fmt: str) -> str:
-    """``sessions`` output: the table, or ``json`` rows."""
-    return render_json(sessions) + "\n" if fmt == "json" else render_sessions_table(sessions)
+def render_session_list(
+    sessions: list[SessionSummary], fmt: str, *, trace_links: Mapping[str, str] | None = None
+) -> str:
+    """``sessions`` output: the table, or ``json`` rows; with ``trace_links`` (backend ->
+    URL template, as for ``show``) each row's ``"trace_links"`` opens its trace there."""
+    if fmt != "json":
+        return render_sessions_table(sessions)
+    rows = _plain(sessions)
+    for row in rows if trace_links else ():
+        row["trace_links"] = {
+            backend: template.replace("{trace_id}", row["trace_id"])
+            for backend, template in (trace_links or {}).items()
+        }
+    return render_json(rows) + "\n"
 
 
 def render_views(

@@ -14,7 +14,9 @@ import unicodedata
 from collections.abc import Callable
 
 from otel_prov.cli._terminal import printable
-from otel_prov.read._why import WhyGraph, WhyNode
+from otel_prov.read._decisions import decision_accounts, weighed
+from otel_prov.read._evidence import CONTRADICTED_BY, SUPPORTED_BY
+from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode
 from otel_prov.view._labels import duration_label
 
 __all__ = [
@@ -30,6 +32,9 @@ __all__ = [
 _LABEL_WIDTH = 80
 _ACTIVITIES = {"AgentSession", "Iteration", "ToolCall", "ModelCall", "Retrieval", "Span"}
 _FAILED_COLOUR = "#c62828"
+_SUPPORTS_COLOUR = "#2e7d32"
+_EVIDENCE_STYLE = {SUPPORTED_BY: (_SUPPORTS_COLOUR, ""), CONTRADICTED_BY: (_FAILED_COLOUR, "4 3")}
+"""Evidence edges, by relation: (colour, dashes); supports solid green, contradicts dashed red."""
 
 
 def _one_line(text: str, width: int = _LABEL_WIDTH) -> str:
@@ -71,11 +76,50 @@ def _ran(node: WhyNode) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _evidence_note(edge: WhyEdge) -> str:
+    """``  (weight 0.8)`` of an evidence edge, and ``came after it`` when the claim was
+    made before what the evidence rests on existed."""
+    notes = [] if edge.weight is None else [f"weight {edge.weight:g}"]
+    if edge.considered is False:
+        notes.append("came after it")
+    return f"  ({', '.join(notes)})" if notes else ""
+
+
+def _accounts(graph: WhyGraph, number: dict[str, int]) -> list[str]:
+    """For each decision: the evidence for and against it, and what it did not consider,
+    each line naming the node it rests on by its number."""
+    lines = []
+    for account in decision_accounts(graph):
+        decision = account.decision
+        confidence = "" if decision.confidence is None else f" (confidence {decision.confidence:g})"
+        name = f" {decision.reasoning_id}" if decision.reasoning_id else ""
+        lines.append(
+            f"Decision{name} [{number[decision.id]}]: {_one_line(decision.label)}{confidence}"
+        )
+        for title, items in (
+            ("for", account.supporting),
+            ("against", account.contradicting),
+            ("not considered", account.not_considered),
+        ):
+            told = [
+                f"[{number[item.basis.id]}] {item.basis.type}: {_one_line(item.basis.label, 50)}"
+                f"  ({weighed(item, title == 'not considered')})"
+                for item in items
+            ]
+            lines.append(f"  {title + ':':<16} " + (told[0] if told else "none"))
+            lines.extend(f"  {'':<16} {line}" for line in told[1:])
+        for revision, reviewer in account.revisions:
+            who = f" by {reviewer.label}" if reviewer is not None else ""
+            lines.append(f"  revised{who}: [{number[revision.id]}] {_one_line(revision.label)}")
+    return lines
+
+
 def render_why_text(graph: WhyGraph) -> str:
     """A block per node, root first: ``[k] Type  IRI``, its text, then one line per edge
-    to the nodes it rests on, named by their number and first line."""
+    to the nodes it rests on, named by their number and first line.  Decisions come
+    first with their evidence for and against (``_decisions``)."""
     number = {node.id: index for index, node in enumerate(graph.nodes, start=1)}
-    lines = [f"Why: {_one_line(graph.node(graph.root).label)}"]
+    lines = [f"Why: {_one_line(graph.node(graph.root).label)}", *_accounts(graph, number)]
     for node in graph.nodes:
         lines.append(f"[{number[node.id]}] {node.type}{_ran(node)}{_outcome(node)}  {node.id}")
         lines.extend(f"      {line}" for line in node.label.splitlines() or [""])
@@ -84,6 +128,7 @@ def render_why_text(graph: WhyGraph) -> str:
             lines.append(
                 f"    {edge.relation:<16} [{number[target.id]}] {target.type}: "
                 + _one_line(target.label, 60)
+                + _evidence_note(edge)
             )
     return printable("\n".join(lines)) + "\n"
 
@@ -118,10 +163,17 @@ def render_why_mermaid(graph: WhyGraph) -> str:
         label = mermaid_label(_heading(node))
         shape = f'["{label}"]' if node.type in _ACTIVITIES else f'("{label}")'
         lines.append(f"  {ids[node.id]}{shape}")
-    for edge in graph.edges:
+    styles = []
+    for index, edge in enumerate(graph.edges):
         failed = not graph.node(edge.source).supports_answer
-        arrow = "-.->" if failed else "-->"
-        lines.append(f"  {ids[edge.source]} {arrow}|{edge.relation}| {ids[edge.target]}")
+        arrow = "-.->" if failed or edge.relation == CONTRADICTED_BY else "-->"
+        label = edge.relation + ("" if edge.weight is None else f" {edge.weight:g}")
+        lines.append(f"  {ids[edge.source]} {arrow}|{mermaid_label(label)}| {ids[edge.target]}")
+        if edge.relation in _EVIDENCE_STYLE:
+            colour, dashes = _EVIDENCE_STYLE[edge.relation]
+            dashed = f",stroke-dasharray:{dashes}" if dashes else ""
+            styles.append(f"  linkStyle {index} stroke:{colour},stroke-width:2px{dashed}")
+    lines.extend(styles)
     failed_nodes = [ids[node.id] for node in graph.nodes if not node.supports_answer]
     if failed_nodes:
         lines.append(
@@ -156,9 +208,14 @@ def render_why_dot(graph: WhyGraph) -> str:
             attributes.append(f'style="{",".join(styles)}"')
         lines.append(f"  {ids[node.id]} [{', '.join(attributes)}];")
     for edge in graph.edges:
-        attributes = [f"label={dot_string(edge.relation)}"]
+        label = edge.relation + ("" if edge.weight is None else f" {edge.weight:g}")
+        attributes = [f"label={dot_string(label)}"]
         if not graph.node(edge.source).supports_answer:
             attributes.append('style="dotted"')
+        elif edge.relation in _EVIDENCE_STYLE:
+            colour, dashes = _EVIDENCE_STYLE[edge.relation]
+            attributes.append(f'color="{colour}"')
+            attributes.append('style="dashed"' if dashes else 'style="bold"')
         lines.append(f"  {ids[edge.source]} -> {ids[edge.target]} [{', '.join(attributes)}];")
     lines.append("}")
     return "\n".join(lines) + "\n"

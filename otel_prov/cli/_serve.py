@@ -23,7 +23,6 @@ from otel_prov.cli._parser import (
 from otel_prov.cli._shared import (
     backend,
     base_graph,
-    graph,
     say,
     tenant,
     tenants_from,
@@ -105,11 +104,11 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         raise UsageError(str(exc)) from exc
     if tenants is not None and (token is not None or tenant(args) is not None):
         raise UsageError("--tenants names the readers' tokens: no --token-file or --tenant")
-    named = (graph(args) if tenants is None else base_graph(args))[1:-1]
     backend(args)  # --store and --endpoint together are refused before anything opens
     app = create_app(
         lambda: backend(args),
-        graph=named,
+        graph=base_graph(args)[1:-1],
+        tenant=tenant(args),
         trace_links=trace_links(),
         query_timeout_s=args.query_timeout,
         allow_service=args.allow_service,

@@ -73,7 +73,7 @@ def _sessions(args: argparse.Namespace) -> ExitCode:
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     found = list(page.sessions)
-    sys.stdout.write(render_session_list(found, args.format))
+    sys.stdout.write(render_session_list(found, args.format, trace_links=trace_links()))
     if page.next_cursor is not None:
         say(f"more runs: add --cursor {page.next_cursor}")
     if isinstance(read, EmbeddedBackend):

@@ -29,6 +29,7 @@ from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
 from otel_prov.prov._chain import Checkpoint
 from otel_prov.read._backend import QueryBackend, StoreUnavailableError
 from otel_prov.read._chains import read_checkpoint_file
+from otel_prov.read._confinement import Confinement
 from otel_prov.read._reader import ProvenanceReader
 from otel_prov.setup._destination import (
     Destination,
@@ -40,6 +41,7 @@ __all__ = [
     "backend",
     "base_graph",
     "chain_writer",
+    "confinement",
     "destination",
     "graph",
     "log_one_line",
@@ -74,6 +76,12 @@ def graph(args: argparse.Namespace) -> str:
     base = base_graph(args)
     named = tenant(args)
     return base if named is None else f"<{tenant_graph(base[1:-1], named)}>"
+
+
+def confinement(args: argparse.Namespace) -> Confinement:
+    """What the command's reader may see: the graph of :func:`base_graph`, or of the
+    tenant of :func:`tenant` under it, and the dataset of a query it runs."""
+    return Confinement.of(base_graph(args)[1:-1], tenant(args))
 
 
 def base_graph(args: argparse.Namespace) -> str:

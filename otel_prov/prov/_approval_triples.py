@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 from otel_prov import semconv as sc
@@ -31,13 +32,20 @@ from otel_prov.prov._conventions import (
     tool_name_from_span_name,
 )
 from otel_prov.prov._iris import activity_iri, entity_iri, span_hex, trace_hex
-from otel_prov.prov._rdf import boolean, datetime_from_ns, double, literal
+from otel_prov.prov._rdf import Triple, boolean, datetime_from_ns, double, literal
 from otel_prov.prov._span_record import Role, SpanRecord
 from otel_prov.prov._span_tree import SpanTree, first_text
 from otel_prov.prov._span_triples import SpanTriples
 from otel_prov.prov._vocab import RDF_TYPE, RDFS_LABEL, O, P
 
-__all__ = ["awaits_approval", "map_approvals", "map_delegation", "person_iri", "wait_text"]
+__all__ = [
+    "awaits_approval",
+    "map_approvals",
+    "map_delegation",
+    "person",
+    "person_iri",
+    "wait_text",
+]
 
 _PSEUDONYM = "sha256:"
 _ALLOWED = frozenset({"approved", "modified"})
@@ -51,23 +59,23 @@ def person_iri(identifier: str) -> str:
     return f"<urn:otel-prov:person:{digest}>"
 
 
-def _person(
-    identifier: str | None, name: Any, out: SpanTriples, *, unnamed: str = ""
+def person(
+    identifier: str | None, name: Any, add: Callable[[Triple], None], *, unnamed: str = ""
 ) -> tuple[str, str | None]:
-    """The ``prov:Person`` with this id, and how to name them (None: they cannot be);
-    with no id (a framework that does not say who decided), the node ``unnamed``."""
-    person = person_iri(identifier) if identifier is not None else unnamed
-    add = out.add
-    add((person, RDF_TYPE, P.Person))
-    add((person, RDF_TYPE, P.Agent))
+    """The ``prov:Person`` with this id (its triples given to ``add``), and how to name
+    them (None: they cannot be); with no id (a framework that does not say who decided),
+    the node ``unnamed``.  Also a reviewer's (``_review``)."""
+    node = person_iri(identifier) if identifier is not None else unnamed
+    add((node, RDF_TYPE, P.Person))
+    add((node, RDF_TYPE, P.Agent))
     label = name if isinstance(name, str) and name else None
     if identifier is not None and not identifier.startswith(_PSEUDONYM):
         label = label or identifier
-        add((person, O.personId, literal(identifier)))
-    add((person, RDFS_LABEL, literal(label or "a person the record does not name")))
+        add((node, O.personId, literal(identifier)))
+    add((node, RDFS_LABEL, literal(label or "a person the record does not name")))
     if isinstance(name, str) and name:
-        add((person, O.personName, literal(name)))
-    return person, label
+        add((node, O.personName, literal(name)))
+    return node, label
 
 
 def map_delegation(span: SpanRecord, session: str, agent: str | None, out: SpanTriples) -> None:
@@ -75,13 +83,13 @@ def map_delegation(span: SpanRecord, session: str, agent: str | None, out: SpanT
     user = out.text(*USER_KEYS)
     if not user or agent is None:
         return
-    person, _ = _person(user, None, out)
+    person_node, _ = person(user, None, out.add)
     delegation = entity_iri(session, "delegation")
     add = out.add
-    add((agent, P.actedOnBehalfOf, person))
+    add((agent, P.actedOnBehalfOf, person_node))
     add((agent, P.qualifiedDelegation, delegation))
     add((delegation, RDF_TYPE, P.Delegation))
-    add((delegation, P.agent, person))
+    add((delegation, P.agent, person_node))
     add((delegation, P.hadActivity, session))
 
 
@@ -171,13 +179,13 @@ def map_approvals(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTrip
         reason = attributes.get(sc.OTEL_PROV_APPROVAL_REASON)
         if isinstance(reason, str) and reason:
             add((approval, O.reason, literal(reason)))
-        person, who = _person(
+        approver_node, who = person(
             approver if isinstance(approver, str) and approver else None,
             attributes.get(sc.OTEL_PROV_APPROVAL_APPROVER_NAME),
-            out,
+            out.add,
             unnamed=entity_iri(approval, "approver"),
         )
-        add((approval, P.wasAssociatedWith, person))
+        add((approval, P.wasAssociatedWith, approver_node))
         call = _decided_call(span, attributes.get(sc.GEN_AI_TOOL_CALL_ID), tree)
         name = first_text(attributes, TOOL_NAME_KEYS)
         if name is None and call is not None:

@@ -1,8 +1,9 @@
 """Tamper evidence: each session's provenance as a ``prov:Bundle`` with a content hash.
 
 The content of a session is every triple whose subject is the session, an activity
-``oprov:partOf`` it (transitively), an entity one of those generated or used, or the
-qualified start of a sub-session among them.  An activity marked ``oprov:remoteParent``
+``oprov:partOf`` it (transitively), an entity one of those generated or used, the
+qualified start of a sub-session among them, or the evidence (qualified derivation or
+influence) of one of those entities.  An activity marked ``oprov:remoteParent``
 (recorded by another process, an MCP server say, after or before the session was
 sealed) and what lies under it are not: the session's process never saw them.  Agent
 descriptions are shared between sessions and left out; the links to them are in, and so
@@ -78,6 +79,8 @@ _LINKS = (
     P.qualifiedStart,
     P.qualifiedAssociation,
     PP.isStepOfPlan,
+    P.qualifiedDerivation,
+    P.qualifiedInfluence,
 )
 """The predicates that decide what belongs to a session's content."""
 
@@ -122,6 +125,13 @@ def content_subjects(triples: Iterable[Triple], session: str) -> set[str]:
         if s in activities
     }
     steps = {s for s, o in links[PP.isStepOfPlan] if o in entities}
+    # Evidence for and against its claims (and a decision's adoptions of hypotheses).
+    qualified |= {
+        o
+        for p in (P.qualifiedDerivation, P.qualifiedInfluence)
+        for s, o in links[p]
+        if s in entities
+    }
     return activities | entities | qualified | steps
 
 

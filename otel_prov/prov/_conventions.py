@@ -22,7 +22,8 @@ Adding a convention (spans some other instrumentation emits):
    shape in :func:`unwrapped`);
 3. if it records tool calls or tool definitions in structured attributes, their reading
    in :func:`calls_in` or :func:`defined_tools`; retrieved documents are read by
-   :func:`retrieved_documents` from the patterns in ``documents``;
+   :func:`otel_prov.prov._retrieved.retrieved_documents` from the patterns in
+   ``documents`` and ``document_lists``;
 4. a test in ``tests/test_third_party_conventions.py`` (and one with the instrumentation
    itself in ``tests/instrumentation/test_third_party.py`` if it can run there).
 """
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -57,6 +57,7 @@ from otel_prov.prov._messages import (
 
 __all__ = [
     "AGENT_NAME_KEYS",
+    "ANSWER_FIELDS",
     "ANSWER_KEYS",
     "ANSWER_TOOLS",
     "ARGUMENT_KEYS",
@@ -67,14 +68,16 @@ __all__ = [
     "COST_CURRENCY_KEYS",
     "COST_SOURCE_KEYS",
     "DATA_SOURCE_KEYS",
+    "ENVELOPES",
+    "EVENT_MARKERS",
     "EXECUTE_TOOL",
     "HELPER_NAMES",
-    "HTTP_STATUS_KEYS",
     "IDENTITY_KEYS",
     "INPUT_TOKEN_KEYS",
     "INVOKE_AGENT",
     "MESSAGE_LIST_KEYS",
     "MESSAGE_SOURCES",
+    "MIME_TYPES",
     "MODEL_KEYS",
     "NAMED_RUNS",
     "OUTPUT_TOKEN_KEYS",
@@ -94,25 +97,25 @@ __all__ = [
     "TOOL_CALL_ID_KEYS",
     "TOOL_CALL_KEYS",
     "TOOL_NAME_KEYS",
+    "TOOL_SPAN_SUFFIXES",
     "WRAPPED_KEYS",
     "Convention",
     "Read",
     "Request",
-    "RetrievedDocument",
     "Role",
     "agent_name",
     "calls_in",
     "classify",
     "defined_tools",
-    "failed_http_status",
     "first_user_message",
+    "holds_messages",
     "is_agent_run",
     "is_run_record",
+    "json_typed",
     "model_output",
     "model_output_text",
     "output_text",
     "read_sent",
-    "retrieved_documents",
     "span_answer",
     "span_question",
     "starts_as_tool_call",
@@ -212,8 +215,24 @@ class Convention:
     """(attribute, span-name ending) pairs: a session span with that attribute and no
     agent name of its own is named by its span name without the ending."""
     answer_tools: frozenset[str] = frozenset()
-    """Tools a framework answers through: their spans are the run's answer being given,
-    not tool calls of a step (plain spans; the session holds the answer)."""
+    """Tools a framework answers through (or ends its loop with): their spans are the
+    run's answer being given, not tool calls of a step (plain spans; the session holds the
+    answer), and a model call after a step that chose one extracts the answer within it."""
+    answer_fields: tuple[str, ...] = ()
+    """Fields of a JSON object under the answer key that hold the answer itself (a
+    module's structured output, ``{"reasoning": ..., "answer": ...}``)."""
+    envelopes: tuple[str, ...] = ()
+    """Keys of a JSON object that only wraps a call's arguments (``{"kwargs": {...}}``):
+    the arguments, and a run's question fields, are read inside it."""
+    mime_types: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Content key -> the key of its media type: a JSON string under a key typed
+    ``application/json`` is decoded once (``"Paris: 18 °C"`` is the text Paris: 18 °C)."""
+    event_markers: tuple[str, ...] = ()
+    """Attributes of a span that records an event of its parent (an error, an answer
+    given) in its parent's kind: a plain span, whatever kind it claims."""
+    tool_span_suffixes: tuple[str, ...] = ()
+    """Span-name endings of a tool call named by its span alone (``get_weather.__call__``):
+    its tool is the span name without them."""
 
 
 CONVENTIONS: tuple[Convention, ...] = (
@@ -304,6 +323,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         agent_name=("agent.name", "graph.node.id"),
         run_name=("agent.name",),
         wrapped=frozenset({"input.value", "output.value"}),
+        mime_types={"input.value": "input.mime_type", "output.value": "output.mime_type"},
         query=("input.value",),
         documents=(
             re.compile(
@@ -374,6 +394,9 @@ CONVENTIONS: tuple[Convention, ...] = (
         wrapped=frozenset({"crew_tasks"}),
         run_arguments=("agent",),
     ),
+    # CrewAI through OpenLLMetry: the crew's workflow and its task are sessions around the
+    # agent's, and the task's description is the question.
+    Convention("CrewAI (OpenLLMetry)", question=("crewai.task.description",)),
     # LlamaIndex agents through OpenInference's instrumentor: the run (``FunctionAgent.run``,
     # a root CHAIN) records the workflow's arguments and a truncated repr of its result,
     # the model is asked in an LLM span inside another (``achat`` -> ``chat``), a third LLM
@@ -383,6 +406,25 @@ CONVENTIONS: tuple[Convention, ...] = (
         helpers=("._prepare_chat_with_tools",),
         run_arguments=("start_event",),
         run_results=("StopEvent(",),
+    ),
+    # DSPy through OpenInference: a module's call records ``{"input_args": {...}}`` (a tool's
+    # ``{"kwargs": {...}}``), its output the signature's fields (``{"answer": ...}``), a
+    # tool's result as JSON (``"Paris: 18 °C"``), a tool span is named ``get_weather.__call__``
+    # with no tool name, and ReAct ends its loop by calling ``finish``, then extracts the
+    # answer with one more model call.
+    Convention(
+        "DSPy (OpenInference)",
+        question_fields=("question",),
+        answer_fields=("answer",),
+        envelopes=("input_args", "kwargs", "args"),
+        tool_span_suffixes=(".__call__",),
+        answer_tools=frozenset({"finish"}),
+    ),
+    # BeeAI through OpenInference: a run's input is ``{"input": ...}``, and each event its
+    # emitter sends (a tool's error, the final answer) is a span of its own, of the kind of
+    # the span it happened in, named by its event path.
+    Convention(
+        "BeeAI (OpenInference)", question_fields=("input",), event_markers=("metadata.path",)
     ),
     # Google ADK's built-in tracing: GenAI spans (content only with the GenAI opt-ins), an
     # ``invoke_workflow`` span around the agent's ``invoke_agent`` one, and a tool call id
@@ -444,6 +486,11 @@ RUN_RESULTS = _keys("run_results")
 PLACEHOLDERS = frozenset().union(*(convention.placeholders for convention in CONVENTIONS))
 NAMED_RUNS = tuple(pair for convention in CONVENTIONS for pair in convention.named_runs)
 ANSWER_TOOLS = frozenset().union(*(convention.answer_tools for convention in CONVENTIONS))
+ANSWER_FIELDS = _keys("answer_fields")
+ENVELOPES = _keys("envelopes")
+MIME_TYPES = {key: typed for c in CONVENTIONS for key, typed in c.mime_types.items()}
+TOOL_SPAN_SUFFIXES = _keys("tool_span_suffixes")
+EVENT_MARKERS = _keys("event_markers")
 _KIND_KEYS = tuple(c.kind_key for c in CONVENTIONS if c.kind_key is not None)
 TOOL_CALL_KEYS = tuple(
     dict.fromkeys(_KIND_KEYS + TOOL_NAME_KEYS + TOOL_CALL_ID_KEYS + ARGUMENT_KEYS)
@@ -468,24 +515,6 @@ IDENTITY_KEYS = frozenset(
 none of what it says: all the write-ahead log keeps of a span when content is withheld."""
 
 
-HTTP_STATUS_KEYS = ("http.response.status_code", "http.status_code")
-"""The OTel HTTP conventions' response status code: the current key, then the older one."""
-
-
-def failed_http_status(kind: str, attributes: Mapping[str, Any]) -> int | None:
-    """The HTTP status code that makes a span an error under the OTel HTTP conventions,
-    else None: 5xx on a server span (a 4xx is the client's mistake, not the server's), 4xx
-    or 5xx on a client span."""
-    if kind not in ("client", "server"):
-        return None
-    value = next((attributes[k] for k in HTTP_STATUS_KEYS if attributes.get(k) is not None), None)
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if (500 if kind == "server" else 400) <= value <= 599 else None
-
-
 def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "") -> Role:
     """The role of a span, from our own, the official GenAI or third-party conventions.
 
@@ -498,7 +527,7 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "
     """
     if sc.OTEL_PROV_ITERATION_NUMBER in attributes:
         return Role.ITERATION
-    if name.endswith(HELPER_NAMES):
+    if name.endswith(HELPER_NAMES) or any(key in attributes for key in EVENT_MARKERS):
         return Role.SPAN
     for convention in CONVENTIONS:
         if convention.kind_key is None:
@@ -507,7 +536,10 @@ def classify(attributes: Mapping[str, Any], *, root: bool = False, name: str = "
         if not isinstance(kind, str):
             continue
         role = convention.roles.get(kind)
-        if role is Role.TOOL_CALL and _tool_name(attributes) in ANSWER_TOOLS:
+        if (
+            role is Role.TOOL_CALL
+            and (_tool_name(attributes) or tool_name_from_span_name(name)) in ANSWER_TOOLS
+        ):
             return Role.SPAN  # the answer being given: the session holds it
         if role is not None:
             return role
@@ -531,8 +563,46 @@ def starts_as_tool_call(name: str, attributes: Mapping[str, Any]) -> bool:
 
 def tool_name_from_span_name(name: str) -> str:
     """A tool call's name when no attribute gives it: its GenAI span name without the
-    ``execute_tool`` prefix (the whole name when it has none)."""
-    return name.removeprefix(f"{EXECUTE_TOOL} ").strip()
+    ``execute_tool`` prefix, or a span name without a ``tool_span_suffixes`` ending
+    (``get_weather.__call__``); the whole name when it has neither."""
+    name = name.removeprefix(f"{EXECUTE_TOOL} ").strip()
+    for suffix in TOOL_SPAN_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def json_typed(attributes: Mapping[str, Any], key: str, text: str) -> str:
+    """``text`` (the value of ``key``) decoded once when its media type key says it is
+    JSON and it is a JSON string; ``text`` itself otherwise."""
+    typed = MIME_TYPES.get(key)
+    if typed is None or attributes.get(typed) != "application/json" or not text.startswith('"'):
+        return text
+    decoded = loads(text)
+    return decoded if isinstance(decoded, str) else text
+
+
+def holds_messages(text: str) -> bool:
+    """Is ``text`` an object of messages (``{"messages": [...]}``)?  When none of them is a
+    message read (Haystack's are Python reprs), it holds no question or answer."""
+    if '"messages"' not in text:
+        return False
+    parsed = loads(text)
+    return isinstance(parsed, dict) and isinstance(parsed.get("messages"), list)
+
+
+def _enveloped(parsed: Any) -> Any:
+    """What an envelope of a call's arguments (``ENVELOPES``) wraps: the one non-empty
+    object inside it, level by level; ``parsed`` itself when it wraps nothing."""
+    while isinstance(parsed, dict):
+        inner = {k: v for k, v in parsed.items() if v not in (None, {}, [])}
+        if len(inner) != 1:
+            break
+        ((key, value),) = inner.items()
+        if key not in ENVELOPES or not isinstance(value, dict):
+            break
+        parsed = value
+    return parsed
 
 
 def is_agent_run(attributes: Mapping[str, Any]) -> bool:
@@ -714,11 +784,13 @@ def unwrapped(text: str, pick: str) -> str | None:
     """The plain text inside a serialised framework payload, or None if it is not one.
 
     ``pick``: ``question`` (a run's task, ``{"task": ...}``, else the first user message of
-    ``{"messages": [...]}`` or of a bare message list), ``answer`` (the last assistant
-    message), ``result`` (a serialised tool message, ``{"type": "tool", "data":
-    {"content": ...}}``, LlamaIndex's ``ToolOutput`` or content blocks ``[{"text": ...}]``)
-    or ``query`` (a retriever's input, ``{"query": ...}``).  Messages in any form
-    :func:`otel_prov.prov._messages.message` reads; a message without text says nothing.
+    ``{"messages": [...]}`` or of a bare message list), ``answer`` (an ``ANSWER_FIELDS``
+    field, else the last assistant message), ``arguments`` (what an envelope of a call's
+    arguments wraps, ``{"kwargs": {...}}``), ``result`` (a serialised tool message,
+    ``{"type": "tool", "data": {"content": ...}}``, LlamaIndex's ``ToolOutput`` or content
+    blocks ``[{"text": ...}]``) or ``query`` (a retriever's input, ``{"query": ...}``).
+    Messages in any form :func:`otel_prov.prov._messages.message` reads; a message without
+    text says nothing.
     """
     if not text.lstrip().startswith(("{", "[")):
         return None
@@ -728,9 +800,18 @@ def unwrapped(text: str, pick: str) -> str | None:
     if pick == "query":
         query = parsed.get("query") if isinstance(parsed, dict) else None
         return query if isinstance(query, str) else None
+    if pick == "arguments":
+        inner = _enveloped(parsed)
+        return json_text(inner) if inner is not parsed else None
+    if pick == "answer" and isinstance(parsed, dict):
+        answer = next((parsed[f] for f in ANSWER_FIELDS if isinstance(parsed.get(f), str)), None)
+        if answer is not None:
+            return str(answer)
     if pick == "question":
-        # A run's arguments ({"task": ...}), or its one task of a list (CrewAI's crew_tasks).
+        # A run's arguments ({"task": ...}, in an envelope: {"input_args": {"question": ...}}),
+        # or its one task of a list (CrewAI's crew_tasks).
         one = parsed[0] if isinstance(parsed, list) and len(parsed) == 1 else parsed
+        one = _enveloped(one)
         fields = one if isinstance(one, dict) else {}
         task = next((fields[f] for f in QUESTION_FIELDS if isinstance(fields.get(f), str)), None)
         if task is not None:
@@ -772,9 +853,11 @@ def calls_in(received: Iterable[Message]) -> list[tuple[str, str, str | None]]:
     return [(call.name, call.arguments, call.call_id) for found in received for call in found.calls]
 
 
-def defined_tools(attributes: Mapping[str, Any]) -> list[str]:
+def defined_tools(attributes: Mapping[str, Any], seen: set[str] | None = None) -> list[str]:
     """Tool names in ``gen_ai.tool.definitions`` (a JSON list of ``{"name"}`` or
-    ``{"function": {"name"}}`` objects) and OpenInference's ``llm.tools.N.tool.json_schema``."""
+    ``{"function": {"name"}}`` objects) and OpenInference's ``llm.tools.N.tool.json_schema``.
+    ``seen``: definitions already read (and read now, added): every model call of a run
+    sends the same ones, and parsing them again was 6% of mapping an Agno run."""
     texts = [attributes.get("gen_ai.tool.definitions")]
     texts += [
         value
@@ -783,8 +866,10 @@ def defined_tools(attributes: Mapping[str, Any]) -> list[str]:
     ]
     names = []
     for text in texts:
-        if not isinstance(text, str):
+        if not isinstance(text, str) or (seen is not None and text in seen):
             continue
+        if seen is not None:
+            seen.add(text)
         parsed = loads(text)
         for item in parsed if isinstance(parsed, list) else [parsed]:
             name = tool_schema_name(item) if isinstance(item, dict) else None
@@ -799,91 +884,3 @@ def tool_schema_name(schema: Mapping[str, Any]) -> str | None:
     function = schema.get("function")
     name = function.get("name") if isinstance(function, Mapping) else schema.get("name")
     return name if isinstance(name, str) and name else None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RetrievedDocument:
-    """One document (or chunk) a retrieval returned, as its convention recorded it."""
-
-    index: int
-    """Its 0-based position in the result."""
-    fields: Mapping[str, Any]
-    """``id``, ``score``, ``source``, ``metadata`` (JSON text), ``content`` as recorded."""
-    keys: Mapping[str, str] = dataclasses.field(default_factory=dict)
-    """Field -> the attribute it was read from (none for a document of a JSON list)."""
-    content_key: str | None = None
-    """The attribute holding its text, or that would have held it when only its size and
-    hash were kept (None: the text, if any, is in ``fields``), so that the mapper reads it
-    as any content attribute: blob, truncation, size and hash."""
-
-    @property
-    def source(self) -> str | None:
-        """The document it was taken from: its ``source`` field, else its metadata's
-        ``source`` or ``url`` (LangChain loaders and OpenInference put it there)."""
-        source = self.fields.get("source")
-        if isinstance(source, str) and source:
-            return source
-        metadata = self.fields.get("metadata")
-        try:
-            parsed = json.loads(metadata) if isinstance(metadata, str) else None
-        except (ValueError, RecursionError):  # not JSON, or nested too deep to parse
-            return None
-        for key in ("source", "url"):
-            value = parsed.get(key) if isinstance(parsed, dict) else None
-            if isinstance(value, str) and value:
-                return value
-        return None
-
-
-def retrieved_documents(attributes: Mapping[str, Any]) -> list[RetrievedDocument]:
-    """The documents a retrieval span records, in the order of the result, from the first
-    convention that records any: flattened per-field attributes, else a JSON list."""
-    for convention in CONVENTIONS:
-        found: dict[int, dict[str, Any]] = {}
-        keys: dict[int, dict[str, str]] = {}
-        content_keys: dict[int, str] = {}
-        for key, value in attributes.items():
-            for pattern in convention.documents:
-                match = pattern.fullmatch(key)
-                if match is None:
-                    continue
-                index, field = int(match["index"]), match["field"]
-                found.setdefault(index, {})[field] = value
-                keys.setdefault(index, {})[field] = key
-                if field in ("content", "size", "sha256"):
-                    # The content's own key, also when only its size and hash were kept.
-                    start, end = match.span("field")
-                    content_keys[index] = f"{key[:start]}content{key[end:]}"
-        if found:
-            return [
-                RetrievedDocument(index, found[index], keys[index], content_keys.get(index))
-                for index in sorted(found)
-            ]
-        for key in convention.document_lists:
-            documents = _document_list(attributes.get(key))
-            if documents:
-                return documents
-    return []
-
-
-def _document_list(value: Any) -> list[RetrievedDocument]:
-    """GenAI's ``gen_ai.retrieval.documents``, a JSON list of ``{"id", "score", ...}``, or
-    OpenLLMetry's ``{"documents": [{"page_content", "metadata"}, ...]}``."""
-    try:
-        parsed = json.loads(value) if isinstance(value, str) else None
-    except (ValueError, RecursionError):
-        return []
-    if isinstance(parsed, dict):
-        parsed = parsed.get("documents")
-    documents = []
-    for index, item in enumerate(parsed if isinstance(parsed, list) else []):
-        if not isinstance(item, dict):
-            continue
-        fields = {k: item[k] for k in ("id", "score", "source", "content") if k in item}
-        if "content" not in fields and "page_content" in item:
-            fields["content"] = item["page_content"]
-        metadata = item.get("metadata")
-        if isinstance(metadata, dict):
-            fields["metadata"] = json.dumps(metadata, ensure_ascii=False, sort_keys=True)
-        documents.append(RetrievedDocument(index, fields))
-    return documents

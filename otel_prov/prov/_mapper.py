@@ -65,16 +65,15 @@ from otel_prov.prov._conventions import (
     SESSION_ID_KEYS,
     TOOL_CALL_ID_KEYS,
     TOOL_NAME_KEYS,
-    RetrievedDocument,
     agent_name,
-    failed_http_status,
     first_user_message,
     span_answer,
     span_question,
     tool_exchange,
-    tool_name_from_span_name,
     unwrapped,
 )
+from otel_prov.prov._decision_triples import map_reasoning
+from otel_prov.prov._http_status import failed_http_status
 from otel_prov.prov._iris import (
     activity_iri,
     agent_iri,
@@ -105,11 +104,13 @@ from otel_prov.prov._rdf import (
     literal,
 )
 from otel_prov.prov._record import ProvRecord
+from otel_prov.prov._retrieved import RetrievedDocument
 from otel_prov.prov._span_record import Role, SpanRecord
 from otel_prov.prov._span_tree import (
+    MessageCall,
     SpanTree,
     Step,
-    first_text,
+    call_name,
     is_plan,
     succeeded,
 )
@@ -201,6 +202,7 @@ def _map_span(
         _model_call(activity, out, prices)
     elif span.role is Role.RETRIEVAL:
         _retrieval(span, activity, tree, out)
+    map_reasoning(span, activity, tree, out)  # after _session: its answer rests on them
 
 
 def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> str:
@@ -236,10 +238,16 @@ def _activity(span: SpanRecord, cls: str, tree: SpanTree, out: SpanTriples) -> s
         http = None if http_failure is None else str(http_failure)
         error_type = out.text(sc.ERROR_TYPE) or _exception_field(span, "exception.type") or http
         message = span.status_message or _exception_field(span, "exception.message")
-        if span.role is Role.TOOL_CALL and message in (None, "", error_type):
-            # Only a code (ADK's TOOL_ERROR): what the failed tool answered says the rest.
+        if span.role is Role.TOOL_CALL:
+            # Only a code (ADK's TOOL_ERROR), or a wrapper's message that what the failed
+            # tool answered repeats and says more of (BeeAI's "Tool Error", its cause after
+            # it): that answer is the error's text.
             result = out.content(*RESULT_KEYS, pick="result")
-            message = (result.text if result is not None else None) or message
+            said = result.text if result is not None else None
+            if message in (None, "", error_type) or (
+                said and message and message in said and len(said) > len(message)
+            ):
+                message = said or message
         message = message or (None if http is None else f"HTTP status {http}")
         if error_type:
             add((activity, O.errorType, literal(error_type)))
@@ -358,6 +366,10 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
             for tool in step.tools
             if succeeded(tool)
         ]
+        for call in step.calls:
+            returned = _message_call(call, step, out)
+            if returned is not None:
+                previous_observations.append(returned)
         sources.extend(([thought] if thought else []) + previous_observations)
     for iteration in tree.iterations(span):
         current = activity_iri(iteration.trace_id, iteration.span_id)
@@ -412,8 +424,8 @@ def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str 
     if end_ns is not None:
         add((iri, P.endedAtTime, datetime_from_ns(max(end_ns, model.start_ns))))
     add((iri, O.status, literal("ok" if end_ns is not None else "incomplete")))
-    actions = [first_text(tool.attributes, TOOL_NAME_KEYS) for tool in step.tools]
-    if step.tools and actions[0]:
+    actions = [call_name(tool) for tool in step.tools] + [call.name for call in step.calls]
+    if actions and actions[0]:
         add((iri, O.action, literal(actions[0])))
     text = step.thought
     if text is None:
@@ -422,6 +434,42 @@ def _inferred_step(step: Step, iri: str, session: str, out: SpanTriples) -> str 
     out.entity(thought, O.Thought, Content.of(text))
     out.generated(thought, iri, step.decided_ns)
     return thought
+
+
+def _message_call(call: MessageCall, step: Step, out: SpanTriples) -> str | None:
+    """The activity of a tool call known only from the model's messages, part of its step
+    (the model call that asked for it gives its ids): its name, call id, the Arguments the
+    step generated and, if the next request answered it, its Observation (its IRI)."""
+    add, model, iri = out.add, step.model, call.iri
+    add((iri, RDF_TYPE, O.ToolCall))
+    add((iri, RDF_TYPE, P.Activity))
+    add((iri, RDFS_LABEL, literal(call.name)))
+    add((iri, O.traceId, literal(trace_hex(model.trace_id))))
+    add((iri, O.spanId, literal(span_hex(model.span_id))))
+    add((iri, O.partOf, step.iri))
+    add((iri, P.startedAtTime, datetime_from_ns(call.start_ns)))
+    if call.end_ns is not None:
+        add((iri, P.endedAtTime, datetime_from_ns(call.end_ns)))
+    add((iri, O.status, literal("ok" if call.answered else "incomplete")))
+    add((iri, O.toolName, literal(call.name)))
+    if call.call_id:
+        add((iri, O.toolCallId, literal(call.call_id)))
+    tool = tool_iri(call.name)
+    out.agent(tool, O.Tool, call.name)
+    add((tool, O.toolName, literal(call.name)))
+    add((iri, P.wasAssociatedWith, tool))
+    arguments = entity_iri(iri, "arguments")
+    out.entity(arguments, O.Arguments, Content.of(call.arguments))
+    out.generated(arguments, step.iri, step.within(call.start_ns))
+    add((iri, P.used, arguments))
+    if not call.answered:
+        return None
+    observation = entity_iri(iri, "observation")
+    result = Content.of(call.result) if call.result is not None else None
+    out.entity(observation, O.Observation, result)
+    out.generated(observation, iri, call.end_ns)
+    add((observation, P.wasDerivedFrom, arguments))
+    return observation
 
 
 def _decision_time(span: SpanRecord, tree: SpanTree) -> int | None:
@@ -479,7 +527,7 @@ def _check_json(content: Content, key: str, out: SpanTriples) -> None:
 
 def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:
     add = out.add
-    name = out.text(*TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
+    name = out.text(*TOOL_NAME_KEYS) or call_name(span)
     add((activity, O.toolName, literal(name)))
     tool = tool_iri(name)
     out.agent(tool, O.Tool, name)
@@ -496,7 +544,11 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
     arguments = entity_iri(activity, "arguments")
     # In an inferred step, what the model asked for is the step's decision: it wins over
     # the instrumentation's record of the tool input (often a repr, not the arguments).
-    content = Content.of(requested) if requested is not None else out.content(*ARGUMENT_KEYS)
+    content = (
+        Content.of(requested)
+        if requested is not None
+        else out.content(*ARGUMENT_KEYS, pick="arguments")
+    )
 
     def exchanged() -> tuple[str | None, str | None]:
         # The call and its result as messages (Strands Agents): read only where no key
@@ -523,6 +575,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
     content = out.content(*RESULT_KEYS, pick="result")
     if content is None and (result := exchanged()[1]) is not None:
         content = Content.of(unwrapped(result, "result") or result)
+    if content is None and (answer := tree.answered(span)) is not None:
+        content = Content.of(answer)  # in the next request's tool message, by call id
     if content is None and only_call and iteration is not None:
         content = SpanTriples(iteration, out.problems).content(sc.OTEL_PROV_OBSERVATION)
     out.entity(observation, O.Observation, content)
@@ -534,8 +588,8 @@ def _tool_call(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples
 
 def _model_call(activity: str, out: SpanTriples, prices: PriceTable | None) -> None:
     add = out.add
-    model = out.text(*MODEL_KEYS)
-    provider = out.text(*PROVIDER_KEYS)
+    provider = _provider(out.text(*PROVIDER_KEYS))
+    model = _model(out.text(*MODEL_KEYS), provider)
     if provider:
         add((activity, O.providerName, literal(provider)))
     if model:
@@ -544,11 +598,11 @@ def _model_call(activity: str, out: SpanTriples, prices: PriceTable | None) -> N
         out.agent(agent, O.AIModel, model)
         add((activity, P.wasAssociatedWith, agent))
     usage = Usage(
-        input=out.integer(*INPUT_TOKEN_KEYS),
-        output=out.integer(*OUTPUT_TOKEN_KEYS),
-        cache_read=out.integer(*CACHE_READ_TOKEN_KEYS),
-        cache_write=out.integer(*CACHE_WRITE_TOKEN_KEYS),
-        reasoning=out.integer(*REASONING_TOKEN_KEYS),
+        input=out.integer(*INPUT_TOKEN_KEYS, digits=True),
+        output=out.integer(*OUTPUT_TOKEN_KEYS, digits=True),
+        cache_read=out.integer(*CACHE_READ_TOKEN_KEYS, digits=True),
+        cache_write=out.integer(*CACHE_WRITE_TOKEN_KEYS, digits=True),
+        reasoning=out.integer(*REASONING_TOKEN_KEYS, digits=True),
     )
     for predicate, tokens in (
         (O.inputTokens, usage.input),
@@ -571,6 +625,25 @@ def _model_call(activity: str, out: SpanTriples, prices: PriceTable | None) -> N
         add((activity, O.costCurrency, literal(currency)))
     if source:
         add((activity, O.costSource, literal(source)))
+
+
+def _provider(name: str | None) -> str | None:
+    """A provider's name as the GenAI and OpenInference conventions spell it, lower case
+    (Agno writes its model's provider ``OpenAI``)."""
+    return name.lower() if name else name
+
+
+def _model(name: str | None, provider: str | None) -> str | None:
+    """A model's name without its own provider in front: LiteLLM names the model it routes
+    to ``openai/scripted-model``, the provider ``openai`` beside it."""
+    if (
+        name
+        and provider
+        and name.lower().startswith(f"{provider}/")
+        and len(name) > len(provider) + 1
+    ):
+        return name[len(provider) + 1 :]
+    return name
 
 
 def _reported_cost(out: SpanTriples) -> tuple[Decimal | None, str | None, str | None]:

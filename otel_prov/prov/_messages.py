@@ -42,7 +42,9 @@ __all__ = [
     "messages",
     "numbered",
     "react",
+    "sections",
     "span_messages",
+    "structured",
 ]
 
 USER, ASSISTANT, SYSTEM, TOOL = "user", "assistant", "system", "tool"
@@ -481,15 +483,56 @@ def react(found: Message) -> Message:
     """A model's message in the ReAct text form (LlamaIndex's ``ReActAgent``, LangChain's
     ReAct prompts) as what it says: its ``Thought:`` as reasoning, its ``Action:`` and
     ``Action Input:`` as the call it asks for (with no id: the model writes none), its
-    ``Answer:`` as its text.  Any other message as it is."""
-    match = _REACT.fullmatch(found.text) if found.text and not found.calls else None
-    if match is None:
+    ``Answer:`` as its text; in DSPy's ``[[ ## field ## ]]`` sections, by its fields
+    (:func:`structured`).  Any other message as it is."""
+    if not found.text or found.calls:
         return found
+    match = _REACT.fullmatch(found.text)
+    if match is None:
+        fields = sections(found.text) if "[[ ## " in found.text else None
+        return structured(found, fields) if fields else found
     thought, action = match["thought"] or None, match["action"]
     if action is None:
         return dataclasses.replace(found, text=match["answer"] or None, reasoning=thought)
     call = ToolCall(action, match["input"] or "{}")
     return dataclasses.replace(found, text=None, calls=(call,), reasoning=thought)
+
+
+_SECTION = re.compile(r"\[\[ ## (\w{1,64}) ## \]\]")
+_DONE = "completed"
+"""The section DSPy's chat adapter closes a model's fields with (``[[ ## completed ## ]]``)."""
+THOUGHT_FIELDS = ("next_thought", "reasoning")
+"""Fields of a module's structured output that hold its reasoning, in the order tried."""
+TOOL_FIELDS = ("next_tool_name", "next_tool_args")
+"""Fields that name the tool a step calls and its arguments (DSPy's ``ReAct``)."""
+ANSWER_FIELDS = ("answer",)
+"""Fields that hold the answer (DSPy's ``question -> answer`` signature, and its ``ReAct``)."""
+
+
+def sections(text: str) -> dict[str, str] | None:
+    """A model's text in DSPy's chat-adapter form, ``[[ ## name ## ]]`` then the field's
+    value, section by section (``completed`` ends it): its fields by name; None for text
+    of any other form (text before the first section, or no section at all)."""
+    parts = _SECTION.split(text)
+    if len(parts) < 3 or parts[0].strip():
+        return None
+    found = {parts[i]: parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
+    found.pop(_DONE, None)
+    return found or None
+
+
+def structured(found: Message, fields: Mapping[str, Any]) -> Message:
+    """``found`` read as a module's structured output, by its field names: its reasoning
+    (:data:`THOUGHT_FIELDS`), the tool it calls with its arguments (:data:`TOOL_FIELDS`,
+    a call without id: the model writes none) and its answer (:data:`ANSWER_FIELDS`)."""
+    thought = next((v for k in THOUGHT_FIELDS if isinstance(v := fields.get(k), str) and v), None)
+    name, arguments = (fields.get(key) for key in TOOL_FIELDS)
+    if isinstance(arguments, str):
+        parsed = loads(arguments)
+        arguments = parsed if isinstance(parsed, Mapping) else arguments
+    call = _call(name, arguments, None)
+    answer = next((v for k in ANSWER_FIELDS if isinstance(v := fields.get(k), str) and v), None)
+    return dataclasses.replace(found, text=answer, calls=(call,) if call else (), reasoning=thought)
 
 
 def _said(found: tuple[Message, ...]) -> tuple[Message, ...]:

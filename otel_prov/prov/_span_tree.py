@@ -8,23 +8,25 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from otel_prov import semconv as sc
 from otel_prov.prov._conventions import (
     AGENT_NAME_KEYS,
+    ANSWER_TOOLS,
+    RESULT_KEYS,
     RUN_NAME_KEYS,
+    TOOL_CALL_ID_KEYS,
     TOOL_NAME_KEYS,
     Request,
-    RetrievedDocument,
     agent_name,
     calls_in,
     defined_tools,
     model_output,
     output_text,
     read_sent,
-    retrieved_documents,
+    tool_name_from_span_name,
 )
 from otel_prov.prov._iris import (
     STEP,
@@ -32,12 +34,15 @@ from otel_prov.prov._iris import (
     entity_iri,
     span_hex,
 )
-from otel_prov.prov._messages import EventLike, Message
+from otel_prov.prov._messages import ASSISTANT, TOOL, EventLike, Message
+from otel_prov.prov._retrieved import RetrievedDocument, retrieved_documents
 from otel_prov.prov._span_record import Role, SpanRecord
 
 __all__ = [
+    "MessageCall",
     "SpanTree",
     "Step",
+    "call_name",
     "digest_keys",
     "first_text",
     "is_plan",
@@ -103,13 +108,46 @@ def session_agent_key(session: SpanRecord) -> str | None:
     return first_text(attributes, (sc.GEN_AI_AGENT_ID,)) or name
 
 
+def call_name(span: SpanRecord) -> str:
+    """The tool a tool-call span ran: its tool name attribute, else its span name
+    (:func:`~otel_prov.prov._conventions.tool_name_from_span_name`)."""
+    return first_text(span.attributes, TOOL_NAME_KEYS) or tool_name_from_span_name(span.name)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MessageCall:
+    """A tool call known only from a model's output messages: the instrumentation records
+    no span of the tool's run (OpenInference's Haystack spans).  Its arguments are the
+    message's, its result the next request's tool message answering it (same call id, or
+    in order where the messages carry none), and it ran (``answered``) if that request
+    carries one."""
+
+    step_iri: str
+    number: int
+    """1-based, in the order the model asked for its calls."""
+    name: str
+    arguments: str
+    call_id: str | None
+    result: str | None
+    answered: bool
+    start_ns: int
+    end_ns: int | None
+
+    @property
+    def iri(self) -> str:
+        return entity_iri(self.step_iri, f"call-{self.number}")
+
+
 @dataclasses.dataclass(slots=True)
 class Step:
-    """An iteration inferred from a model call and the tool calls that followed it."""
+    """An iteration inferred from a model call and the tool calls that followed it (or,
+    in a session with no model-call span, from a tool call: ``model`` is then that call)."""
 
     model: SpanRecord
     number: int
     tools: list[SpanRecord] = dataclasses.field(default_factory=list)
+    calls: list[MessageCall] = dataclasses.field(default_factory=list)
+    """Its tool calls known only from the model's output messages (no tool span)."""
     output: tuple[Message, ...] = ()
     """What the model call received back (:func:`~otel_prov.prov._conventions.model_output`,
     the session's next model call as its ``following``), read once: the step's calls, its
@@ -135,6 +173,17 @@ class Step:
         at_ns = max(at_ns, self.model.start_ns)
         end = self.end_ns
         return min(at_ns, end) if end is not None else at_ns
+
+
+def _ends_loop(step: Step) -> bool:
+    """Did the step's model choose an answer tool (DSPy's ``finish``)?"""
+    return any(name in ANSWER_TOOLS for name, _, _ in calls_in(step.output))
+
+
+def _overlaps(step: Step, tool: SpanRecord) -> bool:
+    """Did ``tool`` start before every call of ``step`` had ended (run beside them)?"""
+    ends = [span.end_ns for span in step.tools]
+    return None in ends or tool.start_ns < max(end for end in ends if end is not None)
 
 
 def _ended(spans: Sequence[SpanRecord]) -> int | None:
@@ -179,9 +228,18 @@ class SpanTree:
         self._steps: dict[int, list[Step]] = {}
         self._step_of: dict[int, Step] = {}
         self._requested: dict[int, tuple[str | None, str | None]] = {}
+        self._answered: dict[int, str | None] = {}
         for span in self.spans:
             if span.role is Role.SESSION and not self.iterations(span):
                 self._infer_steps(span)
+        self._memo: dict[str, Any] = {}
+
+    def memo(self, key: str, build: Callable[[SpanTree], Any]) -> Any:
+        """What ``build`` makes of this tree, made once: an index a per-span mapping
+        needs of the whole trace (the reasoning events, ``_decision_triples``)."""
+        if key not in self._memo:
+            self._memo[key] = build(self)
+        return self._memo[key]
 
     def _index_retrieval(self, span: SpanRecord) -> None:
         """Where a retrieval's documents go, as an observation's would: to the tool call it
@@ -263,49 +321,144 @@ class SpanTree:
             ]
             self.by_id = {span.span_id: span for span in self.spans}
 
+    def _number(self, opener: SpanRecord, steps: Sequence[Step]) -> int:
+        """The number of the step ``opener`` opens after ``steps``: the one known for it
+        (``step_numbers``), else one more than the last's."""
+        known = self._step_numbers.get(opener.span_id)
+        if known is not None:
+            return known
+        return steps[-1].number + 1 if steps else 1
+
     def _infer_steps(self, session: SpanRecord) -> None:
         """Iterations of a session that has no iteration spans: each model call opens a step
         that takes the tool calls after it, up to the next model call.  Calls made inside a
         tool call (a tool that asks a model) belong to that tool, not to the loop, and a
-        model call inside a model call (LlamaIndex's ``achat`` -> ``chat``) is the same call."""
+        model call inside a model call (LlamaIndex's ``achat`` -> ``chat``) is the same call.
+        A model call after a step that chose an answer tool (DSPy's ``finish``) extracts
+        the answer within that step.  With no model-call span at all (AutoGen's own
+        spans), each tool call with a call id (a model chose it) opens a step, calls that
+        overlap it joining it."""
+        spans = [
+            span
+            for span in self.spans
+            if span.role in (Role.MODEL_CALL, Role.TOOL_CALL)
+            and self.enclosing(span, Role.SESSION) is session
+            and self.enclosing(span, Role.TOOL_CALL) is None
+            and self.enclosing(span, Role.MODEL_CALL) is None
+        ]
+        models = any(span.role is Role.MODEL_CALL for span in spans)
         steps: list[Step] = []
-        for span in self.spans:
-            if span.role not in (Role.MODEL_CALL, Role.TOOL_CALL):
-                continue
-            if self.enclosing(span, Role.SESSION) is not session:
-                continue
-            if (
-                self.enclosing(span, Role.TOOL_CALL) is not None
-                or self.enclosing(span, Role.MODEL_CALL) is not None
-            ):
-                continue
+        for span in spans:
             if span.role is Role.MODEL_CALL:
-                number = self._step_numbers.get(span.span_id)
-                if number is None:
-                    number = steps[-1].number + 1 if steps else 1
-                steps.append(Step(span, number))
-            elif steps:
+                own = model_output(span.attributes, span.events)
+                if steps and steps[-1].model.role is Role.MODEL_CALL and _ends_loop(steps[-1]):
+                    continue  # the answer extracted, within the step that ended the loop
+                steps.append(Step(span, self._number(span, steps), output=own))
+                continue
+            if not models:
+                # A call id says a model chose the call: a run's step.  A call without one
+                # (a plan's step, run by hand) stays where it was recorded, in the session.
+                if first_text(span.attributes, TOOL_CALL_ID_KEYS) is None:
+                    continue
+                if not steps or not _overlaps(steps[-1], span):
+                    steps.append(Step(span, self._number(span, steps)))
+            if steps:
                 steps[-1].tools.append(span)
                 self._step_of[span.span_id] = steps[-1]
         if steps:
             self._steps[session.span_id] = steps
+        tools = any(span.role is Role.TOOL_CALL for span in spans)
         for step, following in itertools.zip_longest(steps, steps[1:]):
             model = step.model
             step.end_ns = _ended([model, *step.tools])
             started = [tool.start_ns for tool in step.tools]
             step.decided_ns = step.within(min(started, default=model.end_ns or model.start_ns))
+            if model.role is not Role.MODEL_CALL:
+                continue
             after: Request | None = None
             if following is not None:
                 after = (following.model.attributes, following.model.events)
-            step.output = model_output(model.attributes, model.events, after, self.sent)
+                if not step.output:  # what it answered, from the next request
+                    step.output = model_output(model.attributes, model.events, after, self.sent)
             requests = calls_in(step.output)
             for tool in step.tools:
-                name = first_text(tool.attributes, TOOL_NAME_KEYS)
+                name = call_name(tool)
                 for index, (requested, arguments, call_id) in enumerate(requests):
                     if requested == name:
                         self._requested[tool.span_id] = (arguments, call_id)
                         del requests[index]
                         break
+            # Results no span holds are read from the next request (its input is parsed
+            # only then: reading it is most of what mapping such a run costs).
+            unanswered = [
+                tool
+                for tool in step.tools
+                if succeeded(tool) and not any(recorded(tool.attributes, k) for k in RESULT_KEYS)
+            ]
+            asked = [] if tools else [r for r in requests if r[0] not in ANSWER_TOOLS]
+            answers = {}
+            if following is not None and (unanswered or asked):
+                answers = self._answers(following)
+            for tool in unanswered:
+                call_id = first_text(tool.attributes, TOOL_CALL_ID_KEYS)
+                call_id = call_id or self._requested.get(tool.span_id, (None, None))[1]
+                if call_id in answers:
+                    self._answered[tool.span_id] = answers[call_id][0]
+            if asked:
+                step.calls = self._message_calls(step, asked, following, answers)
+
+    def _answers(self, following: Step) -> dict[str | None, tuple[str | None, int]]:
+        """The tool messages a step's request sent back after the previous step's calls:
+        call id (None: it names none) -> (its text, its place among them)."""
+        if following.model.role is not Role.MODEL_CALL:
+            return {}
+        sent = self.sent(following.model.attributes, following.model.events)
+        last = max((i for i, m in enumerate(sent) if m.role == ASSISTANT), default=-1)
+        found: dict[str | None, tuple[str | None, int]] = {}
+        for message in sent:
+            if message.role == TOOL and message.call_id is not None:
+                found.setdefault(message.call_id, (message.text, -1))
+        trailing = [m for m in sent[last + 1 :] if m.role == TOOL]
+        for place, message in enumerate(trailing):
+            found.setdefault(f"#{place}", (message.text, place))
+        return found
+
+    def _message_calls(
+        self,
+        step: Step,
+        asked: list[tuple[str, str, str | None]],
+        following: Step | None,
+        answers: dict[str | None, tuple[str | None, int]],
+    ) -> list[MessageCall]:
+        """The calls a step's model asked for when the session records no tool span."""
+        model = step.model
+        start = model.end_ns if model.end_ns is not None else model.start_ns
+        end = following.model.start_ns if following is not None else None
+        calls = []
+        for number, (name, arguments, call_id) in enumerate(asked, start=1):
+            answer = answers.get(call_id) if call_id is not None else None
+            answer = answer or answers.get(f"#{number - 1}")
+            calls.append(
+                MessageCall(
+                    step.iri,
+                    number,
+                    name,
+                    arguments,
+                    call_id,
+                    answer[0] if answer else None,
+                    answer is not None,
+                    start,
+                    max(end, start) if end is not None and answer is not None else None,
+                )
+            )
+        if calls and step.end_ns is not None and calls[-1].end_ns is not None:
+            step.end_ns = max(step.end_ns, calls[-1].end_ns)
+        return calls
+
+    def answered(self, tool: SpanRecord) -> str | None:
+        """A tool call's result that its span does not hold: the text of the tool message
+        with its call id in the next model request (OpenLLMetry's record of AutoGen's calls)."""
+        return self._answered.get(tool.span_id)
 
     def sent(
         self, attributes: Mapping[str, Any], events: Iterable[EventLike]
@@ -458,11 +611,12 @@ class SpanTree:
         if isinstance(names, (list, tuple)):
             return sorted({str(name) for name in names if name})
         found: set[str] = set()
+        read: set[str] = set()
         for span in self.spans:
             if span is session or (
                 span.role is Role.MODEL_CALL and self.enclosing(span, Role.SESSION) is session
             ):
-                found.update(defined_tools(span.attributes))
+                found.update(defined_tools(span.attributes, read))
         return sorted(found)
 
     def thought(self, iteration: SpanRecord) -> str | None:

@@ -15,7 +15,9 @@ from otel_prov.prov._conventions import (
     MESSAGE_LIST_KEYS,
     PLACEHOLDERS,
     WRAPPED_KEYS,
+    holds_messages,
     is_run_record,
+    json_typed,
     unwrapped,
 )
 from otel_prov.prov._iris import (
@@ -85,8 +87,9 @@ class SpanTriples:
     def content(self, *keys: str, pick: str | None = None) -> Content | None:
         """The first content value among ``keys``, with its hash and size; or, when our
         instrumentation left the content off, the hash and size it recorded instead.
-        ``pick`` (``question``, ``answer``, ``result``): the text to take out of a
-        third-party payload that wraps it (see ``_conventions.unwrapped``)."""
+        ``pick`` (``question``, ``answer``, ``arguments``, ``result``): the text to take
+        out of a third-party payload that wraps it (see ``_conventions.unwrapped``); a JSON
+        string typed ``application/json`` is its text (``_conventions.json_typed``)."""
         attributes = self.span.attributes
         for key in keys:
             if attributes.get(key) is None:
@@ -103,9 +106,10 @@ class SpanTriples:
                 return dataclasses.replace(whole, text=text, truncated=True)
             if key in self.span.truncated:
                 return Content(text, None, None, truncated=True)
+            text = json_typed(attributes, key, text)
             if pick is not None and key in WRAPPED_KEYS:
                 inner = unwrapped(text, pick)
-                if inner is None and key in MESSAGE_LIST_KEYS:
+                if inner is None and (key in MESSAGE_LIST_KEYS or holds_messages(text)):
                     continue  # messages without that text: the list itself is not it
                 text = inner or text
             return Content.of(text)
@@ -126,8 +130,11 @@ class SpanTriples:
             return Content(None, None, self.integer(size_key))
         return Content(None, digest, self.integer(size_key))
 
-    def integer(self, *keys: str) -> int | None:
-        """The first of ``keys`` present, as an int (other types converted and reported)."""
+    def integer(self, *keys: str, digits: bool = False) -> int | None:
+        """The first of ``keys`` present, as an int (other types converted and reported;
+        ``digits``: a string of decimal digits is converted without a report, as some
+        conventions' writers record token counts: Semantic Kernel, OpenInference's Agno
+        and Haystack instrumentations)."""
         key = next((k for k in keys if self.span.attributes.get(k) is not None), keys[0])
         value = self.span.attributes.get(key)
         if value is None or (isinstance(value, int) and not isinstance(value, bool)):
@@ -137,7 +144,8 @@ class SpanTriples:
         except ValueError:
             self.report(f"{key} is {value!r}, not an integer; left out")
             return None
-        self.report(f"{key} is {type(value).__name__}, expected an int; converted")
+        if not (digits and isinstance(value, str) and value.isascii() and value.isdigit()):
+            self.report(f"{key} is {type(value).__name__}, expected an int; converted")
         return converted
 
     def entity(self, entity: str, cls: str, content: Content | None) -> None:

@@ -45,6 +45,12 @@ class P:
     actedOnBehalfOf = f"<{PROV}actedOnBehalfOf>"
     qualifiedDelegation = f"<{PROV}qualifiedDelegation>"
     Delegation = f"<{PROV}Delegation>"
+    Derivation = f"<{PROV}Derivation>"
+    qualifiedDerivation = f"<{PROV}qualifiedDerivation>"
+    Influence = f"<{PROV}Influence>"
+    qualifiedInfluence = f"<{PROV}qualifiedInfluence>"
+    wasInfluencedBy = f"<{PROV}wasInfluencedBy>"
+    entity = f"<{PROV}entity>"
 
 
 class PP:
@@ -154,6 +160,19 @@ class O:  # noqa: E742 - short on purpose: the mapper reads like Turtle
     awaitingApproval = f"<{OPROV}awaitingApproval>"
     personId = f"<{OPROV}personId>"
     personName = f"<{OPROV}personName>"
+    Goal = f"<{OPROV}Goal>"
+    Hypothesis = f"<{OPROV}Hypothesis>"
+    Decision = f"<{OPROV}Decision>"
+    Review = f"<{OPROV}Review>"
+    SupportingEvidence = f"<{OPROV}SupportingEvidence>"
+    ContradictingEvidence = f"<{OPROV}ContradictingEvidence>"
+    Adoption = f"<{OPROV}Adoption>"
+    forGoal = f"<{OPROV}forGoal>"
+    subGoalOf = f"<{OPROV}subGoalOf>"
+    reasoningId = f"<{OPROV}reasoningId>"
+    confidence = f"<{OPROV}confidence>"
+    weight = f"<{OPROV}weight>"
+    unresolvedReference = f"<{OPROV}unresolvedReference>"
 
 
 ALL_OPROV_TERMS = tuple(

@@ -49,6 +49,12 @@ after a prompt or model change.
 ``summary(id)`` tells a run in plain sentences from the graph alone (no model), each
 sentence naming the ``why`` nodes it speaks of.
 
+``decision_accounts(reader.why(id))`` gives each decision the run recorded
+(``otel_prov.decision``), with the evidence for and against it (``DecisionAccount``:
+``supporting``, ``contradicting``, ``not_considered``, each a ``Weighed`` with what it
+rests on, its weight and whether it was there when the decision was made) and any
+reviewer's revision (``otel-prov review``).
+
 ``otel-prov sessions``, ``show``, ``verify``, ``why``, ``diff`` and ``summary`` are this
 API with output formats.
 """
@@ -57,6 +63,7 @@ from __future__ import annotations
 
 from otel_prov.read._approvals import ApprovalView
 from otel_prov.read._backend import StoreUnavailableError
+from otel_prov.read._decisions import DecisionAccount, Weighed, decision_accounts
 from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._plans import PlanStepView, PlanView, PostconditionView
 from otel_prov.read._reader import ProvenanceReader, SessionPage, open_endpoint, open_store
@@ -81,6 +88,7 @@ __all__ = [
     "CallChange",
     "CallRef",
     "Cost",
+    "DecisionAccount",
     "Divergence",
     "DownstreamView",
     "EvaluationView",
@@ -101,9 +109,11 @@ __all__ = [
     "ToolCallView",
     "TraceSpanView",
     "Usage",
+    "Weighed",
     "WhyEdge",
     "WhyGraph",
     "WhyNode",
+    "decision_accounts",
     "open_endpoint",
     "open_store",
 ]

@@ -17,7 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperExceptio
 
 from otel_prov.exporters._rocksdb import open_read_only, writer_here
 from otel_prov.prov._rdf import canonical_datetime
+from otel_prov.read._confinement import Dataset
 
 __all__ = [
     "EmbeddedBackend",
@@ -36,6 +37,7 @@ __all__ = [
     "QueryResult",
     "RemoteBackend",
     "StoreUnavailableError",
+    "sort_key",
     "total_order",
 ]
 
@@ -107,20 +109,14 @@ def _json_value(value: str | None, datatype: str | None) -> JsonValue:
 
 
 class QueryBackend(Protocol):
-    def query(
-        self,
-        sparql: str,
-        *,
-        default_graph: str | None = None,
-        named_graphs: Sequence[str] | None = None,
-    ) -> QueryResult:
+    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
         """Run any SPARQL query; raises ``ValueError`` for a malformed one.
 
-        ``default_graph`` (an IRI) becomes the query's default graph; without it the
-        default graph is the store's (the union of all graphs, for the embedded store).
-        ``named_graphs`` given, they are the only named graphs the query sees (``GRAPH
-        ?g`` ranges over them, ``GRAPH <other>`` is empty), whatever its ``FROM`` and
-        ``FROM NAMED`` say: the dataset of a tenant's reader.
+        ``dataset`` (a reader's, see :mod:`otel_prov.read._confinement`) is the graphs
+        the query reads, whatever its ``FROM`` and ``FROM NAMED`` say; without it the
+        query reads the store's own dataset (on the embedded store, the union of all
+        graphs as the default graph).  It holds for this query only: one backend serves
+        readers of different datasets at once.
         """
 
 
@@ -231,15 +227,9 @@ class EmbeddedBackend:
             for part in as_completed([pool.submit(written, row[0]) for row in used]):
                 yield part.result()
 
-    def query(
-        self,
-        sparql: str,
-        *,
-        default_graph: str | None = None,
-        named_graphs: Sequence[str] | None = None,
-    ) -> QueryResult:
+    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
         return _retried(
-            lambda: self._query(sparql, default_graph, named_graphs),
+            lambda: self._query(sparql, dataset),
             f"cannot read the store at {self.path}",
             again=self._reopen,
         )
@@ -247,23 +237,20 @@ class EmbeddedBackend:
     def _reopen(self) -> None:
         self._read_only = self._open()
 
-    def _query(
-        self, sparql: str, default_graph: str | None, named_graphs: Sequence[str] | None
-    ) -> QueryResult:
+    def _query(self, sparql: str, dataset: Dataset | None) -> QueryResult:
         try:
-            if named_graphs is not None:  # the dataset, FROM and FROM NAMED overridden
-                named: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode] = [
-                    pyoxigraph.NamedNode(graph) for graph in named_graphs
-                ]
-                default: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode | pyoxigraph.DefaultGraph]
-                default = [pyoxigraph.NamedNode(default_graph)] if default_graph else [*named]
-                answer = self._store.query(sparql, default_graph=default, named_graphs=named)
-            elif default_graph is None:
+            if dataset is None or not dataset.defaults:
                 answer = self._store.query(sparql, use_default_graph_as_union=True)
-            else:
-                answer = self._store.query(
-                    sparql, default_graph=pyoxigraph.NamedNode(default_graph)
-                )
+            else:  # the dataset, FROM and FROM NAMED overridden
+                default: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode | pyoxigraph.DefaultGraph]
+                default = [pyoxigraph.NamedNode(graph) for graph in dataset.defaults]
+                if dataset.named_graphs is None:
+                    answer = self._store.query(sparql, default_graph=default)
+                else:
+                    named: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode] = [
+                        pyoxigraph.NamedNode(graph) for graph in dataset.named_graphs
+                    ]
+                    answer = self._store.query(sparql, default_graph=default, named_graphs=named)
         except SyntaxError as exc:
             raise ValueError(f"invalid SPARQL: {exc}") from exc
         if isinstance(answer, pyoxigraph.QueryBoolean):
@@ -306,13 +293,14 @@ class RemoteBackend:
         exporter writes with the same URL so, through ``requests``)."""
         self._headers = dict(headers or {})
         self._page_size = page_size
-        self._default_graph: str | None = None
-        self._named_graphs: Sequence[str] = ()
 
-    def _wrapper(self, sparql: str, return_format: str) -> SPARQLWrapper:
-        wrapper = SPARQLWrapper(self.endpoint, defaultGraph=self._default_graph)
-        for graph in self._named_graphs:  # named-graph-uri: the protocol overrides FROM NAMED
-            wrapper.addNamedGraph(graph)
+    def _wrapper(self, sparql: str, return_format: str, dataset: Dataset | None) -> SPARQLWrapper:
+        wrapper = SPARQLWrapper(self.endpoint)
+        if dataset is not None:  # the protocol's dataset overrides FROM and FROM NAMED
+            for graph in dataset.defaults:
+                wrapper.addDefaultGraph(graph)
+            for graph in dataset.named_graphs or ():
+                wrapper.addNamedGraph(graph)
         wrapper.setMethod(POST)
         wrapper.setTimeout(60)
         wrapper.setReturnFormat(return_format)
@@ -324,10 +312,10 @@ class RemoteBackend:
         wrapper.setQuery(sparql)
         return wrapper
 
-    def _run(self, sparql: str, return_format: str) -> Any:
+    def _run(self, sparql: str, return_format: str, dataset: Dataset | None) -> Any:
         where = self._where()
         try:
-            response = self._wrapper(sparql, return_format).query().response
+            response = self._wrapper(sparql, return_format, dataset).query().response
             return response.read()
         except QueryBadFormed as exc:
             self._not_an_update_endpoint(where)
@@ -358,8 +346,8 @@ class RemoteBackend:
                 f"endpoint is probably {redact_url(query_endpoint)}"
             )
 
-    def _select_page(self, sparql: str) -> QueryResult:
-        answer = json.loads(self._run(sparql, JSON))
+    def _select_page(self, sparql: str, dataset: Dataset | None) -> QueryResult:
+        answer = json.loads(self._run(sparql, JSON, dataset))
         variables = tuple(answer["head"].get("vars", []))
         bindings = answer["results"]["bindings"]
         return QueryResult(
@@ -375,13 +363,13 @@ class RemoteBackend:
             ],
         )
 
-    def _page(self, prologue: str, body: str, offset: int) -> QueryResult:
+    def _page(self, prologue: str, body: str, offset: int, dataset: Dataset | None) -> QueryResult:
         """The rows of ``body`` from ``offset``, at most a page: the query nested, as
         Virtuoso needs to sort past its row cap (ORDER BY and OFFSET at one level fail
         there beyond ``ResultSetMaxRows``)."""
         size = self._page_size
         page = self._select_page(
-            f"{prologue}SELECT * WHERE {{ {body}\n}} LIMIT {size} OFFSET {offset}"
+            f"{prologue}SELECT * WHERE {{ {body}\n}} LIMIT {size} OFFSET {offset}", dataset
         )
         if len(page.rows) > size:  # paging on would never end
             raise StoreUnavailableError(
@@ -389,7 +377,7 @@ class RemoteBackend:
             )
         return page
 
-    def _select_all(self, prologue: str, body: str) -> QueryResult:
+    def _select_all(self, prologue: str, body: str, dataset: Dataset | None) -> QueryResult:
         """Every row of a SELECT, each once, a page at a time.
 
         Each page is a query of its own, and without an order that makes every row's
@@ -400,18 +388,31 @@ class RemoteBackend:
         is asked for unordered: most answers fit in one, and a server sorts them for
         nothing (sorting 12,000 subjects made a read of them seven times slower on
         Oxigraph).  A query Oxigraph cannot parse, whose order cannot be completed,
-        is run as written, in one request.
+        is run as written, in one request.  A server that refuses the order's keys
+        (Virtuoso: a key over an aggregate's name beside the query's own ORDER BY) is
+        sent the order of the variables themselves, which only Oxigraph cannot always
+        sort; Oxigraph accepts every order :func:`total_order` gives, its parser checked.
         """
-        first = self._page(prologue, body, 0)
+        first = self._page(prologue, body, 0, dataset)
         if len(first.rows) < self._page_size:
             return first
         ordered = total_order(prologue, body)
         if ordered is None:
-            return self._whole(prologue + body)
+            return self._whole(prologue + body, dataset)
+        try:
+            return self._ordered_pages(prologue, ordered, dataset)
+        except ValueError:
+            plain = total_order(prologue, body, key=str)
+            if plain is None:
+                raise
+            return self._ordered_pages(prologue, plain, dataset)
+
+    def _ordered_pages(self, prologue: str, ordered: str, dataset: Dataset | None) -> QueryResult:
+        """Every row of ``ordered`` (a query of :func:`total_order`), a page at a time."""
         rows: list[dict[str, str | None]] = []
         datatypes: list[dict[str, str]] = []
         while True:
-            batch = self._page(prologue, ordered, len(rows))
+            batch = self._page(prologue, ordered, len(rows), dataset)
             rows.extend(batch.rows)
             datatypes.extend(batch.datatypes)
             if len(batch.rows) < self._page_size:
@@ -419,9 +420,9 @@ class RemoteBackend:
                     "select", variables=batch.variables, rows=rows, datatypes=datatypes
                 )
 
-    def _whole(self, sparql: str) -> QueryResult:
+    def _whole(self, sparql: str, dataset: Dataset | None) -> QueryResult:
         """A SELECT as written, in one request: a server's row cap may cut it short."""
-        whole = self._select_page(sparql)
+        whole = self._select_page(sparql, dataset)
         if len(whole.rows) >= 10_000:
             print(
                 f"otel-prov: warning: {len(whole.rows)} rows; the server may cap answers "
@@ -436,58 +437,65 @@ class RemoteBackend:
 
         return redact_url(self.endpoint)
 
-    def query(
-        self,
-        sparql: str,
-        *,
-        default_graph: str | None = None,
-        named_graphs: Sequence[str] | None = None,
-    ) -> QueryResult:
-        if named_graphs is not None and default_graph is None:
-            default_graph = named_graphs[0] if len(named_graphs) == 1 else None
-            if default_graph is None:
-                raise ValueError("a SPARQL server's query reads one default graph here")
-        self._default_graph = default_graph
-        self._named_graphs = tuple(named_graphs or ())
+    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
+        """Each request of the query, every page of a SELECT, is sent with ``dataset``,
+        which is passed along, never kept: other threads query through this backend."""
         prologue_match = _PROLOGUE.match(sparql)
         prologue = prologue_match.group(1) if prologue_match else ""
         body = sparql[len(prologue) :].strip()
         form_match = _FORM.search(body)
         form = form_match.group(1).upper() if form_match else ""
         if form == "ASK":
-            return QueryResult("ask", boolean=bool(json.loads(self._run(sparql, JSON))["boolean"]))
+            answer = json.loads(self._run(sparql, JSON, dataset))
+            return QueryResult("ask", boolean=bool(answer["boolean"]))
         if form in ("CONSTRUCT", "DESCRIBE"):
-            data = self._run(sparql, TURTLE)
+            data = self._run(sparql, TURTLE, dataset)
             return QueryResult(
                 "graph", triples=list(pyoxigraph.parse(data, pyoxigraph.RdfFormat.TURTLE))
             )
         if not body.upper().startswith("SELECT") or _TOP_LIMIT.search(body) or _FROM.search(body):
             # The query pages itself, or cannot be nested (FROM): run it as written.
-            return self._whole(sparql)
-        return self._select_all(prologue, body)
+            return self._whole(sparql, dataset)
+        return self._select_all(prologue, body, dataset)
 
 
-def total_order(prologue: str, body: str) -> str | None:
+def sort_key(variable: str) -> str:
+    """An ORDER BY key that places every value of ``variable`` (``?name``) for certain, in
+    an order every store can sort: a literal as one string of its datatype, language tag
+    and text, any other term as itself.
+
+    Ordered by the value itself, literals of mixed types are compared by rules that are
+    no order: Oxigraph (0.5.13) compares two numbers by value and a number with a string
+    by their text, so ``2 < 10 < "10" < 2``, and the sort of its ``ORDER BY`` panics on
+    such rows, taking down the server and every writer with it.  Strings are ordered as
+    text, and blank nodes, IRIs and strings each by kind first (SPARQL 1.1, 15.1), an
+    unbound value before all.  The string of a literal names it alone (neither an IRI
+    nor a language tag holds a space), so rows tied on every key are the same row.  One
+    key a variable: Virtuoso (7.2) refuses more than 20.
+    """
+    parts = f'COALESCE(STR(DATATYPE({variable})), ""), " ", COALESCE(LANG({variable}), "")'
+    return f'IF(isLITERAL({variable}), CONCAT({parts}, " ", STR({variable})), {variable})'
+
+
+def total_order(prologue: str, body: str, *, key: Callable[[str], str] = sort_key) -> str | None:
     """``body``, a SELECT (read after ``prologue``), with an order that makes the place of
     each of its rows certain, ``None`` when Oxigraph cannot parse it.
 
-    The order is the query's own ORDER BY, if any, then every variable it projects: rows
-    tied on all of them are the same row, so whichever comes first the pages hold the
-    same rows.  An unbound variable sorts before any value (SPARQL 1.1, 15.1), and
-    Oxigraph and Virtuoso sort alike every time, as paging needs; terms SPARQL leaves
-    unordered (a number beside a string) each store orders its own way, but always the
-    same way.  A query without an order of its own is sorted outside, by its projected
-    variables: after its DISTINCT or GROUP BY, so a server sorts the rows it gives, not
-    those it reads (sorting inside, Oxigraph took 11 s for 12,000 subjects, outside
-    1.7 s).  Oxigraph's parser tells which one the query is: a second ORDER BY is an
-    error, and so are keys after a query that does not end in one.
+    The order is the query's own ORDER BY, if any, then every variable it projects, each
+    by its ``key`` (:func:`sort_key`, or ``str``: the variable itself): rows tied on all
+    of them are the same row, so whichever comes first the pages hold the same rows.  A
+    query without an order of its own is sorted outside, by its projected variables:
+    after its DISTINCT or GROUP BY, so a server sorts the rows it gives, not those it
+    reads (sorting inside, Oxigraph took 11 s for 12,000 subjects, outside 1.7 s).
+    Oxigraph's parser tells which one the query is: a second ORDER BY is an error, and
+    so are keys after a query that does not end in one.
     """
-    answer = _solutions(prologue + body)
+    answer = _solutions(prologue, body)
     if answer is None:
         return None
-    keys = " ".join(f"?{variable.value}" for variable in answer.variables)
+    keys = " ".join(key(f"?{variable.value}") for variable in answer.variables)
     candidates = (f"{body}\nORDER BY {keys}", f"{body}\n{keys}")
-    own = next((c for c in candidates if _solutions(prologue + c) is not None), None)
+    own = next((c for c in candidates if _solutions(prologue, c) is not None), None)
     if own is None:
         return None
     if own == candidates[1]:  # keys after the query's own ORDER BY
@@ -495,11 +503,19 @@ def total_order(prologue: str, body: str) -> str | None:
     return f"SELECT * WHERE {{ {body}\n}} ORDER BY {keys}"
 
 
-def _solutions(sparql: str) -> pyoxigraph.QuerySolutions | None:
-    """What Oxigraph makes of a SELECT on an empty store (its projected variables), None
-    for a query it cannot parse or one of another form."""
+def _solutions(prologue: str, body: str) -> pyoxigraph.QuerySolutions | None:
+    """What Oxigraph makes of the SELECT ``body`` (its projected variables), None for a
+    query it cannot parse or one of another form.
+
+    Asked as a subquery under ``FILTER(false)``, which Oxigraph's optimizer answers
+    without evaluating it: on an empty store, a query's own ``VALUES`` are still rows
+    to sort or join (two of 2,000 values grouped and ordered took 86 s), and a sort that
+    panics (:func:`sort_key`) would take down this process.
+    """
     try:
-        answer = pyoxigraph.Store().query(sparql)
+        answer = pyoxigraph.Store().query(
+            f"{prologue}SELECT * WHERE {{ {{ {body}\n}} FILTER(false) }}"
+        )
     except SyntaxError:
         return None
     return answer if isinstance(answer, pyoxigraph.QuerySolutions) else None

@@ -7,10 +7,13 @@ with iteration 1), on what each step did: its action, the tools it called, their
 arguments, their status and what they returned; then the answers.  A thought is
 compared too, but apart: two runs word it differently even when they do the same
 thing, so a changed thought is listed and never the first divergence.  Arguments that
-are JSON compare as JSON, so key order and spacing are no divergence.  Runs are the
-same only when all of it agrees.
+are JSON compare as JSON, so key order and spacing are no divergence.  Then, when the
+runs recorded any, their hypotheses and their decisions, in the order formed
+(``_decisions.reasoning_differences``: id, text, confidence, adopted hypotheses), before
+the answers.  Runs are the same only when all of it agrees.
 
-Pure: it compares two :class:`~otel_prov.read.SessionView` objects.
+Pure: it compares two :class:`~otel_prov.read.SessionView` objects (and what
+``_decisions.load_reasoning`` read of their reasoning).
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from otel_prov.read._decisions import Reasoned, reasoning_differences
 from otel_prov.read._views import IterationView, SessionView, ToolCallView
 
 __all__ = [
     "COMPARED",
     "DIFF_FIELDS",
+    "REASONING_FIELDS",
     "RUN_FIELDS",
     "CallChange",
     "CallRef",
@@ -38,15 +43,24 @@ RUN_FIELDS = ("question", "agent", "status")
 DIFF_FIELDS = ("action", "tool", "arguments", "status", "observation")
 """What each step is compared on, in this order; ``answer`` comes after the last step,
 ``iteration`` names a step one run has and the other has not."""
-COMPARED = (*RUN_FIELDS, *(f"step {name}" for name in (*DIFF_FIELDS, "thought")), "answer")
+REASONING_FIELDS = ("hypothesis", "decision")
+"""What the runs' reasoning is compared on, after the steps (``Divergence.field``)."""
+COMPARED = (
+    *RUN_FIELDS,
+    *(f"step {name}" for name in (*DIFF_FIELDS, "thought")),
+    "hypotheses",
+    "decisions",
+    "answer",
+)
 """Everything :func:`diff_sessions` compares, in the order it does, as reports name it."""
 
 
 @dataclass(frozen=True)
 class Divergence:
     """A place the runs differ: step ``iteration`` and ``field`` one of
-    :data:`DIFF_FIELDS`, ``thought`` or ``iteration``; or, with ``iteration`` ``None``,
-    ``field`` one of :data:`RUN_FIELDS` or ``answer``."""
+    :data:`DIFF_FIELDS`, ``thought`` or ``iteration``; ``field`` one of
+    :data:`REASONING_FIELDS` (``iteration`` the step that formed it, when known); or,
+    with ``iteration`` ``None``, ``field`` one of :data:`RUN_FIELDS` or ``answer``."""
 
     iteration: int | None
     field: str
@@ -118,6 +132,8 @@ class SessionDiff:
     """Both answers when they differ."""
     thoughts_changed: tuple[Divergence, ...] = ()
     """Steps of both runs whose thoughts differ (``field`` ``thought``)."""
+    reasoning_changed: tuple[Divergence, ...] = ()
+    """Where the runs' hypotheses or decisions part (also among :attr:`differences`)."""
 
     @property
     def compared(self) -> tuple[str, ...]:
@@ -141,6 +157,7 @@ class SessionDiff:
             ),
             "differences": [d.as_json() for d in self.differences],
             "thoughts_changed": [d.as_json() for d in self.thoughts_changed],
+            "reasoning_changed": [d.as_json() for d in self.reasoning_changed],
             "tool_calls": {
                 "added": [c.as_json() for c in self.calls_added],
                 "missing": [c.as_json() for c in self.calls_missing],
@@ -153,8 +170,13 @@ class SessionDiff:
         }
 
 
-def diff_sessions(a: SessionView, b: SessionView) -> SessionDiff:
-    """Compare run ``a`` with run ``b`` step by step (see the module docstring)."""
+def diff_sessions(
+    a: SessionView,
+    b: SessionView,
+    reasoning: tuple[Sequence[Reasoned], Sequence[Reasoned]] = ((), ()),
+) -> SessionDiff:
+    """Compare run ``a`` with run ``b`` step by step, then their ``reasoning`` (the
+    hypotheses and decisions of each, see the module docstring)."""
     run_a, run_b = _run_fields(a), _run_fields(b)
     differences = [
         Divergence(None, name, run_a[name], run_b[name])
@@ -197,6 +219,8 @@ def diff_sessions(a: SessionView, b: SessionView) -> SessionDiff:
                 statuses.append(
                     CallChange(number, call_a.name, "status", call_a.status, call_b.status)
                 )
+    parted = [Divergence(*found) for found in reasoning_differences(*reasoning)]
+    differences.extend(parted)
     answer = None
     if a.answer != b.answer:
         answer = (a.answer, b.answer)
@@ -213,6 +237,7 @@ def diff_sessions(a: SessionView, b: SessionView) -> SessionDiff:
         status_changed=tuple(statuses),
         answer=answer,
         thoughts_changed=tuple(thoughts),
+        reasoning_changed=tuple(parted),
     )
 
 

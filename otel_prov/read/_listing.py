@@ -2,9 +2,13 @@
 
 Runs (outermost sessions) are found by ``oprov:runStartedAt``, the mark the mapper
 seals into each run: one property, so "newest first" is a scan of it and a sort, and a
-page is a cursor (the last run's start and IRI) rather than an offset.  A run is then
-described from a few queries anchored on the page's IRIs (details, counts, usage,
-evaluations).  ``find`` turns a session IRI, a trace id or a conversation id into runs.
+page is a cursor (the last run's start and IRI) rather than an offset.  A run marked
+twice (a stand-in's start beside its own, which the receiver's streaming has left) is
+listed once, at its first start (:func:`_at_first_start`), and the page is filled from
+the runs after it.  A run is then described from a few queries anchored on the page's
+IRIs (details, counts, usage, evaluations), where a run with two agents, questions or
+statuses is still one row.  ``find`` turns a session IRI, a trace id or a conversation
+id into runs.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from otel_prov.prov._rdf import OPROV, datetime_literal
+from otel_prov.prov._rdf import OPROV, datetime_literal, instant_order
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._session_facts import evaluations_of, usage_totals
 from otel_prov.read._sparql import (
@@ -25,7 +29,7 @@ from otel_prov.read._sparql import (
     shown_agent,
     values,
 )
-from otel_prov.read._text_index import TextIndex, chunks
+from otel_prov.read._text_index import TextIndex, chunks, first_starts
 from otel_prov.read._views import SessionSummary
 
 __all__ = ["RunFilter", "find_sessions", "list_runs"]
@@ -114,6 +118,15 @@ ORDER BY DESC(?start) ?s
 LIMIT {int(limit)}"""
 
 
+def run_starts_query(graph: str, runs: Sequence[str]) -> str:
+    """SELECT ``?s ?start``: every start mark of each of ``runs`` (IRIs)."""
+    return f"""{SPARQL_PREFIXES}
+SELECT ?s ?start WHERE {{ GRAPH {graph} {{
+  VALUES ?s {{ {values(runs)} }}
+  ?s oprov:runStartedAt ?start .
+}} }}"""
+
+
 def run_details_query(graph: str, runs: Sequence[str]) -> str:
     """SELECT what a listing row shows of each run, one row per combination of values
     (a run exported twice has two statuses)."""
@@ -174,8 +187,8 @@ def list_runs(
     elif _by_run(where) != RunFilter():
         page = _filtered_page(backend, graph, where, limit)
     else:
-        page = backend.query(run_page_query(graph, where, limit)).rows
-    runs = list(dict.fromkeys(row["s"] or "" for row in page))
+        page = _runs_page(backend, graph, where, limit)
+    runs = [row["s"] or "" for row in page]
     if not runs:
         return []
     starts = {row["s"] or "": row["start"] or "" for row in page}
@@ -222,9 +235,7 @@ def _searched_page(
     page: list[dict[str, str | None]] = []
     for batch in chunks(found, _CANDIDATES):
         among = tuple(f"<{run}>" for run, _ in batch)
-        page += backend.query(
-            run_page_query(graph, replace(rest, among=among), limit - len(page))
-        ).rows
+        page += _runs_page(backend, graph, replace(rest, among=among), limit - len(page))
         if len(page) >= limit:
             break
     return page
@@ -258,14 +269,12 @@ def _filtered_page(
     size = _CANDIDATES
     while len(page) < limit:
         if size > _MOST_BATCHED:  # few runs match: the page is one query over all
-            return backend.query(run_page_query(graph, where, limit)).rows
-        batch = backend.query(run_page_query(graph, by_start, size)).rows
+            return _runs_page(backend, graph, where, limit)
+        batch = _runs_page(backend, graph, by_start, size)
         if not batch:
             break
         among = tuple(f"<{row['s']}>" for row in batch)
-        page += backend.query(
-            run_page_query(graph, replace(by_run, among=among), limit - len(page))
-        ).rows
+        page += _runs_page(backend, graph, replace(by_run, among=among), limit - len(page))
         if len(batch) < size:
             break
         last = batch[-1]
@@ -273,6 +282,54 @@ def _filtered_page(
         by_start = replace(by_start, after=(start, f"<{last['s']}>"))
         size *= 2
     return page
+
+
+def _runs_page(
+    backend: QueryBackend, graph: str, where: RunFilter, limit: int
+) -> list[dict[str, str | None]]:
+    """At most ``limit`` runs ``where`` keeps (``?s ?start``), newest first, each once at
+    its first start: a row of a run's later start is dropped, and the page is filled
+    from the rows after the last one read."""
+    page: list[dict[str, str | None]] = []
+    after = where.after
+    while len(page) < limit:
+        wanted = limit - len(page)
+        rows = backend.query(run_page_query(graph, replace(where, after=after), wanted)).rows
+        page += _at_first_start(backend, graph, rows)
+        if len(rows) < wanted:
+            break
+        last = rows[-1]
+        after = (datetime_literal(last["start"] or ""), f"<{last['s']}>")
+    return page
+
+
+def _at_first_start(
+    backend: QueryBackend, graph: str, rows: Sequence[dict[str, str | None]]
+) -> list[dict[str, str | None]]:
+    """The rows (``?s ?start``) that hold their run's first start.
+
+    A run has one ``oprov:runStartedAt``, but a run recorded from a stand-in (``receive
+    --stream``, its steps before its own span) has kept the stand-in's too, a later
+    one.  Listed at each, it filled two rows of a page, the page came out short and said
+    no more followed: every older run was out of reach.  Where a run began is its first
+    start, so it is listed there, and since "newest first" puts its later starts before
+    it, none of them comes after a page that showed it.  One query, anchored on the
+    rows' runs.
+    """
+    runs = list(dict.fromkeys(row["s"] or "" for row in rows))
+    if not runs:
+        return []
+    first = {
+        run: instant_order(start)
+        for run, start in first_starts(backend.query(run_starts_query(graph, runs)).rows).items()
+    }
+    kept: list[dict[str, str | None]] = []
+    for row in rows:
+        run = row["s"] or ""
+        if run in first and first[run] == instant_order(row["start"] or ""):
+            del first[run]  # one row for a run, whatever its marks print alike
+            kept.append(row)
+    return kept
 
 
 def _summary(
@@ -299,5 +356,7 @@ def _summary(
 
 
 def find_sessions(backend: QueryBackend, graph: str, ident: str) -> list[str]:
-    """Runs matching a session IRI, a trace id or a conversation id, oldest first."""
-    return [row["s"] or "" for row in backend.query(find_query(graph, ident)).rows]
+    """Runs matching a session IRI, a trace id or a conversation id, oldest first (by
+    first start: a run with two is named once)."""
+    rows = backend.query(find_query(graph, ident)).rows
+    return list(dict.fromkeys(row["s"] or "" for row in rows))

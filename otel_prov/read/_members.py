@@ -25,8 +25,8 @@ _ATTRIBUTED_TO = pyoxigraph.NamedNode(f"{PROV}wasAttributedTo")
 def session_members(s: str, *, agents: bool = False) -> str:
     """A graph pattern binding ``?x`` to each subject of session ``s`` (an IRI term): the
     session, its activities, the entities they generated or used, the qualified starts
-    of its sub-sessions, the associations and steps of its plans and the evaluations made
-    in the run, as
+    of its sub-sessions, the associations and steps of its plans, the evidence for and
+    against its claims and the evaluations made in the run, as
     ``_bundle.session_content`` defines a session's content; ``agents`` adds the agents
     they were associated with and the evaluators."""
     links = ["?x prov:wasGeneratedBy ?act", "?act prov:used ?x"]
@@ -39,6 +39,8 @@ def session_members(s: str, *, agents: bool = False) -> str:
         "?act prov:qualifiedStart ?x",
         "?act prov:qualifiedAssociation ?x",
         "?plan prov:wasGeneratedBy ?act . ?x p-plan:isStepOfPlan ?plan",
+        "?claim prov:wasGeneratedBy ?act . ?claim prov:qualifiedDerivation ?x",
+        "?claim prov:wasGeneratedBy ?act . ?claim prov:qualifiedInfluence ?x",
         "?x oprov:evaluates ?act . FILTER NOT EXISTS { ?x prov:wasGeneratedBy ?by }",
     ]
     # The session's own step spelled out beside ``partOf+``, as ``_assembly`` spells the

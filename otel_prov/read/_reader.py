@@ -20,6 +20,7 @@ from otel_prov.prov._chain import Checkpoint
 from otel_prov.prov._rdf import PREFIXES, datetime_literal, iri, literal
 from otel_prov.read._assembly import load_session
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
+from otel_prov.read._decisions import load_reasoning
 from otel_prov.read._diff import SessionDiff, diff_sessions
 from otel_prov.read._listing import RunFilter, find_sessions, list_runs
 from otel_prov.read._members import member_triples, session_members
@@ -180,9 +181,14 @@ class ProvenanceReader:
     def diff(self, a: str, b: str) -> SessionDiff:
         """Run ``a`` and run ``b`` (each a session IRI, trace id or conversation id: the
         newest run it names) compared step by step: the first divergence, calls added
-        and missing, changed arguments, statuses and answers.  ``LookupError`` names the
-        one that is not there."""
-        return diff_sessions(self.session(self._newest(a)), self.session(self._newest(b)))
+        and missing, changed arguments, statuses, hypotheses, decisions and answers.
+        ``LookupError`` names the one that is not there."""
+        first, second = self._newest(a), self._newest(b)
+        reasoning = (
+            load_reasoning(self._backend, self._graph, first),
+            load_reasoning(self._backend, self._graph, second),
+        )
+        return diff_sessions(self.session(first), self.session(second), reasoning)
 
     def summary(self, ident: str) -> RunSummary:
         """A run (session IRI, trace id or conversation id: the newest run it names) told

@@ -71,5 +71,57 @@ SELECT ?call ?caused ?name ?service ?status ?error ?started ?ended WHERE {
 } ORDER BY ?started ?caused
 """,
     ),
+    Recipe(
+        "Decisions taken against some evidence: what spoke against each, its weight, and "
+        "whether it was there when the decision was made",
+        """PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+SELECT ?decision ?decided ?against ?weight ?considered WHERE {
+  ?decision a oprov:Decision ; prov:wasGeneratedBy ?step .
+  OPTIONAL { ?decision prov:value ?decided }
+  { ?decision prov:qualifiedDerivation ?evidence . BIND(true AS ?considered) }
+  UNION { ?decision prov:qualifiedInfluence ?evidence . BIND(false AS ?considered) }
+  ?evidence a oprov:ContradictingEvidence .
+  OPTIONAL { ?evidence prov:entity ?against }
+  OPTIONAL { ?evidence oprov:unresolvedReference ?against }
+  OPTIONAL { ?evidence oprov:weight ?weight }
+} ORDER BY ?decision DESC(?considered) DESC(?weight)
+""",
+    ),
+    Recipe(
+        "Hypotheses never tested by a tool call: no evidence for or against them rests on "
+        "what a tool returned",
+        """PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+SELECT ?run ?hypothesis ?id ?stated WHERE {
+  ?hypothesis a oprov:Hypothesis ; oprov:reasoningId ?id ; prov:wasGeneratedBy ?step .
+  OPTIONAL { ?hypothesis prov:value ?stated }
+  ?step oprov:partOf* ?run . ?run oprov:runStartedAt ?started .
+  FILTER NOT EXISTS { ?newer prov:wasRevisionOf ?hypothesis }
+  FILTER NOT EXISTS {
+    ?hypothesis prov:qualifiedDerivation|prov:qualifiedInfluence ?evidence .
+    ?evidence prov:entity ?observation .
+    ?observation a oprov:Observation ; prov:wasGeneratedBy ?call . ?call a oprov:ToolCall .
+  }
+} ORDER BY DESC(?started) ?id
+""",
+    ),
+    Recipe(
+        "Decisions a reviewer later revised: the decision, the revision, who made it and why",
+        """PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX oprov: <https://w3id.org/otel-prov/ns#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?decision ?decided ?revised ?reviewer ?reason ?at WHERE {
+  ?revision prov:wasRevisionOf ?decision ; prov:wasAttributedTo ?person ;
+            prov:wasGeneratedBy ?review ; prov:generatedAtTime ?at .
+  ?decision a oprov:Decision .
+  ?review a oprov:Review .
+  ?person a prov:Person ; rdfs:label ?reviewer .
+  OPTIONAL { ?decision prov:value ?decided }
+  OPTIONAL { ?revision prov:value ?revised }
+  OPTIONAL { ?review oprov:reason ?reason }
+} ORDER BY DESC(?at)
+""",
+    ),
 )
 """In the order the page shows them; the box starts with the first."""

@@ -1,7 +1,9 @@
 """A run told in plain language, from its provenance alone (no model writes it).
 
 What was asked; each step's thought, the calls it made and how they ended (failures
-included, said not to support the answer); the answer and what it rests on (the calls
+included, said not to support the answer); each decision it reached, with the evidence
+for and against it and what it did not consider (``_decisions``), and any reviewer's
+revision of it; the answer and what it rests on (the calls
 whose observations it derives from, the documents behind them and their sources); how
 long it took and the tokens its model calls used.
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from otel_prov.prov._rdf import instant
+from otel_prov.read._decisions import decision_accounts, decision_sentence, revision_sentence
 from otel_prov.read._views import IterationView, SessionView, ToolCallView, Usage
 from otel_prov.read._why import WhyGraph, WhyNode
 
@@ -92,9 +95,24 @@ def summarize(view: SessionView, graph: WhyGraph) -> RunSummary:
         for node in graph.nodes
         if node.type == "Approval" and not node.supports_answer  # rejected
     )
+    sentences.extend(_decided(graph, refs))
     sentences.extend(_answer(view, graph, refs))
     sentences.append(_cost(view, refs))
     return RunSummary(view.id, tuple(sentences))
+
+
+def _decided(graph: WhyGraph, refs: _Refs) -> list[Sentence]:
+    """``Decided “X”; for: ...; against: ...; not considered: ...`` for each decision,
+    then each reviewer's revision of it."""
+    said = []
+    for account in decision_accounts(graph):
+        bases = [item.basis.id for item in account.evidence]
+        said.append(Sentence(decision_sentence(graph, account), refs(account.decision.id, *bases)))
+        said.extend(
+            Sentence(revision_sentence(account, revision, reviewer), refs(revision.id))
+            for revision, reviewer in account.revisions
+        )
+    return said
 
 
 def _linked(graph: WhyGraph, source: str, relation: str, kind: str) -> str | None:

@@ -14,14 +14,14 @@ read only what was added since.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from otel_prov.prov._rdf import instant_order
 from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
-__all__ = ["TextIndex"]
+__all__ = ["TextIndex", "first_starts"]
 
 
 def run_marks_query(graph: str) -> str:
@@ -88,12 +88,12 @@ class TextIndex:
         if count == self._marks:
             new = known
         else:
-            marks = backend.query(run_marks_query(graph)).rows
+            marks = first_starts(backend.query(run_marks_query(graph)).rows)
             with self._lock:
                 new = {
-                    row["s"] or "": row["start"] or ""
-                    for row in marks
-                    if (row["s"] or "") not in self._texts or (row["s"] or "") in self._unanswered
+                    run: start
+                    for run, start in marks.items()
+                    if run not in self._texts or run in self._unanswered
                 }
         self._marks = count
         if not new:
@@ -129,6 +129,17 @@ class TextIndex:
                 continue
             if wanted in said:
                 yield run, start
+
+
+def first_starts(rows: Iterable[Mapping[str, str | None]]) -> dict[str, str]:
+    """Run IRI -> the first of its starts among ``rows`` (``?s ?start``): where the
+    listing places a run marked twice (``_listing._at_first_start``)."""
+    first: dict[str, str] = {}
+    for row in rows:
+        run, start = row["s"] or "", row["start"] or ""
+        if run not in first or instant_order(start) < instant_order(first[run]):
+            first[run] = start
+    return first
 
 
 def _later_in_listing(start: str, run: str, after: tuple[str, str]) -> bool:

@@ -16,10 +16,17 @@ send requests to any host it can reach (the web view's store is on the user's ma
 or network), so it runs only for an endpoint allowed by name
 (:func:`refuse_services`).  That is read on the query as rdflib's SPARQL parser parses
 it, prefixes and BASE resolved, wherever the pattern sits.
+
+A tenant's reader runs every query on its tenant's graph alone
+(:mod:`otel_prov.read._confinement`), and a ``FROM`` or ``FROM NAMED`` naming any other
+graph is refused before it is sent (:func:`refuse_other_graphs`): Virtuoso (7.2) reads
+the graphs a query's ``FROM`` names in place of the dataset the request gives, which
+Oxigraph and the embedded store read as the SPARQL protocol says.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterator
 
@@ -31,14 +38,18 @@ from rdflib.term import Variable
 
 from otel_prov.prov._rdf import PREFIXES
 from otel_prov.read._backend import QueryBackend, QueryResult
+from otel_prov.read._confinement import Confinement, Dataset
 
 __all__ = [
     "QUERY_FORMS",
+    "GraphRefusedError",
     "ServiceRefusedError",
     "UpdateRefusedError",
     "check_user_query",
+    "dataset_graphs",
     "line_and_column",
     "query_form",
+    "refuse_other_graphs",
     "refuse_services",
     "refuse_updates",
     "run_user_query",
@@ -132,9 +143,16 @@ class ServiceRefusedError(ValueError):
     """The query calls SERVICE on an endpoint that was not allowed; it was not sent."""
 
 
+class GraphRefusedError(ValueError):
+    """A tenant's query names a graph (``FROM``, ``FROM NAMED``) outside its tenant's; it
+    was not sent."""
+
+
 _MAY_CALL_SERVICE = re.compile(r"service|\\[uU]", re.I)
 """Text without these has no SERVICE for any store to read: the keyword needs its letters,
 unless written with ``\\u`` escapes, which some stores decode before reading keywords."""
+_MAY_NAME_GRAPHS = re.compile(r"from|\\[uU]", re.I)
+"""Likewise, text without these has no ``FROM`` or ``FROM NAMED``."""
 
 
 def refuse_updates(text: str) -> None:
@@ -162,17 +180,39 @@ def service_endpoints(text: str) -> list[str]:
     """
     if not _MAY_CALL_SERVICE.search(text):
         return []
+    return [
+        f"?{term}" if isinstance(term, Variable) else f"<{term}>"
+        for term in _service_terms(_algebra(text))
+    ]
+
+
+def dataset_graphs(text: str) -> list[tuple[str, str]]:
+    """Each ``FROM`` and ``FROM NAMED`` of the query: the clause (``FROM``, ``FROM
+    NAMED``) and the IRI it names as rdflib's parser reads it (prefixes resolved; under
+    BASE, a relative IRI stays relative).  Raises ``ValueError`` ("invalid SPARQL") when
+    rdflib cannot read the query."""
+    if not _MAY_NAME_GRAPHS.search(text):
+        return []
+    named = []
+    for clause in dict.get(_algebra(text), "datasetClause") or []:
+        default = dict.get(clause, "default")
+        iri = default if default is not None else dict.get(clause, "named")
+        named.append(("FROM" if default is not None else "FROM NAMED", str(iri)))
+    return named
+
+
+@functools.lru_cache(maxsize=4)
+def _algebra(text: str) -> CompValue:
+    """rdflib's algebra of the query (read once for the checks that need it), or
+    ``ValueError`` naming why it cannot be read."""
     try:
-        algebra = translateQuery(parseQuery(text), initNs=PREFIXES).algebra
+        algebra: CompValue = translateQuery(parseQuery(text), initNs=PREFIXES).algebra
     except RecursionError as exc:
         raise _naming_prefixes(text, "invalid SPARQL: it nests too deeply to be read") from exc
     except Exception as exc:  # a ParseException; a bare Exception for an unknown prefix
         reason = (str(exc).splitlines() or [type(exc).__name__])[0]
         raise _naming_prefixes(text, f"invalid SPARQL: {reason}") from exc
-    return [
-        f"?{term}" if isinstance(term, Variable) else f"<{term}>"
-        for term in _service_terms(algebra)
-    ]
+    return algebra
 
 
 def _service_terms(algebra: CompValue) -> Iterator[object]:
@@ -206,36 +246,56 @@ def refuse_services(text: str, allowed: Collection[str] = ()) -> None:
             )
 
 
-def check_user_query(text: str, *, allow_service: Collection[str] = ()) -> None:
-    """Raises :class:`UpdateRefusedError` unless ``text`` is a query, and
+def refuse_other_graphs(text: str, dataset: Dataset) -> None:
+    """Raises :class:`GraphRefusedError` when ``dataset`` is confined (it names its named
+    graphs) and the query's ``FROM`` or ``FROM NAMED`` names a graph outside it; raises
+    ``ValueError`` for a query that cannot be read."""
+    if dataset.named_graphs is None:
+        return
+    allowed = {*dataset.defaults, *dataset.named_graphs}
+    for clause, named in dataset_graphs(text):
+        if named not in allowed:
+            raise GraphRefusedError(
+                f"{clause} <{named}> is refused: this reader's queries read "
+                f"{' and '.join(f'<{graph}>' for graph in sorted(allowed))} only"
+            )
+
+
+def check_user_query(
+    text: str, *, allow_service: Collection[str] = (), dataset: Dataset | None = None
+) -> None:
+    """Raises :class:`UpdateRefusedError` unless ``text`` is a query,
     :class:`ServiceRefusedError` when it calls SERVICE on an endpoint not in
-    ``allow_service``: every check :func:`run_user_query` makes, none needing a store."""
+    ``allow_service``, and :class:`GraphRefusedError` when it names a graph outside a
+    confined ``dataset``: every check :func:`run_user_query` makes, none needing a store."""
     refuse_updates(text)
     refuse_services(text, allow_service)
+    if dataset is not None:
+        refuse_other_graphs(text, dataset)
 
 
 def run_user_query(
     backend: QueryBackend,
     text: str,
     *,
-    graph: str,
+    confinement: Confinement,
     allow_service: Collection[str] = (),
-    confined: bool = False,
 ) -> QueryResult:
-    """Run ``text`` on ``backend`` with the provenance graph ``graph`` (an IRI) as its
-    default graph and the project's prefixes predeclared.  ``confined`` (a tenant's
-    reader): ``graph`` is the query's whole dataset, its only named graph too, whatever
-    ``FROM``, ``FROM NAMED`` or ``GRAPH`` say.
+    """Run ``text`` on ``backend`` for the reader of ``confinement``, with the project's
+    prefixes predeclared: its graph is the query's default graph and, for a tenant's
+    reader, its only named graph too, whatever ``FROM``, ``FROM NAMED`` or ``GRAPH`` say
+    (:mod:`otel_prov.read._confinement`).
 
-    Raises :class:`UpdateRefusedError` for anything but a query and
+    Raises :class:`UpdateRefusedError` for anything but a query,
     :class:`ServiceRefusedError` for a SERVICE on an endpoint not in ``allow_service``
-    (nothing is sent), and ``ValueError`` for a query that cannot be parsed, naming
-    undeclared prefixes.
+    and :class:`GraphRefusedError` for a tenant's ``FROM`` naming another graph (nothing
+    is sent), and ``ValueError`` for a query that cannot be parsed, naming undeclared
+    prefixes.
     """
-    check_user_query(text, allow_service=allow_service)
+    check_user_query(text, allow_service=allow_service, dataset=confinement.dataset)
     sent = with_prefixes(text)
     try:
-        return backend.query(sent, default_graph=graph, named_graphs=[graph] if confined else None)
+        return backend.query(sent, dataset=confinement.dataset)
     except ValueError as exc:
         added = sent.count("\n") - text.count("\n")
         raise _naming_prefixes(text, _as_written(str(exc).splitlines()[0], added)) from exc

@@ -41,6 +41,13 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.read._assembly import CONTENT_DESCRIPTORS, content_text
 from otel_prov.read._backend import QueryBackend
+from otel_prov.read._evidence import (
+    QUALIFIER,
+    Qualified,
+    qualified_edges,
+    reasoning_rows,
+    unresolved_label,
+)
 from otel_prov.read._sparql import (
     SPARQL_PREFIXES,
     named_sessions,
@@ -69,10 +76,14 @@ WHY_RELATIONS = (
     "hadPrimarySource",
     "wasQuotedFrom",
     "wasInformedBy",
+    "wasInfluencedBy",
+    "wasRevisionOf",
 )
 """The PROV relations a derivation is followed along, from what was made to what it was
 made from: they hold for any kind of node (retrieved chunks and their sources, earlier
-turns linked by span links), not only the ones the mapper writes today."""
+turns linked by span links), not only the ones the mapper writes today.
+``wasInfluencedBy`` leads from a claim to evidence that came after it (``_evidence``),
+``wasRevisionOf`` from a revised claim to the one it revises."""
 
 
 _WHY_PATH = (
@@ -100,6 +111,11 @@ WHY_PROPERTIES = (
     "oprov:errorMessage",
     "oprov:iterationNumber",
     "oprov:partOf",
+    "oprov:reasoningId",
+    "oprov:confidence",
+    "oprov:unresolvedReference",
+    "prov:qualifiedDerivation",
+    "prov:qualifiedInfluence",
     *(f"prov:{name}" for name in WHY_RELATIONS),
 )
 """What :func:`why_query` reads of each node: how to show it, and its links."""
@@ -175,6 +191,11 @@ def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str
     # from an end bound that way (not by VALUES).
     branches = [f"{{ {iri(start)} {_WHY_PATH} ?n }}" for start in starts]
     branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} ?n }}" for s in sessions]
+    if len(branches) == 1:
+        # Virtuoso (7.2) refuses a transitive path standing alone ("transitive start not
+        # given": why of one node); beside the start itself, which the path holds anyway,
+        # it runs it.
+        branches.append(f"{{ BIND({iri(starts[0])} AS ?n) }}")
     body = "\n  UNION ".join(branches)
     return f"""{SPARQL_PREFIXES}
 SELECT DISTINCT ?n WHERE {{ GRAPH {graph} {{
@@ -284,8 +305,14 @@ _KINDS = (
     "Answer",
     "Document",
     "Approval",
+    "Decision",
+    "Hypothesis",
+    "Goal",
 )
 """The ``oprov`` classes, most telling first, that name a node's type."""
+
+UNRESOLVED = "UnresolvedReference"
+"""The type of a node standing for what evidence rests on when no entity has its name."""
 
 _ACTIVITY_KINDS = frozenset(_KINDS[:6]) | {"Activity", "Approval"}
 
@@ -319,13 +346,19 @@ class WhyNode:
     """The service that ran it, for what a tool call caused outside the agent."""
     duration_ms: float | None = None
     """How long it took, for what a tool call caused outside the agent."""
+    reasoning_id: str | None = None
+    """The id a goal, hypothesis or decision has in its run."""
+    confidence: float | None = None
+    """How sure the agent (or a reviewer) was of a hypothesis or decision, 0 to 1."""
 
     def as_json(self) -> dict[str, Any]:
         """The node as ``why --format json`` writes it: ``id``, ``type``, ``label``, and
         ``call_id``, ``tool``, ``status``, ``error``, ``part_of``, ``service``,
-        ``duration_ms`` where they apply; ``supports_answer: false`` on failed attempts."""
+        ``duration_ms``, ``reasoning_id``, ``confidence`` where they apply;
+        ``supports_answer: false`` on failed attempts."""
         out: dict[str, Any] = {"id": self.id, "type": self.type, "label": self.label}
-        for name in ("call_id", "tool", "status", "error", "part_of", "service", "duration_ms"):
+        names = ("call_id", "tool", "status", "error", "part_of", "service", "duration_ms")
+        for name in (*names, "reasoning_id", "confidence"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -338,16 +371,30 @@ class WhyNode:
 class WhyEdge:
     """``source`` stands in ``relation`` to ``target``: a PROV relation's local name
     (``wasDerivedFrom``, ``used``, ``wasGeneratedBy``, ``hadPrimarySource``,
-    ``wasQuotedFrom``, ``wasInformedBy``), ``partOf`` from a failed attempt to its step
-    and from what a call caused to the call, or ``followsTurn`` from a session to the
-    conversation's turn before it."""
+    ``wasQuotedFrom``, ``wasInformedBy``, ``wasInfluencedBy``, ``wasRevisionOf``),
+    ``partOf`` from a failed attempt to its step and from what a call caused to the
+    call, ``followsTurn`` from a session to the conversation's turn before it;
+    ``supportedBy``, ``contradictedBy`` (evidence) and ``adopts`` (a decision's
+    hypothesis) from a claim to what it rests on, or ``wasAttributedTo`` from a
+    reviewer's revision to the reviewer.
+
+    Evidence has its ``weight`` (0 to 1, when the agent gave one) and ``considered``:
+    what it rests on was there when the claim was made (false: it came later, or the
+    agent named something the run does not have)."""
 
     source: str
     target: str
     relation: str
+    weight: float | None = None
+    considered: bool | None = None
 
-    def as_json(self) -> dict[str, str]:
-        return {"from": self.source, "to": self.target, "relation": self.relation}
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"from": self.source, "to": self.target, "relation": self.relation}
+        if self.weight is not None:
+            out["weight"] = self.weight
+        if self.considered is not None:
+            out["considered"] = self.considered
+        return out
 
 
 @dataclass(frozen=True)
@@ -426,6 +473,7 @@ def _graph_rows(backend: QueryBackend, graph: str, start: WhyStart) -> list[dict
         return rows
     described = backend.query(why_properties_query(graph, reached)).rows
     rows += [{**row, "attempt": "false"} for row in described]
+    rows += reasoning_rows(backend, graph, described, WHY_PROPERTIES)
     holders = sorted(
         {row["n"] or "" for row in described if row["p"] == RDF + "type" and row["o"] in _HOLDERS}
     )
@@ -530,11 +578,16 @@ def _answer_of(session: str, answers: Iterable[tuple[str, str]]) -> str | None:
 def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> WhyGraph:
     """Rows of :func:`why_query` -> the graph (pure)."""
     props: dict[str, dict[str, list[str]]] = {}
+    qualifiers: dict[str, dict[str, list[str]]] = {}
     reached: set[str] = set()
     downstream: set[str] = set()
     for row in rows:
         node = row["n"] or ""
-        described = props.setdefault(node, {})
+        described = (qualifiers if row["attempt"] == QUALIFIER else props).setdefault(node, {})
+        if row["attempt"] == QUALIFIER:
+            if row["p"] is not None and row["o"] is not None:
+                described.setdefault(row["p"], []).append(row["o"])
+            continue
         if row["attempt"] == "downstream":
             downstream.add(node)
         elif not is_true(row["attempt"]):
@@ -549,12 +602,18 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
     downstream -= reached
     # What a call caused supports the answer as the call does.
     reached |= {node for node in downstream if _caller(node, props, downstream) in reached}
-    edges = _edges(start, props, reached, downstream)
+    qualified = qualified_edges(props, qualifiers)
+    edges = _qualify(_edges(start, props, reached, downstream), qualified, props)
     acting = {e.target for e in edges if e.relation in ("wasGeneratedBy", "wasInformedBy")}
     acting |= {e.source for e in edges if e.relation in ("used", "wasInformedBy")}
     nodes = [
         _node(node, described, node in reached, node in acting, props)
         for node, described in props.items()
+    ]
+    nodes += [
+        WhyNode(q.node, UNRESOLVED, unresolved_label(q.reference))
+        for q in qualified
+        if q.basis is None
     ]
     order = {node.id: index for index, node in enumerate(_ordered(nodes, start.root))}
     return WhyGraph(
@@ -564,6 +623,42 @@ def assemble_why(start: WhyStart, rows: Sequence[Mapping[str, str | None]]) -> W
             sorted(edges, key=lambda edge: (order[edge.source], order[edge.target], edge.relation))
         ),
     )
+
+
+def _qualify(
+    edges: list[WhyEdge],
+    qualified: Sequence[Qualified],
+    props: Mapping[str, Mapping[str, list[str]]],
+) -> list[WhyEdge]:
+    """``edges`` with each plain edge of evidence (or of an adoption) in the relation its
+    qualifying node names, with its weight; evidence resting on nothing found gets an
+    edge to a node of its own; a revision's edge to its reviewer, and not the plain
+    derivation beside its ``wasRevisionOf`` (a revision is one)."""
+    named: dict[tuple[str, str, str], list[Qualified]] = {}
+    for q in qualified:
+        if q.basis is not None:
+            named.setdefault((q.claim, q.basis, q.plain), []).append(q)
+    revised = {(e.source, e.target) for e in edges if e.relation == "wasRevisionOf"}
+    kept = []
+    for edge in edges:
+        if edge.relation == "wasDerivedFrom" and (edge.source, edge.target) in revised:
+            continue
+        said = named.get((edge.source, edge.target, edge.relation))
+        if said is None:
+            kept.append(edge)
+        else:  # one edge per piece of evidence: the same basis may speak for and against
+            kept += [WhyEdge(q.claim, edge.target, q.relation, q.weight, q.derived) for q in said]
+    kept += [
+        WhyEdge(q.claim, q.node, q.relation, q.weight, False) for q in qualified if q.basis is None
+    ]
+    kept += [
+        WhyEdge(node, person, "wasAttributedTo")
+        for node, described in props.items()
+        if described.get(f"{PROV}wasRevisionOf")
+        for person in described.get(f"{PROV}wasAttributedTo", [])
+        if person in props
+    ]
+    return kept
 
 
 def _caller(node: str, props: Mapping[str, Mapping[str, list[str]]], downstream: set[str]) -> str:
@@ -648,6 +743,7 @@ def _node(
         text = f"iteration {number}"
     label = text or first(RDFS, "label") or node
     started, ended = first(PROV, "startedAtTime"), first(PROV, "endedAtTime")
+    confidence = first(OPROV, "confidence")
     return WhyNode(
         id=node,
         type=kind,
@@ -662,6 +758,8 @@ def _node(
         part_of=min((h for h in described.get(f"{OPROV}partOf", []) if h in graph), default=None),
         service=first(OPROV, "serviceName"),
         duration_ms=None if not (started and ended) else milliseconds_between(started, ended),
+        reasoning_id=first(OPROV, "reasoningId"),
+        confidence=None if confidence is None else float(confidence),
     )
 
 
@@ -675,4 +773,6 @@ def _kind(types: Sequence[str], acting: bool) -> str:
             return kind
     if local:
         return min(local)
+    if f"{PROV}Person" in types:
+        return "Person"
     return "Activity" if acting or f"{PROV}Activity" in types else "Entity"

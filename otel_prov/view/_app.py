@@ -28,9 +28,10 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from otel_prov._tenants import Tenants, tenant_graph
+from otel_prov._tenants import Tenants
 from otel_prov.prov._stream import RUNNING
 from otel_prov.read._backend import QueryBackend, QueryResult, StoreUnavailableError
+from otel_prov.read._confinement import Confinement
 from otel_prov.read._rdf_documents import (
     render_jsonld,
     render_rows_csv,
@@ -140,6 +141,7 @@ def create_app(
     open_backend: Callable[[], QueryBackend],
     *,
     graph: str,
+    tenant: str | None = None,
     trace_links: Mapping[str, str] | None = None,
     query_timeout_s: float = 10.0,
     refresh_s: float = 2.0,
@@ -152,7 +154,8 @@ def create_app(
     tenants: Tenants | None = None,
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
-    ``graph`` (an IRI); ``trace_links`` maps a backend name (jaeger, tempo) to a URL
+    ``graph`` (an IRI), or the graph of ``tenant`` under it, the only graph a query of
+    the SPARQL page then sees; ``trace_links`` maps a backend name (jaeger, tempo) to a URL
     template with ``{trace_id}``; a query of the SPARQL page may call SERVICE only on the
     endpoints of ``allow_service``.  It answers requests whose ``Host`` names
     ``bound_host`` (the address it listens on), one of ``allowed_hosts``, or the
@@ -168,6 +171,14 @@ def create_app(
     ``?tenant=NAME``; a query
     of the SPARQL page sees that graph only.  Opens the backend once now, so that a
     store that cannot be read fails here (``StoreUnavailableError``)."""
+    own = Confinement.of(graph, tenant)
+    # Each tenant a reader may read, confined once: the SPARQL page's queries are run
+    # with the confinement of the request's tenant, as ``otel-prov query --tenant`` is.
+    confinements = {
+        name: Confinement.of(graph, name)
+        for reader_tenant in (tenants.tenants.values() if tenants is not None else ())
+        for name in reader_tenant.reads
+    }
     fresh = _Fresh(open_backend, refresh_s)
     links = dict(trace_links or {})
     free = threading.BoundedSemaphore(max_queries)  # taken without waiting, in the event loop
@@ -187,28 +198,29 @@ def create_app(
             return index
 
     if tenants is None:
-        index_of(graph)
+        index_of(own.graph)
 
-    def graph_of(request: Request) -> str:
-        """The graph this request reads: ``graph``, or its reader's tenant's."""
+    def confinement_of(request: Request) -> Confinement:
+        """What this request may read: ``graph`` or ``tenant``'s, or the graph of the
+        tenant of its reader (``?tenant=`` among those it may read)."""
         if tenants is None:
-            return graph
-        tenant = tenants.tenants[request.state.reader]
-        asked = request.query_params.get("tenant", "").strip() or tenant.reads[0]
-        if asked not in tenant.reads:
-            raise _Forbidden(f"this reader may read {', '.join(tenant.reads)}, not {asked!r}")
-        return tenant_graph(graph, asked)
+            return own
+        reader = tenants.tenants[request.state.reader]
+        asked = request.query_params.get("tenant", "").strip() or reader.reads[0]
+        if asked not in reader.reads:
+            raise _Forbidden(f"this reader may read {', '.join(reader.reads)}, not {asked!r}")
+        return confinements[asked]
 
     def shown(request: Request) -> str:
         """The tenant its reader asked for (``?tenant=``), checked, which the page's
         links keep; "" when none was asked for (the reader's own) or without tenants."""
         if tenants is None:
             return ""
-        graph_of(request)
+        confinement_of(request)
         return request.query_params.get("tenant", "").strip()
 
     def reader(request: Request) -> ProvenanceReader:
-        named = graph_of(request)
+        named = confinement_of(request).graph
         return ProvenanceReader(fresh.get(), graph=named, text_index=index_of(named))
 
     def html(text: str, status: int = 200) -> HTMLResponse:
@@ -305,7 +317,7 @@ def create_app(
         text, fmt = values.get("query", ""), values.get("format", "html")
         if not text.strip():
             return html(page("", None))
-        named = graph_of(request)
+        reads = confinement_of(request)
         if not free.acquire(blocking=False):
             return _busy(text, max_queries, query_timeout_s, tenant)
         try:
@@ -313,10 +325,9 @@ def create_app(
                 run_timed_query,
                 fresh.get(),
                 text,
-                graph=named,
+                confinement=reads,
                 timeout_s=query_timeout_s,
                 allow_service=allow_service,
-                confined=tenants is not None,
             )
         except UpdateRefusedError as exc:
             return html(page(text, None, error=str(exc)), 400)

@@ -1,10 +1,11 @@
 """The child process :mod:`otel_prov.view._timed_query` runs one query in.
 
 Once imported it writes :data:`READY` on stdout; then it reads ``{"store", "graph",
-"confined", "query", "allow_service"}`` as JSON on stdin, opens the store read-only, runs the query
-as ``otel-prov query`` would (SERVICE only on an endpoint of ``allow_service``), and
-writes the answer as JSON on stdout (rows, a boolean, or the triples as N-Triples), or
-``{"error"}``.
+"tenant", "query", "allow_service"}`` as JSON on stdin (the reader's
+:class:`~otel_prov.read._confinement.Confinement`: its graph and tenant), opens the store
+read-only, runs the query as ``otel-prov query`` would (SERVICE only on an endpoint of
+``allow_service``), and writes the answer as JSON on stdout (rows, a boolean, or the
+triples as N-Triples), or ``{"error"}``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 import pyoxigraph
 
 from otel_prov.read._backend import EmbeddedBackend, StoreUnavailableError
+from otel_prov.read._confinement import Confinement
 from otel_prov.read._user_query import run_user_query
 
 READY = "ready\n"
@@ -29,9 +31,8 @@ def main() -> None:
         result = run_user_query(
             EmbeddedBackend(request["store"]),
             request["query"],
-            graph=request["graph"],
+            confinement=Confinement(request["graph"], request["tenant"]),
             allow_service=request["allow_service"],
-            confined=request["confined"],
         )
     except StoreUnavailableError as exc:
         json.dump({"error": str(exc)}, sys.stdout)

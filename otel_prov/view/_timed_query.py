@@ -31,6 +31,7 @@ from otel_prov.read._backend import (
     QueryResult,
     StoreUnavailableError,
 )
+from otel_prov.read._confinement import Confinement
 from otel_prov.read._user_query import refuse_updates, run_user_query
 from otel_prov.view._query_process import READY
 
@@ -49,12 +50,12 @@ def run_timed_query(
     backend: QueryBackend,
     text: str,
     *,
-    graph: str,
+    confinement: Confinement,
     timeout_s: float,
     allow_service: Collection[str] = (),
-    confined: bool = False,
 ) -> QueryResult:
-    """:func:`~otel_prov.read._user_query.run_user_query`, stopped after ``timeout_s``.
+    """:func:`~otel_prov.read._user_query.run_user_query` for the reader of
+    ``confinement``, stopped after ``timeout_s``.
 
     Raises ``UpdateRefusedError`` (nothing started), ``ValueError`` (a SERVICE not in
     ``allow_service``, or a query that cannot be parsed: nothing sent),
@@ -63,9 +64,9 @@ def run_timed_query(
     refuse_updates(text)
     allowed = sorted(allow_service)
     if isinstance(backend, EmbeddedBackend):
-        return _in_child(backend, text, graph, timeout_s, allowed, confined)
+        return _in_child(backend, text, confinement, timeout_s, allowed)
     future = _REMOTE.submit(
-        run_user_query, backend, text, graph=graph, allow_service=allowed, confined=confined
+        run_user_query, backend, text, confinement=confinement, allow_service=allowed
     )
     try:
         return future.result(timeout=timeout_s)
@@ -92,18 +93,17 @@ def _stopped(timeout_s: float) -> str:
 def _in_child(
     backend: EmbeddedBackend,
     text: str,
-    graph: str,
+    confinement: Confinement,
     timeout_s: float,
     allow_service: list[str],
-    confined: bool,
 ) -> QueryResult:
     request = json.dumps(
         {
             "store": str(backend.path),
-            "graph": graph,
+            "graph": confinement.graph,
+            "tenant": confinement.tenant,
             "query": text,
             "allow_service": allow_service,
-            "confined": confined,
         }
     )
     with subprocess.Popen(

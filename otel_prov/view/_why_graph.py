@@ -16,6 +16,10 @@ made here, not left to the layout:
   (a question, a thought and an answer that begin with the same words) they start where
   the texts part ways (:func:`excerpts`).
 
+Evidence edges say which way they speak (``evidence``: :data:`EVIDENCE_KINDS`), so the
+page draws supports and contradicts apart and a legend says how; their label carries
+the weight.
+
 Nothing is escaped here: the page writes the drawing into an attribute (Jinja2 escapes
 it) and the script puts every text in with ``textContent``.
 """
@@ -28,7 +32,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ACTIVITY_TYPES", "CONTENT_TYPES", "WhyDrawing", "excerpts", "why_drawing"]
+__all__ = [
+    "ACTIVITY_TYPES",
+    "CONTENT_TYPES",
+    "EVIDENCE_KINDS",
+    "WhyDrawing",
+    "excerpts",
+    "why_drawing",
+]
 
 ACTIVITY_TYPES = frozenset(
     {"AgentSession", "Iteration", "ToolCall", "ModelCall", "Retrieval", "Span", "Activity"}
@@ -38,6 +49,9 @@ ACTIVITY_TYPES = frozenset(
 CONTENT_TYPES = frozenset({"Question", "Answer", "Thought", "Arguments", "Observation", "Query"})
 """Entities whose text is content an agent exchanged: one stored without its value has
 no name of its own (a source document has its IRI)."""
+
+EVIDENCE_KINDS = {"supportedBy": "supports", "contradictedBy": "contradicts"}
+"""Relation of an evidence edge -> the class the page draws it with."""
 
 LINE_CHARS = 34
 """Characters on a line of a node's excerpt: what fits the node's width."""
@@ -117,7 +131,10 @@ class WhyDrawing:
     """Per step box: ``id`` (its Iteration node's ``id``), ``iri``, and ``step``: the
     box it sits in itself (a sub-agent's steps inside the caller's step), or ``None``."""
     edges: tuple[dict[str, Any], ...]
-    """``from`` (the subject), ``to`` (the object), ``relation``, and ``far``: an edge
+    """``from`` (the subject), ``to`` (the object), ``relation``, ``label`` (the relation,
+    and an evidence edge's weight), ``evidence`` (``supports``, ``contradicts`` or
+    ``None``), ``considered`` (of evidence: false when it came after the claim), and
+    ``far``: an edge
     between the answer and a step before the last, left out of the layout and drawn
     along the side (the answer rests on every step: laid out, those edges would cross
     the whole graph, and take dagre most of its time)."""
@@ -175,10 +192,14 @@ def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
     hold are left out."""
     nodes: list[dict[str, Any]] = [dict(item) for item in graph.get("nodes", ())]
     index = {str(node.get("id")): i for i, node in enumerate(nodes)}
-    edges = [
-        (index[str(edge.get("from"))], index[str(edge.get("to"))], str(edge.get("relation", "")))
+    kept = [
+        edge
         for edge in graph.get("edges", ())
         if str(edge.get("from")) in index and str(edge.get("to")) in index
+    ]
+    edges = [
+        (index[str(edge.get("from"))], index[str(edge.get("to"))], str(edge.get("relation", "")))
+        for edge in kept
     ]
     kinds = [_short_type(node.get("type")) for node in nodes]
     holder = _holders(nodes, index, edges)
@@ -223,14 +244,29 @@ def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
             for i in boxes
         ),
         edges=tuple(
-            {"from": f"why-{a}", "to": f"why-{b}", "relation": relation, "far": far}
-            for a, b, relation in edges
-            for far in [_far(a, b, index.get(root), step, boxes)]
+            {
+                "from": f"why-{a}",
+                "to": f"why-{b}",
+                "relation": relation,
+                "label": _edge_label(edge),
+                "evidence": EVIDENCE_KINDS.get(relation),
+                "considered": edge.get("considered"),
+                "far": _far(a, b, index.get(root), step, boxes),
+            }
+            for (a, b, relation), edge in zip(edges, kept, strict=True)
         ),
         order=tuple(
             (f"why-{a}", f"why-{b}") for a, b in _order(boxes, holder, step, index.get(root))
         ),
     )
+
+
+def _edge_label(edge: Mapping[str, Any]) -> str:
+    """What an edge says beside it: its relation, and the weight of evidence."""
+    relation, weight = str(edge.get("relation", "")), edge.get("weight")
+    if isinstance(weight, (int, float)) and not isinstance(weight, bool):
+        return f"{relation} {weight:g}"
+    return relation
 
 
 def _unrecorded(

@@ -1,13 +1,16 @@
-"""The shared script as a one-agent CrewAI crew on CrewAI's OpenAI LLM, under OpenInference.
+"""The shared script as a one-agent CrewAI crew on CrewAI's OpenAI LLM, under OpenInference
+or OpenLLMetry.
 
-``python -m tests.conformance.crewai_agent STORE`` in the side venv of
+``python -m tests.conformance.crewai_agent STORE INSTRUMENTATION`` in the side venv of
 ``scripts/crewai-venv.sh`` (CrewAI pins older ``openai``, ``mcp`` and ``pydantic`` than
 the project's).  The agent's role is the script's agent name; its LLM is CrewAI's native OpenAI
 provider on the scripted server at ``OPENAI_BASE_URL``, calling the script's two tools by
 function calling.  A tool that raises does not end the run: CrewAI hands the error to the
-model as the tool's result, and the model carries on.  The instrumentation is
+model as the tool's result, and the model carries on.  INSTRUMENTATION ``openinference`` is
 ``openinference-instrumentation-crewai``, with ``openinference-instrumentation-openai`` for
-the model's calls (CrewAI's OpenAI LLM calls the ``openai`` client); the process calls
+the model's calls (CrewAI's OpenAI LLM calls the ``openai`` client); ``openllmetry`` is
+``opentelemetry-instrumentation-crewai`` with OpenLLMetry's OpenAI instrumentor.  CrewAI's
+own telemetry is off (``CREWAI_DISABLE_TELEMETRY``, set by the suite).  The process calls
 ``otel_prov.configure(store=STORE)`` and nothing else of ours.  It prints the answer.
 """
 
@@ -15,21 +18,37 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import otel_prov
 from tests.self_traced import scenario
 
 
+def instrument(instrumentation: str, provider: Any) -> None:
+    """Turn on ``instrumentation``'s CrewAI and OpenAI instrumentors."""
+    if instrumentation == "openinference":
+        from openinference.instrumentation.crewai import CrewAIInstrumentor
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+    elif instrumentation == "openllmetry":
+        from opentelemetry.instrumentation.crewai import (  # type: ignore[no-redef]
+            CrewAIInstrumentor,
+        )
+        from opentelemetry.instrumentation.openai import (  # type: ignore[no-redef]
+            OpenAIInstrumentor,
+        )
+    else:
+        raise SystemExit(f"unknown instrumentation {instrumentation!r}")
+    CrewAIInstrumentor().instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+
+
 def main(argv: list[str]) -> int:
     from crewai import LLM, Agent, Crew, Task
     from crewai.tools import tool
-    from openinference.instrumentation.crewai import CrewAIInstrumentor
-    from openinference.instrumentation.openai import OpenAIInstrumentor
 
-    (store,) = argv
+    store, instrumentation = argv
     handle = otel_prov.configure(store=store, service_name="conformance")
-    CrewAIInstrumentor().instrument(tracer_provider=handle.tracer_provider)
-    OpenAIInstrumentor().instrument(tracer_provider=handle.tracer_provider)
+    instrument(instrumentation, handle.tracer_provider)
     llm = LLM(
         model=f"openai/{scenario.MODEL}",
         base_url=os.environ["OPENAI_BASE_URL"],

@@ -20,6 +20,7 @@ import rdflib
 from otel_prov.capture import FINAL_ANSWER
 from otel_prov.read import SessionView, open_store
 from tests.conformance.openai_server import usage_of
+from tests.conformance.semantic_kernel_agent import PLUGIN
 from tests.self_traced import scenario
 
 OPROV = "https://w3id.org/otel-prov/ns#"
@@ -64,6 +65,13 @@ EXPECTED: Mapping[str, object] = {
 }
 
 
+def tool(name: str | None) -> str | None:
+    """A tool's name as the script has it: Semantic Kernel names a plugin's function
+    ``Plugin-function`` (``Weather-get_weather``), and its spans, so the store, keep that
+    name; the field is the function's."""
+    return name.removeprefix(f"{PLUGIN}-") if name is not None else None
+
+
 def _calls(view: SessionView) -> list[Any]:
     return [call for step in view.iterations for call in step.tool_calls]
 
@@ -79,7 +87,7 @@ def observed(store: Path) -> dict[str, object]:
     calls = _calls(view)
     failed = [call for call in calls if call.status == "error"]
     models = sorted({m.model for step in view.iterations for m in step.model_calls if m.model})
-    weather = [call for call in calls if call.name == _WEATHER.tool]
+    weather = [call for call in calls if tool(call.name) == _WEATHER.tool]
 
     def arguments(text: str | None) -> object:
         try:
@@ -94,11 +102,11 @@ def observed(store: Path) -> dict[str, object]:
         "answer": view.answer,
         "steps": len(view.iterations),
         "thoughts": [step.thought for step in view.iterations],
-        "actions": [step.action for step in view.iterations],
+        "actions": [tool(step.action) for step in view.iterations],
         "arguments": [arguments(call.arguments) for call in calls],
         "call_ids": [call.call_id for call in calls],
         "observation": weather[0].observation if weather else None,
-        "failed_call": (failed[0].name, failed[0].status) if failed else None,
+        "failed_call": (tool(failed[0].name), failed[0].status) if failed else None,
         "error_text": failed[0].error_message if failed else None,
         "failed_count": view.failed_calls,
         "tokens": (view.usage.tokens.get("input", 0), view.usage.tokens.get("output", 0)),

@@ -47,13 +47,16 @@ SYSTEM = "Answer questions about the weather."
 class Tracing:
     """How the instrumentation marks the agent's run and each tool call."""
 
-    def __init__(self, name: str, provider: Any) -> None:
+    def __init__(self, name: str, provider: Any, *, client: bool = True) -> None:
+        """``client``: instrument the ``openai`` client too (not when another library's
+        instrumentor traces the model's calls, LiteLLM's, which calls that client)."""
         self.name = name
         if name == "openinference":
             from openinference.instrumentation import OITracer, TraceConfig
             from openinference.instrumentation.openai import OpenAIInstrumentor
 
-            OpenAIInstrumentor().instrument(tracer_provider=provider)
+            if client:
+                OpenAIInstrumentor().instrument(tracer_provider=provider)
             self._tracer = OITracer(provider.get_tracer(__name__), config=TraceConfig())
         elif name == "genai":
             from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor

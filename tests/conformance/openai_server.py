@@ -10,7 +10,12 @@ Which turn to play is read from the request itself, as a stateless model would: 
 of tool calls the conversation already holds.  How to play it too: a Chat Completions
 request that offers a ``final_answer`` tool (smolagents) gets the answer as a call to it,
 and one whose system prompt asks for ``Action Input:`` lines (a ReAct agent) gets each
-turn as ReAct text, its call written out rather than an API tool call.  The responses are
+turn as ReAct text, its call written out rather than an API tool call, and one whose
+system prompt lists output fields to fill in ``[[ ## name ## ]]`` sections (DSPy's chat
+adapter) gets the turn as those fields: its thought, the tool it calls (``finish`` when it
+calls none) and the call's arguments, or its reasoning and answer.  A tool the script
+calls by a name the request offers only with a prefix (Semantic Kernel's
+``Plugin-get_weather``) is called by the offered name.  The responses are
 built by pure functions (``chat_completion``, ``chat_chunks``, ``response``,
 ``response_events``) so that a test can check them without a socket; ``ScriptedOpenAI`` is
 the thin HTTP shell around them.
@@ -22,6 +27,7 @@ until killed; in tests, ``with ScriptedOpenAI() as server: server.base_url``.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -47,11 +53,18 @@ def chat_turn(messages: Sequence[Mapping[str, Any]]) -> int:
     return sum(1 for message in messages if message.get("role") == "assistant")
 
 
-def responses_turn(items: object) -> int:
-    """The turn a Responses request asks for: one per function call in its input."""
+def responses_turn(items: object, previous: object = None) -> int:
+    """The turn a Responses request asks for: one per function call in its input, after
+    the turn of the ``previous_response_id`` it continues (``resp_N``, as :func:`response`
+    names turn N: a client that lets the server keep the conversation, as Microsoft Agent
+    Framework's does, sends only the new items)."""
+    after = 0
+    if isinstance(previous, str) and previous.startswith("resp_"):
+        number = previous.removeprefix("resp_")
+        after = int(number) + 1 if number.isdigit() else 0
     if not isinstance(items, list):
-        return 0
-    return sum(
+        return after
+    return after + sum(
         1 for item in items if isinstance(item, dict) and item.get("type") == "function_call"
     )
 
@@ -73,11 +86,22 @@ def answer_tool(tools: object) -> str | None:
     return ANSWER_TOOL if ANSWER_TOOL in offered else None
 
 
-def _calls(turn: Turn, answering: str | None) -> tuple[Call, ...]:
-    """The turn's tool calls; the answer too is one when the agent answers through a tool."""
+def _calls(turn: Turn, answering: str | None, tools: object = None) -> tuple[Call, ...]:
+    """The turn's tool calls; the answer too is one when the agent answers through a tool
+    (its argument named as the tool's one parameter: ``answer``, or BeeAI's ``response``)."""
     if turn.calls or answering is None:
         return turn.calls
-    return (Call(answering, {"answer": turn.thought}, "call_answer"),)
+    return (Call(answering, {_answer_parameter(answering, tools): turn.thought}, "call_answer"),)
+
+
+def _answer_parameter(answering: str, tools: object) -> str:
+    for item in tools if isinstance(tools, list) else []:
+        function = item.get("function") if isinstance(item, dict) else None
+        if isinstance(function, dict) and function.get("name") == answering:
+            properties = list((function.get("parameters") or {}).get("properties") or {})
+            if len(properties) == 1:
+                return str(properties[0])
+    return "answer"
 
 
 REACT_MARKER = "Action Input:"
@@ -93,6 +117,69 @@ def is_react(messages: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
+FIELDS_MARKER = "Your output fields are:"
+"""What a system prompt asking for DSPy's ``[[ ## name ## ]]`` sections says before naming
+the fields."""
+_FIELD_NAME = re.compile(r"^\s*\d+\.\s*`(\w+)`", re.MULTILINE)
+_OBSERVATION = re.compile(r"\[\[ ## observation_(\d+) ## \]\]")
+
+
+def output_fields(messages: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The output fields a DSPy-style system prompt asks for, in order (none: another prompt)."""
+    for message in messages:
+        content = str(message.get("content"))
+        if message.get("role") == "system" and FIELDS_MARKER in content:
+            listed = content.split(FIELDS_MARKER, 1)[1].split("All interactions", 1)[0]
+            return tuple(_FIELD_NAME.findall(listed))
+    return ()
+
+
+def fields_turn(messages: Sequence[Mapping[str, Any]]) -> int:
+    """The turn a DSPy ReAct request asks for: one per observation its trajectory holds."""
+    found = {
+        int(index)
+        for message in messages
+        if message.get("role") == "user"
+        for index in _OBSERVATION.findall(str(message.get("content")))
+    }
+    return len(found)
+
+
+FINISH = "finish"
+"""The tool a DSPy ReAct turn names when it calls none: the loop ends."""
+
+
+def fields_text(index: int, names: Sequence[str]) -> str:
+    """Turn ``index`` as DSPy's chat adapter parses it: each field in ``names`` as a
+    ``[[ ## name ## ]]`` section (the thought, the tool called and its arguments; or the
+    reasoning and the answer), then ``[[ ## completed ## ]]``."""
+    turn = _turn(index)
+    call = turn.calls[0] if turn.calls else None
+    values = {
+        "next_thought": turn.thought,
+        "next_tool_name": call.tool if call else FINISH,
+        "next_tool_args": call.arguments_json if call else "{}",
+        "answer": TURNS[-1].thought,
+    }
+    sections = [f"[[ ## {name} ## ]]\n{values.get(name, turn.thought)}" for name in names]
+    return "\n\n".join([*sections, "[[ ## completed ## ]]"])
+
+
+def offered_name(tool: str, tools: object) -> str:
+    """The name a request offers ``tool`` by: itself, else the one offered name that ends
+    with ``-tool`` (a plugin's function in Semantic Kernel)."""
+    offered = [
+        name
+        for item in (tools if isinstance(tools, list) else [])
+        if isinstance(item, dict)
+        and isinstance(name := (item.get("function") or {}).get("name"), str)
+    ]
+    if tool in offered:
+        return tool
+    prefixed = [name for name in offered if name.endswith(f"-{tool}")]
+    return prefixed[0] if len(prefixed) == 1 else tool
+
+
 def react_text(index: int) -> str:
     """Turn ``index`` as a ReAct model writes it: its thought, then either its call as
     ``Action:`` / ``Action Input:`` lines or, on the last turn, its ``Answer:``."""
@@ -106,21 +193,31 @@ def react_text(index: int) -> str:
 
 
 def chat_completion(
-    index: int, *, answering: str | None = None, react: bool = False
+    index: int,
+    *,
+    answering: str | None = None,
+    react: bool = False,
+    fields: Sequence[str] = (),
+    tools: object = None,
 ) -> dict[str, Any]:
     """The non-streamed Chat Completions answer for turn ``index``; ``answering``: the tool
     the last turn answers with (``answer_tool``), if any; ``react``: the turn in ReAct's
-    text format (``react_text``), with no tool calls of the API's."""
+    text format (``react_text``), ``fields``: as DSPy's output fields (``fields_text``),
+    either with no tool calls of the API's; ``tools``: what the request offers, which
+    names the calls (``offered_name``)."""
     turn = _turn(index)
-    calls = () if react else _calls(turn, answering)
-    content = react_text(index) if react else turn.thought
+    calls = () if react or fields else _calls(turn, answering, tools)
+    content = react_text(index) if react else fields_text(index, fields) if fields else turn.thought
     message: dict[str, Any] = {"role": "assistant", "content": content}
     if calls:
         message["tool_calls"] = [
             {
                 "id": call.call_id,
                 "type": "function",
-                "function": {"name": call.tool, "arguments": call.arguments_json},
+                "function": {
+                    "name": offered_name(call.tool, tools),
+                    "arguments": call.arguments_json,
+                },
             }
             for call in calls
         ]
@@ -146,11 +243,10 @@ def chat_completion(
     }
 
 
-def chat_chunks(
-    index: int, *, include_usage: bool, answering: str | None = None, react: bool = False
-) -> Iterator[dict[str, Any]]:
-    """The streamed Chat Completions answer for turn ``index``, chunk by chunk."""
-    whole = chat_completion(index, answering=answering, react=react)
+def chat_chunks(index: int, *, include_usage: bool, **play: Any) -> Iterator[dict[str, Any]]:
+    """The streamed Chat Completions answer for turn ``index``, chunk by chunk (``play``:
+    how, as :func:`chat_completion` takes it)."""
+    whole = chat_completion(index, **play)
     message = whole["choices"][0]["message"]
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -316,17 +412,21 @@ class _Handler(BaseHTTPRequestHandler):
         stream = bool(body.get("stream"))
         if self.path.endswith("/chat/completions"):
             messages = body.get("messages") or []
-            index = chat_turn(messages)
-            answering = answer_tool(body.get("tools"))
-            react = is_react(messages)
+            fields = output_fields(messages)
+            index = fields_turn(messages) if fields else chat_turn(messages)
+            play = {
+                "answering": answer_tool(body.get("tools")),
+                "react": is_react(messages),
+                "fields": fields,
+                "tools": body.get("tools"),
+            }
             if stream:
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
-                chunks = chat_chunks(index, include_usage=include, answering=answering, react=react)
-                self._events(chunks, named=False)
+                self._events(chat_chunks(index, include_usage=include, **play), named=False)
             else:
-                self._json(chat_completion(index, answering=answering, react=react))
+                self._json(chat_completion(index, **play))
         elif self.path.endswith("/responses"):
-            index = responses_turn(body.get("input"))
+            index = responses_turn(body.get("input"), body.get("previous_response_id"))
             if stream:
                 self._events(response_events(index), named=True)
             else:

@@ -10,9 +10,9 @@ import pytest
 from selenium import webdriver
 
 from tests.browser import chromium
-from tests.servers import SparqlServer, start_oxigraph, start_virtuoso
+from tests.servers import SparqlServer, start_fuseki, start_oxigraph, start_virtuoso
 
-SERVERS = {"oxigraph": start_oxigraph, "virtuoso": start_virtuoso}
+SERVERS = {"fuseki": start_fuseki, "oxigraph": start_oxigraph, "virtuoso": start_virtuoso}
 
 
 @pytest.fixture(params=sorted(SERVERS))

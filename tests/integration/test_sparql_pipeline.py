@@ -107,14 +107,14 @@ def test_a_full_spool_warns_and_counts_what_it_drops(
 
 
 def test_graph_store_protocol_bulk_mode(server: SparqlServer, tmp_path: Path) -> None:
-    if server.name == "oxigraph":
-        endpoint = server.update_endpoint.rsplit("/", 1)[0] + "/store?graph={graph}"
-        auth = None
-    else:
+    if server.name == "virtuoso":
         endpoint = (
             server.update_endpoint.rsplit("/", 1)[0] + "/sparql-graph-crud-auth?graph-uri={graph}"
         )
-        auth = ("dba", "dba")
+        auth: tuple[str, str] | None = ("dba", "dba")
+    else:  # Oxigraph's /store, Fuseki's /ds/data: the Graph Store Protocol's ?graph=
+        assert server.graph_store_endpoint is not None
+        endpoint, auth = server.graph_store_endpoint + "?graph={graph}", None
     exporter = SparqlUpdateExporter(
         server.update_endpoint,
         spool_dir=tmp_path / "spool",

@@ -9,9 +9,11 @@ import pyoxigraph
 import pytest
 
 from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.read._confinement import Confinement
 from otel_prov.view._timed_query import QueryTimeoutError, run_timed_query
 
 GRAPH = "urn:otel-prov:graph"
+READER = Confinement.of(GRAPH)
 SLOW_START = 2.5
 """How long the Python the query runs in takes to start, on the loaded machine below."""
 
@@ -50,7 +52,7 @@ def test_the_limit_counts_the_query_not_the_start_of_the_process_it_runs_in(
     milliseconds under a limit shorter than that was stopped before it began."""
     store = _store(tmp_path / "store")
     answer = run_timed_query(
-        EmbeddedBackend(store), "ASK { ?s ?p ?o }", graph=GRAPH, timeout_s=SLOW_START - 1.0
+        EmbeddedBackend(store), "ASK { ?s ?p ?o }", confinement=READER, timeout_s=SLOW_START - 1.0
     )
     assert answer.kind == "ask" and answer.boolean is True
 
@@ -59,4 +61,4 @@ def test_a_query_past_the_limit_is_still_stopped(tmp_path: Path, slow_python_sta
     store = _store(tmp_path / "store", triples=300)  # the query below: 300 ** 4 rows
     endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l }"
     with pytest.raises(QueryTimeoutError, match=r"ran past 0\.5 s"):
-        run_timed_query(EmbeddedBackend(store), endless, graph=GRAPH, timeout_s=0.5)
+        run_timed_query(EmbeddedBackend(store), endless, confinement=READER, timeout_s=0.5)

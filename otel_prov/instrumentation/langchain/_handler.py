@@ -43,6 +43,13 @@ the tools of a structured answer (``response_format=ToolStrategy(Schema)``; the 
 node answers those calls itself), which are dropped once the run has answered through
 them.
 
+A structured answer (``create_agent(..., response_format=Schema)``, with
+``ToolStrategy`` or the provider's own structured output) whose schema has the fields of
+the reasoning schema (``goals``, ``hypotheses``, ``evidence``, ``decision``:
+``docs/decisions.md``) is recorded as that step's reasoning
+(:func:`otel_prov.record_reasoning`), on the iteration of the ``model`` node that
+produced it; one without those fields is left alone.
+
 LangGraph's ``interrupt()`` for a person's approval, as LangChain's
 ``HumanInTheLoopMiddleware`` raises it (its request lists the tool calls it stops for),
 and the resume (``Command(resume={"decisions": [...]})`` on the same ``thread_id``):
@@ -91,6 +98,7 @@ from otel_prov.capture import (
     put_usage,
     record_error,
     record_failure,
+    record_reasoning,
     retrieval_shape,
     session_shape,
     tool_call_shape,
@@ -113,6 +121,7 @@ from otel_prov.instrumentation.langchain._reading import (
     model_name,
     reasoning,
     structured_answer_tools,
+    structured_response,
 )
 
 __all__ = ["ProvCallbackHandler", "active_handler", "install", "uninstall"]
@@ -458,6 +467,9 @@ class ProvCallbackHandler(BaseCallbackHandler):
             self._close_iteration(run.session.current, None)
             run.session.span.end()
         elif run.kind is _Kind.MODEL_NODE:
+            answered = structured_response(outputs)
+            if answered is not None and run.iteration is not None:
+                record_reasoning(answered, span=run.iteration.span)  # if it has the fields
             if run.iteration is not None and run.iteration.expected_tools == 0:
                 self._close_iteration(run.iteration, None)  # the model answered
         elif run.kind is _Kind.TOOLS_NODE:

@@ -21,6 +21,7 @@ __all__ = [
     "model_name",
     "reasoning",
     "structured_answer_tools",
+    "structured_response",
 ]
 
 CLIENT_TOOL_TYPES = frozenset({"function", "custom"})
@@ -133,6 +134,22 @@ def structured_answer_tools(outputs: Any) -> set[str]:
         if isinstance(name, str):
             names.add(name)
     return names
+
+
+def structured_response(outputs: Any) -> Any:
+    """The structured answer a ``model`` node's run produced (``create_agent(...,
+    response_format=Schema)``: the state update's ``structured_response``), else None.
+
+    The node returns its update as a dict, or as ``Command`` objects whose ``update`` is
+    one; the object is the schema's (a Pydantic model, a dataclass, a dict)."""
+    updates = (
+        outputs if isinstance(outputs, Sequence) and not isinstance(outputs, str) else [outputs]
+    )
+    for update in updates:
+        update = getattr(update, "update", update)
+        if isinstance(update, Mapping) and update.get("structured_response") is not None:
+            return update["structured_response"]
+    return None
 
 
 def model_name(

@@ -20,6 +20,11 @@ model calls, and a handoff hands the conversation over instead of fetching data 
 answer, so it is no evidence that ``otel-prov verify``'s ``tool_use_verified`` gate asks
 for.  An agent with only handoffs declares no tools and the gate does not apply to it.
 
+An agent with an ``output_type`` answers with that type's JSON: when it has the fields
+of the reasoning schema (``goals``, ``hypotheses``, ``evidence``, ``decision``:
+``docs/decisions.md``), it is recorded as the last step's reasoning
+(:func:`otel_prov.record_reasoning`); the model's text is never read for reasoning.
+
 No ``agents`` import here: SDK objects are read by attribute (``Any`` at the boundary),
 so importing otel-prov never imports the SDK.
 """
@@ -48,6 +53,7 @@ from otel_prov.capture import (
     put_content,
     put_usage,
     record_failure,
+    record_reasoning,
     session_shape,
     tool_call_shape,
 )
@@ -255,6 +261,13 @@ def _decision(data: Any) -> _Decision:
                         )
                     )
     return found
+
+
+def _structured(agent: Any) -> bool:
+    """Whether the agent answers with an ``output_type`` (its final message is the JSON
+    of that type, which may hold reasoning), not plain text."""
+    output_type = getattr(agent, "output_type", None)
+    return isinstance(output_type, str) and output_type not in ("", "str")
 
 
 def _question(data: Any) -> str | None:
@@ -692,6 +705,8 @@ class OpenAIAgentsSpanConverter:
             )
             if session is not None:
                 session.answer = answer
+                if _structured(session.agent):
+                    record_reasoning(answer, span=target)  # if it has the fields
         else:
             describe_iteration(target, thought=thought)
 

@@ -7,6 +7,8 @@
 // the edge is drawn back, its arrowhead on the object, its relation written on it.
 // Edges marked "far" (the answer's, to the steps before the last) are not laid out:
 // each runs along a trunk at the right of the graph and turns in under its object.
+// Evidence edges (edge.evidence: "supports" or "contradicts") are drawn apart, green and
+// solid or red and dashed, faint when the evidence came after the claim; a legend says so.
 // Every text goes in with textContent; no markup from the data is ever parsed.
 // A click on a node focuses it (the node and its edges strong, the rest faded) and shows
 // its full text below; drag pans, Ctrl+wheel or the buttons zoom, the wheel scrolls.
@@ -67,7 +69,7 @@
         return;
       }
       graph.setEdge(edge.to, edge.from, {
-        label: edge.relation, width: 6 * edge.relation.length + 8, height: LABEL_HEIGHT,
+        label: edge.label, width: 6 * edge.label.length + 8, height: LABEL_HEIGHT,
         labelpos: "c", weight: 1, minlen: 1,
       }, "e" + index);
     });
@@ -111,6 +113,43 @@
     return path + " L" + last.x + "," + last.y;
   }
 
+  function edgeClass(base, edge) {
+    var classes = [base];
+    if (edge.far) {
+      classes.push("far");
+    }
+    if (edge.evidence) {
+      classes.push(edge.evidence);
+      if (edge.considered === false) {
+        classes.push("late");
+      }
+    }
+    return classes.join(" ");
+  }
+
+  // What the evidence edges' colours and dashes mean, above the graph, when it has any.
+  function legend(data, figure) {
+    var kinds = {};
+    data.edges.forEach(function (edge) {
+      if (edge.evidence) {
+        kinds[edge.evidence] = true;
+      }
+    });
+    if (!kinds.supports && !kinds.contradicts) {
+      return;
+    }
+    var box = html("div", "why-legend", figure);
+    [["supports", "supported by: evidence for it"],
+     ["contradicts", "contradicted by: evidence against it"],
+     ["late", "faint: it came after the claim (not considered)"]].forEach(function (entry) {
+      var item = html("span", "why-legend-item", box);
+      var sample = make("svg", { width: "28", height: "10", "aria-hidden": "true" }, item);
+      var line = entry[0] === "late" ? "edge contradicts late" : "edge " + entry[0];
+      make("line", { class: line, x1: "1", y1: "5", x2: "27", y2: "5" }, sample);
+      item.appendChild(document.createTextNode(" " + entry[1]));
+    });
+  }
+
   function draw(figure, number) {
     var data = JSON.parse(figure.dataset.graph);
     var began = performance.now();
@@ -124,6 +163,7 @@
     });
 
     var tools = html("div", "why-tools", figure);
+    legend(data, figure);
     var svg = make("svg", {
       class: "why-graph", role: "img", "aria-label": "why-graph", "data-layout-ms": Math.round(took),
     }, figure);
@@ -170,13 +210,13 @@
         route = { d: curve(laid.points.slice().reverse()), label: { x: laid.x, y: laid.y + 4 }, anchor: "middle" };
       }
       make("path", {
-        class: edge.far ? "edge far" : "edge", d: route.d, "marker-end": "url(#" + arrow + ")",
+        class: edgeClass("edge", edge), d: route.d, "marker-end": "url(#" + arrow + ")",
         "data-from": edge.from, "data-to": edge.to,
       }, edges);
       make("text", {
-        class: "edge-label", x: route.label.x, y: route.label.y, "text-anchor": route.anchor,
-        "data-from": edge.from, "data-to": edge.to,
-      }, labels, edge.relation);
+        class: edgeClass("edge-label", edge), x: route.label.x, y: route.label.y,
+        "text-anchor": route.anchor, "data-from": edge.from, "data-to": edge.to,
+      }, labels, edge.label);
     });
 
     var nodes = make("g", { class: "nodes" }, svg);
@@ -346,8 +386,8 @@
         if (edge.from === id || edge.to === id) {
           var other = byId[edge.from === id ? edge.to : edge.from];
           var text = edge.from === id
-            ? edge.relation + " \u2192 " + other.role + ": " + other.text
-            : other.role + ": " + other.text + " \u2192 " + edge.relation + " this";
+            ? edge.label + " \u2192 " + other.role + ": " + other.text
+            : other.role + ": " + other.text + " \u2192 " + edge.label + " this";
           html("li", "", list, text);
         }
       });

@@ -72,7 +72,7 @@ class OpenSteps:
     """The span id of the run's outermost session (open)."""
     new: list[int]
     """The ids of its spans that ended since the last poll."""
-    ended: Mapping[int, SpanRecord]
+    ended: dict[int, SpanRecord]
     """The ended spans of its trace buffered now (not a copy: read it before the next add)."""
 
 
@@ -136,8 +136,8 @@ class SessionAssembler:
             known = ChainMap(running, trace.spans)
             by_root: dict[int, list[int]] = {}
             for span_id in dict.fromkeys(new):
-                span = trace.spans.get(span_id)
-                top = _outermost_session(span, known) if span is not None else None
+                ended = trace.spans.get(span_id)
+                top = _outermost_session(ended, known) if ended is not None else None
                 if (
                     top is not None
                     and top.span_id in running

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import collections
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from otel_prov.ingest.receiver._settings import ReceiverSettings
@@ -133,11 +133,11 @@ class TraceBuffer:
             self.pending_spans += known is None
             trace.last_seen = now
 
-    def changed(self) -> list[tuple[int, list[int], Mapping[int, SpanRecord]]]:
+    def changed(self) -> list[tuple[int, list[int], dict[int, SpanRecord]]]:
         """(trace id, spans that came since the last call, every span buffered of it) of
         each open trace that got spans (streaming); they stay buffered.  The buffered
         spans are the trace's own, not a copy: read them before the next ``add``."""
-        found: list[tuple[int, list[int], Mapping[int, SpanRecord]]] = []
+        found: list[tuple[int, list[int], dict[int, SpanRecord]]] = []
         for trace_id, trace in self._traces.items():
             if trace.unstreamed and trace.fresh:
                 new, trace.unstreamed = list(dict.fromkeys(trace.unstreamed)), []

@@ -58,6 +58,8 @@ class Recovery:
         self._directory = directory
         self._looked_ns = 0
         self._lock: WriterLock | None = None
+        self._failing = False
+        """The last look could not read the store (said once until one can)."""
 
     @property
     def streams_safely(self) -> bool:
@@ -92,9 +94,18 @@ class Recovery:
             records = self._pipeline.end_abandoned(
                 self._stored, now_ns, silent_ns=self._silent_ns, gone=gone
             )
-        except Exception:  # the store unreadable now: the next look tries again
-            _logger.exception("cannot read the runs left open in the store")
+        except Exception as exc:  # noqa: BLE001 - the store unreadable now: the next look tries again
+            if not self._failing:
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                _logger.warning(
+                    "cannot read the runs others left open in the store (%s); looking again "
+                    "in %.0f s",
+                    first,
+                    self._every_ns / 1e9,
+                )
+            self._failing = True
             return []
+        self._failing = False
         for chain in gone:
             assert self._directory is not None
             forget_writer(self._directory, chain)

@@ -103,6 +103,9 @@ def kill_prune(
     )
     try:
         while process.poll() is None:
+            # Looked at while the prune is stopped: it removes nothing between the look and
+            # the kill (on a loaded machine it could finish in between).
+            process.send_signal(signal.SIGSTOP)
             if point == "intent":
                 reached = intents() > 0
             else:
@@ -110,6 +113,7 @@ def kill_prune(
             if reached:
                 process.send_signal(signal.SIGKILL)
                 break
+            process.send_signal(signal.SIGCONT)
             time.sleep(0.005)
         process.wait(timeout=60)
     finally:

@@ -162,15 +162,19 @@ def test_services_are_agents(services: tuple) -> None:
     assert [row["name"] for row in rows] == ["agent-service", "agent-service"]  # two turns
 
 
-def _docs_queries() -> list[str]:
-    """The SPARQL blocks of docs/sparql.md, each one whole query to paste as it is."""
+def _docs_queries(*titles: str) -> list[str]:
+    """The SPARQL blocks of docs/sparql.md whose first line starts with each of ``titles``,
+    each one whole query to paste as it is."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "sparql.md").read_text(encoding="utf-8")
-    return [block.split("```", 1)[0] for block in page.split("```sparql\n")[1:]]
+    blocks = [block.split("```", 1)[0] for block in page.split("```sparql\n")[1:]]
+    return [next(b for b in blocks if b.startswith(f"# {title}")) for title in titles]
 
 
 def test_the_docs_join_queries_answer(services: tuple) -> None:
     store, agent_spans, _ = services
-    failed, by_service, caused = _docs_queries()
+    failed, by_service, caused = _docs_queries(
+        "Every failed tool call", "All sessions served by one service", "Everything a tool call"
+    )
     (row,) = list(store.query(failed, use_default_graph_as_union=True))
     trace_id = f"{agent_spans.get_finished_spans()[0].context.trace_id:032x}"
     assert row["tool"].value == "get_weather" and row["trace"].value == trace_id

@@ -62,9 +62,11 @@ TARGET = 0.25  # ours may add at most a quarter of what OpenInference adds to a 
 TARGET_FLUSHED = 0.5  # and half with our flush counted: the agent pays for it somewhere
 PREFIX = "@@ "
 
-LANGCHAIN = ("lc-bare", "lc-openinference", "lc-ours", "lc-ours-spans")
-"""``lc-ours-spans``: our instrumentor alone, its spans ended into a provider without span
-processors: the floor under ``lc-ours``, what the spans cost before any provenance."""
+LANGCHAIN = ("lc-bare", "lc-openinference", "lc-ours", "lc-ours-spans", "lc-ours-unstreamed")
+"""``lc-ours``: streaming on, the default; ``lc-ours-unstreamed``: the same with streaming
+off (``stream=False``), side by side; ``lc-ours-spans``: our instrumentor alone, its spans
+ended into a provider without span processors: the floor under ``lc-ours``, what the spans
+cost before any provenance."""
 REMOTE = ("lc-bare", "lc-openinference", "lc-ours-receiver")
 """Measured apart, with ``otel-prov receive`` running: its mapping must not share the
 machine with the in-process variants' runs, nor its sessions with other batches."""
@@ -199,9 +201,9 @@ def _worker(variant: str) -> None:
         memory = InMemorySpanExporter()
         provider.add_span_processor(SimpleSpanProcessor(memory))
         OpenInferenceInstrumentor().instrument(tracer_provider=provider)
-    elif variant.endswith("-ours"):
+    elif variant.endswith(("-ours", "-unstreamed")):
         store = OxigraphStoreExporter(root / "store")
-        processor = ProvSpanProcessor(store)
+        processor = ProvSpanProcessor(store, stream=not variant.endswith("-unstreamed"))
         provider.add_span_processor(processor)
     if variant.startswith("lc-"):
         if variant.startswith("lc-ours"):
@@ -453,7 +455,7 @@ def main() -> None:
     finally:
         receivers.close()
         shutil.rmtree(root, ignore_errors=True)
-    bare, oi, ours, spans = (lc[v] for v in LANGCHAIN)
+    bare, oi, ours, spans, unstreamed = (lc[v] for v in LANGCHAIN)
     oi_added = oi.median_ms - bare.median_ms
     ours_added, ratio = _added(ours, bare, oi, MEDIAN)
     ok = ratio <= TARGET
@@ -500,6 +502,10 @@ def main() -> None:
     print(
         "langchain, our spans alone (our instrumentor, no span processor; the floor under "
         f"ours): {_added_summary(spans, bare, oi)}"
+    )
+    print(
+        "langchain, ours with streaming off (stream=False, beside ours with it on, the "
+        f"default): {_added_summary(unstreamed, bare, oi)}"
     )
 
     bare, oi, remote = (apart[v] for v in REMOTE)

@@ -28,6 +28,7 @@ from otel_prov._signing import KeySigner, generate_key_pair
 from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.exporters._base import ExportResult
 from otel_prov.processing._chain_writer import ChainWriter
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
 from otel_prov.read import open_store
@@ -66,7 +67,8 @@ def _timed_prune(
     begin = time.perf_counter()
     if intent:
         assert not unfinished(backend, GRAPH)
-        prune(plan, exporter=exporter, chain=chain, graph=GRAPH, now_ns=time.time_ns())
+        pipeline = WritePipeline.from_settings(exporter, chain=chain, graph=GRAPH, stream=False)
+        prune(plan, pipeline=pipeline, now_ns=time.time_ns())
     else:
         _without_intent(plan, exporter, chain, time.time_ns())
     took = time.perf_counter() - begin
@@ -105,7 +107,8 @@ def main() -> None:
         )
         planned = time.perf_counter() - begin
         begin = time.perf_counter()
-        prune(plan, exporter=exporter, chain=pruner, graph=GRAPH, now_ns=time.time_ns())
+        pipeline = WritePipeline.from_settings(exporter, chain=pruner, graph=GRAPH, stream=False)
+        prune(plan, pipeline=pipeline, now_ns=time.time_ns())
         pruned = time.perf_counter() - begin
         exporter.shutdown()
         begin = time.perf_counter()

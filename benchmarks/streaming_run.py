@@ -44,7 +44,8 @@ def open_session(session: SpanRecord) -> SpanRecord:
 
 def run_records(steps: int, *, streamed: bool) -> list[tuple[list[ProvRecord], bool]]:
     """(records, final) in the order a processor seals them: with ``streamed``, the run
-    so far after each iteration ended (``final`` false), then the whole run."""
+    so far after each iteration ended (``final`` false; mapped without a bundle, as a
+    streamed step is), then the whole run."""
     spans = run_spans(steps)
     session = next(span for span in spans if span.role is Role.SESSION)
     out: list[tuple[list[ProvRecord], bool]] = []
@@ -53,6 +54,6 @@ def run_records(steps: int, *, streamed: bool) -> list[tuple[list[ProvRecord], b
         running = open_session(session)
         for end in ends:
             so_far = [s for s in spans if s is not session and (s.end_ns or 0) <= end]
-            out.append(([map_spans([running, *so_far])], False))
+            out.append(([map_spans([running, *so_far], unbundled=(running.span_id,))], False))
     out.append(([map_spans(spans)], True))
     return out

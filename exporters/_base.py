@@ -11,19 +11,23 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Sequence
+from pathlib import Path
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_GRAPH
-from otel_prov.prov._rdf import InvalidIRIError, iri
+from otel_prov.prov._rdf import InvalidIRIError, iri, nquad_lines, to_nquads
 from otel_prov.prov._record import ProvRecord
 
 __all__ = [
     "DEFAULT_GRAPH",
     "REMOVE_BATCH",
+    "RETRACTED",
     "ExportResult",
     "ProvExporter",
     "graph_term",
+    "records_text",
     "remove_text",
+    "text_parts",
 ]
 
 
@@ -40,6 +44,19 @@ class ProvExporter(abc.ABC):
     them (``force_flush`` waits for it): a caller with many records may hand them over as
     they are made, so that storing starts at once.  ``False``: ``export`` stores them
     itself, and one large call may cost less than many small ones."""
+
+    can_retract: bool = False
+    """``export`` takes back each record's ``retracted`` triples before it adds the record's
+    own (see ``ProvRecord.retracted``).  Only such an exporter is given the steps of runs
+    still open (streaming): the end of a run may take back what they wrote."""
+
+    @property
+    def writers_directory(self) -> Path | None:
+        """Where the writers of this destination on this machine keep their lock files
+        (``processing._liveness``), so that the next writer can tell a run left open by
+        a writer that is gone; ``None``: not known here (such runs wait for the session
+        timeout)."""
+        return None
 
     @abc.abstractmethod
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
@@ -76,6 +93,39 @@ class ProvExporter(abc.ABC):
         once, nothing spooled or parked (``otel-prov prune``).  ``False`` when it could not
         (logged); never raises."""
         return False
+
+
+RETRACTED = b"#- "
+"""The mark of a retracted quad in the N-Quads text of a batch (``records_text``): a
+comment to any N-Quads parser, so that a batch with none is plain N-Quads."""
+
+
+def records_text(records: Sequence[ProvRecord], graph: str) -> bytes:
+    """The N-Quads of ``records`` (each in its graph, else ``graph``), each record's
+    retracted triples first, as ``RETRACTED`` lines, so that a writer takes them back in
+    order (:func:`text_parts`): an entry of a run may add what a later one takes back."""
+    parts: list[str] = []
+    for record in records:
+        where = record.graph or graph
+        if record.retracted:
+            mark = RETRACTED.decode()
+            parts.extend(mark + line for line in nquad_lines(record.retracted, where))
+        parts.append(to_nquads(record.triples, where))
+    return "".join(parts).encode()
+
+
+def text_parts(data: bytes) -> list[tuple[bool, bytes]]:
+    """(retracted, N-Quads) parts of a batch's text, in order; one part when nothing in
+    it is retracted (the usual case, told by one search)."""
+    if RETRACTED not in data:
+        return [(False, data)]
+    parts: list[tuple[bool, list[bytes]]] = []
+    for line in data.splitlines(keepends=True):
+        retracted = line.startswith(RETRACTED)
+        if not parts or parts[-1][0] != retracted:
+            parts.append((retracted, []))
+        parts[-1][1].append(line[len(RETRACTED) :] if retracted else line)
+    return [(retracted, b"".join(lines)) for retracted, lines in parts]
 
 
 REMOVE_BATCH = 200

@@ -45,14 +45,15 @@ class FileExporter(ProvExporter):
                 f"{', '.join(sorted(_FORMATS))}"
             )
         self._format = _FORMATS[suffix]
-        self._graph = graph_term(graph)
+        self.graph = graph_term(graph)
+        """The graph records go to unless they name one (an IRI term)."""
         self._lock = threading.Lock()
         self._closed = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def _render(self, records: Sequence[ProvRecord]) -> bytes:
         triples = [triple for record in records for triple in record.triples]
-        quads = "".join(to_nquads(r.triples, r.graph or self._graph) for r in records)
+        quads = "".join(to_nquads(r.triples, r.graph or self.graph) for r in records)
         if self._format == pyoxigraph.RdfFormat.N_QUADS:
             return quads.encode()
         if self._format == pyoxigraph.RdfFormat.N_TRIPLES:

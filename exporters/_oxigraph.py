@@ -40,7 +40,9 @@ from otel_prov.exporters._base import (
     ExportResult,
     ProvExporter,
     graph_term,
+    records_text,
     remove_text,
+    text_parts,
 )
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._rocksdb import (
@@ -48,7 +50,6 @@ from otel_prov.exporters._rocksdb import (
     register_writer,
     writable_here,
 )
-from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._record import ProvRecord
 
 __all__ = ["DEFAULT_STORE", "OxigraphStoreExporter", "default_store_path"]
@@ -80,7 +81,20 @@ their N-Quads size in the log), an agent's process holding the store grew by abo
 62-67 MB larger instead of 486 MB, and the loads took 4-5% more CPU."""
 
 
-def _write(store: pyoxigraph.Store, nquads: bytes) -> bool:
+def _write(store: pyoxigraph.Store, data: bytes) -> bool:
+    """Store one batch's text (``records_text``), what it retracts taken out in its
+    place; whether it all went into transactions (see ``_load``)."""
+    transactional = True
+    for retracted, nquads in text_parts(data):
+        if retracted:
+            for quad in pyoxigraph.parse(nquads, pyoxigraph.RdfFormat.N_QUADS):
+                store.remove(quad)
+        else:
+            transactional &= _load(store, nquads)
+    return transactional
+
+
+def _load(store: pyoxigraph.Store, nquads: bytes) -> bool:
     """Store one batch: in a transaction up to ``_TRANSACTIONAL_MAX``, else bulk-loaded.  Returns
     whether it went into a transaction, so into the memtables (a bulk load writes files).
 
@@ -133,8 +147,11 @@ class OxigraphStoreExporter(ProvExporter):
     with the path in the message, not later in a background thread; a store another
     process holds is not an error (batches are parked).  Batches are loaded as N-Quads
     (small ones in a transaction, large ones bulk-loaded, see ``_TRANSACTIONAL_MAX``),
-    idempotent because the mapper's IRIs are deterministic.
+    idempotent because the mapper's IRIs are deterministic.  What a record retracts is
+    removed before its triples go in, parked batches included (``records_text``).
     """
+
+    can_retract = True
 
     def __init__(
         self,
@@ -144,7 +161,8 @@ class OxigraphStoreExporter(ProvExporter):
         ingest_interval: float = 1.0,
     ):
         self.path = Path(path) if path is not None else default_store_path()
-        self._graph = graph_term(graph)
+        self.graph = graph_term(graph)
+        """The graph records go to unless they name one (an IRI term)."""
         self.path.mkdir(parents=True, exist_ok=True)
         self.parked = ParkedBatches(self.path)
         self._interval = ingest_interval
@@ -246,9 +264,7 @@ class OxigraphStoreExporter(ProvExporter):
             if time.monotonic() - self._looked_at >= self._interval:
                 self._look()  # the store may be free again, and others may have parked
             try:
-                text = "".join(
-                    to_nquads(record.triples, record.graph or self._graph) for record in records
-                ).encode()
+                text = records_text(records, self.graph)
                 if self._store is None:
                     self.parked.park(text)
                 else:
@@ -271,6 +287,11 @@ class OxigraphStoreExporter(ProvExporter):
 
     def describe(self) -> str:
         return f"the embedded store at {self.path.resolve()}"
+
+    @property
+    def writers_directory(self) -> Path:
+        """Beside the store, never inside RocksDB's own directory (as its parked batches)."""
+        return self.path.parent / f"{self.path.name}.writers"
 
     def cannot_remove(self) -> str | None:
         if self._store is None:

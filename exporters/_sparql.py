@@ -37,6 +37,10 @@ How it behaves:
   batch, so that one bad file never holds up those behind it.
 * Replays never duplicate anything: the mapper's IRIs are deterministic, so inserting a
   batch twice leaves the store as inserting it once.
+* What a record retracts (the end of a streamed run takes back what its steps wrote and
+  it does not say, ``ProvRecord.retracted``) is a spooled batch of its own, ahead of the
+  record's triples, sent as ``DELETE DATA`` to the update endpoint (a Graph Store takes
+  no deletion of single triples).
 
 Headers (``OTEL_PROV_SPARQL_HEADERS``, ``key=value,...`` as in
 ``OTEL_EXPORTER_OTLP_HEADERS``), ``auth`` and ``digest_auth`` are never logged, nor a URL's
@@ -75,6 +79,7 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters._base import (
     REMOVE_BATCH,
+    RETRACTED,
     ExportResult,
     ProvExporter,
     graph_term,
@@ -86,6 +91,7 @@ from otel_prov.exporters._sparql_client import (
     Outcome,
     SparqlUpdateClient,
     by_graph,
+    delete_text,
     query_endpoint_from_settings,
     redact_url,
     to_nquad_lines,
@@ -100,6 +106,9 @@ __all__ = [
 ]
 
 _logger = logging.getLogger(__name__)
+
+RETRACTED_LINE = RETRACTED.decode()
+"""The mark on each line of a spooled batch of retracted triples (``ProvRecord.retracted``)."""
 
 _MAX_DOUBLINGS = 64
 """Past this many failures in a row the retry delay doubles no more (it is long at its
@@ -126,6 +135,7 @@ class SparqlUpdateExporter(ProvExporter):
     """Sends provenance to a SPARQL 1.1 Update endpoint; see the module documentation."""
 
     delivers_in_background = True
+    can_retract = True
 
     def __init__(
         self,
@@ -171,7 +181,8 @@ class SparqlUpdateExporter(ProvExporter):
         are POSTed to as N-Triples instead of SPARQL Update; ``None``: SPARQL Update."""
         self.headers = dict(headers) if headers is not None else sparql_headers()
         self.auth = HTTPDigestAuth(*digest_auth) if digest_auth is not None else auth
-        self._graph = graph_term(graph)
+        self.graph = graph_term(graph)
+        """The graph records go to unless they name one (an IRI term)."""
         self._query_options: dict[str, Any] = {
             "timeout": (connect_timeout, read_timeout),
             "verify": verify,
@@ -248,39 +259,52 @@ class SparqlUpdateExporter(ProvExporter):
 
     # --- called by the processor's worker ----------------------------------------------
     def export(self, records: Sequence[ProvRecord]) -> ExportResult:
-        """Keep the records in the spool (see the module documentation) and wake the sender."""
-        statements = [
-            (record.graph or self._graph, f"{s} {p} {o} .")
-            for record in records
-            for s, p, o in record.triples
-        ]
+        """Keep the records in the spool (see the module documentation) and wake the sender.
+        What a record retracts is spooled as a batch of its own before its triples, and
+        sent as ``DELETE DATA`` in that order."""
+        parts: list[tuple[bool, list[tuple[str, str]]]] = []
+        for record in records:
+            graph = record.graph or self.graph
+            if record.retracted:
+                parts.append((True, [(graph, f"{s} {p} {o} .") for s, p, o in record.retracted]))
+            statements = [(graph, f"{s} {p} {o} .") for s, p, o in record.triples]
+            if parts and not parts[-1][0]:
+                parts[-1][1].extend(statements)
+            else:
+                parts.append((False, statements))
         if self._closed:
-            _logger.warning("export after shutdown: %d triples not sent", len(statements))
+            left = sum(len(statements) for _, statements in parts)
+            _logger.warning("export after shutdown: %d triples not sent", left)
             return ExportResult.FAILURE
-        written = 0
-        # Even parts of at most batch_size: a remainder of a few triples would cost the
-        # store a request of its own.
-        parts = max(1, -(-len(statements) // self.batch_size))
-        size = -(-len(statements) // parts) or 1
         try:
-            for start in range(0, len(statements), size):
-                grouped: dict[str, list[str]] = {}
-                for graph, statement in statements[start : start + size]:
-                    grouped.setdefault(graph, []).append(statement)
-                self.spool.write(to_nquad_lines(grouped), fsync=self._fsync)
-                written = min(start + size, len(statements))
+            for retracted, statements in parts:
+                self._spool(statements, retracted)
         except SpoolFullError as exc:
             self._count("dropped")
-            _logger.warning("%s: %d triples dropped", exc, len(statements) - written)
+            _logger.warning("%s: records not spooled", exc)
             return ExportResult.FAILURE
         except OSError:
             self._count("dropped")
-            _logger.exception("cannot spool %d triples", len(statements) - written)
+            _logger.exception("cannot spool %d record(s)", len(records))
             return ExportResult.FAILURE
         finally:
             self._wake.set()
         self._count("spooled")
         return ExportResult.SUCCESS
+
+    def _spool(self, statements: Sequence[tuple[str, str]], retracted: bool) -> None:
+        """Spool ``statements`` (graph, triple) in even batches of at most ``batch_size``: a
+        remainder of a few triples would cost the store a request of its own."""
+        parts = max(1, -(-len(statements) // self.batch_size))
+        size = -(-len(statements) // parts) or 1
+        for start in range(0, len(statements), size):
+            grouped: dict[str, list[str]] = {}
+            for graph, statement in statements[start : start + size]:
+                grouped.setdefault(graph, []).append(statement)
+            lines = to_nquad_lines(grouped)
+            if retracted:
+                lines = [RETRACTED_LINE + line for line in lines]
+            self.spool.write(lines, fsync=self._fsync)
 
     # --- the sender thread ---------------------------------------------------------------
     def _run(self) -> None:
@@ -324,12 +348,19 @@ class SparqlUpdateExporter(ProvExporter):
         return True
 
     def _deliver_spooled(self, batch: SpooledBatch) -> None:
+        lines = batch.lines
+        retracted = bool(lines) and lines[0].startswith(RETRACTED_LINE)
         try:
-            statements = by_graph(batch.lines)
+            if retracted:
+                lines = [line.removeprefix(RETRACTED_LINE) for line in lines]
+            statements = by_graph(lines)
         except ValueError as exc:
             self._set_aside(batch.path, f"unreadable spooled batch {batch.path.name}: {exc}")
             return
-        answer = self._client.send(statements)
+        if retracted:
+            answer = self._client.update(delete_text(statements))
+        else:
+            answer = self._client.send(statements)
         if answer.outcome is Outcome.DELIVERED:
             with self._lock:  # a flush sees the batch gone only once it is counted
                 self.spool.remove(batch, fsync=self._fsync)
@@ -428,6 +459,10 @@ class SparqlUpdateExporter(ProvExporter):
             _logger.debug("cannot write the report in %s", self.spool.root, exc_info=True)
 
     # --- lifecycle -------------------------------------------------------------------------
+    @property
+    def writers_directory(self) -> Path:
+        return self.spool.root / "writers"
+
     def describe(self) -> str:
         return f"the SPARQL store at {redact_url(self.update_endpoint)}"
 

@@ -28,6 +28,7 @@ __all__ = [
     "SparqlUpdateClient",
     "by_graph",
     "default_query_endpoint",
+    "delete_text",
     "query_endpoint_from_settings",
     "redact_url",
     "to_nquad_lines",
@@ -166,10 +167,16 @@ def to_nquad_lines(statements: Statements) -> list[str]:
     return [f"{s[:-2]} {graph} .\n" for graph, group in statements.items() for s in group]
 
 
-def update_text(statements: Statements) -> str:
-    """The SPARQL 1.1 update that inserts these statements into their graphs."""
+def update_text(statements: Statements, operation: str = "INSERT DATA") -> str:
+    """The SPARQL 1.1 update that inserts these statements into their graphs (or does
+    ``operation`` with them)."""
     blocks = (f"GRAPH {graph} {{\n{chr(10).join(group)}\n}}" for graph, group in statements.items())
-    return "INSERT DATA {\n" + "\n".join(blocks) + "\n}"
+    return f"{operation} {{\n" + "\n".join(blocks) + "\n}"
+
+
+def delete_text(statements: Statements) -> str:
+    """The SPARQL 1.1 update that takes these statements out of their graphs."""
+    return update_text(statements, "DELETE DATA")
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -101,10 +101,13 @@ OTEL_PROV_STREAM = "OTEL_PROV_STREAM"
 """
 .. envvar:: OTEL_PROV_STREAM
 
-``true``: record each step of a run still open (an iteration, a tool or model call) as it
-ends, within a worker cycle, the run shown ``running`` until it ends; each cycle's steps
-are the next entry of the writer's chain, sealed over what they add.  For ``otel-prov
-receive`` too (``--stream``).  Default: ``false`` (a run is recorded when it ends).
+``true`` (the default): record each step of a run still open (an iteration, a tool or
+model call) as it ends, within a worker cycle, the run shown ``running`` until it ends;
+each cycle's steps are the next entry of the writer's chain, sealed over what they add,
+and the run's end takes back what only a run still open said (its ``running`` status).
+For ``otel-prov receive`` too (``--no-stream`` turns it off there).  ``false``: a run is
+recorded when it ends.  An exporter that cannot take triples back (``FileExporter``)
+records runs when they end whatever this says.
 """
 
 OTEL_PROV_MAX_PENDING_SPANS = "OTEL_PROV_MAX_PENDING_SPANS"

@@ -27,7 +27,8 @@ from opentelemetry.trace import Status, StatusCode
 
 from otel_prov import map_spans
 from otel_prov.capture import _content
-from otel_prov.processing._processor import ProvSpanProcessor, RecordPreparer
+from otel_prov.processing._preparer import RecordPreparer
+from otel_prov.processing._processor import ProvSpanProcessor
 from otel_prov.prov._vocab import RDF_TYPE, O, P
 from tests.builders import make_span
 from tests.cli import CLI

@@ -27,16 +27,17 @@ import otel_prov.read
 from otel_prov.demo import run_demo_agent
 from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.ingest._import import import_spans
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._bundle import bundle_triples, bundles_in, session_content
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import OPROV
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import ProvenanceReader, _listing, open_store
 from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._reader import decode_cursor, encode_cursor
+from otel_prov.read._sealed import StoreReads
 from otel_prov.setup._configure import configure
 from tests.builders import T0, make_span, store_runs
 from tests.cli import run_cli
@@ -253,12 +254,10 @@ def test_runs_stored_before_the_mark_are_listed_and_verify_once_imported_again(
     exporter = OxigraphStoreExporter(path)
     summary = import_spans(
         (span for spans in runs for span in spans),
-        exporter=exporter,
-        backend=EmbeddedBackend(path),
-        graph="<urn:otel-prov:graph>",
-        prepare=lambda span: span,
+        pipeline=WritePipeline.from_settings(exporter, graph="<urn:otel-prov:graph>"),
+        stored=StoreReads(EmbeddedBackend(path), "<urn:otel-prov:graph>"),
         now_ns=T0,
-        sealer=Sealer(chain="reimport"),
+        prepared=True,
     )
     exporter.shutdown()
     assert (summary.already_stored, summary.revised) == (len(RUNS), len(RUNS))

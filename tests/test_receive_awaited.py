@@ -159,7 +159,12 @@ def test_awaited_steps_outlive_a_stop_of_the_receiver(
     else:
         first.process.send_signal(signal.SIGTERM)
         assert first.process.wait(60) == 0
-    assert sessions(store) == []
+    # Streamed (the default): the steps so far are stored, the run running, unnamed till
+    # its own span comes; not sealed.
+    assert [(row["trace_id"], row["status"]) for row in sessions(store)] in (
+        [],
+        [(agent.trace, "running")],
+    )
     second = receivers.start(*where)
     assert "acknowledged before the last stop" in second.log_text()
     agent.release()

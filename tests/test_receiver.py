@@ -13,7 +13,7 @@ from benchmarks.workload import session_spans
 from otel_prov.exporters._base import graph_term
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings, RequestRefusedError
-from otel_prov.processing._processor import RecordPreparer
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.read._backend import EmbeddedBackend
 from tests.receiver import quads
 from tests.test_import import _hex_ids
@@ -24,10 +24,10 @@ def receiver(tmp_path: Path, **settings: int) -> Receiver:
     store = tmp_path / "store"
     started = Receiver(
         ReceiverSettings(data_dir=tmp_path / "data", trace_idle=60, fsync=False, **settings),
-        exporter=OxigraphStoreExporter(store),
+        pipeline=WritePipeline.from_settings(
+            OxigraphStoreExporter(store), graph=graph_term(None), blob_dir=tmp_path / "blobs"
+        ),
         reader=lambda: EmbeddedBackend(store),
-        graph=graph_term(None),
-        prepare=RecordPreparer.from_settings(blob_dir=tmp_path / "blobs"),
     )
     started.start()
     return started

@@ -16,7 +16,7 @@ from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._oxigraph import OxigraphStoreExporter
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings
 from otel_prov.ingest.receiver._handover import Handover
-from otel_prov.processing._processor import RecordPreparer
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
 from otel_prov.read._backend import EmbeddedBackend
@@ -55,10 +55,10 @@ class Queued(OxigraphStoreExporter):
 def _receiver(tmp_path: Path, exporter: ProvExporter) -> Receiver:
     started = Receiver(
         ReceiverSettings(data_dir=tmp_path / "data", trace_idle=60, fsync=False),
-        exporter=exporter,
+        pipeline=WritePipeline.from_settings(
+            exporter, graph=graph_term(None), blob_dir=tmp_path / "blobs"
+        ),
         reader=lambda: EmbeddedBackend(tmp_path / "store", writer=exporter.held_store),  # type: ignore[attr-defined]
-        graph=graph_term(None),
-        prepare=RecordPreparer.from_settings(blob_dir=tmp_path / "blobs"),
     )
     started.start()
     return started

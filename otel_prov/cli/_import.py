@@ -17,9 +17,10 @@ from otel_prov.cli._render_report import render_import
 from otel_prov.cli._shared import chain_writer, destination, graph, no_session, say
 from otel_prov.ingest._annotate import annotate_run
 from otel_prov.ingest._import import import_spans
-from otel_prov.processing._price_file import prices_from_settings
-from otel_prov.processing._processor import RecordPreparer
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._otlp_json import parse_otlp_json
+from otel_prov.read._reader import ProvenanceReader
+from otel_prov.read._sealed import StoreReads
 
 __all__ = ["COMMANDS"]
 
@@ -44,22 +45,19 @@ def _import(args: argparse.Namespace) -> ExitCode:
     problems = [problem for result in parsed for problem in result.problems]
     for problem in problems:
         say(problem)
-    chain = chain_writer()
     opened = destination(args)
     exporter = opened.exporter
+    pipeline = WritePipeline.from_settings(
+        exporter, chain=chain_writer(), graph=named, stream=False, content=content_policy(args)
+    )
     try:
         summary = import_spans(
             (span for result in parsed for span in result.spans),
-            exporter=exporter,
-            backend=opened.reader,
-            graph=named,
-            prepare=RecordPreparer.from_settings(content=content_policy(args)),
-            prices=prices_from_settings(),
+            pipeline=pipeline,
+            stored=StoreReads(opened.reader, named),
             now_ns=time.time_ns(),
-            sealer=chain.sealer,
         )
-        checkpointed = chain.checkpoint(exporter, time.time_ns())
-        delivered = exporter.force_flush() and checkpointed
+        delivered = pipeline.store([], time.time_ns())  # the chain's head, and a flush
     finally:
         exporter.shutdown()
     for warning in summary.warnings:
@@ -111,27 +109,34 @@ def _annotate(args: argparse.Namespace) -> ExitCode:
     a chain of its own (signed with ``OTEL_PROV_SIGNING_KEY``)."""
     if not args.name.strip():
         raise UsageError("--name must name what is judged (e.g. relevance)")
-    chain = chain_writer()
+    chain = chain_writer()  # an unusable signing key is said first, before any lookup
     opened = destination(args)
     try:
+        reader = ProvenanceReader(opened.reader, graph=graph(args)[1:-1])
+        matches = reader.find(args.id)
+        if not matches:
+            say(no_session(args.id))
+            return ExitCode.NOTHING_FOUND
+        if len(matches) > 1:
+            raise UsageError(
+                f"{args.id!r} names {len(matches)} runs; give one session IRI: "
+                + ", ".join(matches)
+            )
+        view = reader.session(matches[0])
+        pipeline = WritePipeline.from_settings(
+            opened.exporter, chain=chain, graph=graph(args), stream=False
+        )
         annotated = annotate_run(
-            args.id,
+            view.id,
+            answer=f"{view.answered_by or view.id}:answer" if view.answer is not None else None,
             name=args.name,
             score=args.score,
             label=args.label,
             explanation=args.explanation,
             evaluator=args.evaluator,
-            exporter=opened.exporter,
-            backend=opened.reader,
-            graph=graph(args),
+            pipeline=pipeline,
             now_ns=time.time_ns(),
-            chain=chain,
         )
-    except LookupError:
-        say(no_session(args.id))
-        return ExitCode.NOTHING_FOUND
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
     finally:
         opened.exporter.shutdown()
     if not annotated.stored:

@@ -14,6 +14,7 @@ from otel_prov.cli._exit import ExitCode
 from otel_prov.cli._parser import Command, Where, add_format, moment
 from otel_prov.cli._render_report import render_prune
 from otel_prov.cli._shared import chain_writer, destination, graph, say
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.read._retention import (
     PruneError,
     finish,
@@ -118,9 +119,10 @@ def _prune(args: argparse.Namespace) -> ExitCode:
         if chain is None or not plan.runs:
             tombstones: list[str] = []
         else:
-            tombstones = prune(
-                plan, exporter=opened.exporter, chain=chain, graph=named, now_ns=time.time_ns()
+            pipeline = WritePipeline.from_settings(
+                opened.exporter, chain=chain, graph=named, stream=False
             )
+            tombstones = prune(plan, pipeline=pipeline, now_ns=time.time_ns())
     except PruneError as exc:
         say(str(exc))
         return ExitCode.STORE_ERROR

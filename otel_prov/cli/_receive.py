@@ -36,8 +36,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_TENANTS,
 )
 from otel_prov.processing._chain_writer import ChainWriter
-from otel_prov.processing._price_file import prices_from_settings
-from otel_prov.processing._processor import RecordPreparer
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
 
@@ -74,10 +73,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--stream",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         default=None,
-        help=f"record the steps of a run still open as they come, the run shown running "
-        f"(default: ${OTEL_PROV_STREAM}, else off)",
+        help=f"record the steps of a run still open as they come, the run shown running; "
+        f"--no-stream records a run when it ends (default: ${OTEL_PROV_STREAM}, else on)",
     )
     add_no_content_argument(parser)
     parser.add_argument(
@@ -189,14 +188,17 @@ def _run(
     try:
 
         def receiver(settings: ReceiverSettings, graph: str, chain: ChainWriter) -> Receiver:
+            pipeline = WritePipeline.from_settings(
+                opened.exporter,
+                chain=chain,
+                graph=graph,
+                stream=settings.stream,
+                content=content_policy(args),
+            )
             return Receiver(
                 settings,
-                exporter=opened.exporter,
+                pipeline=pipeline,
                 reader=_reader(opened.reader),
-                graph=graph,
-                prepare=RecordPreparer.from_settings(content=content_policy(args)),
-                prices=prices_from_settings(),
-                chain=chain,
                 spool_bytes=None
                 if opened.spool is None
                 else functools.partial(_directory_bytes, opened.spool),

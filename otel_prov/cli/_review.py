@@ -15,6 +15,9 @@ from otel_prov.cli._exit import ExitCode, UsageError
 from otel_prov.cli._parser import Command, Where, add_format, finite
 from otel_prov.cli._shared import chain_writer, destination, graph, no_session, say
 from otel_prov.ingest._review import review_node
+from otel_prov.processing._pipeline import WritePipeline
+from otel_prov.read._decisions import find_reasoning
+from otel_prov.read._reader import ProvenanceReader
 
 __all__ = ["COMMANDS"]
 
@@ -37,27 +40,38 @@ def _review(args: argparse.Namespace) -> ExitCode:
     its own (signed with ``OTEL_PROV_SIGNING_KEY``)."""
     if not args.by.strip() or not args.text.strip():
         raise UsageError("--by must name the reviewer and --text say what the node says now")
-    chain = chain_writer()
+    chain = chain_writer()  # an unusable signing key is said first, before any lookup
     opened = destination(args)
     try:
+        named = graph(args)
+        reader = ProvenanceReader(opened.reader, graph=named[1:-1])
+        matches = reader.find(args.id)
+        if not matches:
+            say(no_session(args.id))
+            return ExitCode.NOTHING_FOUND
+        if len(matches) > 1:
+            raise UsageError(
+                f"{args.id!r} names {len(matches)} runs; give one session IRI: "
+                + ", ".join(matches)
+            )
+        reviewed = find_reasoning(opened.reader, named, matches[0], args.node)
+        if reviewed is None:
+            say(f"run {matches[0]} has no goal, hypothesis or decision {args.node!r}")
+            return ExitCode.NOTHING_FOUND
+        pipeline = WritePipeline.from_settings(
+            opened.exporter, chain=chain, graph=named, stream=False
+        )
         revised = review_node(
-            args.id,
-            args.node,
+            matches[0],
+            reviewed,
             reviewer=args.by,
             reviewer_name=args.name,
             text=args.text,
             confidence=args.confidence,
             reason=args.reason,
-            exporter=opened.exporter,
-            backend=opened.reader,
-            graph=graph(args),
+            pipeline=pipeline,
             now_ns=time.time_ns(),
-            chain=chain,
         )
-    except LookupError as exc:
-        said = str(exc.args[0]) if exc.args else ""
-        say(no_session(args.id) if said == args.id else said)
-        return ExitCode.NOTHING_FOUND
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     finally:

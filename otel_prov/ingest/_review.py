@@ -1,23 +1,18 @@
 """``otel-prov review``: a reviewer's revision of a goal, hypothesis or decision of a
 stored run, after the fact.
 
-The run is found as ``show`` finds it and must be one run; the node by its id in the
-run (``d1``) or its IRI.  The revision is a record of its own
-(:func:`~otel_prov.prov._review.review_record`), sealed as an annotation is: the run and
-the original are untouched, and ``verify`` checks both.
+The revision is a record of its own (:func:`~otel_prov.prov._review.review_record`),
+sealed as an annotation is, through the write pipeline: the run and the original are
+untouched, and ``verify`` checks both.  Which run and node it revises is the caller's to
+find (``otel-prov review`` reads them as ``show`` does): this only writes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from otel_prov.exporters._base import ProvExporter
-from otel_prov.ingest._annotate import store_entry
-from otel_prov.processing._chain_writer import ChainWriter
-from otel_prov.prov._review import review_record
-from otel_prov.read._backend import QueryBackend
-from otel_prov.read._decisions import find_reasoning
-from otel_prov.read._reader import ProvenanceReader
+from otel_prov.processing._pipeline import WritePipeline
+from otel_prov.prov._review import Reviewed, review_record
 
 __all__ = ["Revised", "review_node"]
 
@@ -35,39 +30,22 @@ class Revised:
 
 
 def review_node(
-    ident: str,
-    node: str,
+    session: str,
+    reviewed: Reviewed,
     *,
     reviewer: str,
     reviewer_name: str | None,
     text: str,
     confidence: float | None,
     reason: str | None,
-    exporter: ProvExporter,
-    backend: QueryBackend,
-    graph: str,
+    pipeline: WritePipeline,
     now_ns: int,
-    chain: ChainWriter,
 ) -> Revised:
-    """Revise ``node`` of the run ``ident`` names, read through ``backend`` (what
-    ``exporter`` writes), in ``graph`` (an IRI term).
-
-    Raises ``LookupError`` when no run has that id, or the run no such node (the message
-    says which), and ``ValueError`` when ``ident`` names several runs or ``confidence``
-    is no number from 0 to 1."""
+    """Revise ``reviewed`` (a node of the run ``session``, as the reader found it) through
+    ``pipeline``; the caller shuts its exporter down.  Raises ``ValueError`` when
+    ``confidence`` is no number from 0 to 1."""
     if confidence is not None and not 0.0 <= confidence <= 1.0:
         raise ValueError(f"a confidence is a number from 0 to 1, not {confidence:g}")
-    reader = ProvenanceReader(backend, graph=graph[1:-1])
-    matches = reader.find(ident)
-    if not matches:
-        raise LookupError(ident)
-    if len(matches) > 1:
-        raise ValueError(
-            f"{ident!r} names {len(matches)} runs; give one session IRI: " + ", ".join(matches)
-        )
-    reviewed = find_reasoning(backend, graph, matches[0], node)
-    if reviewed is None:
-        raise LookupError(f"run {matches[0]} has no goal, hypothesis or decision {node!r}")
     record = review_record(
         reviewed,
         reviewer=reviewer,
@@ -77,6 +55,6 @@ def review_node(
         reason=reason,
         now_ns=now_ns,
     )
-    stored = store_entry(record, exporter, chain, now_ns)
+    stored = pipeline.store(pipeline.seal_made([record], now_ns), now_ns)
     revision = next(t[0] for t in record.triples if t[1].endswith("wasRevisionOf>"))
-    return Revised(matches[0], reviewed.node[1:-1], revision[1:-1], stored)
+    return Revised(session, reviewed.node[1:-1], revision[1:-1], stored)

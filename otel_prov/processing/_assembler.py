@@ -23,9 +23,9 @@ The rules:
   session span comes last, and this idle timeout is the session timeout): then they are
   released as far as they go, with stand-ins for the spans that did not come
   (``prov._stream.cut_off_run``), the run ``incomplete``, and counted.
-* Streaming (:meth:`SessionAssembler.poll_steps`): a session still open whose spans
-  ended since the last poll is handed out as it stands, the spans ended under it with
-  the open ones, and they stay buffered: the run is released whole when it ends.
+* Streaming (:meth:`SessionAssembler.poll_steps`): for a session still open, the spans
+  that ended under it since the last poll are handed out, and they stay buffered: the
+  run is released whole when it ends.
 
 A *root* is what a group is released for: an outermost session, or, in a process that
 serves another one (an MCP server, a tool service), an agent span whose parent is
@@ -36,13 +36,14 @@ mapper links it to its parent by that parent's deterministic IRI.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import ChainMap
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
 from otel_prov.prov._stream import cut_off_run
 
-__all__ = ["SessionAssembler"]
+__all__ = ["OpenSteps", "SessionAssembler"]
 
 
 @dataclass
@@ -53,8 +54,26 @@ class _Trace:
     """A session of this trace was exported: later spans follow it on their own."""
     timed_out: set[int] = field(default_factory=set)
     """Session spans exported open, past the timeout: again only once they end."""
-    streamed: set[int] = field(default_factory=set)
-    """Ended spans already handed out by :meth:`SessionAssembler.poll_steps`."""
+    unstreamed: list[int] = field(default_factory=list)
+    """Spans added since :meth:`SessionAssembler.poll_steps` last looked at the trace."""
+    unpolled: list[int] = field(default_factory=list)
+    """Spans added since :meth:`SessionAssembler.poll` last looked at the trace."""
+    running: int | None = None
+    """The one root of the trace, open, that held everything back when the trace was last
+    looked at whole; ``None`` when that was not so (see ``_unchanged``)."""
+
+
+@dataclass(frozen=True)
+class OpenSteps:
+    """What :meth:`SessionAssembler.poll_steps` hands out for one open run."""
+
+    trace: int
+    session: int
+    """The span id of the run's outermost session (open)."""
+    new: list[int]
+    """The ids of its spans that ended since the last poll."""
+    ended: dict[int, SpanRecord]
+    """The ended spans of its trace buffered now (not a copy: read it before the next add)."""
 
 
 class SessionAssembler:
@@ -94,39 +113,40 @@ class SessionAssembler:
         if span.span_id not in trace.spans:
             self.pending += 1
         trace.spans[span.span_id] = span
+        trace.unstreamed.append(span.span_id)
+        trace.unpolled.append(span.span_id)
         trace.last_seen_ns = now_ns
 
-    def poll_steps(self, open_spans: Iterable[SpanRecord]) -> list[list[SpanRecord]]:
+    def poll_steps(self, open_spans: Iterable[SpanRecord]) -> list[OpenSteps]:
         """For each open outermost session with spans ended under it since the last call:
-        the run so far, its ended spans and its open ones (``open_spans``, snapshots),
-        left buffered.  Call after :meth:`poll`, which releases the runs that ended."""
-        open_by_trace: dict[int, list[SpanRecord]] = {}
+        those spans (left buffered) and what else is buffered of its trace.  Call after
+        :meth:`poll`, which releases the runs that ended.  The work grows with the spans
+        that ended, not with the runs' length (``bench_streaming``)."""
+        open_by_trace: dict[int, dict[int, SpanRecord]] = {}
         for span in open_spans:
-            open_by_trace.setdefault(span.trace_id, []).append(span)
-        steps: list[list[SpanRecord]] = []
-        for trace_id, running in open_by_trace.items():
-            trace = self._traces.get(trace_id)
-            if trace is None or not (trace.spans.keys() - trace.streamed):
+            open_by_trace.setdefault(span.trace_id, {})[span.span_id] = span
+        steps: list[OpenSteps] = []
+        for trace_id, trace in self._traces.items():
+            if not trace.unstreamed:
                 continue
-            known = {span.span_id: span for span in running}
-            known.update(trace.spans)
-            roots = {
-                span.span_id
-                for span in running
-                if span.role is Role.SESSION
-                and span.span_id not in trace.timed_out
-                and _outermost_session(span, known) is span
-            }
-            for root in roots:
-                group = [
-                    span
-                    for span in (*trace.spans.values(), *running)
-                    if (top := _outermost_session(span, known)) is not None and top.span_id == root
-                ]
-                ended = {span.span_id for span in group if span.span_id in trace.spans}
-                if ended - trace.streamed:
-                    trace.streamed |= ended
-                    steps.append(group)
+            new, trace.unstreamed = trace.unstreamed, []
+            running = open_by_trace.get(trace_id)
+            if not running:
+                continue
+            known = ChainMap(running, trace.spans)
+            by_root: dict[int, list[int]] = {}
+            for span_id in dict.fromkeys(new):
+                ended = trace.spans.get(span_id)
+                top = _outermost_session(ended, known) if ended is not None else None
+                if (
+                    top is not None
+                    and top.span_id in running
+                    and top.span_id not in trace.timed_out
+                ):
+                    by_root.setdefault(top.span_id, []).append(span_id)
+            steps.extend(
+                OpenSteps(trace_id, root, ids, trace.spans) for root, ids in by_root.items()
+            )
         return steps
 
     def poll(
@@ -150,7 +170,11 @@ class SessionAssembler:
         ready: list[list[SpanRecord]] = []
         for trace_id in [*self._traces, *(t for t in open_by_trace if t not in self._traces)]:
             trace = self._traces.get(trace_id) or _Trace(last_seen_ns=now_ns)
-            group = self._release(trace, open_by_trace.get(trace_id, []), now_ns, flush, final)
+            running = open_by_trace.get(trace_id, [])
+            if not flush and self._unchanged(trace, running, now_ns):
+                continue
+            trace.unpolled = []
+            group = self._release(trace, running, now_ns, flush, final)
             if group:
                 ready.append(group)
             if trace.spans or (trace.exported and open_by_trace.get(trace_id)):
@@ -158,6 +182,24 @@ class SessionAssembler:
             else:
                 self._traces.pop(trace_id, None)
         return ready
+
+    def _unchanged(self, trace: _Trace, open_spans: Sequence[SpanRecord], now_ns: int) -> bool:
+        """Whether looking at ``trace`` whole could release nothing now: it was held back by
+        one root still open, before its timeout, and every span added since lies under it.
+        A long run streamed step by step is then not gone through at every cycle: the work
+        grows with the spans that end, not with the run's length (``bench_streaming``)."""
+        root_id = trace.running
+        if root_id is None:
+            return False
+        root = next((span for span in open_spans if span.span_id == root_id), None)
+        if root is None or now_ns - root.start_ns >= self._session_timeout_ns:
+            return False
+        known = ChainMap({span.span_id: span for span in open_spans}, trace.spans)
+        for span_id in trace.unpolled:
+            if not _under(trace.spans.get(span_id), root_id, known):
+                return False
+        trace.unpolled = []
+        return True
 
     def _release(
         self,
@@ -219,6 +261,13 @@ class SessionAssembler:
             root = outermost_root(span)
             return root is not None and root.span_id in blocked
 
+        open_blocked = blocked & open_ids
+        trace.running = (
+            next(iter(open_blocked))
+            if len(open_blocked) == 1 and not released_roots and blocked == open_blocked
+            else None
+        )
+
         if not (released_roots or trace.exported):
             idle = now_ns - trace.last_seen_ns >= self._idle_ns
             no_root = not any(outermost_root(s) for s in trace.spans.values())
@@ -240,7 +289,6 @@ class SessionAssembler:
         group = [span for span in trace.spans.values() if not in_blocked(span)]
         for span in group:
             del trace.spans[span.span_id]
-            trace.streamed.discard(span.span_id)
         self.pending -= len(group)
         if final:
             # The process is ending: whatever still runs in this trace never will end.
@@ -258,7 +306,19 @@ class SessionAssembler:
         return group
 
 
-def _outermost_session(span: SpanRecord, known: dict[int, SpanRecord]) -> SpanRecord | None:
+def _under(span: SpanRecord | None, root: int, known: Mapping[int, SpanRecord]) -> bool:
+    """Whether ``span`` lies under the span ``root`` (through spans among ``known``)."""
+    seen: set[int] = set()
+    current = span
+    while current is not None and current.span_id not in seen:
+        if current.parent_id == root:
+            return True
+        seen.add(current.span_id)
+        current = known.get(current.parent_id) if current.parent_id is not None else None
+    return False
+
+
+def _outermost_session(span: SpanRecord, known: Mapping[int, SpanRecord]) -> SpanRecord | None:
     """The outermost session span above ``span`` (itself included) among ``known``."""
     found = None
     seen: set[int] = set()

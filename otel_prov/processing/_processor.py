@@ -29,13 +29,13 @@ counts each span it pushes out.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import functools
 import logging
 import os
 import sys
 import threading
 import time
+from collections import ChainMap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,31 +51,27 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from otel_prov._extras import MissingExtraError
 from otel_prov._forks import reset_in_child
 from otel_prov._repeated import RepeatedFailure
-from otel_prov._settings import env_bool, env_float, env_int, env_str, fsync_always
+from otel_prov._settings import env_float, env_int, env_str, fsync_always
 from otel_prov._signing import SigningKeyError
-from otel_prov.capture._content import capture_prov_content
-from otel_prov.capture._redaction import redact_span_record
 from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
-    OTEL_PROV_BLOB_THRESHOLD,
     OTEL_PROV_MAX_PENDING_SPANS,
     OTEL_PROV_SESSION_TIMEOUT,
-    OTEL_PROV_STREAM,
     OTEL_PROV_WAL_DIR,
 )
-from otel_prov.exporters._base import ExportResult, ProvExporter
+from otel_prov.exporters._base import ProvExporter
 from otel_prov.processing._assembler import SessionAssembler
-from otel_prov.processing._blobs import DEFAULT_THRESHOLD, BlobStore, blob_directory, externalize
 from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
-from otel_prov.processing._price_file import prices_from_settings
+from otel_prov.processing._pipeline import OpenRun, WritePipeline
+from otel_prov.processing._recovery import Recovery
+from otel_prov.processing._stored import StoredRuns
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._conventions import starts_as_tool_call
-from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import Role, SpanRecord, classify, record_from_span
 from otel_prov.semconv import SERVICE_NAME
 
-__all__ = ["ProcessorStatistics", "ProvSpanProcessor", "RecordPreparer"]
+__all__ = ["ProcessorStatistics", "ProvSpanProcessor"]
 
 _logger = logging.getLogger(__name__)
 
@@ -86,55 +82,6 @@ _TIMEOUT_CHECK_INTERVAL_NS = 1_000_000_000
 """How often the worker asks the assembler about open sessions when no ended span waits:
 ``bench_worker_cycle``, 50 runs open and waiting on their models, 39 us a wake-up instead
 of 876 us (3.3 ms CPU a second less)."""
-
-
-@dataclass(frozen=True)
-class RecordPreparer:
-    """Makes a span record what the mapper may see: redacted, then big values moved out,
-    or, under a content policy that keeps content out, marked for the mapper to withhold.
-
-    Redaction comes first because third-party attributes bypass the redaction our
-    instrumentation applies where it sets content; only then are values over
-    ``threshold`` bytes written to ``blobs`` (so a blob never holds a secret).  With
-    ``content`` false, nothing is written to the blob store and the record is marked
-    ``content_withheld``: the mapper keeps sizes and hashes, not text (other
-    instrumentations set their content on the span whatever our switches say).  One
-    definition for the processor, ``otel-prov import`` and ``otel-prov receive``, so that
-    spans read from a file or received are stored exactly as the same spans recorded
-    live would be, and the content policy holds on every path.
-    """
-
-    blobs: BlobStore
-    threshold: int
-    """Bytes (UTF-8) above which a value goes to the blob store."""
-    content: bool = True
-    """Store the content of spans (text of questions, arguments, results, answers)?"""
-
-    @classmethod
-    def from_settings(
-        cls,
-        *,
-        blob_dir: str | os.PathLike[str] | None = None,
-        blob_threshold: int | None = None,
-        content: bool | None = None,
-    ) -> RecordPreparer:
-        """The arguments, else their ``OTEL_PROV_BLOB_*`` variables, else the defaults.
-        ``content``: None follows the capture switches (``OTEL_PROV_CAPTURE_CONTENT``, the
-        GenAI opt-in's ``NO_CONTENT``, ``configure(capture_content=...)``); False
-        withholds whatever they say (``--no-content``)."""
-        if content is None:
-            content = capture_prov_content()
-        return cls(
-            BlobStore(blob_directory(blob_dir)),
-            blob_threshold or env_int(OTEL_PROV_BLOB_THRESHOLD, DEFAULT_THRESHOLD),
-            content,
-        )
-
-    def __call__(self, record: SpanRecord) -> SpanRecord:
-        redacted = redact_span_record(record)
-        if not self.content:
-            return dataclasses.replace(redacted, content_withheld=True)
-        return externalize(redacted, self.blobs, self.threshold)
 
 
 @dataclass(frozen=True)
@@ -193,9 +140,14 @@ class ProvSpanProcessor(SpanProcessor):
     every chain entry and checkpoint is signed with (a key that cannot be read is logged
     as an error here, at start, and the records go unsigned: the agent runs on);
     ``checkpoint_file`` (``OTEL_PROV_CHECKPOINT_FILE``): where checkpoints are appended
-    (see ``_chain_writer``).  ``stream`` (``OTEL_PROV_STREAM``, default off): record
+    (see ``_chain_writer``).  ``stream`` (``OTEL_PROV_STREAM``, default on): record
     the steps of a run still open as they end, each worker cycle's as the next entry of
-    the chain, the run shown ``running`` until it ends (see ``otel_prov.prov._stream``).
+    the chain, the run shown ``running`` until it ends (see ``otel_prov.prov._stream``;
+    an exporter that cannot take triples back gets runs when they end).  ``stored``:
+    the store's answers (``processing._stored``), with which the processor ends the runs a
+    writer that is gone left open there, and goes on from what a dead process of its
+    write-ahead log streamed (``_recovery``); ``configure()`` passes the reader of the
+    store it writes.  Without it and with a write-ahead log, runs are not streamed.
     """
 
     def __init__(
@@ -216,6 +168,7 @@ class ProvSpanProcessor(SpanProcessor):
         signing_key: str | os.PathLike[str] | None = None,
         checkpoint_file: str | os.PathLike[str] | None = None,
         stream: bool | None = None,
+        stored: StoredRuns | None = None,
     ) -> None:
         if not isinstance(exporter, ProvExporter):
             raise TypeError(
@@ -231,7 +184,6 @@ class ProvSpanProcessor(SpanProcessor):
             OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING
         )
         self._schedule_delay = schedule_delay
-        self._stream = stream if stream is not None else env_bool(OTEL_PROV_STREAM, False)
         self._batch_size = export_batch_size
         self._new_assembler = functools.partial(
             SessionAssembler,
@@ -248,29 +200,44 @@ class ProvSpanProcessor(SpanProcessor):
         except (SigningKeyError, MissingExtraError) as exc:
             _logger.error("%s; provenance is recorded UNSIGNED", exc)
             signer = None
-        self._chain = ChainWriter(signer=signer, checkpoint_file=checkpoint_file)
+        self._pipeline = WritePipeline.from_settings(
+            exporter,
+            chain=ChainWriter(signer=signer, checkpoint_file=checkpoint_file),
+            stream=stream,
+            prices=prices,
+            blob_dir=blob_dir,
+            blob_threshold=blob_threshold,
+            batch_size=export_batch_size,
+        )
+        self._recovery = Recovery(
+            self._pipeline,
+            stored,
+            session_timeout_ns=int(timeout * 1e9),
+            directory=exporter.writers_directory,
+        )
+        wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
+        if wal_path and self._pipeline.streams and not self._recovery.streams_safely:
+            # A run both streamed and logged would be sealed again from the log, a first
+            # bundle beside its entries, by a next writer that cannot read the store.
+            _logger.info("a write-ahead log and no reader of the store: runs are not streamed")
+            self._pipeline.streams = False
+        self._stream = self._pipeline.streams
+        self._prepare = self._pipeline.prepare
         self._fresh_state()
+        self._recovery.hold()
         self._shutdown = False
         self._wal: IntentLog | None = None
         self._recovered_spans: list[SpanRecord] = []
         self._recovered_records: list[ProvRecord] = []
         self._recovered_logs: list[Path] = []
-        self._prepare = RecordPreparer.from_settings(
-            blob_dir=blob_dir, blob_threshold=blob_threshold
-        )
-        wal_path = wal_dir or env_str(OTEL_PROV_WAL_DIR)
         if wal_path:
             # Dead processes' logs first, then ours (so ours is never taken for theirs).
             self._recovered_spans, self._recovered_logs = recover_intents(Path(wal_path))
-        if wal_path and not self._stream:
-            # Streamed, a run's steps are stored as they end; a log of this process would
-            # have the next one seal the run again, as a first bundle beside its entries.
             self._wal = IntentLog(
                 Path(wal_path),
                 fsync=wal_fsync if wal_fsync is not None else fsync_always(),
                 content=self._prepare.content,
             )
-        self._prices = prices_from_settings(prices)
         self._start_worker()
         reset_in_child(self._after_fork_in_child)
 
@@ -299,7 +266,7 @@ class ProvSpanProcessor(SpanProcessor):
         self._dropped_reported = 0
         self._drop_logged_at = 0.0
         self._timeouts_checked_ns = 0
-        self._chain.restart()
+        self._pipeline.restart()
         self._export_lock = threading.Lock()
         self._wake = threading.Event()
         self._intent_failures = RepeatedFailure(
@@ -361,6 +328,7 @@ class ProvSpanProcessor(SpanProcessor):
         A ``multiprocessing`` child leaves through ``os._exit`` (no ``atexit``), so its
         sessions are exported by a multiprocessing finalizer instead."""
         self._fresh_state()
+        self._recovery.after_fork_in_child()
         self._recovered_spans, self._recovered_records, self._recovered_logs = [], [], []
         if self._wal is not None:
             self._wal = self._wal.in_child()
@@ -408,9 +376,9 @@ class ProvSpanProcessor(SpanProcessor):
                 _logger.exception("provenance worker cycle failed; spans stay buffered")
             # The head is stated every so often, and always at the end.
             if final:
-                self._chain.checkpoint(self._exporter, time.time_ns())
+                self._pipeline.chain.checkpoint(self._exporter, time.time_ns())
             else:
-                self._chain.sealed(self._exporter, time.time_ns())
+                self._pipeline.chain.sealed(self._exporter, time.time_ns())
             try:
                 self._exporter.tick()  # this worker is the exporter's only thread
             except Exception:  # against its contract
@@ -457,15 +425,14 @@ class ProvSpanProcessor(SpanProcessor):
     def _export_recovered(self, now: int) -> None:
         """Runs a dead process left unfinished: sealed once, stored as incomplete."""
         if self._recovered_spans:
-            by_trace: dict[int, list[SpanRecord]] = {}
-            for span in self._recovered_spans:
-                by_trace.setdefault(span.trace_id, []).append(self._prepare(span))
             # Sealed once: a failed export retries the same records (sealing again
             # would take them for revisions of themselves).
-            self._recovered_records = self._seal(list(by_trace.values()), now)
+            self._recovered_records = self._recovery.from_log(
+                [self._prepare(span) for span in self._recovered_spans], now
+            )
             self._recovered_spans = []
         records, logs = self._recovered_records, self._recovered_logs
-        if records and self._export(records) is not ExportResult.SUCCESS:
+        if records and not self._pipeline.export_batch(records):
             return  # the logs stay; the next cycle, or the next start, tries again
         if records:
             _logger.warning(
@@ -475,41 +442,14 @@ class ProvSpanProcessor(SpanProcessor):
             log.unlink(missing_ok=True)
         self._recovered_records, self._recovered_logs = [], []
 
-    def _export(self, records: list[ProvRecord]) -> ExportResult:
-        """The exporter's answer; one that raises (against its contract) has failed."""
-        try:
-            return self._exporter.export(records)
-        except Exception:
-            _logger.exception("provenance exporter raised")
-            return ExportResult.FAILURE
-
-    def _seal(
-        self, groups: list[list[SpanRecord]], now: int, open_traces: set[int] | None = None
-    ) -> list[ProvRecord]:
-        """Map and seal each group, each bundle the next entry of this process's chain.
-        ``open_traces``: the traces with a span still open (``None``: not known); a group
-        of none of them is whole, and the sealer need not remember it for late spans."""
-        records = []
-        for group in groups:
-            whole = open_traces is not None and group[0].trace_id not in open_traces
-            record = self._chain.sealer.seal(
-                map_spans(group, prices=self._prices), now, whole=whole
-            )
-            if record.problems:
-                self._counts["problems"] += len(record.problems)
-                _logger.warning(
-                    "trace %s: %d span attribute(s) converted only partly: %s",
-                    record.trace_id,
-                    len(record.problems),
-                    "; ".join(record.problems[:5]),
-                )
-            records.append(record)
-        return records
-
     def _collect_and_export(self, *, flush: bool, final: bool) -> None:
         now = time.time_ns()
         if self._recovered_logs:
             self._export_recovered(now)
+        if self._stream:
+            ended = self._recovery.abandoned(now)
+            if ended and not self._pipeline.export_batch(ended):
+                _logger.warning("%d run(s) left open by others not ended now", len(ended))
         self._collect(now, final=final)
         check_timeouts = now - self._timeouts_checked_ns >= _TIMEOUT_CHECK_INTERVAL_NS
         if not (self._assembler.pending or check_timeouts or flush):
@@ -531,17 +471,17 @@ class ProvSpanProcessor(SpanProcessor):
         if groups:
             complete = [self._with_open(group, live) for group in groups]
             open_traces = {span.context.trace_id for span in live.values()}
-            records = self._seal(complete, now, open_traces if self._knows_open_spans else None)
-            for start in range(0, len(records), self._batch_size):
-                batch = records[start : start + self._batch_size]
-                result = self._export(batch)
-                key = "exported" if result is ExportResult.SUCCESS else "failed"
-                self._counts[key] += len(batch)
-                if result is ExportResult.SUCCESS:
+            records = self._pipeline.seal(
+                complete, now, open_traces=open_traces if self._knows_open_spans else None
+            )
+            stored_groups = iter(groups)
+            for batch, stored in self._pipeline.export(records):
+                self._counts["exported" if stored else "failed"] += len(batch)
+                done = [next(stored_groups) for _ in batch]
+                if stored:
                     # Every span of the stored runs: tool calls and the runs logged around them.
-                    stored = groups[start : start + len(batch)]
-                    self._settle([span.span_id for group in stored for span in group])
-        if self._stream and not final:
+                    self._settle([span.span_id for group in done for span in group])
+        if self._pipeline.streams and not final:
             self._export_steps(now, live)
 
     def _with_open(self, group: list[SpanRecord], live: dict[int, Span]) -> list[SpanRecord]:
@@ -554,19 +494,25 @@ class ProvSpanProcessor(SpanProcessor):
         ]
 
     def _export_steps(self, now: int, live: dict[int, Span]) -> None:
-        """Stream the steps that ended in open runs (``stream``): each run so far mapped,
-        and what it adds sealed as the next entry of the chain (``prov._stream``).  The
-        spans stay buffered, and in the write-ahead log, until the run ends."""
-        records = []
-        for group in self._assembler.poll_steps(self._open_snapshots()):
-            mapped = map_spans(self._with_open(group, live), prices=self._prices)
-            record = self._chain.sealer.seal_step(mapped, now)
-            if record is not None:
-                records.append(record)
-        for start in range(0, len(records), self._batch_size):
-            batch = records[start : start + self._batch_size]
-            result = self._export(batch)
-            self._counts["steps" if result is ExportResult.SUCCESS else "failed"] += len(batch)
+        """Stream the steps that ended in open runs (``stream``): a window of each run
+        around them mapped, and what it adds sealed as the next entry of the chain
+        (``WritePipeline.stream``).  The spans stay buffered, and in the write-ahead log,
+        until the run ends."""
+        found = self._assembler.poll_steps(self._open_snapshots())
+        if not found:
+            return
+        open_by_trace: dict[int, dict[int, SpanRecord]] = {}
+        for span in live.values():
+            open_by_trace.setdefault(span.context.trace_id, {})[span.context.span_id] = (
+                self._snapshot(span, ended=False)
+            )
+        runs = [
+            OpenRun(step.session, step.new, ChainMap(open_by_trace.get(step.trace, {}), step.ended))
+            for step in found
+        ]
+        records = self._pipeline.stream(runs, now)
+        for batch, stored in self._pipeline.export(records):
+            self._counts["steps" if stored else "failed"] += len(batch)
 
     def _settle(self, span_ids: list[int]) -> None:
         """Mark these spans' intents settled in the write-ahead log, if there is one."""
@@ -626,6 +572,7 @@ class ProvSpanProcessor(SpanProcessor):
                 self._wal.close()
             except OSError:
                 _logger.exception("cannot close the write-ahead log %s", self._wal.path)
+        self._recovery.release()
 
     def statistics(self) -> ProcessorStatistics:
         return ProcessorStatistics(
@@ -634,7 +581,7 @@ class ProvSpanProcessor(SpanProcessor):
             spans_discarded=self._assembler.discarded,
             records_exported=self._counts["exported"],
             records_failed=self._counts["failed"],
-            problems=self._counts["problems"],
+            problems=self._pipeline.counts["problems"],
             pending_spans=self._assembler.pending + len(self._queue),
             intents_failed=self._intent_failures.total,
             steps_exported=self._counts["steps"],

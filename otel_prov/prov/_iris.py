@@ -20,6 +20,7 @@ __all__ = [
     "entity_iri",
     "evaluator_iri",
     "model_iri",
+    "owner_span",
     "service_iri",
     "source_iri",
     "span_hex",
@@ -45,6 +46,27 @@ def span_hex(span_id: int) -> str:
 
 def activity_iri(trace_id: int, span_id: int) -> str:
     return f"<{_BASE}{trace_id:032x}:{span_id:016x}>"
+
+
+_OWNED = len(f"<{_BASE}") + 32
+"""Where the span id of an activity IRI term (``<urn:otel-prov:<trace>:<span>>``) begins,
+less its colon."""
+
+
+def owner_span(term: str) -> int | None:
+    """The span an IRI term belongs to: the span of an activity, or of the activity an
+    entity is named after (``<activity>:thought``, ``<model call>:step``); ``None`` for
+    what belongs to no span (agents, tools, models, services, sources, chains)."""
+    if len(term) < _OWNED + 18 or term[_OWNED] != ":" or not term.startswith(_BASE, 1):
+        return None
+    end = _OWNED + 17
+    if term[end] not in ":>":
+        return None
+    try:
+        int(term[_OWNED - 32 : _OWNED], 16)
+        return int(term[_OWNED + 1 : end], 16)
+    except ValueError:
+        return None
 
 
 def entity_iri(activity: str, kind: str) -> str:

@@ -37,7 +37,7 @@ mapping fails, it is still written as a plain ``oprov:Span`` with its ids and ti
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from decimal import Decimal, InvalidOperation
 
 from otel_prov import semconv as sc
@@ -131,13 +131,23 @@ _ACTIVITY_CLASS = {
 }
 
 
-def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) -> ProvRecord:
+def map_spans(
+    spans: Iterable[SpanRecord],
+    *,
+    prices: PriceTable | None = None,
+    step_numbers: Mapping[int, int] | None = None,
+    unbundled: Collection[int] = (),
+) -> ProvRecord:
     """The PROV-O triples of a set of spans of one trace (usually one agent session).
 
     ``prices`` prices the model calls that report tokens and no cost (``oprov:costSource
-    "local"``); a call that reports its cost keeps it.
+    "local"``); a call that reports its cost keeps it.  ``step_numbers`` serves a window
+    of a run still open (``_stream_window``): the numbers its inferred steps had in the
+    run so far (see ``SpanTree``).  ``unbundled``: outermost sessions (span ids) left
+    without a bundle, which their writer seals itself (a streamed run, a window of one:
+    ``Sealer.seal_step``, ``Sealer.streams``).
     """
-    tree = SpanTree(spans)
+    tree = SpanTree(spans, step_numbers=step_numbers)
     triples: list[Triple] = []
     problems: list[str] = []
     for span in tree.spans:
@@ -158,8 +168,9 @@ def map_spans(spans: Iterable[SpanRecord], *, prices: PriceTable | None = None) 
             session = activity_iri(span.trace_id, span.span_id)
             # Marks the run and keys "newest first": part of the content it seals.
             triples.append((session, O.runStartedAt, datetime_from_ns(span.start_ns)))
-            content = session_content(triples, session)
-            triples.extend(bundle_triples(session, span.end_ns, content))
+            if span.span_id not in unbundled:
+                content = session_content(triples, session)
+                triples.extend(bundle_triples(session, span.end_ns, content))
     root = tree.root
     return ProvRecord(
         trace_id=trace_hex(root.trace_id) if root else "0" * 32,
@@ -369,7 +380,8 @@ def _session(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) 
         previous, previous_observations = current, tree.observations(iteration)
         thought = tree.thought(iteration)
         if thought is not None:
-            thoughts.append((_decision_time(iteration, tree), thought))
+            decided = _decision_time(iteration, tree)
+            thoughts.append((iteration.start_ns if decided is None else decided, thought))
         sources.extend(([thought] if thought else []) + previous_observations)
     for ended, chunks in tree.retrieved_before(span):
         followed = min((t for t in thoughts if t[0] >= ended), default=None)
@@ -460,12 +472,13 @@ def _message_call(call: MessageCall, step: Step, out: SpanTriples) -> str | None
     return observation
 
 
-def _decision_time(span: SpanRecord, tree: SpanTree) -> int:
-    """When the step chose its action: when its first tool call started, else its end."""
+def _decision_time(span: SpanRecord, tree: SpanTree) -> int | None:
+    """When the step chose its action: when its first tool call started, else its end;
+    ``None`` while it runs without one (a snapshot of it, streamed: it has not decided)."""
     tools = tree.tool_calls(span)
     if tools:
         return within(min(tool.start_ns for tool in tools), span)
-    return span.end_ns if span.end_ns is not None else span.start_ns
+    return span.end_ns
 
 
 def _iteration(span: SpanRecord, activity: str, tree: SpanTree, out: SpanTriples) -> None:

@@ -223,6 +223,13 @@ def canonical_datetime(lexical: str) -> str:
     return f"{moment.strftime('%Y-%m-%dT%H:%M:%S')}{fraction}Z"
 
 
+def instant(lexical: str) -> datetime:
+    """A stored ``xsd:dateTime`` as an aware ``datetime`` (UTC when it names no offset);
+    raises ``ValueError`` for text that is not one."""
+    moment = datetime.fromisoformat(canonical_datetime(lexical).replace("Z", "+00:00"))
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def instant_order(lexical: str) -> tuple[str, str]:
     """A stored ``xsd:dateTime`` as a key that sorts as the instants do.
 

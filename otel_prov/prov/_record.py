@@ -28,3 +28,8 @@ class ProvRecord:
     span_count: int = 0
     graph: str | None = None
     """IRI term (``<...>``) of the graph these triples go to; None: the exporter's own."""
+    retracted: tuple[Triple, ...] = ()
+    """Triples the store must no longer hold, taken out before ``triples`` go in: what the
+    streamed entries of a run wrote and its end does not say (an activity's ``running``
+    status, what a window of the run got wrong; see ``_stream``).  Only an exporter that
+    ``can_retract`` is handed a record with any."""

@@ -39,10 +39,15 @@ from otel_prov.prov._bundle import (
     session_content,
 )
 from otel_prov.prov._chain import Checkpoint, Entry, Signer, Tombstone, entry_triples, tombstone_iri
-from otel_prov.prov._iris import entity_iri
+from otel_prov.prov._iris import entity_iri, owner_span
 from otel_prov.prov._rdf import Triple, canonical_datetime, parse_literal
 from otel_prov.prov._record import ProvRecord
-from otel_prov.prov._stream import delta_bundle_triples, running_view, step_delta
+from otel_prov.prov._stream import (
+    abandoned_view,
+    delta_bundle_triples,
+    running_view,
+    step_delta,
+)
 from otel_prov.prov._vocab import O, P
 
 __all__ = ["Sealer"]
@@ -143,17 +148,51 @@ class Sealer:
         self.sequence, self.head = entry.sequence, entry.hash
         return entry_triples(entry, self._signer)
 
+    def continue_stream(
+        self, session: str, bundle: str, revision: int, stored: Iterable[Triple]
+    ) -> None:
+        """A run still open that the destination holds streamed (by a process that stopped:
+        a receiver restarted on its journal, a dead agent's write-ahead log): its newest
+        entry (``bundle``, the ``revision``-th) and every triple stored of it.  Its next
+        entries follow that one, and its end takes back what those wrote and it does not."""
+        self._streamed[session] = _Streamed(bundle, revision, set(stored))
+
+    def seal_abandoned(
+        self,
+        session: str,
+        bundle: str,
+        revision: int,
+        stored: Sequence[Triple],
+        now_ns: int,
+        *,
+        known: Sequence[Triple] = (),
+    ) -> ProvRecord:
+        """The final entry, in this writer's chain, of a streamed run whose writer is gone:
+        ``stored`` is what the store holds of it, its newest entry ``bundle`` (the
+        ``revision``-th), ``known`` what else is known of it (a dead process's log: the
+        tool call it died in).  The run ends as far as both go, ``incomplete`` where it
+        said ``running`` (``_stream.abandoned_view``), the ``running`` statuses taken back."""
+        self.continue_stream(session, bundle, revision, stored)
+        whole = list(dict.fromkeys([*stored, *known]))
+        triples, retracted = self._end_stream(session, abandoned_view(whole), now_ns)
+        return ProvRecord(
+            trace_id=session[len("<urn:otel-prov:") : len("<urn:otel-prov:") + 32],
+            root=session,
+            triples=tuple(triples),
+            retracted=tuple(retracted),
+        )
+
     def seal_step(self, record: ProvRecord, now_ns: int) -> ProvRecord | None:
-        """The next streamed entry of a run still open, from ``record``, the mapping of
-        the run so far (its open spans as snapshots): only what was not written before,
-        sealed (see ``_stream``); ``None`` when it adds nothing."""
-        sessions = [session for _, session, _ in bundles_in(record.triples)]
-        if len(sessions) != 1 or sessions[0] in self._sealed:
-            return None  # not one open run, or one already sealed whole (a timeout)
-        session = sessions[0]
+        """The next streamed entry of the run still open ``record.root``, from ``record``,
+        the mapping of a window of it (``_stream_window``: its open spans as snapshots, no
+        bundle): only what was not written before, sealed (see ``_stream``); ``None`` when
+        it adds nothing, or when the run was sealed whole already (a timeout)."""
+        session = record.root
+        if not session or session in self._sealed:
+            return None
         streamed = self._streamed.get(session)
         written = streamed.written if streamed is not None else set[Triple]()
-        content, rest = step_delta(running_view(record.triples), session, written)
+        content, rest = step_delta(running_view(record.triples, session), session, written)
         if not content:
             return None
         revision = streamed.revision + 1 if streamed is not None else 1
@@ -166,18 +205,38 @@ class Sealer:
         self._streamed[session] = _Streamed(bundle, revision, written)
         return dataclasses.replace(record, triples=(*content, *rest, *described, *entry))
 
-    def _end_stream(self, session: str, triples: list[Triple], now_ns: int) -> list[Triple]:
-        """The final entry of a streamed run, from its whole record now (``triples``, the
-        mapper's bundle left out): what it adds, and a bundle over its whole content."""
+    def _end_stream(
+        self, session: str, triples: list[Triple], now_ns: int
+    ) -> tuple[list[Triple], list[Triple]]:
+        """(added, retracted): the final entry of a streamed run, from its whole record now
+        (``triples``, the mapper's bundle left out): what it adds, a bundle over its whole
+        content as the record says it, and what the streamed entries wrote of the run's
+        spans that the record does not say (a ``running`` status, what a window got
+        wrong), to be taken back.  What belongs to no span (agents, tools) stays."""
         streamed = self._streamed.pop(session)
-        new = [t for t in dict.fromkeys(triples) if t not in streamed.written]
-        content = session_content([*streamed.written, *new], session)
+        final = dict.fromkeys(triples)
+        new = [t for t in final if t not in streamed.written]
+        retracted = sorted(
+            t for t in streamed.written if t not in final and owner_span(t[0]) is not None
+        )
+        content = session_content(final, session)
         bundle = entity_iri(session, f"bundle-{streamed.revision + 1}")
         described = _renamed(bundle_triples(session, now_ns, content), session, bundle)
         described.append((bundle, P.wasRevisionOf, streamed.bundle))
         entry = self._enter(bundle, session, described, revises=streamed.bundle)
         self._keep(session, _Sealed(session, bundle, streamed.revision + 1, content))
-        return [*new, *described, *entry]
+        return [*new, *described, *entry], retracted
+
+    def knows(self, session: str) -> bool:
+        """Whether this sealer sealed or streamed ``session`` (an IRI term), as far as it
+        remembers."""
+        return session in self._sealed or session in self._streamed
+
+    def streams(self, session: str) -> bool:
+        """Whether ``session`` (an IRI term) is a run streamed so far: its record at the end
+        may come without the mapper's bundle (``map_spans(unbundled=...)``), since its
+        final entry hashes its content itself."""
+        return session in self._streamed
 
     def seal(self, record: ProvRecord, now_ns: int, *, whole: bool = False) -> ProvRecord:
         """``record`` sealed: each bundle an entry, late spans a revision.  ``whole``: no
@@ -185,11 +244,18 @@ class Sealer:
         its sessions, which are then not remembered (see the module documentation)."""
         triples = list(record.triples)
         added: list[Triple] = []
+        retracted: list[Triple] = []
         first_sealed = set()
-        for bundle, session, _ in bundles_in(triples):
+        sealed_here: list[tuple[str | None, str]] = [(b, s) for b, s, _ in bundles_in(triples)]
+        if record.root in self._streamed and all(s != record.root for _, s in sealed_here):
+            sealed_here.append((None, record.root))  # mapped without its bundle: see seal_step
+        for bundle, session in sealed_here:
             if session in self._streamed:
                 # Its steps were streamed: this record is the run's final entry.
-                triples = self._end_stream(session, [t for t in triples if t[0] != bundle], now_ns)
+                triples, taken_back = self._end_stream(
+                    session, [t for t in triples if t[0] != bundle], now_ns
+                )
+                retracted += taken_back
                 first_sealed.add(session)
                 if whole:
                     self._forget(session)
@@ -198,12 +264,14 @@ class Sealer:
                 # Sealed before (exported incomplete): this bundle is replaced by a revision.
                 triples = [t for t in triples if t[0] != bundle]
                 continue
+            assert bundle is not None  # only a streamed run's record comes without one
             added += self._enter(bundle, session, triples)
             first_sealed.add(session)
             if not whole:
                 # Never changed in place below (only rebound), so its content can wait.
                 self._keep(session, _Sealed(session, bundle, 1, triples, _worked_out=False))
         prefix = f"<urn:otel-prov:{record.trace_id}:"
+        retracted += self._end_mistaken_streams(prefix, first_sealed, record.triples)
         for session in sorted(self._of_trace.get(prefix, set()) - first_sealed):
             sealed = self._sealed[session]
             before = sealed.content
@@ -219,9 +287,33 @@ class Sealer:
             self._keep(session, _Sealed(session, revision, sealed.revision + 1, content))
             if whole:
                 self._forget(session)
-        if not added and len(triples) == len(record.triples):
+        if not added and not retracted and len(triples) == len(record.triples):
             return record
-        return dataclasses.replace(record, triples=tuple(triples + added))
+        return dataclasses.replace(
+            record, triples=tuple(triples + added), retracted=(*record.retracted, *retracted)
+        )
+
+    def _end_mistaken_streams(
+        self, prefix: str, runs: set[str], record: Sequence[Triple]
+    ) -> list[Triple]:
+        """What to take back of the streams of a trace's record that its runs (``runs``)
+        are not: a receiver streams the steps of a run before the run's own span comes,
+        under the parent they share, and that may have been a sub-agent's session, not
+        the run.  What such a stream wrote that the record does not say goes (the run's
+        mark, its start); its entries stay in the chain, over what they added."""
+        streams = [s for s in self._streamed if s.startswith(prefix) and s not in runs]
+        if not streams:
+            return []
+        final = set(record)
+        subjects = {t[0] for t in final}
+        mistaken = [s for s in streams if s in subjects]  # another run may still be open
+        taken_back: list[Triple] = []
+        for session in mistaken:
+            written = self._streamed.pop(session).written
+            taken_back += sorted(
+                t for t in written if t not in final and owner_span(t[0]) is not None
+            )
+        return taken_back
 
     def _keep(self, session: str, sealed: _Sealed) -> None:
         self._sealed[session] = sealed

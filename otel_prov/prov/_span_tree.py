@@ -194,7 +194,14 @@ def _ended(spans: Sequence[SpanRecord]) -> int | None:
 class SpanTree:
     """Index of the spans: parents, roles, and the session/iteration each span belongs to."""
 
-    def __init__(self, spans: Iterable[SpanRecord]) -> None:
+    def __init__(
+        self, spans: Iterable[SpanRecord], *, step_numbers: Mapping[int, int] | None = None
+    ) -> None:
+        """``step_numbers``: the numbers of inferred steps known from a mapping of the whole
+        run so far, by the span id of the model call that opens each: a window of a run
+        (``_stream_window``) holds only some of its steps, and a step it holds counts on
+        from the one before it, not from 1."""
+        self._step_numbers = step_numbers or {}
         self.spans: Sequence[SpanRecord] = sorted(spans, key=lambda s: (s.start_ns, s.span_id))
         self.by_id = {span.span_id: span for span in self.spans}
         self._wrappers: dict[int, SpanRecord] = {}
@@ -314,6 +321,14 @@ class SpanTree:
             ]
             self.by_id = {span.span_id: span for span in self.spans}
 
+    def _number(self, opener: SpanRecord, steps: Sequence[Step]) -> int:
+        """The number of the step ``opener`` opens after ``steps``: the one known for it
+        (``step_numbers``), else one more than the last's."""
+        known = self._step_numbers.get(opener.span_id)
+        if known is not None:
+            return known
+        return steps[-1].number + 1 if steps else 1
+
     def _infer_steps(self, session: SpanRecord) -> None:
         """Iterations of a session that has no iteration spans: each model call opens a step
         that takes the tool calls after it, up to the next model call.  Calls made inside a
@@ -338,7 +353,7 @@ class SpanTree:
                 own = model_output(span.attributes, span.events)
                 if steps and steps[-1].model.role is Role.MODEL_CALL and _ends_loop(steps[-1]):
                     continue  # the answer extracted, within the step that ended the loop
-                steps.append(Step(span, len(steps) + 1, output=own))
+                steps.append(Step(span, self._number(span, steps), output=own))
                 continue
             if not models:
                 # A call id says a model chose the call: a run's step.  A call without one
@@ -346,7 +361,7 @@ class SpanTree:
                 if first_text(span.attributes, TOOL_CALL_ID_KEYS) is None:
                     continue
                 if not steps or not _overlaps(steps[-1], span):
-                    steps.append(Step(span, len(steps) + 1))
+                    steps.append(Step(span, self._number(span, steps)))
             if steps:
                 steps[-1].tools.append(span)
                 self._step_of[span.span_id] = steps[-1]

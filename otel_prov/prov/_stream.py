@@ -32,7 +32,7 @@ import json
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
-from otel_prov.prov._bundle import bundles_in, canonical_lines, content_subjects
+from otel_prov.prov._bundle import canonical_lines, content_subjects
 from otel_prov.prov._iris import entity_iri
 from otel_prov.prov._rdf import Triple, datetime_from_ns, literal, named
 from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
@@ -41,13 +41,14 @@ from otel_prov.prov._vocab import RDF_TYPE, O, P
 __all__ = [
     "RUNNING",
     "STREAMED",
+    "StandIn",
     "StreamedEntry",
+    "abandoned_view",
     "awaits_run",
     "cut_off_run",
     "delta_bundle_triples",
     "delta_problems",
     "line_manifest",
-    "open_run",
     "running_view",
     "step_delta",
 ]
@@ -60,50 +61,80 @@ RUNNING = "running"
 _INCOMPLETE = literal("incomplete")
 
 
-def running_view(triples: Iterable[Triple]) -> list[Triple]:
+def running_view(triples: Iterable[Triple], session: str) -> list[Triple]:
     """A mapping of a run so far, as a streamed step writes it: open activities
     ``running`` (the mapper calls an open span ``incomplete``, what a run cut off by a
-    timeout or a crash is), the mapper's bundle and the run's answer left for its end."""
-    triples = list(triples)
-    bundles = {bundle for bundle, _, _ in bundles_in(triples)}
-    answers = {entity_iri(session, "answer") for _, session, _ in bundles_in(triples)}
+    timeout or a crash is), and the session's answer and count of failed calls left for
+    its end (a window of the run sees only some of its calls, ``_stream_window``).  The
+    mapping is made without bundles (``map_spans(unbundled=...)``): the run's end seals."""
+    answer = entity_iri(session, "answer")
     running = literal(RUNNING)
     return [
         (s, p, running if p == O.status and o == _INCOMPLETE else o)
         for s, p, o in triples
-        if s not in bundles and s not in answers and o not in answers
+        if s != answer and o != answer and not (s == session and p == O.failedCalls)
     ]
 
 
-def open_run(spans: Sequence[SpanRecord]) -> SpanRecord | None:
-    """The run a receiver's spans of one trace are steps of, while its session span has
-    not come (OTLP sends a span when it ends, so a run's own span comes last): a snapshot
-    standing for it, open, named by the one parent that the agent spans (iterations,
-    tool, model calls, nested sessions) point to and that has not come, started with the
-    first of them, with no name (so no label: its own span brings one); ``None`` when
-    the run's span has come or no one run is open."""
-    ids = {span.span_id for span in spans}
-    steps = [span for span in spans if span.role is not Role.SPAN]
-    missing = {span.parent_id for span in steps if span.parent_id not in ids}
-    if (
-        len(missing) != 1
-        or None in missing
-        or any(span.role is Role.SESSION and span.parent_id not in ids for span in steps)
-    ):
-        return None
-    (parent,) = missing
-    assert parent is not None
-    first = min(steps, key=lambda span: span.start_ns)
-    return SpanRecord(
-        trace_id=first.trace_id,
-        span_id=parent,
-        parent_id=None,
-        name="",
-        start_ns=first.start_ns,
-        end_ns=None,
-        service_name=first.service_name,
-        role=Role.SESSION,
-    )
+def abandoned_view(stored: Iterable[Triple]) -> list[Triple]:
+    """What a run still open in the store says once its writer is gone (killed, or silent
+    past the session timeout): what it holds, every ``running`` status ``incomplete``, as
+    the mapper marks what a process never saw end."""
+    running = literal(RUNNING)
+    return [(s, p, _INCOMPLETE if p == O.status and o == running else o) for s, p, o in stored]
+
+
+class StandIn:
+    """The run a receiver's spans of one trace are steps of, while the run's own span has
+    not come (OTLP sends a span when it ends, so a run's own span comes last).
+
+    Its span id is a guess from the parents the spans point to and that have not come,
+    and a wrong guess streams a run that is none (a model call's parent is an iteration
+    still running; a sub-agent's steps hang under its session): the parent of an
+    iteration that came is taken, and only when there is one such parent, since an
+    iteration's parent is its session by the model (``_span_tree``).  Until one comes a
+    run is not streamed.  The guess's start, the first of the iterations under it, is
+    the run's until its own span says otherwise (its end takes the guess back).
+    Kept per trace, fed what comes, each span once."""
+
+    def __init__(self) -> None:
+        self._present: set[int] = set()
+        self._orphans: dict[int, list[SpanRecord]] = {}
+        """A parent that has not come -> the spans that came under it."""
+
+    def add(self, spans: Iterable[SpanRecord]) -> None:
+        spans = [span for span in spans if span.span_id not in self._present]
+        self._present.update(span.span_id for span in spans)
+        for span in spans:
+            self._orphans.pop(span.span_id, None)
+            parent = span.parent_id
+            if parent is not None and parent not in self._present:
+                self._orphans.setdefault(parent, []).append(span)
+
+    def run(self) -> SpanRecord | None:
+        """A snapshot standing for the run, open and unnamed; ``None`` while no one parent
+        of an iteration is missing."""
+        parents = [
+            parent
+            for parent, under in self._orphans.items()
+            if any(span.role is Role.ITERATION for span in under)
+        ]
+        if len(parents) != 1:
+            return None
+        under = self._orphans[parents[0]]
+        first = min(
+            (span for span in under if span.role is Role.ITERATION), key=lambda s: s.start_ns
+        )
+        return SpanRecord(
+            trace_id=first.trace_id,
+            span_id=parents[0],
+            parent_id=None,
+            name="",
+            start_ns=first.start_ns,
+            end_ns=None,
+            service_name=first.service_name,
+            role=Role.SESSION,
+        )
 
 
 def _orphan_steps(spans: Iterable[SpanRecord]) -> list[SpanRecord]:

@@ -26,10 +26,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from otel_prov.exporters._base import ExportResult, ProvExporter
-from otel_prov.processing._chain_writer import ChainWriter
+from otel_prov.exporters._base import ProvExporter
+from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._chain import Entry, Tombstone, tombstones_for
-from otel_prov.prov._rdf import RDF_TYPE, Triple, canonical_datetime, datetime_literal, literal
+from otel_prov.prov._rdf import (
+    RDF_TYPE,
+    Triple,
+    canonical_datetime,
+    datetime_literal,
+    instant,
+    literal,
+)
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._vocab import RDFS_LABEL, O, P
 from otel_prov.read._backend import QueryBackend
@@ -199,11 +206,6 @@ def _trace(subject: str) -> str:
     return parts[2] if len(parts) > 3 and subject.startswith(_BASE) else ""
 
 
-def _instant(lexical: str) -> datetime:
-    moment = datetime.fromisoformat(canonical_datetime(lexical).replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
 def pruned_traces(
     rows: Iterable[Mapping[str, str | None]], cutoff: datetime
 ) -> dict[str, list[str]]:
@@ -217,7 +219,7 @@ def pruned_traces(
         trace = _trace(session)
         ended = row["end"] or row["start"] or ""
         try:
-            old = _instant(ended) < cutoff
+            old = instant(ended) < cutoff
         except ValueError:
             old = False
         verdicts[trace] = verdicts.get(trace, True) and old and bool(trace)
@@ -251,32 +253,23 @@ def plan_prune(
     )
 
 
-def prune(
-    plan: PrunePlan, *, exporter: ProvExporter, chain: ChainWriter, graph: str, now_ns: int
-) -> list[str]:
-    """Carry ``plan`` out in ``graph`` (an IRI term): its tombstones, entries of ``chain``,
-    stored with its intent and checkpointed, then its runs removed, the intent last.  The
-    tombstones' IRIs; raises :class:`PruneError` saying how far it got."""
+def prune(plan: PrunePlan, *, pipeline: WritePipeline, now_ns: int) -> list[str]:
+    """Carry ``plan`` out in the pipeline's graph: its tombstones, entries of the
+    pipeline's chain, stored with its intent and checkpointed, then its runs removed, the
+    intent last.  The tombstones' IRIs; raises :class:`PruneError` saying how far it got."""
     if not plan.runs:
         return []
+    exporter, graph = pipeline.exporter, pipeline.graph or ""
     refused = exporter.cannot_remove()
     if refused is not None:
         raise PruneError(f"{refused}; nothing was pruned")
-    records = []
-    nodes = []
-    for tombstone in plan.tombstones:
-        triples = chain.sealer.tombstone(tombstone)
-        nodes.append(triples[0][0][1:-1])
-        records.append(ProvRecord(_NO_TRACE, triples[0][0], tuple(triples), graph=graph))
+    records = pipeline.seal_tombstones(plan.tombstones)
+    nodes = [record.root[1:-1] for record in records]
     # After the tombstones, in the same write (a transaction of the embedded store, the
     # same ordered spool of a server's): stored, it means they are too.
     intent = _intent((_trace(run) for run in plan.runs), plan.policy, plan.time)
     records.append(dataclasses.replace(intent, graph=graph))
-    stored = (
-        exporter.export(records) is ExportResult.SUCCESS
-        and (not nodes or chain.checkpoint(exporter, now_ns, graph=graph))
-        and exporter.force_flush()
-    )
+    stored = pipeline.store(records, now_ns)
     if not stored:
         raise PruneError("the tombstones were not stored (see the log above); nothing was pruned")
     if not exporter.remove(graph, [*plan.subjects, intent.root[1:-1]]):

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
+from otel_prov.prov._rdf import instant
 from otel_prov.read._decisions import decision_accounts, decision_sentence, revision_sentence
 from otel_prov.read._views import IterationView, SessionView, ToolCallView, Usage
 from otel_prov.read._why import WhyGraph, WhyNode
@@ -258,11 +258,7 @@ def _tokens_used(usage: Usage) -> str:
 def _duration(start: str, end: str | None) -> str | None:
     if end is None:
         return None
-    seconds = (_instant(end) - _instant(start)).total_seconds()
+    seconds = (instant(end) - instant(start)).total_seconds()
     if seconds < 1:
         return f"{seconds * 1000:.1f} ms"
     return f"{seconds:.1f} s"
-
-
-def _instant(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))

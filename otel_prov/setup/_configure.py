@@ -24,7 +24,11 @@ from otel_prov.environment_variables import (
 )
 from otel_prov.exporters import ProvExporter
 from otel_prov.processing._processor import ProvSpanProcessor
-from otel_prov.setup._destination import DestinationSettings, exporter_from_settings
+from otel_prov.setup._destination import (
+    DestinationSettings,
+    exporter_from_settings,
+    stored_runs,
+)
 
 _logger = logging.getLogger("otel_prov")
 
@@ -197,6 +201,7 @@ def configure(
             signing_key=signing_key,
             checkpoint_file=checkpoint_file,
             stream=stream,
+            stored=stored_runs(exporter),
         )
         provider.add_span_processor(processor)
     else:

@@ -25,7 +25,9 @@ from otel_prov.exporters._oxigraph import OxigraphStoreExporter, default_store_p
 from otel_prov.exporters._parked import ParkedBatches
 from otel_prov.exporters._sparql import DEFAULT_SPOOL_DIR, SparqlUpdateExporter, sparql_headers
 from otel_prov.exporters._sparql_client import query_endpoint_from_settings
+from otel_prov.processing._stored import StoredRuns
 from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
+from otel_prov.read._sealed import StoreReads
 
 __all__ = [
     "Destination",
@@ -36,6 +38,7 @@ __all__ = [
     "reader_from_settings",
     "spool_dir_from_settings",
     "store_path",
+    "stored_runs",
     "update_endpoint_from_settings",
 ]
 
@@ -100,6 +103,19 @@ class Destination:
     """Reads what ``exporter`` writes (the embedded store read-only, or the query endpoint)."""
     spool: Path | None
     """Where batches the SPARQL store did not take wait; ``None`` for the embedded store."""
+
+
+def stored_runs(exporter: ProvExporter) -> StoredRuns | None:
+    """The store's answers to a writer that goes on from it, for the exporters setup
+    builds (``None`` for another: its runs are not continued from the store)."""
+    if isinstance(exporter, SparqlUpdateExporter):
+        remote = RemoteBackend(exporter.query_endpoint, headers=exporter.headers)
+        return StoreReads(remote, exporter.graph)
+    if isinstance(exporter, OxigraphStoreExporter):
+        return StoreReads(
+            EmbeddedBackend(exporter.path, writer=exporter.held_store), exporter.graph
+        )
+    return None
 
 
 def destination_from_settings(

@@ -16,6 +16,7 @@ each field of it must be the script's, unless the scenario says why not:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -27,6 +28,7 @@ import pytest
 
 from tests.conformance import fields
 from tests.conformance.openai_server import ScriptedOpenAI
+from tests.conformance.tee import OtlpTee
 from tests.receiver import Receivers
 from tests.side_venv import installed
 
@@ -514,6 +516,8 @@ SCENARIOS = (
 class Stores:
     in_process: Path
     received: Path
+    sent: tuple[tuple[str, str, bytes], ...] = ()
+    """What the agent sent its receiver: (path, content type, body) of each request."""
 
 
 def run_scenario(scenario: Scenario, directory: Path) -> Stores:
@@ -523,7 +527,7 @@ def run_scenario(scenario: Scenario, directory: Path) -> Stores:
     receivers = Receivers(directory)
     try:
         receiver = receivers.start("--store", str(stores.received), "--trace-idle", "0.5")
-        with ScriptedOpenAI() as model:
+        with ScriptedOpenAI() as model, OtlpTee(receiver.http) as tee:
             done = subprocess.run(
                 [
                     str(python),
@@ -543,7 +547,7 @@ def run_scenario(scenario: Scenario, directory: Path) -> Stores:
                     "PYTHONPATH": str(ROOT),
                     "OPENAI_BASE_URL": model.base_url,
                     "OPENAI_API_KEY": "not-a-key",
-                    "OTEL_EXPORTER_OTLP_ENDPOINT": receiver.http,
+                    "OTEL_EXPORTER_OTLP_ENDPOINT": tee.url,
                     **scenario.environment,
                 },
             )
@@ -551,7 +555,7 @@ def run_scenario(scenario: Scenario, directory: Path) -> Stores:
         assert receiver.stop() == 0, receiver.log_text()[-4000:]
     finally:
         receivers.close()
-    return stores
+    return dataclasses.replace(stores, sent=tuple(tee.kept))
 
 
 CASES = [

@@ -27,32 +27,31 @@ Failure is never silent:
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import itertools
 import logging
 import threading
 import time
+from collections import ChainMap
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Literal
 
 from otel_prov.environment_variables import OTEL_PROV_SESSION_TIMEOUT
-from otel_prov.exporters._base import ProvExporter
+from otel_prov.exporters._base import ExportResult
 from otel_prov.ingest._import import ImportSummary, import_spans
 from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
 from otel_prov.ingest.receiver._metrics import Histogram, Sample, render
 from otel_prov.ingest.receiver._settings import ReceiverSettings
 from otel_prov.ingest.receiver._traces import Due, Reason, TraceBuffer
-from otel_prov.processing._chain_writer import ChainWriter
-from otel_prov.prov._mapper import map_spans
+from otel_prov.processing._pipeline import OpenRun, WritePipeline
 from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_otlp_json_body
 from otel_prov.prov._otlp_proto import parse_otlp_proto
-from otel_prov.prov._prices import PriceTable
 from otel_prov.prov._span_record import SpanRecord
-from otel_prov.prov._stream import open_run
+from otel_prov.prov._stream import StandIn
 from otel_prov.read._backend import QueryBackend
+from otel_prov.read._sealed import StoreReads
 
 __all__ = ["Accepted", "InvalidRequestError", "Receiver", "RequestRefusedError"]
 
@@ -100,10 +99,6 @@ class Accepted:
     """Why they were, or warnings about parts left out; empty when there was nothing."""
 
 
-def _as_is(span: SpanRecord) -> SpanRecord:
-    return span
-
-
 @dataclass(frozen=True, slots=True)
 class _InFlight:
     """A batch the storing thread has: its result, its traces, what the ingest path said."""
@@ -115,32 +110,30 @@ class _InFlight:
 
 
 class Receiver:
-    """See the module documentation.  ``reader`` gives a reader of what ``exporter`` has
-    stored *now* (the embedded store's read-only view is a snapshot: open a new one);
-    ``prepare`` is the :class:`~otel_prov.processing._processor.RecordPreparer`;
-    ``spool_bytes`` tells how much the exporter holds on disk, for the metrics;
-    ``prices`` prices model calls that report no cost."""
+    """See the module documentation.  ``pipeline`` maps, seals and exports (the write
+    engine every writer shares, ``processing._pipeline``), into its graph (a tenant's, for
+    a tenant's receiver); ``reader`` gives a reader of what its exporter has stored *now*
+    (the embedded store's read-only view is a snapshot: open a new one);
+    ``spool_bytes`` tells how much the exporter holds on disk, for the metrics."""
 
     def __init__(
         self,
         settings: ReceiverSettings,
         *,
-        exporter: ProvExporter,
+        pipeline: WritePipeline,
         reader: Callable[[], QueryBackend],
-        graph: str,
-        prepare: Callable[[SpanRecord], SpanRecord],
         spool_bytes: Callable[[], int] | None = None,
         clock: Callable[[], float] = time.monotonic,
-        prices: PriceTable | None = None,
-        chain: ChainWriter | None = None,
     ) -> None:
+        if pipeline.graph is None:
+            raise ValueError("a receiver's pipeline names its graph")
         self.settings = settings
-        self._chain = chain if chain is not None else ChainWriter(signer=None)
-        self._prices = prices
-        self._exporter = exporter
+        self._pipeline = pipeline
+        self._chain = pipeline.chain
+        self._exporter = pipeline.exporter
         self._reader = reader
-        self._graph = graph
-        self._prepare = prepare
+        self._graph = pipeline.graph
+        self._prepare = pipeline.prepare
         self._spool_bytes = spool_bytes
         self._clock = clock
         self._journal = Journal(settings.data_dir / "journal", fsync=settings.fsync)
@@ -153,7 +146,7 @@ class Receiver:
         self._batch: list[Due] = []
         self._batch_since = 0.0
         self._storing = ThreadPoolExecutor(1, thread_name_prefix="OtelProvReceiverStore")
-        self._streaming = exporter.delivers_in_background
+        self._streaming = self._exporter.delivers_in_background
         self._in_flight: _InFlight | None = None
         self._paused_until = 0.0
         self._failures = 0
@@ -165,6 +158,10 @@ class Receiver:
             "Time to map, seal and store one batch of due traces (store acknowledged).",
         )
         self._worker: threading.Thread | None = None
+        self._stand_ins: dict[int, StandIn] = {}
+        """Traces streamed while their run's span has not come: who stands for the run."""
+        self._continued: set[int] = set()
+        """Traces streamed since they were last mapped, gone on from what the store held."""
 
     # --- lifecycle -------------------------------------------------------------------------
     @property
@@ -331,26 +328,40 @@ class Receiver:
                     self._stream_steps()
 
     def _stream_steps(self) -> None:
-        """Seal the steps of the traces still open that got spans since the last tick,
-        each run so far the next entry of the chain (``prov._stream``), and store them in
-        turn with the batches (the one storing thread).  Their spans stay buffered and
-        journaled: the trace is mapped whole, its final entry, when it comes due."""
+        """Seal the steps of the traces still open that got spans since the last tick: a
+        window of each run around them, the next entry of the chain
+        (``WritePipeline.stream``), stored in turn with the batches (the one storing
+        thread).  The run is its :class:`~otel_prov.prov._stream.StandIn` until its own
+        span comes.  Their spans stay buffered and journaled: the trace is mapped whole,
+        its final entry, when it comes due."""
         with self._lock:
             changed = self._buffer.changed()
-        records = []
-        for spans in changed:
-            run = open_run(spans)
-            if run is None:
-                continue
-            mapped = map_spans([run, *spans], prices=self._prices)
-            sealed = self._chain.sealer.seal_step(mapped, time.time_ns())
-            if sealed is not None:
-                records.append(dataclasses.replace(sealed, graph=self._graph))
+        runs = []
+        for trace_id, new, spans in changed:
+            stand_in = self._stand_ins.get(trace_id)
+            if stand_in is None:
+                stand_in = self._stand_ins[trace_id] = StandIn()
+            stand_in.add(spans[span_id] for span_id in new)
+            run = stand_in.run()
+            if run is None or run.span_id in spans:
+                continue  # no run to stream yet, or its own span came: it ends soon
+            if trace_id not in self._continued:
+                self._continued.add(trace_id)  # a receiver before this one may have streamed it
+                self._pipeline.continue_stored(
+                    self._stored().sessions([f"{trace_id:032x}"]).get(f"{trace_id:032x}", []),
+                    self._stored(),
+                )
+            runs.append(OpenRun(run.span_id, new, ChainMap({run.span_id: run}, spans)))
+        records = self._pipeline.stream(runs, time.time_ns())
         if records:
             try:
                 self._storing.submit(self._exporter.export, records).result(_FLUSH_TIMEOUT_S)
             except Exception:  # a step not stored now is in the run's final entry
                 _logger.exception("storing %d streamed step(s) failed", len(records))
+
+    def _stored(self) -> StoreReads:
+        """What the store holds now, for the pipeline to go on from."""
+        return StoreReads(self._reader(), self._graph)
 
     def _cycle(self, *, drain: bool = False, flush_timeout: float = _FLUSH_TIMEOUT_S) -> bool:
         """Map what is due, in batches, and hand each to the storing thread; ``False`` when
@@ -401,17 +412,18 @@ class Receiver:
 
     def _map(self, due: list[Due], handover: Handover) -> ImportSummary:
         """Seal ``due``, handing the records over as they come; what the ingest path says."""
+        for trace in due:
+            self._stand_ins.pop(trace.trace_id, None)
+            self._continued.discard(trace.trace_id)
         summary = import_spans(
             (span for trace in due for span in trace.spans),
             stand_ins=(span for trace in due for span in trace.stand_ins),
-            exporter=handover,
-            backend=self._reader(),
-            graph=self._graph,
-            prepare=_as_is,
+            pipeline=self._pipeline,
+            stored=self._stored(),
+            export=lambda records: handover.export(records) is ExportResult.SUCCESS,
             now_ns=time.time_ns(),
-            sealer=self._chain.sealer,
             export_batch=1,  # the handover gathers records into parts
-            prices=self._prices,
+            prepared=True,
         )
         self._chain.sealed(handover, time.time_ns())  # a checkpoint goes with the batch
         return summary

@@ -23,6 +23,7 @@ from otel_prov.environment_variables import (
     OTEL_PROV_STREAM,
     OTEL_PROV_TRACE_IDLE,
 )
+from otel_prov.processing._pipeline import STREAM_DEFAULT
 
 __all__ = ["DEFAULT_DATA_DIR", "DEFAULT_TRACE_IDLE", "ReceiverSettings", "tls_from_settings"]
 
@@ -51,7 +52,7 @@ class ReceiverSettings:
     max_open_traces: int = 50_000
     max_spans_per_trace: int = 20_000
     max_journal_bytes: int = 4 << 30
-    stream: bool = False
+    stream: bool = True
     """Record the steps of a trace still open as they come (``prov._stream``)."""
 
     @classmethod
@@ -73,7 +74,7 @@ class ReceiverSettings:
             fsync=fsync if fsync is not None else env_bool(OTEL_PROV_RECEIVER_FSYNC, True),
             session_timeout=env_float(OTEL_PROV_SESSION_TIMEOUT, _DEFAULT_SESSION_TIMEOUT),
             max_pending_spans=env_int(OTEL_PROV_MAX_PENDING_SPANS, _DEFAULT_MAX_PENDING),
-            stream=stream if stream is not None else env_bool(OTEL_PROV_STREAM, False),
+            stream=stream if stream is not None else env_bool(OTEL_PROV_STREAM, STREAM_DEFAULT),
         )
 
 

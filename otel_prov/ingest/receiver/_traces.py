@@ -79,7 +79,8 @@ class _Trace:
     opened: float = 0.0
     last_seen: float = 0.0
     sequence: int = 0
-    unstreamed: bool = False
+    unstreamed: list[int] = field(default_factory=list)
+    """Spans that came (new or changed) since :meth:`TraceBuffer.changed` last looked."""
     """Spans came since :meth:`TraceBuffer.changed` last handed the trace out."""
     awaited: bool | None = None
     """Steps of a run whose own span has not come (``None``: not asked since spans came)."""
@@ -128,18 +129,19 @@ class TraceBuffer:
             trace.spans[span.span_id] = span
             trace.fresh += 1
             trace.awaited = None
-            trace.unstreamed = True
+            trace.unstreamed.append(span.span_id)
             self.pending_spans += known is None
             trace.last_seen = now
 
-    def changed(self) -> list[list[SpanRecord]]:
-        """The spans of each open trace that got spans since the last call (streaming:
-        the run so far, mapped again); they stay buffered."""
-        found = []
-        for trace in self._traces.values():
+    def changed(self) -> list[tuple[int, list[int], dict[int, SpanRecord]]]:
+        """(trace id, spans that came since the last call, every span buffered of it) of
+        each open trace that got spans (streaming); they stay buffered.  The buffered
+        spans are the trace's own, not a copy: read them before the next ``add``."""
+        found: list[tuple[int, list[int], dict[int, SpanRecord]]] = []
+        for trace_id, trace in self._traces.items():
             if trace.unstreamed and trace.fresh:
-                trace.unstreamed = False
-                found.append(list(trace.spans.values()))
+                new, trace.unstreamed = list(dict.fromkeys(trace.unstreamed)), []
+                found.append((trace_id, new, trace.spans))
         return found
 
     def due(self, now: float, *, drain: bool = False) -> list[Due]:

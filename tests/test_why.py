@@ -18,6 +18,7 @@ from tests.cli import run_cli
 from tests.retrieval_agent import HOURS, PRICES, rag_agent
 from tests.test_show_nested import handoff_run
 from tests.test_why_render import dot_parses, mermaid_lines_ok
+from tests.why_runs import raises_after_steps
 
 
 @pytest.fixture(scope="module")
@@ -233,27 +234,6 @@ def test_hostile_strings_in_every_field_give_valid_diagrams(tmp_path: Path) -> N
     assert "\x1b" not in text and "\u2028" not in text
 
 
-def raises_after_two_steps(provider: object) -> None:
-    """A run whose model gives out after two steps, each with its call: no answer
-    (conversation ``quota``)."""
-    with (
-        contextlib.suppress(RuntimeError),
-        otel_prov.agent_session(
-            "researcher",
-            question="why does it fail?",
-            conversation_id="quota",
-            tracer_provider=provider,
-        ),
-    ):
-        for number in (1, 2):
-            with otel_prov.iteration(number, thought=f"look up {number}", tracer_provider=provider):
-                with otel_prov.tool_call(
-                    "lookup", arguments={"n": number}, tracer_provider=provider
-                ):
-                    otel_prov.set_observation(f"found {number}")
-        raise RuntimeError("the model quota ran out")
-
-
 def test_a_run_that_failed_before_answering_shows_the_calls_of_its_last_step(
     tmp_path: Path,
 ) -> None:
@@ -262,7 +242,7 @@ def test_a_run_that_failed_before_answering_shows_the_calls_of_its_last_step(
     still runs) starts from its steps' calls as well as from its steps."""
     path = tmp_path / "store"
     handle = configure(store=path, set_global=False, otlp=False, service_name="why-failed")
-    raises_after_two_steps(handle.tracer_provider)
+    raises_after_steps(handle.tracer_provider)
     handle.shutdown()
     graph = open_store(path).why("quota")
     assert graph.node(graph.root).type == "AgentSession"

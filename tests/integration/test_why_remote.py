@@ -18,7 +18,7 @@ from tests.integration.store_queries import store_both
 from tests.retrieval_agent import rag_agent
 from tests.servers import SparqlServer
 from tests.test_diff import ReliableWeather
-from tests.test_why import raises_after_two_steps
+from tests.why_runs import raises_after_steps
 
 pytestmark = pytest.mark.integration
 
@@ -30,7 +30,7 @@ def _records() -> list[ProvRecord]:
             conversation_id="reliable", tracer_provider=provider, tools=ReliableWeather()
         ),
         rag_agent,
-        raises_after_two_steps,
+        raises_after_steps,
     )
 
 

@@ -745,50 +745,64 @@
       draw(figure, number);
     });
   }
-  // A run still open (#runs[data-live], the state URL): its state is polled every second;
-  // when it changes (a step more, or the run ended), the page is read again and its runs
-  // put in place of these, drawn again.  Polling stops once no run is running.  The new
-  // markup is the server's own page for the same address, parsed inert by DOMParser.
+  // A page that follows the store (#runs[data-live], the state URL): a run still open,
+  // or the first page of the list.  Its state is polled (every data-every ms, else every
+  // second; not while the page is hidden); when it changes (a step more, the run ended, a
+  // new run), the page is read again and its #runs put in place of these, drawn again,
+  // the runs picked for the diff still picked.  Polling stops once the state says there
+  // is nothing more to follow (no run running).  The new markup is the server's own page
+  // for the same address, parsed inert by DOMParser.
   var LIVE_POLL_MS = 1000;
   function follow(container) {
     var url = container.getAttribute("data-live");
+    var every = Number(container.getAttribute("data-every")) || LIVE_POLL_MS;
     var last = null;
     function poll() {
+      if (document.hidden) {
+        setTimeout(poll, every);
+        return;
+      }
       fetch(url, { credentials: "same-origin", cache: "no-store" })
         .then(function (answer) { return answer.ok ? answer.text() : null; })
         .then(function (text) {
           if (text === null) {
-            setTimeout(poll, LIVE_POLL_MS);
+            setTimeout(poll, every);
             return;
           }
           var state = JSON.parse(text);
+          var going = state.running || state.follow;
           if (last !== null && text !== last) {
-            refresh(container, state.running ? poll : null);
-          } else if (state.running) {
-            setTimeout(poll, LIVE_POLL_MS);
+            refresh(container, going ? poll : null, every);
+          } else if (going) {
+            setTimeout(poll, every);
           }
           last = text;
         })
-        .catch(function () { setTimeout(poll, LIVE_POLL_MS); });
+        .catch(function () { setTimeout(poll, every); });
     }
     poll();
   }
-  function refresh(container, next) {
+  function refresh(container, next, every) {
     fetch(location.href, { credentials: "same-origin", cache: "no-store" })
       .then(function (answer) { return answer.text(); })
       .then(function (text) {
         var fresh = new DOMParser().parseFromString(text, "text/html").getElementById("runs");
         if (fresh) {
+          var picked = Array.from(container.querySelectorAll("input[name=run]:checked"))
+            .map(function (box) { return box.value; });
           container.replaceChildren.apply(container, Array.from(fresh.childNodes));
+          container.querySelectorAll("input[name=run]").forEach(function (box) {
+            box.checked = picked.indexOf(box.value) >= 0;
+          });
           drawAll();
         }
         if (next) {
-          setTimeout(next, LIVE_POLL_MS);
+          setTimeout(next, every);
         } else {
           container.removeAttribute("data-live");
         }
       })
-      .catch(function () { if (next) { setTimeout(next, LIVE_POLL_MS); } });
+      .catch(function () { if (next) { setTimeout(next, every); } });
   }
   // After the first paint: a long run takes dagre seconds, and the page is read meanwhile.
   function soon() {
@@ -809,8 +823,13 @@
 
 // Picking a recipe of the SPARQL page's list puts it in the query box (the server keeps
 // them in one module, with docs/sparql.md): it does not run it.
+// Picking another tenant (the switch at the top of each page) reads its runs.
 document.addEventListener("change", function (event) {
   var select = event.target;
+  if (select instanceof HTMLSelectElement && select.id === "tenant-switch" && select.form) {
+    select.form.submit();
+    return;
+  }
   if (!(select instanceof HTMLSelectElement) || select.id !== "recipes") {
     return;
   }

@@ -188,6 +188,15 @@ def _shot(browser: webdriver.Chrome, name: str) -> Path:
     return path
 
 
+def _counts(run: str, graph: dict[str, Any], drawn: dict[str, Any]) -> None:
+    """What ``why`` holds and what the page draws of it, for the report (``-s``)."""
+    print(
+        f"{run}: why has {len(graph['nodes'])} nodes, {len(graph['edges'])} edges; drawn "
+        f"{len(drawn['nodes'])} nodes, {len(drawn['edges'])} edges, laid out in "
+        f"{drawn['layoutMs']} ms"
+    )
+
+
 def _errors(browser: webdriver.Chrome) -> list[str]:
     return [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"]
 
@@ -238,8 +247,7 @@ def test_the_demo_run_is_a_column_of_steps_each_saying_what_it_did(
 ) -> None:
     graph = _why(store, "demo-conversation")
     drawn = _open(browser, served.url + "/session?id=demo-conversation")
-    print(f"demo: why has {len(graph['nodes'])} nodes, {len(graph['edges'])} edges; drawn "
-          f"at first {len(drawn['nodes'])} nodes, {len(drawn['edges'])} edges")  # fmt: skip
+    _counts("demo", graph, drawn)
     assert [node["role"] for node in drawn["nodes"]].count("Question") == 1
     assert len(drawn["nodes"]) == 7  # question, session, four steps, answer
     spine = _one_run_reads_down(drawn, 4)
@@ -348,9 +356,7 @@ def test_a_conversation_of_three_turns_reads_down_one_column_each_turn_named(
 ) -> None:
     graph = _why(store, "chat-3")
     drawn = _open(browser, served.url + "/session?id=chat-3")
-    print(f"3 turns of 3 steps: why has {len(graph['nodes'])} nodes, "
-          f"{len(graph['edges'])} edges; drawn at first {len(drawn['nodes'])} nodes, "
-          f"{len(drawn['edges'])} edges")  # fmt: skip
+    _counts("3 turns of 3 steps", graph, drawn)
     turns = _by_role(drawn, r"Turn \d of 3")
     assert [node["role"] for node in turns] == ["Turn 1 of 3", "Turn 2 of 3"]
     # Each earlier turn says what it asked (told apart) and answered.
@@ -397,8 +403,7 @@ def test_what_is_drawn_at_first_does_not_grow_with_the_earlier_turns(
         drawn = _open(browser, served.url + f"/session?id=chat-{turns}")
         counts[turns] = len(drawn["nodes"])
         graph = _why(store, f"chat-{turns}")
-        print(f"{turns} turns: why has {len(graph['nodes'])} nodes; drawn at first "
-              f"{counts[turns]} nodes, {len(drawn['edges'])} edges")  # fmt: skip
+        _counts(f"{turns} turns", graph, drawn)
         _one_run_reads_down(drawn, 3)
         _readable(drawn)
     assert counts[8] == counts[20] == 6 + KEEP_TURNS + 1  # the older turns in one fold
@@ -418,9 +423,7 @@ def test_a_50_step_run_opens_at_its_question_its_middle_folded(
     graph = _why(store, "steps-50")
     assert sum(1 for node in graph["nodes"] if node["type"] == "Iteration") == 50
     drawn = _open(browser, served.url + "/session?id=steps-50")
-    print(f"50 steps: why has {len(graph['nodes'])} nodes, {len(graph['edges'])} edges; "
-          f"drawn at first {len(drawn['nodes'])} nodes, {len(drawn['edges'])} edges, laid "
-          f"out in {drawn['layoutMs']} ms")  # fmt: skip
+    _counts("50 steps", graph, drawn)
     spine = _one_run_reads_down(drawn, 50)
     assert [node["role"] for node in spine[2:-1]] == [
         "Step 1 of 50", "Step 2 of 50", "Step 3 of 50", "Steps 4–47",
@@ -455,9 +458,7 @@ def test_a_200_step_run_draws_as_much_at_first_and_all_of_it_on_asking(
 ) -> None:
     graph = _why(store, "steps-200")
     drawn = _open(browser, served.url + "/session?id=steps-200")
-    print(f"200 steps: why has {len(graph['nodes'])} nodes, {len(graph['edges'])} edges; "
-          f"drawn at first {len(drawn['nodes'])} nodes, {len(drawn['edges'])} edges, laid "
-          f"out in {drawn['layoutMs']} ms")  # fmt: skip
+    _counts("200 steps", graph, drawn)
     assert len(drawn["nodes"]) == 10  # as for 50 steps: it does not grow with the run
     spine = _one_run_reads_down(drawn, 200)
     assert spine[5]["role"] == "Steps 4–197"
@@ -466,8 +467,7 @@ def test_a_200_step_run_draws_as_much_at_first_and_all_of_it_on_asking(
     _readable(_press(browser, "why-fit"))
     _shot(browser, "200-steps-whole")
     everything = _press(browser, "why-open-all")
-    print(f"200 steps, every step opened: {len(everything['nodes'])} nodes, "
-          f"{len(everything['edges'])} edges laid out in {everything['layoutMs']} ms")  # fmt: skip
+    _counts("200 steps, every step opened", graph, everything)
     assert len(everything["nodes"]) == len(graph["nodes"])
     _readable(_press(browser, "why-start"))
     _shot(browser, "200-steps-open")

@@ -12,6 +12,7 @@ from otel_prov._settings import is_loopback
 from otel_prov._tls import TlsFiles
 from otel_prov._tokens import BearerToken, token_digest
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._messages import say
 from otel_prov.cli._parser import (
     Command,
     allow_service,
@@ -20,15 +21,7 @@ from otel_prov.cli._parser import (
     seconds,
     tls_arguments,
 )
-from otel_prov.cli._shared import (
-    backend,
-    base_graph,
-    say,
-    tenant,
-    tenants_from,
-    token_text,
-    trace_links,
-)
+from otel_prov.cli._shared import backend, base_graph, tenant, tenants_from, token_text, trace_links
 
 __all__ = ["COMMANDS"]
 
@@ -158,8 +151,6 @@ def _serve(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "serve",
-        "a read-only web view: sessions (filtered, paged), each session with its timeline "
-        "and RDF downloads, two side by side, and a SPARQL box; prints its URL",
         "otel-prov serve --port 8080",
         _serve,
         _arguments,

@@ -57,11 +57,14 @@ def test_the_text_names_each_piece_of_evidence_and_when_it_came() -> None:
 
 def test_the_drawing_says_which_way_evidence_speaks_with_its_weight() -> None:
     drawn = why_drawing(GRAPH.as_json())
-    told = [(e["relation"], e["label"], e["evidence"], e["considered"]) for e in drawn.edges]
+    told = [
+        (e["relation"], e["label"], e["term"], e["evidence"], e["considered"], e["backward"])
+        for e in drawn.edges
+    ]
     assert told == [
-        ("supportedBy", "supportedBy 0.9", "supports", True),
-        ("contradictedBy", "contradictedBy 0.7", "contradicts", False),
-        ("contradictedBy", "contradictedBy", "contradicts", False),
+        ("supportedBy", "supported by 0.9", "supportedBy 0.9", "supports", True, False),
+        ("contradictedBy", "contradicted by 0.7", "contradictedBy 0.7", "contradicts", False, True),
+        ("contradictedBy", "contradicted by", "contradictedBy", "contradicts", False, True),
     ]
     plain = why_drawing(
         {

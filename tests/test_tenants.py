@@ -227,6 +227,11 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
         assert _get(served, "/", None)[0] == 401
         status, page = _get(served, "/", TOKENS["team-a"])
         assert status == 200 and "asked-by-team-a" in page and "asked-by-team-b" not in page
+        # What the list polls to follow the store holds its own runs only.
+        status, state = _get(served, "/sessions/state", TOKENS["team-a"])
+        runs = [run[0] for run in json.loads(state)["runs"]]
+        assert status == 200 and any(only_a in run for run in runs)
+        assert not any(only_b in run for run in runs)
         assert _get(served, "/session", TOKENS["team-a"], id=only_a)[0] == 200
         assert _get(served, "/session", TOKENS["team-a"], id=only_b)[0] == 404
         assert _get(served, "/session.ttl", TOKENS["team-a"], id=only_b)[0] == 404
@@ -275,7 +280,10 @@ def test_serve_shows_each_reader_its_tenants_only(stored: tuple) -> None:
     assert not any(token in log for token in TOKENS.values())
 
 
-PAGES = ("/", "/session", "/session/state", "/session.ttl", "/session.jsonld", "/diff", "/sparql")
+PAGES = (
+    "/", "/sessions/state", "/session", "/session/state", "/session.ttl", "/session.jsonld",
+    "/diff", "/sparql",
+)  # fmt: skip
 
 
 def _sparql_confined(served: Served, token: str, only_b: str) -> None:
@@ -308,6 +316,11 @@ def test_serve_for_one_tenant_confines_its_queries_as_tenants_does(
     with serving("--store", str(store), "--tenant", "team-a", "--token-file", str(token)) as served:
         status, page = _get(served, "/", TOKENS["team-a"])
         assert status == 200 and "asked-by-team-a" in page and "asked-by-team-b" not in page
+        # What the list polls to follow the store holds its own runs only.
+        status, state = _get(served, "/sessions/state", TOKENS["team-a"])
+        runs = [run[0] for run in json.loads(state)["runs"]]
+        assert status == 200 and any(only_a in run for run in runs)
+        assert not any(only_b in run for run in runs)
         assert _get(served, "/session", TOKENS["team-a"], id=only_a)[0] == 200
         assert _get(served, "/session", TOKENS["team-a"], id=only_b)[0] == 404
         for path in ("/session.ttl", "/session.jsonld", "/session/state"):

@@ -18,6 +18,7 @@ from tests.cli import run_cli
 from tests.retrieval_agent import HOURS, PRICES, rag_agent
 from tests.test_show_nested import handoff_run
 from tests.test_why_render import dot_parses, mermaid_lines_ok
+from tests.why_runs import raises_after_steps
 
 
 @pytest.fixture(scope="module")
@@ -231,3 +232,23 @@ def test_hostile_strings_in_every_field_give_valid_diagrams(tmp_path: Path) -> N
         check(done.stdout, len(graph.nodes), len(graph.edges))
     text = run_cli("why", "hostile", "--store", str(tmp_path / "s")).stdout
     assert "\x1b" not in text and "\u2028" not in text
+
+
+def test_a_run_that_failed_before_answering_shows_the_calls_of_its_last_step(
+    tmp_path: Path,
+) -> None:
+    """No later step used what the last step's call returned (there is none), so no
+    derivation reaches that call: the why of a run without an answer (it failed, or it
+    still runs) starts from its steps' calls as well as from its steps."""
+    path = tmp_path / "store"
+    handle = configure(store=path, set_global=False, otlp=False, service_name="why-failed")
+    raises_after_steps(handle.tracer_provider)
+    handle.shutdown()
+    graph = open_store(path).why("quota")
+    assert graph.node(graph.root).type == "AgentSession"
+    assert graph.node(graph.root).status == "error"
+    calls = [node for node in graph.nodes if node.type == "ToolCall"]
+    observations = sorted(node.label for node in graph.nodes if node.type == "Observation")
+    assert len(calls) == 2 and observations == ["found 1", "found 2"]
+    steps = {node.id: node.number for node in graph.nodes if node.type == "Iteration"}
+    assert sorted(steps[call.part_of or ""] for call in calls) == [1, 2]

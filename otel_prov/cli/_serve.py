@@ -22,6 +22,8 @@ from otel_prov.cli._parser import (
     tls_arguments,
 )
 from otel_prov.cli._shared import backend, base_graph, tenant, tenants_from, token_text, trace_links
+from otel_prov.exporters._reading import StoreUnavailableError
+from otel_prov.setup._destination import store_path
 
 __all__ = ["COMMANDS"]
 
@@ -83,7 +85,8 @@ def _arguments(sub: argparse.ArgumentParser) -> None:
 
 
 def _serve(args: argparse.Namespace) -> ExitCode:
-    """Open the store (or endpoint) first, so that one that cannot be read fails at once."""
+    """Open the store (or endpoint) first, so that one that cannot be read fails at once;
+    an embedded store that does not exist yet is waited for."""
     with needs_extra("serve", "serve"):
         from otel_prov.view._app import create_app
         from otel_prov.view._server import serve
@@ -97,7 +100,7 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         raise UsageError(str(exc)) from exc
     if tenants is not None and (token is not None or tenant(args) is not None):
         raise UsageError("--tenants names the readers' tokens: no --token-file or --tenant")
-    backend(args)  # --store and --endpoint together are refused before anything opens
+    awaited = _awaited_store(args)
     app = create_app(
         lambda: backend(args),
         graph=base_graph(args)[1:-1],
@@ -111,7 +114,10 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         reader_tokens=None if token is None else {token_digest(token): "token"},
         proxy_header=args.trusted_proxy_header,
         tenants=tenants,
+        awaited_store=awaited,
     )
+    if awaited is not None:
+        say(f"no store at {awaited} yet: its runs show once an agent has written it")
     if not is_loopback(args.host):
         if token is None and tenants is None and args.trusted_proxy_header is None:
             say(
@@ -146,6 +152,21 @@ def _serve(args: argparse.Namespace) -> ExitCode:
             f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}"
         ) from exc
     return ExitCode.OK
+
+
+def _awaited_store(args: argparse.Namespace) -> Path | None:
+    """The embedded store to wait for, when it does not exist yet (``serve`` started
+    before any agent ran); None when the store (or the endpoint) is there to read.  A
+    store that is there but cannot be read fails here, as ``--store`` and ``--endpoint``
+    together do."""
+    try:
+        backend(args)
+    except StoreUnavailableError:
+        awaited = store_path(args.store)
+        if awaited.exists():
+            raise
+        return awaited
+    return None
 
 
 COMMANDS = (

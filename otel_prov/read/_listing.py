@@ -131,13 +131,14 @@ def run_details_query(graph: str, runs: Sequence[str]) -> str:
     """SELECT what a listing row shows of each run, one row per combination of values
     (a run exported twice has two statuses)."""
     return f"""{SPARQL_PREFIXES}
-SELECT ?s ?trace ?status ?agent ?service ?question ?failed WHERE {{ GRAPH {graph} {{
+SELECT ?s ?trace ?status ?agent ?service ?question ?failed ?end WHERE {{ GRAPH {graph} {{
   VALUES ?s {{ {values(runs)} }}
   ?s oprov:traceId ?trace ; oprov:status ?status .
   {shown_agent("?s", "?agent")}
   OPTIONAL {{ ?s prov:used ?qe . ?qe a oprov:Question ; prov:value ?question }}
   OPTIONAL {{ ?s oprov:failedCalls ?failed }}
   OPTIONAL {{ ?s oprov:serviceName ?service }}
+  OPTIONAL {{ ?s prov:endedAtTime ?end }}
 }} }} ORDER BY ?s ?status ?agent ?service ?question"""
 
 
@@ -352,6 +353,7 @@ def _summary(
         status=settled_status(row["status"] for row in rows),
         trace_id=first("trace") or "",
         failed_calls=max((int(row["failed"] or 0) for row in rows), default=0),
+        end=first("end"),
     )
 
 

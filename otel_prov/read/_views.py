@@ -89,6 +89,9 @@ class SessionSummary:
     service: str | None = None
     """The ``service.name`` of the process the run's session span came from: what the
     ``service`` filter matches."""
+    end: str | None = None
+    """When the run ended (``xsd:dateTime``, UTC, canonical); None while it runs, or when
+    it was cut off before its end was recorded (``incomplete``)."""
 
 
 @dataclass(frozen=True)

@@ -181,7 +181,8 @@ SELECT DISTINCT ?s ?answer ?answerBy WHERE {{ GRAPH {graph} {{
 
 def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str:
     """SELECT ``?n``: every node behind ``starts`` (IRIs), and behind what is part of
-    ``sessions`` (IRIs: sessions that gave no answer: their steps), by property paths.
+    ``sessions`` (IRIs: sessions that gave no answer: their steps and the steps' calls),
+    by property paths.
 
     What is said of each node is asked for apart (:func:`why_properties_query`), with
     the nodes written in: joined to the paths here, as an ``OPTIONAL`` or a subquery,
@@ -190,7 +191,13 @@ def why_query(graph: str, starts: Sequence[str], sessions: Sequence[str]) -> str
     # One branch per start, its IRI written in: Virtuoso runs a transitive path only
     # from an end bound that way (not by VALUES).
     branches = [f"{{ {iri(start)} {_WHY_PATH} ?n }}" for start in starts]
-    branches += [f"{{ {iri(s)} ^oprov:partOf/{_WHY_PATH} ?n }}" for s in sessions]
+    # A session without an answer (it failed, or it is still running): its steps, and
+    # their calls, which no later step may have used yet (the newest step's).
+    branches += [
+        f"{{ {iri(s)} ^oprov:partOf{'/^oprov:partOf' * depth}/{_WHY_PATH} ?n }}"
+        for s in sessions
+        for depth in (0, 1)
+    ]
     if len(branches) == 1:
         # Virtuoso (7.2) refuses a transitive path standing alone ("transitive start not
         # given": why of one node); beside the start itself, which the path holds anyway,

@@ -19,6 +19,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -38,10 +39,11 @@ from otel_prov.read._rdf_documents import (
     render_rows_json,
     render_turtle,
 )
-from otel_prov.read._reader import ProvenanceReader, parse_moment
+from otel_prov.read._reader import ProvenanceReader, SessionPage, parse_moment
 from otel_prov.read._sparql import STATUSES
 from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
+from otel_prov.read._views import SessionSummary
 from otel_prov.view._guards import (
     HostCheck,
     ReaderLogin,
@@ -53,11 +55,14 @@ from otel_prov.view._pages import (
     DAGRE,
     SCRIPT,
     STYLE_HASH,
+    Tenancy,
     diff_page,
     error_page,
+    listing_state,
     session_page,
     sessions_page,
     sparql_page,
+    tenants_page,
 )
 from otel_prov.view._timed_query import QueryTimeoutError, run_timed_query
 
@@ -98,19 +103,40 @@ class _SecurityHeaders:
         await self.app(scope, receive, with_headers)
 
 
-class _Fresh:
-    """A backend opened again once it is older than ``refresh_s`` (see the module)."""
+class _NoStoreYet(Exception):
+    """The embedded store ``serve`` reads does not exist yet: no agent has written it."""
 
-    def __init__(self, open_backend: Callable[[], QueryBackend], refresh_s: float) -> None:
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"no runs yet: there is no store at {path} yet")
+        self.path = path
+
+
+class _Fresh:
+    """A backend opened again once it is older than ``refresh_s`` (see the module).  With
+    ``awaited`` (the embedded store's directory), one that does not exist yet is opened
+    once it does; until then :meth:`get` raises :class:`_NoStoreYet`."""
+
+    def __init__(
+        self,
+        open_backend: Callable[[], QueryBackend],
+        refresh_s: float,
+        awaited: Path | None = None,
+    ) -> None:
         self._open = open_backend
         self._refresh_s = refresh_s
+        self._awaited = awaited
         self._lock = threading.Lock()
-        self._backend = open_backend()
+        self._backend = None if self._absent() else open_backend()
         self._opened = time.monotonic()
+
+    def _absent(self) -> bool:
+        return self._awaited is not None and not self._awaited.is_dir()
 
     def get(self) -> QueryBackend:
         with self._lock:
-            if time.monotonic() - self._opened > self._refresh_s:
+            if self._backend is None or time.monotonic() - self._opened > self._refresh_s:
+                if self._backend is None and self._awaited is not None and self._absent():
+                    raise _NoStoreYet(self._awaited)
                 self._backend = self._open()
                 self._opened = time.monotonic()
             return self._backend
@@ -152,6 +178,7 @@ def create_app(
     reader_tokens: Mapping[bytes, str] | None = None,
     proxy_header: str | None = None,
     tenants: Tenants | None = None,
+    awaited_store: Path | None = None,
 ) -> Starlette:
     """The web app over the backend ``open_backend`` opens and the provenance graph
     ``graph`` (an IRI), or the graph of ``tenant`` under it, the only graph a query of
@@ -169,8 +196,11 @@ def create_app(
     theirs (by token, client certificate or the proxy's user), and each request reads one
     tenant's graph (under ``graph``) of those its reader may read: its own, or
     ``?tenant=NAME``; a query
-    of the SPARQL page sees that graph only.  Opens the backend once now, so that a
-    store that cannot be read fails here (``StoreUnavailableError``)."""
+    of the SPARQL page sees that graph only; every page names the tenant it reads and
+    offers the others.  Opens the backend once now, so that a store that cannot be read
+    fails here (``StoreUnavailableError``); with ``awaited_store``, the embedded store's
+    directory, one that does not exist yet is waited for: the pages say there are no
+    runs yet, and the list shows them once a writer has made it."""
     own = Confinement.of(graph, tenant)
     # Each tenant a reader may read, confined once: the SPARQL page's queries are run
     # with the confinement of the request's tenant, as ``otel-prov query --tenant`` is.
@@ -179,7 +209,7 @@ def create_app(
         for reader_tenant in (tenants.tenants.values() if tenants is not None else ())
         for name in reader_tenant.reads
     }
-    fresh = _Fresh(open_backend, refresh_s)
+    fresh = _Fresh(open_backend, refresh_s, awaited_store)
     links = dict(trace_links or {})
     free = threading.BoundedSemaphore(max_queries)  # taken without waiting, in the event loop
 
@@ -192,32 +222,40 @@ def create_app(
             if index is None:
                 index = indexes[named] = TextIndex()
                 # Every run's text now, not at the first search (a minute over 100,000 runs).
-                threading.Thread(
-                    target=_warm, args=(index, fresh.get(), named), daemon=True
-                ).start()
+                threading.Thread(target=_warm, args=(index, fresh, named), daemon=True).start()
             return index
 
     if tenants is None:
         index_of(own.graph)
 
-    def confinement_of(request: Request) -> Confinement:
-        """What this request may read: ``graph`` or ``tenant``'s, or the graph of the
-        tenant of its reader (``?tenant=`` among those it may read)."""
-        if tenants is None:
-            return own
+    def asked_tenant(request: Request) -> str:
+        """The tenant this request reads, of those its reader may (``serve --tenants``):
+        ``?tenant=``, else the first it may read (its own, when it may)."""
+        assert tenants is not None
         reader = tenants.tenants[request.state.reader]
         asked = request.query_params.get("tenant", "").strip() or reader.reads[0]
         if asked not in reader.reads:
             raise _Forbidden(f"this reader may read {', '.join(reader.reads)}, not {asked!r}")
-        return confinements[asked]
+        return asked
 
-    def shown(request: Request) -> str:
-        """The tenant its reader asked for (``?tenant=``), checked, which the page's
-        links keep; "" when none was asked for (the reader's own) or without tenants."""
+    def confinement_of(request: Request) -> Confinement:
+        """What this request may read: ``graph`` or ``tenant``'s, or the graph of the
+        tenant of its reader (``?tenant=`` among those it may read)."""
+        return own if tenants is None else confinements[asked_tenant(request)]
+
+    def shown(request: Request) -> Tenancy | None:
+        """Whose runs the page shows, and the tenants its reader may switch to."""
         if tenants is None:
-            return ""
-        confinement_of(request)
-        return request.query_params.get("tenant", "").strip()
+            return None if tenant is None else Tenancy(tenant)
+        return Tenancy(asked_tenant(request), tenants.tenants[request.state.reader].reads)
+
+    def choosing(request: Request) -> bool:
+        """Whether the first page asks its reader to pick a tenant: it may read several,
+        none its own (an auditor), and named none."""
+        if tenants is None or request.query_params.get("tenant", "").strip():
+            return False
+        reader = tenants.tenants[request.state.reader]
+        return reader.name not in reader.reads and len(reader.reads) > 1
 
     def reader(request: Request) -> ProvenanceReader:
         named = confinement_of(request).graph
@@ -226,26 +264,47 @@ def create_app(
     def html(text: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(text, status_code=status)
 
-    def sessions(request: Request) -> Response:
+    def listing(request: Request) -> tuple[SessionPage, dict[str, str]]:
+        """The page of runs the list's parameters ask for, and those parameters."""
         filters = {name: request.query_params.get(name, "").strip() for name in _LIST_PARAMS}
-        try:
-            if filters["status"] and filters["status"] not in STATUSES:
-                raise _BadRequest(f"status: {filters['status']!r} is none of {', '.join(STATUSES)}")
-            page = reader(request).sessions(
-                agent=filters["agent"] or None,
-                service=filters["service"] or None,
-                status=filters["status"] or None,
-                since=_moment("since", filters["since"]),
-                until=_moment("until", filters["until"]),
-                text=filters["q"] or None,
-                cursor=filters["cursor"] or None,
-                limit=PAGE_SIZE,
-            )
-        except ValueError as exc:
-            return html(error_page("Bad request", str(exc)), 400)
-        return html(
-            sessions_page(page, filters, first=not filters["cursor"], tenant=shown(request))
+        if filters["status"] and filters["status"] not in STATUSES:
+            raise _BadRequest(f"status: {filters['status']!r} is none of {', '.join(STATUSES)}")
+        page = reader(request).sessions(
+            agent=filters["agent"] or None,
+            service=filters["service"] or None,
+            status=filters["status"] or None,
+            since=_moment("since", filters["since"]),
+            until=_moment("until", filters["until"]),
+            text=filters["q"] or None,
+            cursor=filters["cursor"] or None,
+            limit=PAGE_SIZE,
         )
+        return page, filters
+
+    def sessions(request: Request) -> Response:
+        if choosing(request):
+            return html(tenants_page(tenant_choices(request)))
+        try:
+            page, filters = listing(request)
+        except ValueError as exc:
+            return html(error_page("Bad request", str(exc), tenancy=shown(request)), 400)
+        return html(
+            sessions_page(page, filters, first=not filters["cursor"], tenancy=shown(request))
+        )
+
+    def sessions_state(request: Request) -> Response:
+        """What the first page of the list polls (``static/app.js``): the runs on it."""
+        return JSONResponse(listing_state(listing(request)[0].sessions, waiting=False))
+
+    def tenant_choices(request: Request) -> list[tuple[str, SessionSummary | None]]:
+        """Each tenant the reader may read, with its newest run (None: none yet)."""
+        assert tenants is not None
+        found: list[tuple[str, SessionSummary | None]] = []
+        for name in tenants.tenants[request.state.reader].reads:
+            graph_of = confinements[name].graph
+            newest = ProvenanceReader(fresh.get(), graph=graph_of).sessions(limit=1).sessions
+            found.append((name, newest[0] if newest else None))
+        return found
 
     def matches(request: Request) -> tuple[ProvenanceReader, list[str]]:
         ident = request.query_params.get("id", "").strip()
@@ -262,7 +321,8 @@ def create_app(
         views = [found.session(run) for run in runs]
         why = {run: found.why(run).as_json() for run in runs}
         traces = {view.trace_id: found.trace_spans(view.trace_id) for view in views}
-        return html(session_page(views, links=links, why=why, traces=traces, tenant=shown(request)))
+        page = session_page(views, links=links, why=why, traces=traces, tenancy=shown(request))
+        return html(page)
 
     def session_state(request: Request) -> Response:
         """What the page of a run still open polls (``static/app.js``): each run's status
@@ -295,23 +355,30 @@ def create_app(
     def diff(request: Request) -> Response:
         a = request.query_params.get("a", "").strip()
         b = request.query_params.get("b", "").strip()
+        tenancy = shown(request)
+        picked = [run.strip() for run in request.query_params.getlist("run") if run.strip()]
+        if picked and not (a or b):
+            if len(picked) != 2:
+                error = f"pick two runs in the list to compare them ({len(picked)} picked)"
+                return html(diff_page("", "", None, error=error, tenancy=tenancy), 400)
+            b, a = picked  # the list is newest first: the older one first, as diff A B reads
         if not (a and b):
-            return html(diff_page(a, b, None, links=links, tenant=shown(request)))
+            return html(diff_page(a, b, None, links=links, tenancy=tenancy))
         found = reader(request)
         sides = []
         for ident in (a, b):
             runs = found.find(ident)
             if not runs:
                 message = f"no session with id, trace id or conversation id {ident!r}"
-                return html(diff_page(a, b, None, error=message, tenant=shown(request)), 404)
+                return html(diff_page(a, b, None, error=message, tenancy=tenancy), 404)
             sides.append(found.session(runs[-1]))  # the newest, as ``otel-prov diff`` takes
-        return html(diff_page(a, b, (sides[0], sides[1]), links=links, tenant=shown(request)))
+        return html(diff_page(a, b, (sides[0], sides[1]), links=links, tenancy=tenancy))
 
     async def sparql(request: Request) -> Response:
-        tenant = shown(request)
+        tenancy = shown(request)
         if request.method == "GET":
-            return _sparql_get(request.query_params.get("query", ""), query_timeout_s, tenant)
-        page = functools.partial(sparql_page, timeout_s=query_timeout_s, tenant=tenant)
+            return _sparql_get(request.query_params.get("query", ""), query_timeout_s, tenancy)
+        page = functools.partial(sparql_page, timeout_s=query_timeout_s, tenancy=tenancy)
         body = (await request.body()).decode("utf-8", errors="replace")
         values = dict(urllib.parse.parse_qsl(body, keep_blank_values=True))
         text, fmt = values.get("query", ""), values.get("format", "html")
@@ -319,7 +386,7 @@ def create_app(
             return html(page("", None))
         reads = confinement_of(request)
         if not free.acquire(blocking=False):
-            return _busy(text, max_queries, query_timeout_s, tenant)
+            return _busy(text, max_queries, query_timeout_s, tenancy)
         try:
             result = await run_in_threadpool(
                 run_timed_query,
@@ -355,6 +422,7 @@ def create_app(
     app = Starlette(
         routes=[
             Route("/", sessions),
+            Route("/sessions/state", sessions_state),
             Route("/session", session),
             Route("/session/state", session_state),
             Route("/session.ttl", download(render_turtle, "text/turtle", "ttl")),
@@ -370,6 +438,7 @@ def create_app(
             _BadRequest: _bad_request,
             _NotFound: _not_found,
             _Forbidden: _forbidden,
+            _NoStoreYet: _no_store_yet,
         },
     )
     # The last added runs first: the headers go on every answer, refusals included.
@@ -386,27 +455,27 @@ def create_app(
     return app
 
 
-def _sparql_get(text: str, timeout_s: float, tenant: str) -> Response:
+def _sparql_get(text: str, timeout_s: float, tenancy: Tenancy | None) -> Response:
     """The SPARQL page; a query given in the URL is shown, not run (405): a link or an
     image on any site could send that GET, and a query costs what it costs."""
     if not text.strip():
-        return HTMLResponse(sparql_page("", None, timeout_s=timeout_s, tenant=tenant))
+        return HTMLResponse(sparql_page("", None, timeout_s=timeout_s, tenancy=tenancy))
     error = "a query runs only when posted by this page's Run button; press it to run this one"
     return HTMLResponse(
-        sparql_page(text, None, timeout_s=timeout_s, error=error, tenant=tenant),
+        sparql_page(text, None, timeout_s=timeout_s, error=error, tenancy=tenancy),
         status_code=405,
         headers={"allow": "POST"},
     )
 
 
-def _busy(text: str, max_queries: int, timeout_s: float, tenant: str) -> Response:
+def _busy(text: str, max_queries: int, timeout_s: float, tenancy: Tenancy | None) -> Response:
     """503 for a query beyond the ``max_queries`` running: a slot frees within the time
     limit, which ``Retry-After`` gives."""
     running = "1 query is" if max_queries == 1 else f"{max_queries} queries are"
     retry = str(math.ceil(timeout_s))
     error = f"{running} running, the most at once (--max-queries); try again in {retry} s"
     return HTMLResponse(
-        sparql_page(text, None, timeout_s=timeout_s, error=error, tenant=tenant),
+        sparql_page(text, None, timeout_s=timeout_s, error=error, tenancy=tenancy),
         status_code=503,
         headers={"retry-after": retry},
     )
@@ -420,10 +489,11 @@ def _tenant_of_user(tenants: Tenants) -> Callable[[str], str | None]:
     return tenant
 
 
-def _warm(index: TextIndex, backend: QueryBackend, graph: str) -> None:
-    """Fill the text index; a store that cannot be read now is reported by the pages."""
-    with contextlib.suppress(StoreUnavailableError, ValueError):
-        index.refresh(backend, graph)
+def _warm(index: TextIndex, fresh: _Fresh, graph: str) -> None:
+    """Fill the text index; a store that cannot be read now (or is not there yet) is
+    reported by the pages, and searched when it can be."""
+    with contextlib.suppress(StoreUnavailableError, ValueError, _NoStoreYet):
+        index.refresh(fresh.get(), graph)
 
 
 _LIST_PARAMS = ("agent", "service", "status", "since", "until", "q", "cursor")
@@ -443,6 +513,19 @@ def _not_found(request: Request, exc: Exception) -> Response:
 
 def _forbidden(request: Request, exc: Exception) -> Response:
     return HTMLResponse(error_page("Forbidden", str(exc)), status_code=403)
+
+
+def _no_store_yet(request: Request, exc: Exception) -> Response:
+    """Before an agent has written the store: the list says there are no runs yet and
+    keeps looking (its state says it waits); any other page that there is no run."""
+    assert isinstance(exc, _NoStoreYet)
+    if request.url.path == "/sessions/state":
+        return JSONResponse(listing_state((), waiting=True))
+    if request.url.path == "/":
+        filters = {name: "" for name in _LIST_PARAMS}
+        page = SessionPage(sessions=(), next_cursor=None)
+        return HTMLResponse(sessions_page(page, filters, first=True, waiting=str(exc.path)))
+    return HTMLResponse(error_page("Not found", str(exc)), status_code=404)
 
 
 def _download_answer(result: QueryResult, fmt: str) -> Response:

@@ -26,7 +26,6 @@ request's state (``request.state.reader``).  Tokens are never logged.
 
 from __future__ import annotations
 
-import html
 import ipaddress
 import logging
 import re
@@ -44,6 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from otel_prov._settings import is_loopback
 from otel_prov._tls import client_subject
 from otel_prov._tokens import token_digest
+from otel_prov.view._pages import login_page
 
 __all__ = [
     "COOKIE",
@@ -204,16 +204,6 @@ COOKIE = "otel_prov_session"
 _MAX_LOGINS = 10_000
 """Logins kept at once; past it the oldest goes (its reader logs in again)."""
 
-_LOGIN_FORM = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>otel-prov: log in</title></head>
-<body><h1>otel-prov</h1><p>{message}</p>
-<form method="post" action="/login">
-<input type="hidden" name="next" value="{next}">
-<label>Token <input type="password" name="token" autocomplete="current-password"
-required autofocus></label> <button type="submit">Log in</button>
-</form></body></html>
-"""
-
 
 def _local_path(target: str) -> str:
     """``target`` when it is a path of this server, else ``/`` (no redirect elsewhere)."""
@@ -284,6 +274,9 @@ class ReaderLogin:
         request = Request(scope, receive)
         if request.url.path == "/login":
             answer = await self._login(request)
+        elif request.url.path == "/favicon.ico":
+            # Asked for by the login page too, before any login: there is none to give.
+            answer = Response(status_code=204)
         else:
             reader = self._reader(request.headers, request.cookies)
             if reader is None and self._subjects is not None:
@@ -343,8 +336,7 @@ class ReaderLogin:
 
 
 def _form(message: str, target: str, status: int) -> HTMLResponse:
-    text = _LOGIN_FORM.format(message=html.escape(message), next=html.escape(target))
-    return HTMLResponse(text, status)
+    return HTMLResponse(login_page(message, target), status)
 
 
 class TrustedProxy:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from otel_prov.prov._rdf import instant_order
+from otel_prov.prov._rdf import instant_order, milliseconds_between
 from otel_prov.read._plans import PlanStepView, PostconditionView
 from otel_prov.read._views import (
     Cost,
@@ -22,15 +22,18 @@ __all__ = [
     "cost_total_label",
     "downstream_label",
     "duration_label",
+    "ended_label",
     "evaluation_label",
     "failure_label",
     "outcome_fields",
     "postcondition_label",
     "readable_time",
+    "run_took_label",
     "shortened",
     "step_label",
     "token_totals_label",
     "tokens_label",
+    "took_label",
 ]
 
 
@@ -162,3 +165,45 @@ def readable_time(stamp: str) -> str:
 def shortened(text: str, width: int) -> str:
     """``text`` cut to ``width`` characters, the cut marked with an ellipsis."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _run_seconds(start: str, end: str | None, status: str, now: str) -> float | None:
+    """Seconds a run took, or has run so far while it runs (never below 0: the clock
+    reading may be another machine's); None when it never said, or the times are no
+    times."""
+    if end is None and status != "running":
+        return None
+    took = milliseconds_between(start, end or now)
+    return None if took is None else max(took, 0.0) / 1000
+
+
+def took_label(start: str, end: str | None, status: str, now: str) -> str:
+    """How long a run took (``took 3.2 s``); of one still running, how long it has run
+    so far, ``now`` (an ``xsd:dateTime``) being the time of reading (``running for 2.1
+    min``); of one that never said, that it was cut off before its end was recorded."""
+    seconds = _run_seconds(start, end, status, now)
+    if end is None and status != "running":
+        return "not recorded: cut off before it ended"
+    if seconds is None:
+        return "took an unknown time" if end is not None else "running"
+    said = duration_label(seconds)
+    return f"took {said}" if end is not None else f"running for {said}"
+
+
+def run_took_label(start: str, end: str | None, status: str, now: str) -> str:
+    """The duration column of a list of runs: ``3.2 s``, ``2.1 min so far`` while it
+    runs, ``""`` when it never said or its times are no times."""
+    seconds = _run_seconds(start, end, status, now)
+    if seconds is None:
+        return ""
+    return duration_label(seconds) + ("" if end is not None else " so far")
+
+
+def ended_label(start: str, end: str | None, status: str, now: str) -> str:
+    """When a run ended and how long it took (``2025-11-30 09:15:03 UTC (took 3.2 s)``);
+    of one still running, ``not yet: running for 2.1 min``; of one cut off before its end
+    was recorded, that it was."""
+    took = took_label(start, end, status, now)
+    if end is not None:
+        return f"{readable_time(end)} ({took})"
+    return f"not yet: {took}" if status == "running" else took

@@ -19,6 +19,7 @@ import hashlib
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from importlib.resources import files
 from typing import Any
 
@@ -32,15 +33,17 @@ from otel_prov.read._reader import SessionPage
 from otel_prov.read._recipes import RECIPES
 from otel_prov.read._sparql import STATUSES
 from otel_prov.read._trace_spans import MOST_TRACE_SPANS, TraceSpanView
-from otel_prov.read._views import SessionView
+from otel_prov.read._views import SessionSummary, SessionView
 from otel_prov.view._labels import (
     answerer_label,
     cost_total_label,
     downstream_label,
+    ended_label,
     evaluation_label,
     failure_label,
     outcome_fields,
     readable_time,
+    run_took_label,
     shortened,
     token_totals_label,
     tokens_label,
@@ -52,11 +55,15 @@ __all__ = [
     "DAGRE",
     "SCRIPT",
     "STYLE_HASH",
+    "Tenancy",
     "diff_page",
     "error_page",
+    "listing_state",
+    "login_page",
     "session_page",
     "sessions_page",
     "sparql_page",
+    "tenants_page",
     "trace_links",
 ]
 
@@ -112,10 +119,30 @@ _ENV.globals.update(
     answerer_label=answerer_label,
     shortened=shortened,
     readable_time=readable_time,
+    ended_label=ended_label,
+    run_took_label=run_took_label,
     query_string=_query_string,
     tenant_query=_tenant_query,
     status_class=_status_class,
 )
+
+
+@dataclass(frozen=True)
+class Tenancy:
+    """Whose runs a page shows (``serve --tenants``, ``--tenant``): every page names the
+    tenant, and offers the switch among those its reader may read."""
+
+    name: str
+    readable: tuple[str, ...] = ()
+    """The tenants its reader may switch among (``--tenants``), ``name`` among them;
+    empty when the server reads one tenant (``--tenant``).  With them, every link and
+    form of the page keeps ``?tenant=name``."""
+
+
+def _now() -> str:
+    """The time of reading, as stored times are written: what a run still running is
+    timed to."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -140,12 +167,23 @@ def trace_links(trace_id: str, templates: Mapping[str, str]) -> list[tuple[str, 
 
 
 def _render(
-    template: str, *, title: str, standalone: bool = False, tenant: str = "", **context: Any
+    template: str,
+    *,
+    title: str,
+    standalone: bool = False,
+    tenancy: Tenancy | None = None,
+    now: str | None = None,
+    **context: Any,
 ) -> str:
-    """``tenant``: the tenant the page reads when its reader asked for one (``?tenant=``),
-    which every link and form of the page keeps."""
+    """``tenancy``: whose runs the page shows; ``now``: the time of reading (the clock's
+    by default)."""
     return _ENV.get_template(template).render(
-        title=title, standalone=standalone, tenant=tenant, **context
+        title=title,
+        standalone=standalone,
+        tenancy=tenancy,
+        tenant=tenancy.name if tenancy is not None and tenancy.readable else "",
+        now=now or _now(),
+        **context,
     )
 
 
@@ -171,15 +209,16 @@ def session_page(
     why: Mapping[str, Mapping[str, Any]] | None = None,
     traces: Mapping[str, Sequence[TraceSpanView]] | None = None,
     standalone: bool = False,
-    tenant: str = "",
+    tenancy: Tenancy | None = None,
+    now: str | None = None,
 ) -> str:
     """The page of one or more runs (a conversation id can name several): each run with
     its why-graph (``why`` maps a run's IRI to its ``WhyGraph.as_json()``), its timeline
     (with the spans of its trace ``traces`` holds by trace id: the read API's
     ``trace_spans``) and its trace ``links`` (backend -> URL template); a run still open
-    (``running``) keeps itself up to date (``static/app.js`` polls ``/session/state``).
-    ``standalone``: the file ``show --format html`` writes, with no navigation or
-    downloads, its scripts inlined."""
+    (``running``) says how long it has run by ``now`` and keeps itself up to date
+    (``static/app.js`` polls ``/session/state``).  ``standalone``: the file ``show
+    --format html`` writes, with no navigation or downloads, its scripts inlined."""
     if len(views) == 1:
         title = f"otel-prov: {views[0].agent or 'session'} {views[0].id}"
     else:
@@ -190,11 +229,24 @@ def session_page(
     ]
     # A run still open: the page polls its state and reads itself again when it changes.
     running = [view.id for view in views if view.status == RUNNING and not standalone]
-    state = {"id": running[0], **({"tenant": tenant} if tenant else {})} if running else None
-    live = "/session/state?" + urllib.parse.urlencode(state) if state else None
+    live = _state_url("/session/state", {"id": running[0]}, tenancy) if running else None
     return _render(
-        "session.html", title=title, standalone=standalone, runs=runs, live=live, tenant=tenant
+        "session.html",
+        title=title,
+        standalone=standalone,
+        runs=runs,
+        live=live,
+        tenancy=tenancy,
+        now=now,
     )
+
+
+def _state_url(path: str, values: Mapping[str, str], tenancy: Tenancy | None) -> str:
+    """The address a live page polls, its tenant kept."""
+    kept = (
+        {**values, "tenant": tenancy.name} if tenancy is not None and tenancy.readable else values
+    )
+    return path + "?" + urllib.parse.urlencode(kept)
 
 
 def sessions_page(
@@ -203,12 +255,18 @@ def sessions_page(
     *,
     first: bool,
     error: str | None = None,
-    tenant: str = "",
+    tenancy: Tenancy | None = None,
+    waiting: str | None = None,
+    now: str | None = None,
 ) -> str:
-    """The list of runs: ``filters`` are the form's values, kept in the paging links."""
+    """The list of runs: ``filters`` are the form's values, kept in the paging links.
+    Each run with how long it took (or has run, by ``now``), and a box to pick it for
+    the diff.  The first page keeps itself up to date (``static/app.js`` polls
+    ``/sessions/state``): runs show as they arrive.  ``waiting``: the store that does not
+    exist yet (``serve`` started before any agent wrote it)."""
     kept = {name: value for name, value in filters.items() if value and name != "cursor"}
-    if tenant:
-        kept["tenant"] = tenant
+    if tenancy is not None and tenancy.readable:
+        kept["tenant"] = tenancy.name
     next_url = (
         None
         if page.next_cursor is None
@@ -222,11 +280,31 @@ def sessions_page(
         error=error,
         next_url=next_url,
         first_url=None if first else "/?" + urllib.parse.urlencode(kept),
-        tenant=tenant,
+        live=_state_url("/sessions/state", kept, None) if first and not error else None,
+        waiting=waiting,
+        tenancy=tenancy,
+        now=now,
     )
 
 
 _FILTERS = ("agent", "service", "status", "since", "until", "q")
+
+
+def listing_state(rows: Sequence[SessionSummary], waiting: bool) -> dict[str, Any]:
+    """What the first page of the list polls (``/sessions/state``): its runs, their
+    status and steps, and whether the store is still awaited; the page is read again
+    when this changes."""
+    return {
+        "follow": True,
+        "waiting": waiting,
+        "runs": [[row.id, row.status, row.iterations, row.end] for row in rows],
+    }
+
+
+def tenants_page(choices: Sequence[tuple[str, SessionSummary | None]]) -> str:
+    """The first page of a reader of several tenants none of which is its own (an
+    auditor's): each tenant, with its newest run, to pick one from."""
+    return _render("tenants.html", title="otel-prov: tenants", choices=choices)
 
 
 def diff_page(
@@ -236,7 +314,8 @@ def diff_page(
     *,
     links: Mapping[str, str] | None = None,
     error: str | None = None,
-    tenant: str = "",
+    tenancy: Tenancy | None = None,
+    now: str | None = None,
 ) -> str:
     """Two runs side by side (``sides``), asked for as ``a`` and ``b``, with where they
     first part ways (the read API's :func:`~otel_prov.read._diff.diff_sessions`) said
@@ -252,7 +331,8 @@ def diff_page(
         right=right,
         diff=diff,
         error=error,
-        tenant=tenant,
+        tenancy=tenancy,
+        now=now,
     )
 
 
@@ -263,7 +343,7 @@ def sparql_page(
     timeout_s: float,
     turtle: str = "",
     error: str | None = None,
-    tenant: str = "",
+    tenancy: Tenancy | None = None,
 ) -> str:
     """The query box with ``text`` (empty: the first recipe of docs/sparql.md, the others a
     pick away), and the answer: a table of rows, a boolean, or the ``turtle`` of a
@@ -280,9 +360,23 @@ def sparql_page(
         turtle=turtle,
         timeout=f"{timeout_s:g}",
         error=error,
-        tenant=tenant,
+        tenancy=tenancy,
     )
 
 
-def error_page(heading: str, message: str) -> str:
-    return _render("error.html", title=f"otel-prov: {heading}", heading=heading, message=message)
+def error_page(heading: str, message: str, *, tenancy: Tenancy | None = None) -> str:
+    return _render(
+        "error.html",
+        title=f"otel-prov: {heading}",
+        heading=heading,
+        message=message,
+        tenancy=tenancy,
+    )
+
+
+def login_page(message: str, target: str) -> str:
+    """The form a reader types its token into (``serve --token-file``, ``--tenants``),
+    styled as every page is; ``target`` is where the login leads back to."""
+    return _render(
+        "login.html", title="otel-prov: log in", message=message, target=target, login=True
+    )

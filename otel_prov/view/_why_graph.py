@@ -2,19 +2,23 @@
 page's script (``static/app.js``) draws it.
 
 Its input is the shape of ``WhyGraph.as_json()`` (``otel-prov why --format json``), so
-what is drawn is a pure function of data a test can write by hand.  Three decisions are
-made here, not left to the layout:
+what is drawn is a pure function of data a test can write by hand.  The decisions made
+here, not left to the layout:
 
+- *What is drawn at first.*  Steps, earlier turns and the middle of long runs are groups
+  the page draws shut, one box each, opened by a click (:mod:`~otel_prov.view._why_folds`):
+  a shut step says what it thought and what each of its calls returned or how it failed.
 - *Time runs down the page.*  A PROV edge points from what was made to what it was made
   from (the answer ``wasDerivedFrom`` a thought), so each edge is laid out from its
-  object to its subject and drawn with its arrowhead on the object.  Edges that are no
-  relation keep the order a person reads: the question and the session above the first
-  step, each step above the next, the last step above the answer (:data:`WhyDrawing.order`).
-- *A step is a box* holding what it did: its thought and arguments, its calls (failed
-  ones too), what they returned, and anything else made inside it.
-- *Each node shows its role and an excerpt of its own*: where excerpts would read alike
-  (a question, a thought and an answer that begin with the same words) they start where
-  the texts part ways (:func:`excerpts`).
+  object to its subject and drawn with its arrowhead on the object; evidence that came
+  after the claim it speaks to is laid out the other way (``backward``).  Edges that are
+  no relation keep the order a person reads: the question and the session above the
+  first step, each step above the next, the last step above the answer, each turn below
+  the one before (:data:`WhyDrawing.order`).
+- *Words a person reads*: each node says what it is (``Step 2``, ``Tool call``) and an
+  excerpt of its own (where excerpts would read alike, they start where the texts part
+  ways: :func:`excerpts`); each edge says its relation in plain words (``produced by``,
+  ``answered from``: :func:`plain_relation`), and the PROV term goes in the details.
 
 Evidence edges say which way they speak (``evidence``: :data:`EVIDENCE_KINDS`), so the
 page draws supports and contradicts apart and a legend says how; their label carries
@@ -28,9 +32,12 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from otel_prov.view._why_folds import ACTIVITIES, CHUNK, PINNED, Folding, Group, folding
 
 __all__ = [
     "ACTIVITY_TYPES",
@@ -38,12 +45,11 @@ __all__ = [
     "EVIDENCE_KINDS",
     "WhyDrawing",
     "excerpts",
+    "plain_relation",
     "why_drawing",
 ]
 
-ACTIVITY_TYPES = frozenset(
-    {"AgentSession", "Iteration", "ToolCall", "ModelCall", "Retrieval", "Span", "Activity"}
-)
+ACTIVITY_TYPES = ACTIVITIES
 """Node types drawn as activities (boxes); every other type is an entity (rounded)."""
 
 CONTENT_TYPES = frozenset({"Question", "Answer", "Thought", "Arguments", "Observation", "Query"})
@@ -53,7 +59,42 @@ no name of its own (a source document has its IRI)."""
 EVIDENCE_KINDS = {"supportedBy": "supports", "contradictedBy": "contradicts"}
 """Relation of an evidence edge -> the class the page draws it with."""
 
-LINE_CHARS = 34
+ROLES = {
+    "AgentSession": "Session",
+    "Iteration": "Step",
+    "ToolCall": "Tool call",
+    "ModelCall": "Model call",
+    "UnresolvedReference": "Not in the run",
+}
+"""What a node of a type is called on the page, where its class name is no word; the
+class goes in the details."""
+
+RELATIONS = {
+    "used": "used",
+    "wasGeneratedBy": "produced by",
+    "wasDerivedFrom": "derived from",
+    "wasInformedBy": "informed by",
+    "followsTurn": "follows",
+    "partOf": "part of",
+    "hadPrimarySource": "from source",
+    "wasQuotedFrom": "quoted from",
+    "wasInfluencedBy": "influenced by",
+    "wasRevisionOf": "revises",
+    "wasAttributedTo": "by",
+    "supportedBy": "supported by",
+    "contradictedBy": "contradicted by",
+    "adopts": "adopts",
+}
+"""Each relation in words read along its arrow, from subject to object."""
+
+FOLLOWS_TURN = "followsTurn"
+"""The relation from a turn to the turn before it, drawn along the side of the graph: laid
+out, it pulled the turns off the line of this run."""
+
+MOST_CALLS = 4
+"""Calls a shut step names, one a line; the others are counted."""
+
+LINE_CHARS = 38
 """Characters on a line of a node's excerpt: what fits the node's width."""
 EXCERPT_LINES = 2
 
@@ -124,20 +165,26 @@ class WhyDrawing:
     """The why-graph as the page's script draws it (:meth:`as_json`)."""
 
     nodes: tuple[dict[str, Any], ...]
-    """Per node: ``id`` (``why-N``), ``iri``, ``role`` (its type), ``activity``,
-    ``failed``, ``root``, ``lines`` (its excerpt), ``text`` (all of it), ``status``,
-    ``error``, and ``step``: the ``id`` of the step box it sits in, or ``None``."""
-    steps: tuple[dict[str, Any], ...]
-    """Per step box: ``id`` (its Iteration node's ``id``), ``iri``, and ``step``: the
-    box it sits in itself (a sub-agent's steps inside the caller's step), or ``None``."""
+    """Per node: ``id`` (``why-N``; ``why-fold-N`` for a fold's own node), ``iri``,
+    ``role`` (what it is, in words), ``type`` (its class), ``activity``, ``failed``,
+    ``root``, ``pinned`` (drawn inside a shut step), ``lines`` (its excerpt), ``red``
+    (the lines drawn as failures), ``text`` (all of it), ``status``, ``error``, and
+    ``group``: the ``id`` of the innermost group it is in, or ``None``."""
+    groups: tuple[dict[str, Any], ...]
+    """Per group: ``id`` (``g-N``), ``key`` (the same for the same group when the page is
+    read again: what keeps it open), ``kind`` (``step``, ``turn``, ``fold``), ``head`` (the
+    node standing for it when shut), ``parent`` (the group it is in), ``open`` (at
+    first), ``role``, ``lines`` and ``red`` (its head's, shut), and ``label`` (written on
+    its box, open)."""
     edges: tuple[dict[str, Any], ...]
-    """``from`` (the subject), ``to`` (the object), ``relation``, ``label`` (the relation,
-    and an evidence edge's weight), ``evidence`` (``supports``, ``contradicts`` or
-    ``None``), ``considered`` (of evidence: false when it came after the claim), and
-    ``far``: an edge
-    between the answer and a step before the last, left out of the layout and drawn
-    along the side (the answer rests on every step: laid out, those edges would cross
-    the whole graph, and take dagre most of its time)."""
+    """``from`` (the subject), ``to`` (the object), ``relation``, ``term`` (the relation,
+    and an evidence edge's weight: the details give it), ``label`` (the same in words),
+    ``evidence`` (``supports``, ``contradicts`` or ``None``), ``considered`` (of evidence:
+    false when it came after the claim), ``backward`` (laid out from subject to object:
+    evidence that came after), ``implied`` (not drawn: a step's ``partOf`` its session,
+    which its box shows), and ``far``: an edge between the answer and a node that is
+    not in the last step, left out of the layout and drawn along the side (the answer
+    rests on every step: laid out, those edges would cross the whole graph)."""
     order: tuple[tuple[str, str], ...]
     """(earlier, later): node ids laid out one below the other, drawn as nothing."""
 
@@ -145,7 +192,7 @@ class WhyDrawing:
         return json.dumps(
             {
                 "nodes": self.nodes,
-                "steps": self.steps,
+                "groups": self.groups,
                 "edges": self.edges,
                 "order": self.order,
             },
@@ -158,33 +205,23 @@ def _short_type(value: object) -> str:
     return text.rpartition("#")[2].rpartition("/")[2] or text
 
 
-def _holders(
-    nodes: Sequence[Mapping[str, Any]],
-    index: Mapping[str, int],
-    edges: Sequence[tuple[int, int, str]],
-) -> list[int | None]:
-    """The node each node was made in: the activity it is ``part_of``, else (an entity)
-    the activity that generated it."""
-    holder: list[int | None] = [index.get(str(node.get("part_of"))) for node in nodes]
-    for source, target, relation in edges:
-        entity = _short_type(nodes[source].get("type")) not in ACTIVITY_TYPES
-        if holder[source] is None and (
-            relation == "partOf" or (relation == "wasGeneratedBy" and entity)
-        ):
-            holder[source] = target
-    return holder
+def _words(name: str) -> str:
+    """``wasRelatedTo`` as ``was related to``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).lower()
 
 
-def _step_of(kinds: Sequence[str], holder: Sequence[int | None], node: int) -> int | None:
-    """The Iteration ``node`` was made in (itself, for one), following holders."""
-    seen: set[int] = set()
-    at: int | None = node
-    while at is not None and at not in seen:
-        if kinds[at] == "Iteration":
-            return at
-        seen.add(at)
-        at = holder[at]
-    return None
+def plain_relation(relation: str, subject: str = "", target: str = "") -> str:
+    """``relation`` in words read along its arrow (:data:`RELATIONS`), as said of a
+    ``subject`` and a ``target`` of these types: an answer is ``answered from`` what it
+    derives from, a step ``follows`` the step that informed it, a sub-agent's session is
+    ``started by`` the call that informed it."""
+    if relation == "wasDerivedFrom" and subject == "Answer":
+        return "answered from"
+    if relation == "wasInformedBy" and subject == target == "Iteration":
+        return "follows"
+    if relation == "wasInformedBy" and subject == "AgentSession" and target in ACTIVITIES:
+        return "started by"
+    return RELATIONS.get(relation) or _words(relation)
 
 
 def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
@@ -202,71 +239,250 @@ def why_drawing(graph: Mapping[str, Any]) -> WhyDrawing:
         for edge in kept
     ]
     kinds = [_short_type(node.get("type")) for node in nodes]
-    holder = _holders(nodes, index, edges)
-    step = [_step_of(kinds, holder, i) for i in range(len(nodes))]
+    root = index.get(str(graph.get("root", "")))
+    folded = folding(kinds, [index.get(str(node.get("part_of"))) for node in nodes], edges, root)
     texts = [str(node.get("label") or node.get("tool") or kinds[i]) for i, node in enumerate(nodes)]
     shown = excerpts(texts)
     for i, node in enumerate(nodes):
         if kinds[i] in CONTENT_TYPES and texts[i] == str(node.get("id")):
             shown[i], texts[i] = _unrecorded(i, kinds, nodes, edges)
-    root = str(graph.get("root", ""))
-    drawn = []
-    for i, node in enumerate(nodes):
-        failed = node.get("status") == "error" and kinds[i] != "AgentSession"
-        lines = shown[i]
-        if failed:
-            lines = (*lines, *_wrapped("FAILED " + str(node.get("error") or "error"), 0, 1))
-        drawn.append(
-            {
-                "id": f"why-{i}",
-                "iri": str(node.get("id", "")),
-                "role": kinds[i],
-                "activity": kinds[i] in ACTIVITY_TYPES,
-                "failed": failed,
-                "root": str(node.get("id")) == root,
-                "lines": lines,
-                "text": texts[i],
-                "status": node.get("status"),
-                "error": node.get("error"),
-                "step": None if step[i] is None else f"why-{step[i]}",
-            }
-        )
-    boxes = [i for i, kind in enumerate(kinds) if kind == "Iteration"]
-    around = {i: None if (h := holder[i]) is None else _step_of(kinds, holder, h) for i in boxes}
+    drawn = [
+        _drawn_node(i, node, kinds[i], shown[i], texts[i], i == root, folded)
+        for i, node in enumerate(nodes)
+    ]
+    groups = [
+        _drawn_group(number, group, folded, drawn, kinds)
+        for number, group in enumerate(folded.groups)
+    ]
+    drawn += [_fold_node(group) for group in groups if group["kind"] == "fold"]
     return WhyDrawing(
         nodes=tuple(drawn),
-        steps=tuple(
-            {
-                "id": f"why-{i}",
-                "iri": drawn[i]["iri"],
-                "step": None if around[i] is None else f"why-{around[i]}",
-            }
-            for i in boxes
-        ),
+        groups=tuple(groups),
         edges=tuple(
             {
                 "from": f"why-{a}",
                 "to": f"why-{b}",
                 "relation": relation,
-                "label": _edge_label(edge),
+                "term": _edge_term(edge),
+                "label": _weighed(plain_relation(relation, kinds[a], kinds[b]), edge),
                 "evidence": EVIDENCE_KINDS.get(relation),
                 "considered": edge.get("considered"),
-                "far": _far(a, b, index.get(root), step, boxes),
+                "backward": relation in EVIDENCE_KINDS and edge.get("considered") is False,
+                "implied": relation == "partOf" and (a, b) in folded.implied,
+                "far": _far(a, b, folded),
+                "side": relation == FOLLOWS_TURN,
             }
             for (a, b, relation), edge in zip(edges, kept, strict=True)
         ),
-        order=tuple(
-            (f"why-{a}", f"why-{b}") for a, b in _order(boxes, holder, step, index.get(root))
-        ),
+        order=tuple((f"why-{a}", f"why-{b}") for a, b in folded.order),
     )
 
 
-def _edge_label(edge: Mapping[str, Any]) -> str:
-    """What an edge says beside it: its relation, and the weight of evidence."""
-    relation, weight = str(edge.get("relation", "")), edge.get("weight")
+def _drawn_node(
+    i: int,
+    node: Mapping[str, Any],
+    kind: str,
+    lines: tuple[str, ...],
+    text: str,
+    root: bool,
+    folded: Folding,
+) -> dict[str, Any]:
+    failed = node.get("status") == "error"
+    red = []
+    if failed:
+        red = [len(lines)]
+        lines = (*lines, *_wrapped("FAILED " + str(node.get("error") or "error"), 0, 1))
+    group = folded.group[i]
+    role = _role(kind)
+    if group is not None and folded.groups[group].head == i and kind == "Iteration":
+        role, lines, red = _step_role(folded.groups[group]), ("click to fold",), []
+    return {
+        "id": f"why-{i}",
+        "iri": str(node.get("id", "")),
+        "role": role,
+        "type": kind,
+        "activity": kind in ACTIVITY_TYPES,
+        "failed": failed,
+        "root": root,
+        "pinned": root or kind in PINNED,
+        "lines": lines,
+        "red": red,
+        "text": text,
+        "status": node.get("status"),
+        "error": node.get("error"),
+        "group": None if group is None else f"g-{group}",
+    }
+
+
+def _role(kind: str) -> str:
+    return ROLES.get(kind, kind)
+
+
+def _step_role(group: Group) -> str:
+    return f"Step {group.number} of {group.of}"
+
+
+def _drawn_group(
+    number: int,
+    group: Group,
+    folded: Folding,
+    drawn: Sequence[Mapping[str, Any]],
+    kinds: Sequence[str],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": f"g-{number}",
+        "kind": group.kind,
+        "head": f"why-{group.head}" if group.head is not None else f"why-fold-{number}",
+        "parent": None if group.parent is None else f"g-{group.parent}",
+        "open": group.open,
+        "label": "",
+    }
+    if group.kind == "step":
+        assert group.head is not None
+        role, lines, red = _step_role(group), *_step_lines(group.head, folded, drawn, kinds)
+        key = "step " + str(drawn[group.head]["iri"])
+    elif group.kind == "turn":
+        assert group.head is not None
+        role = f"Turn {group.number} of {group.of}"
+        lines, red = _turn_lines(group.head, folded, drawn, kinds)
+        out["label"] = role + (": this run" if group.number == group.of else "")
+        key = "turn " + str(drawn[group.head]["iri"])
+    else:
+        role, lines, red = _fold_words(number, folded, drawn)
+        first = min(_held(number, folded), default=None)
+        key = "fold " + ("" if first is None else str(drawn[first]["iri"]))
+    return {**out, "key": key, "role": role, "lines": lines, "red": red}
+
+
+def _fold_node(group: Mapping[str, Any]) -> dict[str, Any]:
+    """The node a fold is drawn as, shut."""
+    return {
+        "id": group["head"],
+        "iri": "",
+        "role": group["role"],
+        "type": "Fold",
+        "activity": True,
+        "failed": bool(group["red"]),
+        "root": False,
+        "pinned": False,
+        "lines": group["lines"],
+        "red": group["red"],
+        "text": " ".join(group["lines"]),
+        "status": None,
+        "error": None,
+        "group": group["id"],
+        "fold": True,
+    }
+
+
+def _one(text: str) -> str:
+    return _wrapped(_one_line(text), 0, 1)[0] if text.strip() else ""
+
+
+def _step_lines(
+    box: int, folded: Folding, drawn: Sequence[Mapping[str, Any]], kinds: Sequence[str]
+) -> tuple[tuple[str, ...], list[int]]:
+    """A shut step's lines: its thought, then each call it made, with what the call
+    returned or how it failed (red), a line each; the calls past :data:`MOST_CALLS`
+    counted."""
+    made = [i for i, holder in enumerate(folded.holder) if holder == box and i != box]
+    thoughts = [str(drawn[i]["text"]) for i in made if kinds[i] == "Thought"][:1]
+    lines = [*_wrapped(_one_line(thoughts[0]), 0, 2)] if thoughts else []
+    red: list[int] = []
+    calls = [i for i in made if kinds[i] in ACTIVITY_TYPES]
+    for call in calls[:MOST_CALLS]:
+        name = _call_name(call, drawn, kinds)
+        if drawn[call]["failed"]:
+            red.append(len(lines))
+            lines.append(_one(f"{name} FAILED {drawn[call]['error'] or 'error'}"))
+            continue
+        results = [
+            i
+            for i, holder in enumerate(folded.holder)
+            if holder == call and kinds[i] not in ACTIVITY_TYPES and kinds[i] != "Arguments"
+        ]
+        said = str(drawn[results[0]]["text"]) if results else ""
+        if kinds[call] == "AgentSession":
+            answers = [i for i in results if kinds[i] == "Answer"]
+            said = str(drawn[answers[0]]["text"]) if answers else ""
+        more = f" (+{len(results) - 1})" if len(results) > 1 else ""
+        lines.append(_one(f"{name} → {said}{more}" if said else name))
+    if len(calls) > MOST_CALLS:
+        lines.append(f"+ {len(calls) - MOST_CALLS} more calls")
+    return tuple(lines) or ("nothing recorded",), red
+
+
+def _call_name(call: int, drawn: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> str:
+    text = str(drawn[call]["text"])
+    if kinds[call] == "AgentSession":
+        return f"sub-agent {text.removeprefix('invoke_agent ')}"
+    return text.split(" [", 1)[0] if kinds[call] == "ToolCall" else text
+
+
+def _turn_lines(
+    session: int, folded: Folding, drawn: Sequence[Mapping[str, Any]], kinds: Sequence[str]
+) -> tuple[tuple[str, ...], list[int]]:
+    """A shut turn's lines: what was asked and what was answered, as their own nodes show
+    them (excerpts that tell turns asked alike apart), and how it failed."""
+    made = [i for i, holder in enumerate(folded.holder) if holder == session]
+    questions = [i for i in made if kinds[i] == "Question"]
+    answers = [i for i in made if kinds[i] == "Answer"]
+    lines = list(drawn[questions[0]]["lines"]) if questions else []
+    if answers:
+        lines.append(_one("→ " + str(drawn[answers[0]]["lines"][0])))
+    red = []
+    if drawn[session]["failed"]:
+        red.append(len(lines))
+        lines.append(_one(f"FAILED {drawn[session]['error'] or 'error'}"))
+    return tuple(lines) or ("nothing recorded",), red
+
+
+def _held(fold: int, folded: Folding) -> list[int]:
+    """The heads of the steps or turns in ``fold``, folds in it included, in time order."""
+    heads: list[int] = []
+    for group in folded.groups[fold].holds:
+        head = folded.groups[group].head
+        if head is not None:
+            heads.append(head)
+    for number, inner in enumerate(folded.groups):
+        if inner.kind == "fold" and inner.parent == fold:
+            heads += _held(number, folded)
+    return sorted(heads)
+
+
+def _fold_words(
+    fold: int, folded: Folding, drawn: Sequence[Mapping[str, Any]]
+) -> tuple[str, tuple[str, ...], list[int]]:
+    """A fold's role and lines: which steps (or turns) it holds, how many, what a click
+    opens, and how many calls failed in it (red)."""
+    heads = _held(fold, folded)
+    numbers = [g.number for g in folded.groups if g.head in heads]
+    kind = "Turns" if any(g.kind == "turn" and g.head in heads for g in folded.groups) else "Steps"
+    span = f"{min(numbers)}–{max(numbers)}" if numbers else ""
+    count = len(heads)
+    noun = "earlier turns" if kind == "Turns" else "steps"
+    opens = f"click to open {CHUNK}" if count > CHUNK else "click to open them"
+    lines = [f"{count} {noun} folded · {opens}"]
+    inside = {i for i, step in enumerate(folded.step) if step in heads}
+    inside |= {i for i, holder in enumerate(folded.holder) if holder in heads}
+    failed = sum(1 for i in inside if drawn[i]["failed"] and drawn[i]["type"] != "AgentSession")
+    red = []
+    if failed:
+        red.append(len(lines))
+        lines.append(f"{failed} failed call{'s' if failed > 1 else ''} in them")
+    return f"{kind} {span}", tuple(lines), red
+
+
+def _edge_term(edge: Mapping[str, Any]) -> str:
+    """The relation as stored, and the weight of evidence: what the details say."""
+    return _weighed(str(edge.get("relation", "")), edge)
+
+
+def _weighed(text: str, edge: Mapping[str, Any]) -> str:
+    weight = edge.get("weight")
     if isinstance(weight, (int, float)) and not isinstance(weight, bool):
-        return f"{relation} {weight:g}"
-    return relation
+        return f"{text} {weight:g}"
+    return text
 
 
 def _unrecorded(
@@ -302,36 +518,12 @@ _WHY_UNRECORDED = (
 )
 
 
-def _far(
-    a: int, b: int, root: int | None, step: Sequence[int | None], boxes: Sequence[int]
-) -> bool:
-    """Whether the edge a-b joins the ``root`` to a node that is not in the last step."""
-    if root is None or root not in (a, b) or not boxes or a == b:
-        return False
-    other = b if a == root else a
-    return step[other] != boxes[-1]
-
-
-def _order(
-    boxes: Sequence[int], holder: Sequence[int | None], step: Sequence[int | None], root: int | None
-) -> list[tuple[int, int]]:
-    """(earlier, later) pairs that keep time running down: each run of steps made in the
-    same activity (a session's), in time order (the order of ``boxes``), below that
-    activity, each step's parts above the next step, the last step's above the ``root``
-    (the answer), unless the root is in a step itself."""
-    runs: dict[int | None, list[int]] = {}
-    for box in boxes:
-        runs.setdefault(holder[box], []).append(box)
-    parts: dict[int, list[int]] = {}
-    for node, inside in enumerate(step):
-        if inside is not None:
-            parts.setdefault(inside, []).append(node)
-    pairs: list[tuple[int, int]] = []
-    for made_in, run in runs.items():
-        if made_in is not None:
-            pairs.append((made_in, run[0]))
-        for earlier, later in itertools.pairwise(run):
-            pairs.extend((part, later) for part in parts[earlier])
-        if root is not None and step[root] is None:
-            pairs.extend((part, root) for part in parts[run[-1]] if part != root)
-    return pairs
+def _far(a: int, b: int, folded: Folding) -> bool:
+    """Whether the edge a-b joins an answer (or the root, an entity) to a node that is
+    not in the last step of the run it ends: drawn along the side.  A root that is an
+    activity (a session that failed before it answered) is where its steps hang from,
+    drawn above them."""
+    for end, other in ((a, b), (b, a)):
+        if end in folded.ends and end != other:
+            return folded.step[other] != folded.ends[end]
+    return False

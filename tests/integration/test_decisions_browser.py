@@ -4,8 +4,10 @@ for and against is drawn apart, and a legend says how.
 The run is the refund example's (``examples/refund_agent.py``), reviewed afterwards.  What
 is asserted is what the eye uses: supporting edges green and solid, contradicting ones red
 and dashed, the one that came after the decision faint, each labelled with its relation
-and weight, and a legend above the graph naming all three.  The screenshot goes to
-``build/test-artifacts/why-decisions.png`` for a person to look at.
+and weight, and a legend above the graph naming all three.  At first, each step folded
+into one box, the decisions and hypotheses are drawn in theirs, and the evidence they rest
+on is drawn to the step that holds it, for and against.  The screenshots go to
+``build/test-artifacts/why-decisions*.png`` for a person to look at.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 
+from otel_prov.view._why_graph import plain_relation
 from tests.cli import run_cli
 from tests.refund_run import CONVERSATION, review_refund, run_refund_agent
 from tests.serving import Served, serving
@@ -74,7 +77,21 @@ def test_supports_and_contradicts_are_drawn_apart_with_a_legend(
     assert {e["relation"] for e in evidence} == {"supportedBy", "contradictedBy"}
     browser.set_window_size(1400, 1000)
     browser.get(served.url + f"/session?id={CONVERSATION}")
-    drawn: dict[str, Any] = WebDriverWait(browser, 60).until(lambda d: d.execute_script(_EDGES))
+    # At first each step is one box, its decisions and hypotheses drawn in it: the
+    # evidence they rest on, in a shut step, is drawn to the step, as for and against.
+    first: dict[str, Any] = WebDriverWait(browser, 60).until(lambda d: d.execute_script(_EDGES))
+    kinds = {
+        tuple(c for c in e["classes"] if c in ("supports", "contradicts")) for e in first["edges"]
+    }
+    assert {("supports",), ("contradicts",)} <= kinds
+    decisions = [n["id"] for n in graph["nodes"] if n["type"] in ("Decision", "Hypothesis")]
+    assert set(decisions) <= set(first["nodes"].values())
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser.find_element(By.CSS_SELECTOR, ".why-figure").screenshot(
+        str(ARTIFACTS / "why-decisions-first.png")
+    )
+    browser.find_element(By.CSS_SELECTOR, "button.why-open-all").click()
+    drawn: dict[str, Any] = browser.execute_script(_EDGES)
     iri = drawn["nodes"]
     by_ends = {(iri[e["from"]], iri[e["to"]]): e for e in drawn["edges"]}
     supports = [by_ends[e["from"], e["to"]] for e in evidence if e["relation"] == "supportedBy"]
@@ -100,9 +117,9 @@ def test_supports_and_contradicts_are_drawn_apart_with_a_legend(
     assert late and there
     assert all(float(e["opacity"]) < 1 for e in late)
     assert all(float(e["opacity"]) == 1 for e in there)
-    # Each evidence edge is labelled with its relation and its weight.
+    # Each evidence edge is labelled with its relation, in words, and its weight.
     for edge in evidence:
-        assert f"{edge['relation']} {edge['weight']:g}" in drawn["labels"]
+        assert f"{plain_relation(edge['relation'])} {edge['weight']:g}" in drawn["labels"]
     assert [item.split(":")[0] for item in drawn["legend"]] == [
         "supported by",
         "contradicted by",

@@ -169,8 +169,8 @@ def test_the_question_column_reads_as_lines_of_text_not_a_narrow_strip(
 def test_the_why_graph_draws_a_node_per_activity_and_entity_of_why_and_focuses_on_click(
     served: Served, browser: webdriver.Chrome, store: Path
 ) -> None:
-    """The SVG is the graph ``otel-prov why`` gives: one node for each of its nodes, the
-    failed weather call marked, and a click on a node focuses it."""
+    """The SVG is the graph ``otel-prov why`` gives, every step opened: one node for each
+    of its nodes, the failed weather call marked, and a click on a node focuses it."""
     answer = run_cli("why", "demo-conversation", "--store", str(store), "--format", "json")
     assert answer.returncode == 0, answer.stderr
     graph = json.loads(answer.stdout)
@@ -183,6 +183,7 @@ def test_the_why_graph_draws_a_node_per_activity_and_entity_of_why_and_focuses_o
         if "Paris right now" in r.text
     )
     _follow(browser, row.find_element(By.TAG_NAME, "a"))
+    browser.find_element(By.CSS_SELECTOR, "button.why-open-all").click()
     nodes = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node")
     assert len(nodes) == len(graph["nodes"])
     drawn = browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.node.activity")

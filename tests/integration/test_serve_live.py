@@ -32,6 +32,18 @@ def _console(browser: webdriver.Chrome) -> str:
     return f"{browser.get_log('browser')} {str(markup)[:300]}"
 
 
+def _first_step(browser: webdriver.Chrome) -> object:
+    """The head of the why-graph's first step, shut or open (None before it is drawn)."""
+    return browser.execute_script(
+        """return [...document.querySelectorAll("svg.why-graph g.node")].find(
+             (g) => g.querySelector("text.role").textContent.startsWith("Step 1 of")) || null;"""
+    )
+
+
+def _open_steps(browser: webdriver.Chrome) -> int:
+    return len(browser.find_elements(By.CSS_SELECTOR, "svg.why-graph g.step"))
+
+
 def test_the_page_of_an_open_run_shows_new_steps_and_the_end_without_a_reload(
     browser: webdriver.Chrome, tmp_path: Path
 ) -> None:
@@ -63,8 +75,17 @@ def test_the_page_of_an_open_run_shows_new_steps_and_the_end_without_a_reload(
 
             shown = iterations()
             assert "running" in browser.find_element(By.TAG_NAME, "body").text
+            # A step the reader opened in the why-graph stays open as the page follows.
+            _wait(lambda: _first_step(browser) is not None, 15, "no step drawn")
+            head = _first_step(browser)
+            browser.execute_script(
+                "arguments[0].dispatchEvent(new MouseEvent('click', {bubbles: true}))", head
+            )
+            _wait(lambda: _open_steps(browser) == 1, 15, "the step did not open")
             no_new = f"no new step after {shown}"
             _wait(lambda: iterations() > shown, 15, f"{no_new}: {_console(browser)}")
+            _wait(lambda: _first_step(browser) is not None, 15, "no step drawn again")
+            assert _open_steps(browser) == 1, "the opened step was folded by the update"
             _wait(lambda: iterations() == 12, 30, "not every step shown")
             agent.stdin.write("end\n")
             agent.stdin.flush()

@@ -131,6 +131,7 @@ def test_the_timeline_draws_the_spans_around_the_run_of_every_service(
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     timeline.screenshot(str(ARTIFACTS / "serve-timeline-trace.png"))
 
+    browser.find_element(By.CSS_SELECTOR, "button.why-open-all").click()
     nodes: list[list[str]] = browser.execute_script("""
         return [...document.querySelectorAll("svg.why-graph g.node")].map(
           (g) => [...g.querySelectorAll("text")].map((t) => t.textContent));

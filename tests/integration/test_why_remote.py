@@ -18,6 +18,7 @@ from tests.integration.store_queries import store_both
 from tests.retrieval_agent import rag_agent
 from tests.servers import SparqlServer
 from tests.test_diff import ReliableWeather
+from tests.why_runs import raises_after_steps
 
 pytestmark = pytest.mark.integration
 
@@ -29,6 +30,7 @@ def _records() -> list[ProvRecord]:
             conversation_id="reliable", tracer_provider=provider, tools=ReliableWeather()
         ),
         rag_agent,
+        raises_after_steps,
     )
 
 
@@ -43,6 +45,7 @@ def test_why_diff_and_summary_agree_between_store_and_endpoint(
     assert rag is not None and "guide" in runs
     for command in (
         ("why", "flaky", "--format", "json"),
+        ("why", "quota", "--format", "json"),
         ("why", "flaky"),
         ("why", "flaky", "--format", "mermaid"),
         ("why", "flaky", "--format", "dot"),

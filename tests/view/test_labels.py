@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otel_prov.view._labels import duration_label
+from otel_prov.view._labels import duration_label, run_took_label, took_label
 
 # The unit's size in seconds, and the step a label in it is rounded to (milliseconds
 # below 10 to the microsecond, as the docstring of duration_label states).
@@ -50,3 +50,25 @@ def test_a_duration_label_parses_back_within_its_rounding(seconds: float) -> Non
     if "." in number:
         assert not number.endswith("0"), label
         assert len(number.split(".")[1]) <= len(f"{step:g}".split(".")[1])
+
+
+START = "2025-11-30T09:15:00Z"
+
+
+@pytest.mark.parametrize(
+    ("end", "status", "now", "said", "cell"),
+    [
+        ("2025-11-30T09:15:03.2Z", "ok", "2025-11-30T10:00:00Z", "took 3.2 s", "3.2 s"),
+        ("2025-11-30T09:17:06Z", "error", "2025-11-30T10:00:00Z", "took 2.1 min", "2.1 min"),
+        (None, "running", "2025-11-30T09:17:06Z", "running for 2.1 min", "2.1 min so far"),
+        # A clock behind the run's start (another machine's) says no time has passed.
+        (None, "running", "2025-11-30T09:14:00Z", "running for 0 µs", "0 µs so far"),
+        (None, "incomplete", "2025-11-30T10:00:00Z", "not recorded: cut off before it ended", ""),
+        ("not a time", "ok", "2025-11-30T10:00:00Z", "took an unknown time", ""),
+    ],
+)
+def test_a_run_says_how_long_it_took_or_has_been_running(
+    end: str | None, status: str, now: str, said: str, cell: str
+) -> None:
+    assert took_label(START, end, status, now) == said
+    assert run_took_label(START, end, status, now) == cell

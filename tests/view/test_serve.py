@@ -75,8 +75,12 @@ def test_the_list_links_the_demo_run_and_its_page_shows_the_failure(
     # failed call marked.
     (row,) = re.findall(r"<tbody>\n<tr>(.*?)</tr>", listing.text, re.S)
     cells = [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-    assert cells[1:3] == ["weather-assistant", "otel-prov-demo"]
-    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", cells[0]), cells[0]
+    # A box to pick it for the diff, when it started, how long it took, its agent, its service.
+    assert 'type="checkbox" name="run"' in row and cells[0] == ""
+    assert cells[3:5] == ["weather-assistant", "otel-prov-demo"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", cells[1]), cells[1]
+    assert re.fullmatch(r"\d+(\.\d+)? (µs|ms|s)", cells[2]), cells[2]
+    assert "<th>took</th>" in listing.text
     assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+Z">', row)
     assert '<td class="number failed-count">1</td>' in row
     assert "<th>service</th>" in listing.text
@@ -406,11 +410,38 @@ def test_listening_beyond_this_machine_is_warned_about(demo_store: Path) -> None
         assert "warning: listening on 0.0.0.0" in server.stderr()
 
 
-def test_a_missing_store_or_a_bad_port_is_exit_2() -> None:
-    missing = run_cli("serve", "--store", "/nonexistent/store", "--port", "0")
-    assert missing.returncode == 2 and "no provenance store" in missing.stderr
+def test_a_file_in_place_of_the_store_or_a_bad_port_is_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "store").write_text("not a store")
+    there = run_cli("serve", "--store", str(tmp_path / "store"), "--port", "0")
+    assert there.returncode == 2 and "is a file, not a provenance store" in there.stderr
     bad = run_cli("serve", "--port", "70000")
     assert bad.returncode == 2 and "port" in bad.stderr
+
+
+def test_serve_started_before_its_store_shows_the_runs_once_an_agent_writes_them(
+    tmp_path: Path,
+) -> None:
+    """Issue 45, point 8: ``serve`` failed when the embedded store did not exist yet."""
+    store = tmp_path / "not-yet" / "store"
+    with serving("--store", str(store)) as server:
+        assert f"no store at {store} yet" in server.stderr()
+        listing = requests.get(server.url + "/", timeout=30)
+        assert listing.status_code == 200 and "No runs yet" in listing.text
+        assert str(store) in listing.text and 'data-live="/sessions/state?' in listing.text
+        state = requests.get(server.url + "/sessions/state", timeout=30).json()
+        assert state == {"follow": True, "waiting": True, "runs": []}
+        missing = requests.get(server.url + "/session", params={"id": "x"}, timeout=30)
+        assert missing.status_code == 404 and "no runs yet" in missing.text
+        assert run_cli("demo", "--store", str(store)).returncode == 0
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            state = requests.get(server.url + "/sessions/state", timeout=30).json()
+            if state["runs"]:
+                break
+            time.sleep(0.5)
+        assert not state["waiting"] and len(state["runs"]) == 1
+        (run,) = _session_links(requests.get(server.url + "/", timeout=30).text)
+        assert requests.get(server.url + "/session", params={"id": run}, timeout=30).ok
 
 
 def test_runs_an_agent_writes_while_it_serves_show_up(tmp_path: Path) -> None:

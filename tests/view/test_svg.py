@@ -72,8 +72,10 @@ def test_every_node_is_drawn_once_with_its_role_and_the_failed_call_is_marked() 
     assert nodes["bad"]["lines"][-1] == "FAILED TimeoutError: slow"
     long = {**DEMO["nodes"][4], "error": "TimeoutError: weather service did not answer"}
     (cut,) = _drawn({"root": "x", "nodes": [long], "edges": []})["nodes"]
-    assert cut["lines"][-1] == "FAILED TimeoutError: weather…"
-    assert {node["role"] for node in nodes.values()} >= {"Answer", "ToolCall", "Iteration"}
+    assert cut["lines"][-1] == "FAILED TimeoutError: weather service…"
+    # Each node is named in words, its class given beside.
+    told = {(node["role"], node["type"]) for node in nodes.values()}
+    assert told >= {("Answer", "Answer"), ("Tool call", "ToolCall"), ("Step 1 of 1", "Iteration")}
     assert len(drawing["edges"]) == len(DEMO["edges"])
 
 
@@ -101,12 +103,17 @@ def test_content_with_no_recorded_value_reads_as_such_not_as_its_iri() -> None:
 
 
 def test_a_step_holds_its_calls_failed_or_not_and_what_they_returned() -> None:
-    nodes = {node["iri"]: node for node in _drawn(DEMO)["nodes"]}
-    step = nodes["it1"]["id"]
-    assert {iri for iri, node in nodes.items() if node["step"] == step} == {
+    drawing = _drawn(DEMO)
+    nodes = {node["iri"]: node for node in drawing["nodes"]}
+    (step,) = drawing["groups"]
+    assert step["kind"] == "step" and step["head"] == nodes["it1"]["id"] and not step["open"]
+    assert {iri for iri, node in nodes.items() if node["group"] == step["id"]} == {
         "it1", "ok", "bad", "obs",
     }  # fmt: skip
-    assert nodes["answer"]["step"] is None and nodes["session"]["step"] is None
+    assert nodes["answer"]["group"] is None and nodes["session"]["group"] is None
+    # Shut, the step says what each call returned or how it failed, the failure in red.
+    assert step["lines"] == ["get_weather → 18 °C", "get_weather FAILED TimeoutError: slow"]
+    assert step["red"] == [1] and step["role"] == "Step 1 of 1"
 
 
 def test_time_runs_down_from_the_session_through_the_steps_to_the_answer() -> None:
@@ -130,7 +137,9 @@ def test_time_runs_down_from_the_session_through_the_steps_to_the_answer() -> No
     order = {(a, b) for a, b in drawing["order"]}
     pairs = [("session", "it1"), ("it1", "it2"), ("t1", "it2"), ("it2", "answer"), ("t2", "answer")]
     assert order == {(ident[a], ident[b]) for a, b in pairs}
-    assert [step["iri"] for step in drawing["steps"]] == ["it1", "it2"]
+    steps = [group for group in drawing["groups"] if group["kind"] == "step"]
+    assert [step["head"] for step in steps] == [ident["it1"], ident["it2"]]
+    assert [step["role"] for step in steps] == ["Step 1 of 2", "Step 2 of 2"]
     # The answer's edges that would cross the graph are drawn along its side instead.
     far = {(e["from"], e["to"]) for e in drawing["edges"] if e["far"]}
     assert far == {(ident["answer"], ident["session"])}
@@ -143,12 +152,12 @@ def test_a_cycle_of_parts_ends_and_edges_to_unknown_nodes_are_left_out() -> None
         "edges": [_edge("a", "b", "partOf"), _edge("a", "ghost")],
     }
     drawing = _drawn(graph)
-    assert [node["step"] for node in drawing["nodes"]] == [None, None]
+    assert [node["group"] for node in drawing["nodes"]] == [None, None]
     assert [edge["relation"] for edge in drawing["edges"]] == ["partOf"]
 
 
 def test_excerpts_that_would_read_alike_start_where_the_texts_part_ways() -> None:
-    common = "Twice the population of Paris, as the census counted it in 2021,"
+    common = "Twice the population of Paris, as the census of the city counted it in 2021,"
     texts = [f"{common} is what?", f"{common} is 4.2 million.", f"{common} is 2 x 2.1 m.", "x"]
     shown = excerpts([*texts, texts[0]])
     assert len(set(shown[:4])) == 4 and shown[0] == shown[4]

@@ -85,7 +85,7 @@ class Command:
     where: Where = Where.READS
     logs_itself: bool = False
     """The command sets up logging of its own (``receive``: a service's log); the others
-    show what the pipeline logs one line each (:func:`~otel_prov.cli._shared.log_one_line`)."""
+    show what the pipeline logs one line each (:func:`~otel_prov.cli._messages.log_one_line`)."""
 
 
 def build_parser(

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from benchmarks.workload import report
-from otel_prov.read._backend import RemoteBackend, total_order
-from otel_prov.read._confinement import Dataset
+from otel_prov.exporters._reading import Dataset
+from otel_prov.exporters.sparql._reader import RemoteBackend, total_order
 from tests.integration.store_queries import update
 from tests.servers import start_oxigraph
 

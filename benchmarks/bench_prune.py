@@ -27,12 +27,12 @@ from benchmarks.workload import T0, session_spans
 from otel_prov._signing import KeySigner, generate_key_pair
 from otel_prov.exporters import OxigraphStoreExporter
 from otel_prov.exporters._base import ExportResult
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
 from otel_prov.read import open_store
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._retention import PrunePlan, plan_prune, prune, unfinished
 
 RUNS = 5_000

@@ -33,10 +33,10 @@ import pyoxigraph
 
 from benchmarks.workload import T0, median_seconds, report, session_spans
 from otel_prov._tenants import tenant_graph
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.read import ProvenanceReader, _listing, open_store
-from otel_prov.read._backend import EmbeddedBackend
 
 SESSIONS = 100_000
 TARGET_MS = 300

@@ -29,9 +29,9 @@ import uvicorn
 
 from benchmarks.bench_reads import SESSIONS, build_store
 from benchmarks.workload import median_seconds, session_spans
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import to_nquads
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.view._app import create_app
 
 LIST_TARGET_MS = 300

@@ -33,7 +33,7 @@ import otel_prov
 from benchmarks.workload import report
 from otel_prov import ProvRecord, ProvSpanProcessor, SpanRecord, map_spans, record_from_span
 from otel_prov.exporters import ExportResult, ProvExporter, SparqlUpdateExporter
-from otel_prov.exporters._sparql_client import update_text
+from otel_prov.exporters.sparql._client import update_text
 from tests.servers import SparqlServer, start_oxigraph
 
 SESSIONS = 600

@@ -40,10 +40,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 import otel_prov
 from benchmarks.streaming_run import open_session, run_spans
 from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.processing._processor import ProvSpanProcessor
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._span_record import Role
-from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 
 SIZES = (50, 200, 1000)
 BEFORE_SIZES = (50, 200)

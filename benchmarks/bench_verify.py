@@ -29,9 +29,9 @@ from typing import TypeVar
 
 from benchmarks.workload import session_spans
 from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import open_store
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._graph_lines import GraphLines
 from otel_prov.read._verify import _bundle_rows
 

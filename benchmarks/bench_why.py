@@ -15,10 +15,11 @@ from pathlib import Path
 
 from benchmarks.workload import median_seconds, report, session_spans
 from otel_prov.exporters import OxigraphStoreExporter, SparqlUpdateExporter
+from otel_prov.exporters._reading import Dataset, QueryBackend, QueryResult
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
+from otel_prov.exporters.sparql._reader import RemoteBackend
 from otel_prov.prov._mapper import map_spans
 from otel_prov.read import ProvenanceReader
-from otel_prov.read._backend import EmbeddedBackend, QueryBackend, QueryResult, RemoteBackend
-from otel_prov.read._confinement import Dataset
 from tests.servers import start_oxigraph
 
 STEPS = 200

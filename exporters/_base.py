@@ -1,4 +1,4 @@
-"""What every exporter shares: the interface and the graph setting.
+"""The writer's interface every store backend implements, and the graph setting.
 
 The interface mirrors OpenTelemetry's ``SpanExporter``: ``export`` takes a batch and returns
 success or failure and never raises into the caller; ``force_flush`` and ``shutdown``
@@ -12,23 +12,15 @@ import abc
 import enum
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from otel_prov._settings import env_str
 from otel_prov.environment_variables import OTEL_PROV_GRAPH
-from otel_prov.prov._rdf import InvalidIRIError, iri, nquad_lines, to_nquads
-from otel_prov.prov._record import ProvRecord
 
-__all__ = [
-    "DEFAULT_GRAPH",
-    "REMOVE_BATCH",
-    "RETRACTED",
-    "ExportResult",
-    "ProvExporter",
-    "graph_term",
-    "records_text",
-    "remove_text",
-    "text_parts",
-]
+if TYPE_CHECKING:
+    from otel_prov.prov._record import ProvRecord
+
+__all__ = ["DEFAULT_GRAPH", "ExportResult", "ProvExporter", "graph_term"]
 
 
 class ExportResult(enum.Enum):
@@ -95,54 +87,6 @@ class ProvExporter(abc.ABC):
         return False
 
 
-RETRACTED = b"#- "
-"""The mark of a retracted quad in the N-Quads text of a batch (``records_text``): a
-comment to any N-Quads parser, so that a batch with none is plain N-Quads."""
-
-
-def records_text(records: Sequence[ProvRecord], graph: str) -> bytes:
-    """The N-Quads of ``records`` (each in its graph, else ``graph``), each record's
-    retracted triples first, as ``RETRACTED`` lines, so that a writer takes them back in
-    order (:func:`text_parts`): an entry of a run may add what a later one takes back."""
-    parts: list[str] = []
-    for record in records:
-        where = record.graph or graph
-        if record.retracted:
-            mark = RETRACTED.decode()
-            parts.extend(mark + line for line in nquad_lines(record.retracted, where))
-        parts.append(to_nquads(record.triples, where))
-    return "".join(parts).encode()
-
-
-def text_parts(data: bytes) -> list[tuple[bool, bytes]]:
-    """(retracted, N-Quads) parts of a batch's text, in order; one part when nothing in
-    it is retracted (the usual case, told by one search)."""
-    if RETRACTED not in data:
-        return [(False, data)]
-    parts: list[tuple[bool, list[bytes]]] = []
-    for line in data.splitlines(keepends=True):
-        retracted = line.startswith(RETRACTED)
-        if not parts or parts[-1][0] != retracted:
-            parts.append((retracted, []))
-        parts[-1][1].append(line[len(RETRACTED) :] if retracted else line)
-    return [(retracted, b"".join(lines)) for retracted, lines in parts]
-
-
-REMOVE_BATCH = 200
-"""Subjects a removal names per update: a few thousand triples, which Virtuoso takes in one
-update (it refuses much larger ones, see ``_sparql_client``)."""
-
-
-def remove_text(graph: str, subjects: Sequence[str]) -> str:
-    """The SPARQL 1.1 update that removes every triple of ``subjects`` (plain IRIs) in
-    ``graph`` (an IRI term), for every store alike."""
-    listed = " ".join(f"<{subject}>" for subject in subjects)
-    return (
-        f"DELETE {{ GRAPH {graph} {{ ?x ?p ?o }} }}\n"
-        f"WHERE {{ GRAPH {graph} {{ VALUES ?x {{ {listed} }} ?x ?p ?o }} }}"
-    )
-
-
 DEFAULT_GRAPH = "urn:otel-prov:graph"
 """The named graph provenance goes to unless ``graph=`` or ``OTEL_PROV_GRAPH`` says otherwise."""
 
@@ -153,6 +97,10 @@ def graph_term(graph: str | None) -> str:
     Raises ``ValueError`` naming the bad IRI: a graph name is constructor input, and
     writing to the wrong graph silently would lose the user's data.
     """
+    # The IRI rules (and pyoxigraph under them) load with the first graph named, not with
+    # the interface: ``import otel_prov.exporters`` stays cheap (docs/design.md).
+    from otel_prov.prov._rdf import InvalidIRIError, iri
+
     value = graph or env_str(OTEL_PROV_GRAPH, DEFAULT_GRAPH) or DEFAULT_GRAPH
     try:
         return iri(value)

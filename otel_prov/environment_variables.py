@@ -49,8 +49,20 @@ OTEL_PROV_STORE = "OTEL_PROV_STORE"
 """
 .. envvar:: OTEL_PROV_STORE
 
-Directory of the embedded (pyoxigraph, on disk) store.  Default: ``.otel-prov/store``
-in the current directory.
+Directory of the embedded (pyoxigraph, on disk) store (with ``OTEL_PROV_BACKEND=file``,
+the file provenance is appended to).  Default: ``.otel-prov/store`` in the current
+directory.
+"""
+
+OTEL_PROV_BACKEND = "OTEL_PROV_BACKEND"
+"""
+.. envvar:: OTEL_PROV_BACKEND
+
+The store backend provenance goes to, by its registered name: ``embedded`` (or
+``oxigraph``), ``sparql``, ``file`` (``OTEL_PROV_STORE`` names the file, ``.nq``,
+``.nt``, ``.trig`` or ``.ttl``), or one an installed package registers under the entry
+point group ``otel_prov.backends``.  Unset: ``sparql`` when
+``OTEL_PROV_SPARQL_UPDATE_ENDPOINT`` is set, else ``embedded``.
 """
 
 OTEL_PROV_SPOOL_DIR = "OTEL_PROV_SPOOL_DIR"

@@ -19,13 +19,13 @@ import pytest
 import otel_prov
 from benchmarks.workload import session_spans
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._bundle import bundle_triples, session_content
 from otel_prov.prov._chain import Checkpoint, Entry
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import integer, literal, to_nquads
 from otel_prov.prov._vocab import O, P
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._chains import _entry, entries_query
 from tests.builders import T0
 from tests.cli import CLI, run_cli

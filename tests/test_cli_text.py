@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import otel_prov
 from otel_prov.cli._render import _fixed_width_time
 from otel_prov.cli._terminal import printable
-from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.read._confinement import Confinement
 from otel_prov.read._user_query import (
     QUERY_FORMS,

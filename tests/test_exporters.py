@@ -18,7 +18,7 @@ from otel_prov.exporters import (
     OxigraphStoreExporter,
     SparqlUpdateExporter,
 )
-from otel_prov.exporters._oxigraph import _held_by_another
+from otel_prov.exporters.oxigraph._exporter import _held_by_another
 from otel_prov.prov._rdf import PREFIXES
 from otel_prov.setup._destination import destination_from_settings
 from tests.session_tree import known_session
@@ -237,7 +237,7 @@ def test_the_holder_stores_each_batch_in_the_export_and_reads_its_own_writes(
 
 _KILLED_AFTER_EXPORT = """
 import os, signal, sys
-import otel_prov.exporters._oxigraph as oxigraph
+import otel_prov.exporters.oxigraph._exporter as oxigraph
 from otel_prov import map_spans
 from tests.session_tree import known_session
 
@@ -293,7 +293,7 @@ def test_a_write_the_disk_refuses_fails_that_export_and_the_store_takes_the_next
     there is room again: the exporter opens the store afresh."""
     import dataclasses
 
-    import otel_prov.exporters._oxigraph as oxigraph
+    import otel_prov.exporters.oxigraph._exporter as oxigraph
 
     write, refusals = oxigraph._write, [1]
 
@@ -356,7 +356,7 @@ def test_the_store_writes_out_what_it_loaded_every_few_megabytes(tmp_path: Path)
     """RocksDB keeps every load in memory, and in a log beside the store, until it writes
     its memtables out, and pyoxigraph bounds neither: an agent's process holding the store
     grew by about 150 KB a session (1.6 GB after 10,000 sessions), a receiver's as well."""
-    from otel_prov.exporters._oxigraph import UNFLUSHED_MAX
+    from otel_prov.exporters.oxigraph._exporter import UNFLUSHED_MAX
 
     exporter = OxigraphStoreExporter(tmp_path / "store")
     size = 200_000  # each batch stored in a transaction, as an agent's are
@@ -402,7 +402,7 @@ def test_a_store_down_for_thousands_of_tries_keeps_a_bounded_retry_delay(
 ) -> None:
     """Found in the suite's own output: after some 1,100 failed sends in a row the sender
     thread failed every step with ``OverflowError`` (``2 ** 1100`` as a float)."""
-    from otel_prov.exporters._sparql_client import Answer, Outcome
+    from otel_prov.exporters.sparql._client import Answer, Outcome
 
     exporter = SparqlUpdateExporter(
         "http://127.0.0.1:9/update",

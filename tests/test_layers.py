@@ -125,14 +125,18 @@ def test_an_upward_import_is_caught(tmp_path: Path) -> None:
 
 
 CONCRETE_EXPORTERS = frozenset(
-    f"otel_prov.exporters.{name}" for name in ("_oxigraph", "_sparql", "_file", "_spool")
+    f"otel_prov.exporters.{name}"
+    for name in ("oxigraph._exporter", "sparql._exporter", "sparql._spool", "files._exporter")
 )
+"""The writers of the store backends; their readers are asked for by name (the registry)
+or, where a reader's kind matters (the embedded store's snapshots), used as they are."""
 MAY_NAME_CONCRETE_EXPORTERS = ("otel_prov.setup", "otel_prov.exporters")
 
 
 def reexported() -> dict[str, str]:
     """Name -> module of each name ``otel_prov.exporters`` imports from its modules, so that
-    ``from otel_prov.exporters import OxigraphStoreExporter`` counts as naming ``_oxigraph``."""
+    ``from otel_prov.exporters import OxigraphStoreExporter`` counts as naming
+    ``oxigraph._exporter`` (they are imported there for type checkers, and loaded lazily)."""
     known = modules()
     package = known["otel_prov.exporters"]
     return {
@@ -171,14 +175,36 @@ def test_only_setup_knows_the_concrete_exporters(module: str) -> None:
 def test_naming_a_concrete_exporter_is_caught(tmp_path: Path) -> None:
     source = tmp_path / "probe.py"
     source.write_text(
-        "from otel_prov.exporters._sparql import SparqlUpdateExporter\n"
+        "from otel_prov.exporters.sparql._exporter import SparqlUpdateExporter\n"
         "from otel_prov.exporters import OxigraphStoreExporter, ProvExporter\n"
-        "import otel_prov.exporters._file\n"
+        "import otel_prov.exporters.files._exporter\n"
         "from otel_prov.exporters._base import graph_term\n"
+        "from otel_prov.exporters._registry import get\n"
     )
     probe = "otel_prov.cli.probe"  # doc-reference: ignore - a module that is not there
     assert concrete_exporters_named(probe, source) == [
-        f"{probe}:1 imports otel_prov.exporters._sparql",
-        f"{probe}:2 imports otel_prov.exporters._oxigraph",
-        f"{probe}:3 imports otel_prov.exporters._file",
+        f"{probe}:1 imports otel_prov.exporters.sparql._exporter",
+        f"{probe}:2 imports otel_prov.exporters.oxigraph._exporter",
+        f"{probe}:3 imports otel_prov.exporters.files._exporter",
     ]
+
+
+WRITE_PATH = ("otel_prov.processing", "otel_prov.ingest")
+
+
+@pytest.mark.parametrize(
+    "module",
+    sorted(m for m in modules() if any(m == p or m.startswith(p + ".") for p in WRITE_PATH)),
+)
+def test_the_write_path_reads_the_store_through_the_store_layer(module: str) -> None:
+    """What the writers ask of the store (the runs it holds, their content) are queries
+    of the store layer (``otel_prov.exporters``), not of the read API: ``ingest`` and
+    ``processing`` import nothing of ``otel_prov.read``."""
+    known = modules()
+    reads = [
+        f"{known[module].relative_to(ROOT)}:{line} imports {target}"
+        for line, name in imported(module, known[module])
+        if (target := resolve(name, known)) == "otel_prov.read"
+        or target.startswith("otel_prov.read.")
+    ]
+    assert not reads, "the write path imports the read API:\n" + "\n".join(reads)

@@ -23,7 +23,8 @@ import otel_prov
 from otel_prov._signing import KeySigner
 from otel_prov.cli._prune import duration, iso_duration
 from otel_prov.demo import run_demo_agent
-from otel_prov.exporters._parked import ParkedBatches
+from otel_prov.exporters.oxigraph._parked import ParkedBatches
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.prov._chain import (
     TOMBSTONE_FORM,
     Checkpoint,
@@ -35,7 +36,6 @@ from otel_prov.prov._chain import (
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._sealer import Sealer
 from otel_prov.prov._vocab import O
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._chains import tombstone_entry, tombstones_query
 from tests.cli import CLI, run_cli
 from tests.test_audit_trail import _delete_run, _entries, _runs, _set, _write_runs

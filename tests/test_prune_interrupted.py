@@ -28,10 +28,10 @@ import pytest
 from benchmarks.workload import T0, session_spans
 from otel_prov._signing import KeySigner, generate_key_pair
 from otel_prov.exporters import OxigraphStoreExporter, ProvExporter
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._vocab import RDF_TYPE, O
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._retention import unfinished
 from tests.cli import CLI
 

@@ -49,3 +49,10 @@ def test_users_who_build_their_own_provider_can_wrap_their_exporter() -> None:
 def test_each_lazy_name_of_otel_prov_is_in_all() -> None:
     """``otel_prov`` resolves its names from a table beside ``__all__``: the two agree."""
     assert set(otel_prov._HOME_OF) == set(otel_prov.__all__) - {"__version__"}
+
+
+def test_each_lazy_name_of_the_exporters_is_in_all() -> None:
+    """``otel_prov.exporters`` loads its concrete exporters from a table: each of them, and
+    the interface it imports, make ``__all__``."""
+    eager = {"DEFAULT_GRAPH", "ExportResult", "ProvExporter"}
+    assert set(otel_prov.exporters._HOME_OF) == set(otel_prov.exporters.__all__) - eager

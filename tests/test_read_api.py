@@ -26,6 +26,8 @@ from hypothesis import strategies as st
 import otel_prov.read
 from otel_prov.demo import run_demo_agent
 from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.exporters._stored import StoreReads
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.ingest._import import import_spans
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._bundle import bundle_triples, bundles_in, session_content
@@ -35,9 +37,7 @@ from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import ProvenanceReader, _listing, open_store
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._reader import decode_cursor, encode_cursor
-from otel_prov.read._sealed import StoreReads
 from otel_prov.setup._configure import configure
 from tests.builders import T0, make_span, store_runs
 from tests.cli import run_cli

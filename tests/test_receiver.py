@@ -11,10 +11,10 @@ from google.protobuf.json_format import MessageToDict
 
 from benchmarks.workload import session_spans
 from otel_prov.exporters._base import graph_term
-from otel_prov.exporters._oxigraph import OxigraphStoreExporter
+from otel_prov.exporters.oxigraph._exporter import OxigraphStoreExporter
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings, RequestRefusedError
 from otel_prov.processing._pipeline import WritePipeline
-from otel_prov.read._backend import EmbeddedBackend
 from tests.receiver import quads
 from tests.test_import import _hex_ids
 from tests.test_otlp_proto import encode_request

@@ -13,13 +13,13 @@ import pytest
 
 from benchmarks.workload import session_spans
 from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
-from otel_prov.exporters._oxigraph import OxigraphStoreExporter
+from otel_prov.exporters.oxigraph._exporter import OxigraphStoreExporter
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.ingest.receiver import Receiver, ReceiverSettings
 from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._record import ProvRecord
-from otel_prov.read._backend import EmbeddedBackend
 from tests.receiver import quads
 from tests.test_otlp_proto import encode_request
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import certifi
 import pytest
 
-from otel_prov.exporters._sparql_client import Outcome, SparqlUpdateClient
+from otel_prov.exporters.sparql._client import Outcome, SparqlUpdateClient
 from tests.certificates import Authority
 
 

@@ -15,15 +15,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from otel_prov.exporters._sparql import sparql_headers
-from otel_prov.exporters._sparql_client import (
-    by_graph,
-    default_query_endpoint,
-    redact_url,
-    to_nquad_lines,
-    update_text,
-)
-from otel_prov.exporters._spool import Spool, SpoolFullError
+from otel_prov.exporters.sparql._client import by_graph, to_nquad_lines, update_text
+from otel_prov.exporters.sparql._settings import default_query_endpoint, redact_url, sparql_headers
+from otel_prov.exporters.sparql._spool import Spool, SpoolFullError
 from otel_prov.prov._rdf import literal
 
 
@@ -224,7 +218,7 @@ def test_a_second_process_spools_apart_and_is_adopted_later(tmp_path: Path) -> N
     owner = Spool(tmp_path, max_bytes=1 << 20)
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from otel_prov.exporters._spool import Spool
+        from otel_prov.exporters.sparql._spool import Spool
         spool = Spool(Path({str(tmp_path)!r}), max_bytes=1 << 20)
         print(spool.directory)
         spool.write(["from the other process .\\n"])

@@ -21,11 +21,11 @@ from opentelemetry.trace import Status, StatusCode
 
 import otel_prov
 from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.prov._span_record import SpanEvent, clean_record, clean_text, record_from_span
 from otel_prov.read._assembly import load_session
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._verify import verify_sessions
 from tests.builders import CountingIds
 

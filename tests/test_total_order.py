@@ -17,7 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_prov.read._backend import RemoteBackend, StoreUnavailableError, sort_key, total_order
+from otel_prov.exporters._reading import StoreUnavailableError
+from otel_prov.exporters.sparql._reader import RemoteBackend, sort_key, total_order
 
 Term = pyoxigraph.NamedNode | pyoxigraph.BlankNode | pyoxigraph.Literal
 

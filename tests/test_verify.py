@@ -20,12 +20,12 @@ import otel_prov
 from otel_prov import map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.exporters import OxigraphStoreExporter
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.prov._bundle import bundle_iri, bundle_triples, content_hash, session_content
 from otel_prov.prov._rdf import to_nquads
 from otel_prov.prov._span_record import record_from_span
 from otel_prov.prov._vocab import O, P
 from otel_prov.read import open_store
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._reader import session_construct_query
 from tests.builders import store_runs
 from tests.cli import run_cli

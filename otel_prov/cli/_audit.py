@@ -12,9 +12,10 @@ from pathlib import Path
 from otel_prov._files import SECRET_MODE, write_file
 from otel_prov._signing import SigningKeyError, public_key_id
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._messages import no_session, say
 from otel_prov.cli._parser import Command
 from otel_prov.cli._render_report import render_checks
-from otel_prov.cli._shared import backend, graph, no_session, read_checkpoints, say, signer
+from otel_prov.cli._shared import backend, graph, read_checkpoints, signer
 from otel_prov.read._listing import find_sessions
 from otel_prov.read._package import PackageError, check_package, export_package
 from otel_prov.read._verify import verify_rows_query
@@ -135,9 +136,6 @@ def _export(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "audit-export",
-        "write runs, their chain entries, signatures, checkpoints, tombstones and public "
-        "keys into one file that verify --package checks with no store (its manifest "
-        "signed with OTEL_PROV_SIGNING_KEY)",
         "otel-prov audit-export demo-conversation --out audit.zip",
         _export,
         _arguments,

@@ -8,12 +8,13 @@ import time
 from pathlib import Path
 
 from otel_prov.cli._exit import ExitCode
+from otel_prov.cli._messages import say
 from otel_prov.cli._parser import Command, Where
 from otel_prov.cli._render import render_views
 from otel_prov.cli._render_query import render_query_result
-from otel_prov.cli._shared import graph, say, tenant, trace_links
+from otel_prov.cli._shared import graph, tenant, trace_links
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.prov._rdf import SPARQL_PREFIXES
-from otel_prov.read._backend import EmbeddedBackend
 from otel_prov.read._reader import ProvenanceReader
 from otel_prov.setup._destination import parked_batches, store_path
 
@@ -97,7 +98,6 @@ def _stored_session(
 COMMANDS = (
     Command(
         "demo",
-        "run the demo agent, store its provenance and print its trace",
         "otel-prov demo --store /tmp/demo-store",
         _demo,
         where=Where.STORE,

@@ -11,16 +11,17 @@ from pathlib import Path
 
 from otel_prov.capture import _content
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._messages import no_session, say
 from otel_prov.cli._parser import Command, Where, add_format, finite
 from otel_prov.cli._receive import add_no_content_argument, content_policy
 from otel_prov.cli._render_report import render_import
-from otel_prov.cli._shared import chain_writer, destination, graph, no_session, say
+from otel_prov.cli._shared import chain_writer, destination, graph
+from otel_prov.exporters._stored import StoreReads
 from otel_prov.ingest._annotate import annotate_run
 from otel_prov.ingest._import import import_spans
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._otlp_json import parse_otlp_json
 from otel_prov.read._reader import ProvenanceReader
-from otel_prov.read._sealed import StoreReads
 
 __all__ = ["COMMANDS"]
 
@@ -160,8 +161,6 @@ def _annotate(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "import",
-        "OTLP JSON trace files (the Collector's file exporter: one export request per line, "
-        "or one JSON document) into provenance; importing a file again adds nothing",
         "otel-prov import traces.jsonl",
         _import,
         _import_arguments,
@@ -169,8 +168,6 @@ COMMANDS = (
     ),
     Command(
         "annotate",
-        "add an evaluation to a stored run, sealed in a bundle of its own (the run's seal "
-        "is untouched; verify checks both)",
         "otel-prov annotate demo-conversation --name correctness --score 1 --label pass",
         _annotate,
         _annotate_arguments,

@@ -1,10 +1,16 @@
 """The parser pieces every ``otel-prov`` command shares, and the parser made of them.
 
-A command module describes each of its commands as a :class:`Command`: its help, an
-example (the epilog), the destination flags it takes (:class:`Where`), a function adding
-its own flags, and its handler.  :func:`build_parser` turns the commands into one
-``argparse`` parser, so that every command says the same things the same way: where it
-reads or writes, the graph, ``--format`` with each choice described.
+The table of commands (``_commands``) lists each one as :class:`Listed`: its name, its
+one-sentence help and the module that declares it.  That module describes the command as
+a :class:`Command`: an example (the epilog), the destination flags it takes
+(:class:`Where`), a function adding its own flags, and its handler.
+:func:`build_parser` turns them into one ``argparse`` parser, so that every command says
+the same things the same way: where it reads or writes, the graph, ``--format`` with
+each choice described.  Only the commands it is given in full get their flags: the
+others are listed by their help alone, so that ``otel-prov --help`` (and any one
+command) loads no module but its own.
+
+Light on purpose, as ``otel-prov --help`` loads it.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import argparse
 import enum
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -20,11 +26,11 @@ from pathlib import Path
 from otel_prov._version import __version__
 from otel_prov.cli._exit import ExitCode
 from otel_prov.exporters._base import DEFAULT_GRAPH, graph_term
-from otel_prov.read._reader import parse_moment
 
 __all__ = [
     "Command",
     "Handler",
+    "Listed",
     "Where",
     "add_format",
     "at_least_one",
@@ -56,12 +62,21 @@ class Where(enum.Enum):
 
 
 @dataclass(frozen=True)
-class Command:
-    """One ``otel-prov`` command, as its module declares it."""
+class Listed:
+    """One ``otel-prov`` command as the table lists it, without loading its module."""
 
     name: str
     help: str
     """One sentence: the command's help in the list and its description."""
+    module: str
+    """The module of ``otel_prov.cli`` that declares it (its ``COMMANDS``)."""
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``otel-prov`` command, as its module declares it."""
+
+    name: str
     example: str
     """A command line that works, shown as the epilog."""
     run: Handler
@@ -70,10 +85,13 @@ class Command:
     where: Where = Where.READS
     logs_itself: bool = False
     """The command sets up logging of its own (``receive``: a service's log); the others
-    show what the pipeline logs one line each (:func:`~otel_prov.cli._shared.log_one_line`)."""
+    show what the pipeline logs one line each (:func:`~otel_prov.cli._messages.log_one_line`)."""
 
 
-def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
+def build_parser(
+    listed: Sequence[Listed], commands: Mapping[str, Command]
+) -> argparse.ArgumentParser:
+    """Every command of ``listed``, those of ``commands`` (by name) with their flags."""
     parser = argparse.ArgumentParser(
         prog="otel-prov",
         description="Provenance of AI agents from OpenTelemetry spans, as W3C PROV-O.",
@@ -82,11 +100,15 @@ def build_parser(commands: Sequence[Command]) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"otel-prov {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for command in commands:
+    for entry in listed:
+        command = commands.get(entry.name)
+        if command is None:
+            subparsers.add_parser(entry.name, help=entry.help, description=entry.help)
+            continue
         sub = subparsers.add_parser(
-            command.name,
-            help=command.help,
-            description=command.help,
+            entry.name,
+            help=entry.help,
+            description=entry.help,
             epilog=f"example: {command.example}",
         )
         _add_destination(sub, command.where)
@@ -200,6 +222,9 @@ def _graph_iri(value: str) -> str:
 
 
 def moment(value: str) -> datetime:
+    # The read API (and all it loads) comes with a command that reads, not with the parser.
+    from otel_prov.read._reader import parse_moment
+
     try:
         return parse_moment(value)
     except ValueError as exc:

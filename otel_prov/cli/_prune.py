@@ -11,9 +11,10 @@ import time
 from datetime import datetime, timedelta, timezone
 
 from otel_prov.cli._exit import ExitCode
+from otel_prov.cli._messages import say
 from otel_prov.cli._parser import Command, Where, add_format, moment
 from otel_prov.cli._render_report import render_prune
-from otel_prov.cli._shared import chain_writer, destination, graph, say
+from otel_prov.cli._shared import chain_writer, destination, graph
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.read._retention import (
     PruneError,
@@ -135,8 +136,6 @@ def _prune(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "prune",
-        "remove the runs that ended before a cutoff, leaving a signed tombstone per removed "
-        "range of each writer's chain (verify reports the gap as pruned by policy)",
         "otel-prov prune --keep 184d --dry-run",
         _prune,
         _arguments,

@@ -43,9 +43,6 @@ def _query(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "query",
-        "run a SPARQL query: SELECT, ASK, CONSTRUCT or DESCRIBE, never an update (its "
-        "default graph is the provenance graph; prefixes prov:, oprov:, rdf:, rdfs: and "
-        "xsd: are predeclared)",
         "otel-prov query 'SELECT ?tool WHERE { ?call a oprov:ToolCall ; oprov:toolName ?tool }'",
         _query,
         _arguments,

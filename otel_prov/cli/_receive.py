@@ -35,9 +35,10 @@ from otel_prov.environment_variables import (
     OTEL_PROV_STRIP_CONTENT,
     OTEL_PROV_TENANTS,
 )
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.processing._pipeline import WritePipeline
-from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.setup._destination import Destination
 
 __all__ = ["COMMANDS", "add_no_content_argument", "content_policy"]
@@ -256,8 +257,6 @@ def _directory_bytes(directory: Path) -> int:
 COMMANDS = (
     Command(
         "receive",
-        "an OTLP trace receiver (gRPC and HTTP) that maps whole traces, across services, "
-        "into provenance; SIGTERM drains and exits",
         "otel-prov receive --endpoint-update http://localhost:7878/update",
         _receive,
         _arguments,

@@ -7,7 +7,7 @@ import json
 
 from otel_prov.cli._exit import UsageError
 from otel_prov.cli._terminal import columns, printable
-from otel_prov.read._backend import QueryResult
+from otel_prov.exporters._reading import QueryResult
 from otel_prov.read._rdf_documents import (
     render_jsonld,
     render_rows_csv,

@@ -12,8 +12,9 @@ import json
 import time
 
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._messages import no_session, say
 from otel_prov.cli._parser import Command, Where, add_format, finite
-from otel_prov.cli._shared import chain_writer, destination, graph, no_session, say
+from otel_prov.cli._shared import chain_writer, destination, graph
 from otel_prov.ingest._review import review_node
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.read._decisions import find_reasoning
@@ -90,8 +91,6 @@ def _review(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "review",
-        "revise a goal, hypothesis or decision of a stored run as a person: the original "
-        "stays, the revision is sealed in a bundle of its own",
         'otel-prov review refund-1042 --node d1 --by alice@example.com --text "Refund half"',
         _review,
         _review_arguments,

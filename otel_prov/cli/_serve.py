@@ -12,6 +12,7 @@ from otel_prov._settings import is_loopback
 from otel_prov._tls import TlsFiles
 from otel_prov._tokens import BearerToken, token_digest
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._messages import say
 from otel_prov.cli._parser import (
     Command,
     allow_service,
@@ -20,16 +21,8 @@ from otel_prov.cli._parser import (
     seconds,
     tls_arguments,
 )
-from otel_prov.cli._shared import (
-    backend,
-    base_graph,
-    say,
-    tenant,
-    tenants_from,
-    token_text,
-    trace_links,
-)
-from otel_prov.read._backend import StoreUnavailableError
+from otel_prov.cli._shared import backend, base_graph, tenant, tenants_from, token_text, trace_links
+from otel_prov.exporters._reading import StoreUnavailableError
 from otel_prov.setup._destination import store_path
 
 __all__ = ["COMMANDS"]
@@ -179,8 +172,6 @@ def _awaited_store(args: argparse.Namespace) -> Path | None:
 COMMANDS = (
     Command(
         "serve",
-        "a read-only web view: sessions (filtered, paged), each session with its timeline "
-        "and RDF downloads, two side by side, and a SPARQL box; prints its URL",
         "otel-prov serve --port 8080",
         _serve,
         _arguments,

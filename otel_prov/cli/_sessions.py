@@ -8,14 +8,15 @@ import json
 import sys
 
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._messages import no_session, say
 from otel_prov.cli._parser import Command, add_format, at_least_one, moment
 from otel_prov.cli._render import render_session_list, render_views
 from otel_prov.cli._render_diff import render_diff
 from otel_prov.cli._render_rdf import GRAPH_FORMATS, render_graphs
 from otel_prov.cli._render_why import render_why
-from otel_prov.cli._shared import backend, graph, no_session, reader, say, trace_links
+from otel_prov.cli._shared import backend, graph, reader, trace_links
 from otel_prov.cli._terminal import printable
-from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.read._reader import ProvenanceReader
 from otel_prov.read._sparql import STATUSES
 from otel_prov.setup._destination import parked_batches
@@ -199,45 +200,30 @@ def _summary(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "sessions",
-        "list agent runs (outermost sessions), newest first; ITER and TOOLS count the "
-        "whole run, sub-agent sessions included",
         "otel-prov sessions --status error --since 2025-11-30 --limit 5 --format json",
         _sessions,
         _sessions_arguments,
     ),
     Command(
         "show",
-        "show one session: its question, iterations, tool calls, answer, and the "
-        "sub-agent sessions it started, nested where they started",
         "otel-prov show demo-conversation --format mermaid",
         _show,
         _show_arguments,
     ),
     Command(
         "why",
-        "the derivation graph behind a run's answer, or behind any activity or entity: "
-        "observations, the tool calls behind them (name, call id, arguments, status), the "
-        "steps that chose them, retrieved chunks and their sources, the question and the "
-        "conversation's earlier turns; failed attempts with their error",
         "otel-prov why demo-conversation --format mermaid",
         _why,
         _why_arguments,
     ),
     Command(
         "diff",
-        "compare two runs (question, agent, status), step by step (action, tool, "
-        "arguments, status, observation, thought) and their answers: the first "
-        "divergence, tool calls added or missing, changed arguments, statuses, thoughts "
-        "and answers; exit 1 when anything differs",
         "otel-prov diff RUN_BEFORE RUN_AFTER --format json",
         _diff,
         _diff_arguments,
     ),
     Command(
         "summary",
-        "a run in plain language, from its provenance alone (no model): what was asked, "
-        "each step's action and outcome, failures included, what the answer rests on, "
-        "time and tokens",
         "otel-prov summary demo-conversation",
         _summary,
         _summary_arguments,

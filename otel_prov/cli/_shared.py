@@ -1,11 +1,9 @@
 """What the commands share when they run: the store or endpoint their flags name, the
-graph, the trace backends' links, and one-line messages on stderr."""
+graph, the trace backends' links (their messages: ``_messages``)."""
 
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
 from pathlib import Path
 
 from otel_prov._extras import MissingExtraError
@@ -25,9 +23,9 @@ from otel_prov.environment_variables import (
     OTEL_PROV_TRACE_URL,
 )
 from otel_prov.exporters._base import graph_term
+from otel_prov.exporters._reading import QueryBackend, StoreUnavailableError
 from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
 from otel_prov.prov._chain import Checkpoint
-from otel_prov.read._backend import QueryBackend, StoreUnavailableError
 from otel_prov.read._chains import read_checkpoint_file
 from otel_prov.read._confinement import Confinement
 from otel_prov.read._reader import ProvenanceReader
@@ -44,12 +42,9 @@ __all__ = [
     "confinement",
     "destination",
     "graph",
-    "log_one_line",
-    "no_session",
     "open_destination",
     "read_checkpoints",
     "reader",
-    "say",
     "signer",
     "tenant",
     "tenants_from",
@@ -62,7 +57,10 @@ def backend(args: argparse.Namespace) -> QueryBackend:
     """Where ``--store``/``--endpoint`` (or the settings) say provenance is read."""
     if args.store is not None and args.endpoint:
         raise UsageError("give --store or --endpoint, not both")
-    return reader_from_settings(store=args.store, sparql_query_endpoint=args.endpoint)
+    try:
+        return reader_from_settings(store=args.store, sparql_query_endpoint=args.endpoint)
+    except ValueError as exc:  # a backend name that is none (OTEL_PROV_BACKEND)
+        raise UsageError(str(exc)) from exc
 
 
 def reader(args: argparse.Namespace) -> ProvenanceReader:
@@ -199,38 +197,3 @@ def tenants_from(path: Path | None) -> Tenants | None:
     tenants.  ``ValueError`` says what is wrong with the file."""
     named = path or env_str(OTEL_PROV_TENANTS)
     return None if not named else Tenants.read(Path(named))
-
-
-def say(message: str) -> None:
-    """One line on stderr: an error, a warning, or what the data on stdout leaves out."""
-    print(f"otel-prov: {message}", file=sys.stderr)
-
-
-def no_session(ident: str) -> str:
-    return f"no session with id, trace id or conversation id {ident!r}"
-
-
-class OneLineLog(logging.Handler):
-    """A record of the pipeline's log as one line: its first, and the last of a traceback
-    (the exception's type and message).  Counts the errors, for a command that writes
-    fails when the pipeline could not store something, even where no result says so
-    (writing the memtables out at shutdown)."""
-
-    errors = 0
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= logging.ERROR:
-            self.errors += 1
-        lines = record.getMessage().splitlines() or [""]
-        if record.exc_info is not None and record.exc_info[1] is not None:
-            error = record.exc_info[1]
-            lines.append(f"{type(error).__name__}: {error}".splitlines()[0])
-        say(lines[0] if len(lines) == 1 else f"{lines[0]} ({lines[-1].strip()})")
-
-
-def log_one_line() -> OneLineLog:
-    """The pipeline's warnings and errors on stderr, one line each, as the command's own
-    messages are: a traceback tells the user of a command nothing a line would not."""
-    handler = OneLineLog(logging.WARNING)
-    logging.getLogger("otel_prov").addHandler(handler)
-    return handler

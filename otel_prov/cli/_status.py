@@ -8,8 +8,9 @@ from pathlib import Path
 
 from otel_prov._settings import env_str
 from otel_prov.cli._exit import ExitCode
+from otel_prov.cli._messages import say
 from otel_prov.cli._parser import Command, Where, add_format
-from otel_prov.cli._shared import open_destination, say
+from otel_prov.cli._shared import open_destination
 from otel_prov.environment_variables import OTEL_PROV_SPARQL_UPDATE_ENDPOINT
 from otel_prov.read._delivery import delivery_status, render_status
 from otel_prov.setup._destination import (
@@ -99,9 +100,6 @@ def _flush(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "status",
-        "delivery to the SPARQL store, from the spool directory the exporters write to: "
-        "counters, spooled and dead-lettered batches (exit 1 when batches wait in the "
-        "spool or were dead-lettered)",
         "otel-prov status --format json",
         _status,
         _status_arguments,
@@ -109,8 +107,6 @@ COMMANDS = (
     ),
     Command(
         "flush",
-        "store what waits on disk: batches parked beside the embedded store by processes "
-        "that could not get it, or spooled for the SPARQL store (exit 1 when some still wait)",
         "otel-prov flush --store .otel-prov/store",
         _flush,
         where=Where.STORE,

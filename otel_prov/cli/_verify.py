@@ -7,12 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from otel_prov._signing import KEY_FILE, generate_key_pair
+from otel_prov._signing import generate_key_pair
 from otel_prov.cli._audit import trusted_keys, verify_package
 from otel_prov.cli._exit import ExitCode, UsageError
+from otel_prov.cli._messages import no_session, say
 from otel_prov.cli._parser import Command, Where, add_format
 from otel_prov.cli._render_report import render_checks
-from otel_prov.cli._shared import no_session, read_checkpoints, reader, say
+from otel_prov.cli._shared import read_checkpoints, reader
 
 __all__ = ["COMMANDS"]
 
@@ -95,14 +96,12 @@ def _keygen(args: argparse.Namespace) -> ExitCode:
 COMMANDS = (
     Command(
         "verify",
-        "check that stored sessions are unchanged since export and every writer's chain is whole",
         "otel-prov verify demo-conversation",
         _verify,
         _arguments,
     ),
     Command(
         "keygen",
-        f"write an Ed25519 key pair ({KEY_FILE}, signing.pub) for signing provenance",
         "otel-prov keygen --out .otel-prov",
         _keygen,
         _keygen_arguments,

@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from otel_prov.exporters._stored import StoredRuns
 from otel_prov.processing._pipeline import WritePipeline
-from otel_prov.processing._stored import StoredRuns
 from otel_prov.prov._iris import trace_hex
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._span_record import Role, SpanRecord, is_remote_root
@@ -75,7 +75,7 @@ def import_spans(
     stand_ins: Iterable[SpanRecord] = (),
 ) -> ImportSummary:
     """Map, seal and export ``spans`` through ``pipeline``; ``stored`` reads what its
-    exporter's store holds (``_stored``), to go on from there.
+    exporter's store holds (``exporters._stored``), to go on from there.
 
     ``now_ns`` is the time revised bundles are generated at.  Of two copies of one span,
     an ended one wins over one that never ended, else the later.  The caller checkpoints

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from otel_prov._settings import env_bool
 from otel_prov.environment_variables import OTEL_PROV_STREAM
 from otel_prov.exporters._base import ExportResult, ProvExporter
+from otel_prov.exporters._stored import StoredRuns, StoredSession
 from otel_prov.processing._chain_writer import ChainWriter
 from otel_prov.processing._preparer import RecordPreparer
 from otel_prov.processing._price_file import prices_from_settings
-from otel_prov.processing._stored import StoredRuns, StoredSession
 from otel_prov.prov._chain import Tombstone
 from otel_prov.prov._iris import activity_iri
 from otel_prov.prov._mapper import map_spans
@@ -170,10 +170,10 @@ class WritePipeline:
         return records
 
     def continue_stored(self, sessions: Iterable[StoredSession], stored: StoredRuns) -> None:
-        """Go on from what the store holds of these sessions (``_stored``): a sealed one is
-        revised by what the next record adds to it, never sealed again; a streamed one,
-        still open, gets its next entries after the stored ones, and its end takes back
-        what they wrote and it does not say."""
+        """Go on from what the store holds of these sessions (``exporters._stored``): a
+        sealed one is revised by what the next record adds to it, never sealed again; a
+        streamed one, still open, gets its next entries after the stored ones, and its
+        end takes back what they wrote and it does not say."""
         sealer = self.chain.sealer
         for found in sessions:
             session, bundle = iri(found.session), iri(found.bundle)

@@ -60,11 +60,11 @@ from otel_prov.environment_variables import (
     OTEL_PROV_WAL_DIR,
 )
 from otel_prov.exporters._base import ProvExporter
+from otel_prov.exporters._stored import StoredRuns
 from otel_prov.processing._assembler import SessionAssembler
 from otel_prov.processing._chain_writer import ChainWriter, signer_from_settings
 from otel_prov.processing._pipeline import OpenRun, WritePipeline
 from otel_prov.processing._recovery import Recovery
-from otel_prov.processing._stored import StoredRuns
 from otel_prov.processing._wal import IntentLog, recover_intents
 from otel_prov.prov._conventions import starts_as_tool_call
 from otel_prov.prov._record import ProvRecord
@@ -144,7 +144,7 @@ class ProvSpanProcessor(SpanProcessor):
     the steps of a run still open as they end, each worker cycle's as the next entry of
     the chain, the run shown ``running`` until it ends (see ``otel_prov.prov._stream``;
     an exporter that cannot take triples back gets runs when they end).  ``stored``:
-    the store's answers (``processing._stored``), with which the processor ends the runs a
+    the store's answers (``exporters._stored``), with which the processor ends the runs a
     writer that is gone left open there, and goes on from what a dead process of its
     write-ahead log streamed (``_recovery``); ``configure()`` passes the reader of the
     store it writes.  Without it and with a write-ahead log, runs are not streamed.

@@ -22,9 +22,9 @@ import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from otel_prov.exporters._stored import StoredRuns
 from otel_prov.processing._liveness import WriterLock, forget_writer, gone_writers
 from otel_prov.processing._pipeline import WritePipeline
-from otel_prov.processing._stored import StoredRuns
 from otel_prov.prov._iris import trace_hex
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._rdf import iri

@@ -50,6 +50,7 @@ __all__ = [
     "parse_literal",
     "to_nquads",
     "to_ntriples",
+    "values",
 ]
 
 PROV = "http://www.w3.org/ns/prov#"
@@ -266,6 +267,11 @@ def iri(value: str) -> str:
     except ValueError as exc:
         raise InvalidIRIError(f"{exc} in {value!r}") from exc
     return f"<{value}>"
+
+
+def values(iris: Iterable[str]) -> str:
+    """``iris`` checked and written as terms, for a SPARQL ``VALUES`` block."""
+    return " ".join(iri(each) for each in iris)
 
 
 _UNESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}

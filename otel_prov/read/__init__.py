@@ -61,8 +61,8 @@ API with output formats.
 
 from __future__ import annotations
 
+from otel_prov.exporters._reading import StoreUnavailableError
 from otel_prov.read._approvals import ApprovalView
-from otel_prov.read._backend import StoreUnavailableError
 from otel_prov.read._decisions import DecisionAccount, Weighed, decision_accounts
 from otel_prov.read._diff import CallChange, CallRef, Divergence, SessionDiff
 from otel_prov.read._plans import PlanStepView, PlanView, PostconditionView

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import iri
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES
 
 __all__ = ["ApprovalView", "approvals_of"]

@@ -12,11 +12,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._iris import STEP
 from otel_prov.prov._rdf import OPROV, PROV, instant_order, iri, milliseconds_between
 from otel_prov.read._approvals import approvals_of
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._plans import plans_and_postconditions
 from otel_prov.read._session_facts import TOKEN_PROPERTIES, evaluations_of, usage_totals
 from otel_prov.read._sparql import SPARQL_PREFIXES, settled_status, shown_agent

@@ -23,6 +23,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from otel_prov._signing import signature_valid
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._bundle import CANONICALIZATIONS
 from otel_prov.prov._chain import (
     TOMBSTONE_FORM,
@@ -33,7 +34,6 @@ from otel_prov.prov._chain import (
     entries_by_chain,
 )
 from otel_prov.prov._rdf import canonical_datetime
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES
 
 __all__ = [

@@ -5,8 +5,9 @@ runs for someone (``otel-prov query``, the SPARQL page of ``otel-prov serve``, t
 A reader is built for the provenance graph and, maybe, a tenant; its
 :class:`Confinement`, built once from those (:meth:`Confinement.of`), is then all any of
 them consults.  A tenant's reader reads the tenant's graph (``<graph>/tenants/NAME``),
-and a query it runs has that graph as its whole :class:`Dataset`: its default graph and
-its only named graph, so ``GRAPH ?g``, ``FROM``, ``FROM NAMED`` and a guessed graph IRI
+and a query it runs has that graph as its whole
+:class:`~otel_prov.exporters._reading.Dataset`: its default graph and its only named
+graph, so ``GRAPH ?g``, ``FROM``, ``FROM NAMED`` and a guessed graph IRI
 see nothing else.  The store enforces it: pyoxigraph's ``default_graph`` and
 ``named_graphs``, the SPARQL protocol's ``default-graph-uri`` and ``named-graph-uri``,
 which override what the query says.  A reader without a tenant reads the provenance
@@ -23,25 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from otel_prov._tenants import tenant_graph
+from otel_prov.exporters._reading import Dataset
 
-__all__ = ["Confinement", "Dataset"]
-
-
-@dataclass(frozen=True)
-class Dataset:
-    """The graphs (IRIs) one query reads, whatever its ``FROM`` and ``FROM NAMED`` say."""
-
-    default_graphs: tuple[str, ...] = ()
-    """Merged, the query's default graph; none: the merge of :attr:`named_graphs` when
-    they are given, else the store's own default graph."""
-    named_graphs: tuple[str, ...] | None = None
-    """The only named graphs the query sees (``GRAPH ?g`` ranges over them, ``GRAPH
-    <other>`` is empty); ``None``: every named graph of the store."""
-
-    @property
-    def defaults(self) -> tuple[str, ...]:
-        """The graphs merged into the default graph, as both backends send them."""
-        return self.default_graphs or (self.named_graphs or ())
+__all__ = ["Confinement"]
 
 
 @dataclass(frozen=True)

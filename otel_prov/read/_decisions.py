@@ -20,9 +20,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import InvalidIRIError, instant_order, iri, literal
 from otel_prov.prov._review import Reviewed
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._evidence import ADOPTS, CONTRADICTED_BY, SUPPORTED_BY
 from otel_prov.read._sparql import SPARQL_PREFIXES
 from otel_prov.read._why import WhyEdge, WhyGraph, WhyNode

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import OPROV, PROV, RDF
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
 __all__ = [

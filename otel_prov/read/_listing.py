@@ -17,8 +17,8 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import OPROV, datetime_literal, instant_order
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._session_facts import evaluations_of, usage_totals
 from otel_prov.read._sparql import (
     SPARQL_PREFIXES,

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 from otel_prov._signing import public_key_pem
 from otel_prov._version import __version__
+from otel_prov.exporters._content import stored_content
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._bundle import CANONICALIZATIONS, canonical_text
 from otel_prov.prov._chain import (
     CHECKPOINT_FORM,
@@ -39,7 +41,6 @@ from otel_prov.prov._chain import (
     Signer,
     Tombstone,
 )
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._chains import (
     _entry,
     _signature_problem,
@@ -61,12 +62,7 @@ from otel_prov.read._package_zip import (
     load_json,
     read_members,
 )
-from otel_prov.read._verify import (
-    SessionCheck,
-    annotation_rows_query,
-    stored_content,
-    verify_rows_query,
-)
+from otel_prov.read._verify import SessionCheck, annotation_rows_query, verify_rows_query
 
 __all__ = ["PACKAGE_FORM", "CheckedPackage", "PackageError", "check_package", "export_package"]
 

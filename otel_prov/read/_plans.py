@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import iri, is_true
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
 __all__ = ["PlanStepView", "PlanView", "PostconditionView", "plans_and_postconditions"]

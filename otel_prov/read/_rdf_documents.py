@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 import pyoxigraph
 
+from otel_prov.exporters._reading import QueryResult
 from otel_prov.prov._rdf import PREFIXES
-from otel_prov.read._backend import QueryResult
 
 __all__ = ["render_jsonld", "render_rows_csv", "render_rows_json", "render_turtle"]
 

@@ -15,15 +15,16 @@ import pyoxigraph
 import rdflib
 
 from otel_prov.exporters._base import graph_term
+from otel_prov.exporters._members import member_triples, session_members
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.exporters._registry import StoreOptions, get
 from otel_prov.prov._approval_triples import person_iri
 from otel_prov.prov._chain import Checkpoint
 from otel_prov.prov._rdf import PREFIXES, datetime_literal, iri, literal
 from otel_prov.read._assembly import load_session
-from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 from otel_prov.read._decisions import load_reasoning
 from otel_prov.read._diff import SessionDiff, diff_sessions
 from otel_prov.read._listing import RunFilter, find_sessions, list_runs
-from otel_prov.read._members import member_triples, session_members
 from otel_prov.read._sparql import SPARQL_PREFIXES, STATUSES
 from otel_prov.read._summary import RunSummary, summarize
 from otel_prov.read._text_index import TextIndex
@@ -222,7 +223,8 @@ def open_store(path: str | os.PathLike[str], *, graph: str | None = None) -> Pro
     """A reader of the embedded store at ``path`` (``configure()`` writes to
     ``.otel-prov/store`` unless told otherwise), opened read-only: it works while an
     agent writes to it, and sees the store as it was when opened."""
-    return ProvenanceReader(EmbeddedBackend(Path(path)), graph=graph)
+    reader = get("embedded").reader(StoreOptions(store=Path(path)))
+    return ProvenanceReader(reader, graph=graph)
 
 
 def open_endpoint(
@@ -230,7 +232,8 @@ def open_endpoint(
 ) -> ProvenanceReader:
     """A reader of a SPARQL 1.1 query endpoint.  ``headers`` (e.g. authorization) go
     with every request and are never logged."""
-    return ProvenanceReader(RemoteBackend(url, headers=headers), graph=graph)
+    options = StoreOptions(sparql_query_endpoint=url, sparql_headers=headers or {})
+    return ProvenanceReader(get("sparql").reader(options), graph=graph)
 
 
 def parse_moment(text: str) -> datetime:

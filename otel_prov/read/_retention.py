@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from otel_prov.exporters._base import ProvExporter
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.processing._pipeline import WritePipeline
 from otel_prov.prov._chain import Entry, Tombstone, tombstones_for
 from otel_prov.prov._rdf import (
@@ -39,7 +40,6 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._record import ProvRecord
 from otel_prov.prov._vocab import RDFS_LABEL, O, P
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._chains import _entry, entries_query
 from otel_prov.read._sparql import SPARQL_PREFIXES
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import MAX_PREC, Context, Decimal, InvalidOperation
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import OPROV, iri
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 from otel_prov.read._views import Cost, EvaluationView, Usage
 

@@ -19,9 +19,9 @@ that took seconds where the anchored query takes milliseconds.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from otel_prov.prov._rdf import SPARQL_PREFIXES, InvalidIRIError, iri, literal
+from otel_prov.prov._rdf import SPARQL_PREFIXES, InvalidIRIError, iri, literal, values
 
 __all__ = [
     "SPARQL_PREFIXES",
@@ -101,8 +101,3 @@ def named_sessions(variable: str, ident: str, pattern: str) -> str:
     with contextlib.suppress(InvalidIRIError):
         branches.append(f"{{ VALUES {variable} {{ {iri(ident)} }} {variable} {pattern} }}")
     return "\n  UNION ".join(branches)
-
-
-def values(iris: Sequence[str]) -> str:
-    """``iris`` checked and written as terms, for a ``VALUES`` block."""
-    return " ".join(iri(each) for each in iris)

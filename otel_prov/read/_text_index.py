@@ -17,8 +17,8 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import instant_order
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
 __all__ = ["TextIndex", "first_starts"]

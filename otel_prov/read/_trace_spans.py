@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import OPROV, literal
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._sparql import SPARQL_PREFIXES, settled_status
 
 __all__ = ["MOST_TRACE_SPANS", "TraceSpanView", "trace_spans", "trace_spans_query"]

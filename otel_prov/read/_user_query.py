@@ -36,9 +36,9 @@ from rdflib.plugins.sparql.parser import parseQuery
 from rdflib.plugins.sparql.parserutils import CompValue
 from rdflib.term import Variable
 
+from otel_prov.exporters._reading import Dataset, QueryBackend, QueryResult
 from otel_prov.prov._rdf import PREFIXES
-from otel_prov.read._backend import QueryBackend, QueryResult
-from otel_prov.read._confinement import Confinement, Dataset
+from otel_prov.read._confinement import Confinement
 
 __all__ = [
     "QUERY_FORMS",

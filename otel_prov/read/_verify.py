@@ -39,21 +39,20 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-import pyoxigraph
-
+from otel_prov.exporters._content import run_content, stored_content
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.processing._blobs import BlobError, read_blob
 from otel_prov.prov._bundle import (
     CANONICALIZATIONS,
     agent_of,
     content_hash,
     manifest,
-    session_content,
 )
 from otel_prov.prov._chain import Checkpoint
 from otel_prov.prov._rdf import (
     Triple,
     by_predicate,
-    canonical_datetime,
     instant_order,
     iri,
     literal,
@@ -62,11 +61,9 @@ from otel_prov.prov._rdf import (
 )
 from otel_prov.prov._stream import STREAMED, StreamedEntry, delta_problems
 from otel_prov.prov._vocab import PP, RDF_TYPE, RDFS_LABEL, O, P
-from otel_prov.read._backend import EmbeddedBackend, QueryBackend
 from otel_prov.read._chains import chain_iri, check_chains
 from otel_prov.read._graph_lines import GraphLines
 from otel_prov.read._listing import find_sessions
-from otel_prov.read._members import member_triples, session_members
 from otel_prov.read._retention import unfinished
 from otel_prov.read._sparql import SPARQL_PREFIXES, values
 
@@ -76,25 +73,8 @@ __all__ = [
     "GATES",
     "SessionCheck",
     "constraint_violations",
-    "stored_content",
     "verify_sessions",
 ]
-
-
-def stored_content_query(graph: str, session: str, bundle: str) -> str:
-    """CONSTRUCT the session's content as its bundle hashed it (the bundle left out).
-
-    One query, for members that :func:`subject_triples_query` cannot name (a blank
-    node); otherwise :func:`session_members_query` and that one are faster: the
-    embedded store joins this subquery with ``?x ?p ?o`` over the whole graph (1.7 s
-    over 10,000 runs, where the two anchored queries take milliseconds)."""
-    return f"""{SPARQL_PREFIXES}
-CONSTRUCT {{ ?x ?p ?o }} WHERE {{
-  {{ SELECT DISTINCT ?x WHERE {{ GRAPH {graph} {{
-    {session_members(iri(session))}
-  }} }} }}
-  GRAPH {graph} {{ ?x ?p ?o . FILTER(?x != {iri(bundle)}) }}
-}}"""
 
 
 def verify_rows_query(graph: str, *, sessions: Sequence[str] | None = None) -> str:
@@ -171,8 +151,6 @@ agent's "starts" before the arguments it used were made, with nothing changed.  
 keeps hosts within milliseconds; five minutes is the tolerance Kerberos allows, past
 which a host's clock is itself a fault worth failing on."""
 GATES = ("tool_use_verified", "plan_followed")
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
-_XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
 
 
 @dataclass(frozen=True)
@@ -197,44 +175,6 @@ class SessionCheck:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def _term(term: object) -> str:
-    """A stored term written exactly as the mapper writes it."""
-    if isinstance(term, pyoxigraph.NamedNode):
-        return f"<{term.value}>"
-    if isinstance(term, pyoxigraph.Literal):
-        if term.language:
-            return f"{literal(term.value)}@{term.language}"
-        datatype = term.datatype.value
-        if datatype == _XSD_STRING:
-            return literal(term.value)
-        value = canonical_datetime(term.value) if datatype == _XSD_DATETIME else term.value
-        return f"{literal(value)}^^<{datatype}>"
-    return str(term)
-
-
-def stored_content(backend: QueryBackend, graph: str, session: str, bundle: str) -> list[Triple]:
-    """The session's content (``_bundle``) as the store holds it, in the mapper's syntax.
-
-    A query finds every candidate subject by its ``partOf`` path and a second reads
-    their triples; ``session_content`` then decides, as it did when sealing, what of it
-    the session's process recorded (it leaves out what another process recorded below,
-    ``oprov:remoteParent``).  A member that is no IRI (a blank node someone added) cannot
-    be named in a query: then one query finds and reads them all, more slowly.
-    """
-    found = member_triples(
-        backend, graph, session, whole=stored_content_query(graph, session, bundle)
-    )
-    candidates = [(_term(t.subject), _term(t.predicate), _term(t.object)) for t in found]
-    return _run_content(candidates, session, bundle)
-
-
-def _run_content(candidates: list[Triple], session: str, bundle: str) -> list[Triple]:
-    """What of ``candidates`` the session's bundle hashed: its content, the bundle's own
-    description left out (however the candidates were read)."""
-    bundle_term = iri(bundle)
-    return [t for t in session_content(candidates, iri(session)) if t[0] != bundle_term]
 
 
 _REVISION_COLUMNS = ("revised", "revisedManifest")
@@ -487,7 +427,7 @@ def verify_sessions(
             continue
         if graph_lines is not None:
             candidates = graph_lines.of_trace(session.split(":")[2]) + graph_lines.others
-            content = _run_content(candidates, session, row["bundle"])
+            content = run_content(candidates, session, row["bundle"])
         else:
             content = stored_content(backend, graph, session, row["bundle"])
         checks[session] = _check(session, row, content, stored_hashes, streamed.get(session))

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_prov.exporters._reading import QueryBackend
 from otel_prov.prov._rdf import (
     OPROV,
     PROV,
@@ -40,7 +41,6 @@ from otel_prov.prov._rdf import (
     milliseconds_between,
 )
 from otel_prov.read._assembly import CONTENT_DESCRIPTORS, content_text
-from otel_prov.read._backend import QueryBackend
 from otel_prov.read._evidence import (
     QUALIFIER,
     Qualified,

@@ -17,18 +17,16 @@ from otel_prov.capture import _content
 from otel_prov.capture._redaction import RedactingSpanExporter
 from otel_prov.capture._sinks import register_provenance_sink
 from otel_prov.environment_variables import (
+    OTEL_PROV_BACKEND,
     OTEL_PROV_PROVENANCE,
     OTEL_PROV_STORE,
     OTEL_PROV_TENANT,
     OTEL_PROV_WAL_DIR,
 )
 from otel_prov.exporters import ProvExporter
+from otel_prov.exporters._registry import UnknownBackendError
 from otel_prov.processing._processor import ProvSpanProcessor
-from otel_prov.setup._destination import (
-    DestinationSettings,
-    exporter_from_settings,
-    stored_runs,
-)
+from otel_prov.setup._destination import StoreOptions, exporter_from_settings, stored_runs
 
 _logger = logging.getLogger("otel_prov")
 
@@ -86,13 +84,24 @@ def _otlp_exporter() -> SpanExporter:
     return OTLPSpanExporter()
 
 
-def _exporter_or_none(settings: DestinationSettings) -> ProvExporter | None:
+def _exporter_or_none(settings: StoreOptions) -> ProvExporter | None:
     """The exporter the settings ask for.  A store that cannot be opened (a file where its
-    directory should be, no permission) is the caller's mistake when given as ``store=``
-    (``ValueError``); set in the environment, it is logged and the process records no
-    provenance, for telemetry must not stop the agent from starting."""
+    directory should be, no permission), or a backend name that is none, is the caller's
+    mistake when given as ``store=`` or ``backend=`` (``ValueError``); set in the
+    environment, it is logged and the process records no provenance, for telemetry must
+    not stop the agent from starting."""
     try:
         return exporter_from_settings(settings)
+    except UnknownBackendError as exc:
+        if settings.backend is not None:
+            raise
+        _logger.error(
+            "no provenance is recorded in this process, and force_flush() says so: %s (%s=%s)",
+            exc,
+            OTEL_PROV_BACKEND,
+            env_str(OTEL_PROV_BACKEND),
+        )
+        return None
     except OSError as exc:
         if settings.store is not None:
             raise ValueError(
@@ -111,6 +120,7 @@ def _exporter_or_none(settings: DestinationSettings) -> ProvExporter | None:
 def configure(
     *,
     service_name: str | None = None,
+    backend: str | None = None,
     store: str | os.PathLike[str] | None = None,
     sparql_update_endpoint: str | None = None,
     sparql_query_endpoint: str | None = None,
@@ -139,7 +149,9 @@ def configure(
 ) -> ProvHandle:
     """Build a ``TracerProvider`` that records provenance, install it, and return a handle.
 
-    Provenance goes to ``exporter`` if given; else to the SPARQL store at
+    Provenance goes to ``exporter`` if given; else to the store backend ``backend`` names
+    (``OTEL_PROV_BACKEND``: ``embedded``, ``sparql``, ``file``, or one an installed package
+    registers, see :mod:`otel_prov.exporters._registry`); else to the SPARQL store at
     ``sparql_update_endpoint`` (``OTEL_PROV_SPARQL_UPDATE_ENDPOINT``; with
     ``sparql_query_endpoint``, ``sparql_headers``, ``spool_dir``,
     ``sparql_graph_store_endpoint`` and their variables) through
@@ -177,7 +189,8 @@ def configure(
     wanted = provenance if provenance is not None else env_bool(OTEL_PROV_PROVENANCE, True)
     if wanted and exporter is None:
         exporter = _exporter_or_none(
-            DestinationSettings(
+            StoreOptions(
+                backend=backend,
                 store=store,
                 sparql_update_endpoint=sparql_update_endpoint,
                 sparql_query_endpoint=sparql_query_endpoint,

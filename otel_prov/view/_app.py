@@ -30,8 +30,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from otel_prov._tenants import Tenants
+from otel_prov.exporters._reading import QueryBackend, QueryResult, StoreUnavailableError
 from otel_prov.prov._stream import RUNNING
-from otel_prov.read._backend import QueryBackend, QueryResult, StoreUnavailableError
 from otel_prov.read._confinement import Confinement
 from otel_prov.read._rdf_documents import (
     render_jsonld,

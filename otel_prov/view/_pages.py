@@ -26,8 +26,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from otel_prov.exporters._reading import QueryResult
 from otel_prov.prov._stream import RUNNING
-from otel_prov.read._backend import QueryResult
 from otel_prov.read._diff import diff_sessions
 from otel_prov.read._reader import SessionPage
 from otel_prov.read._recipes import RECIPES

@@ -15,7 +15,8 @@ import sys
 
 import pyoxigraph
 
-from otel_prov.read._backend import EmbeddedBackend, StoreUnavailableError
+from otel_prov.exporters._reading import StoreUnavailableError
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.read._confinement import Confinement
 from otel_prov.read._user_query import run_user_query
 

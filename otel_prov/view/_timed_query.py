@@ -25,12 +25,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 
 import pyoxigraph
 
-from otel_prov.read._backend import (
-    EmbeddedBackend,
-    QueryBackend,
-    QueryResult,
-    StoreUnavailableError,
-)
+from otel_prov.exporters._reading import QueryBackend, QueryResult, StoreUnavailableError
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.read._confinement import Confinement
 from otel_prov.read._user_query import refuse_updates, run_user_query
 from otel_prov.view._query_process import READY

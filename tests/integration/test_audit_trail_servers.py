@@ -13,10 +13,10 @@ import pytest
 import otel_prov
 from otel_prov._signing import KeySigner
 from otel_prov.demo import run_demo_agent
+from otel_prov.exporters.sparql._reader import RemoteBackend
 from otel_prov.prov._chain import Tombstone
 from otel_prov.prov._rdf import literal
 from otel_prov.prov._sealer import Sealer
-from otel_prov.read._backend import RemoteBackend
 from otel_prov.read._chains import _entry, entries_query
 from tests.cli import run_cli
 from tests.integration.store_queries import GRAPH, select, update

@@ -11,9 +11,9 @@ import requests
 from otel_prov import ProvRecord, map_spans
 from otel_prov.demo import run_demo_agent
 from otel_prov.exporters import SparqlUpdateExporter
+from otel_prov.exporters.sparql._reader import RemoteBackend
 from otel_prov.prov._prices import parse_prices
 from otel_prov.prov._span_record import SpanEvent
-from otel_prov.read._backend import RemoteBackend
 from tests.builders import T0, TRACE, make_span, records_of
 from tests.cli import run_cli
 from tests.integration.store_queries import select, store_both

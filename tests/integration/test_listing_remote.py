@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from otel_prov.exporters import SparqlUpdateExporter
+from otel_prov.exporters.sparql._reader import RemoteBackend
 from otel_prov.prov._mapper import map_spans
 from otel_prov.prov._sealer import Sealer
 from otel_prov.read import ProvenanceReader
-from otel_prov.read._backend import RemoteBackend
 from tests.integration.store_queries import update
 from tests.servers import SparqlServer
 from tests.test_listing_marked_twice import (

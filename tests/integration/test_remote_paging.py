@@ -20,10 +20,11 @@ import pyoxigraph
 import pytest
 
 from otel_prov import ProvRecord, map_spans
+from otel_prov.exporters._reading import Dataset, QueryBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
+from otel_prov.exporters.sparql._reader import RemoteBackend
 from otel_prov.read import ProvenanceReader
-from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 from otel_prov.read._chains import entries_query
-from otel_prov.read._confinement import Dataset
 from otel_prov.read._verify import verify_sessions
 from tests.builders import make_span
 from tests.cli import run_cli

@@ -15,11 +15,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_prov
 from otel_prov.exporters import OxigraphStoreExporter, ProvExporter, SparqlUpdateExporter
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
+from otel_prov.exporters.sparql._reader import RemoteBackend
 from otel_prov.processing._processor import ProvSpanProcessor
 from otel_prov.prov._span_record import record_from_span
 from otel_prov.prov._vocab import O
 from otel_prov.read import ProvenanceReader
-from otel_prov.read._backend import EmbeddedBackend, QueryBackend, RemoteBackend
 from tests.servers import SparqlServer
 from tests.streamed_runs import sealed_at_end
 

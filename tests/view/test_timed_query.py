@@ -8,7 +8,7 @@ from pathlib import Path
 import pyoxigraph
 import pytest
 
-from otel_prov.read._backend import EmbeddedBackend
+from otel_prov.exporters.oxigraph._reader import EmbeddedBackend
 from otel_prov.read._confinement import Confinement
 from otel_prov.view._timed_query import QueryTimeoutError, run_timed_query
 

@@ -39,6 +39,8 @@ from typing import Literal
 
 from otel_prov.environment_variables import OTEL_PROV_SESSION_TIMEOUT
 from otel_prov.exporters._base import ExportResult
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.exporters._stored import StoreReads
 from otel_prov.ingest._import import ImportSummary, import_spans
 from otel_prov.ingest.receiver._handover import Handover
 from otel_prov.ingest.receiver._journal import JSON, PROTOBUF, Journal, JournalRecord
@@ -50,8 +52,6 @@ from otel_prov.prov._otlp_json import InvalidRequestError, ParsedSpans, parse_ot
 from otel_prov.prov._otlp_proto import parse_otlp_proto
 from otel_prov.prov._span_record import SpanRecord
 from otel_prov.prov._stream import StandIn
-from otel_prov.read._backend import QueryBackend
-from otel_prov.read._sealed import StoreReads
 
 __all__ = ["Accepted", "InvalidRequestError", "Receiver", "RequestRefusedError"]
 

@@ -33,32 +33,17 @@ import pyoxigraph
 
 from otel_prov._forks import reset_in_child
 from otel_prov._repeated import RepeatedFailure
-from otel_prov._settings import env_str, fsync_always
-from otel_prov.environment_variables import OTEL_PROV_STORE
-from otel_prov.exporters._base import (
-    REMOVE_BATCH,
-    ExportResult,
-    ProvExporter,
-    graph_term,
-    records_text,
-    remove_text,
-    text_parts,
-)
-from otel_prov.exporters._parked import ParkedBatches
-from otel_prov.exporters._rocksdb import (
-    open_writable,
-    register_writer,
-    writable_here,
-)
+from otel_prov._settings import fsync_always
+from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
+from otel_prov.exporters._text import REMOVE_BATCH, records_text, remove_text, text_parts
+from otel_prov.exporters.oxigraph._parked import ParkedBatches
+from otel_prov.exporters.oxigraph._rocksdb import open_writable, register_writer, writable_here
+from otel_prov.exporters.oxigraph._settings import default_store_path
 from otel_prov.prov._record import ProvRecord
 
-__all__ = ["DEFAULT_STORE", "OxigraphStoreExporter", "default_store_path"]
+__all__ = ["OxigraphStoreExporter"]
 
 _logger = logging.getLogger(__name__)
-
-DEFAULT_STORE = ".otel-prov/store"
-"""Where the embedded store lives unless ``path=`` or ``OTEL_PROV_STORE`` says otherwise."""
-
 
 _TRANSACTIONAL_MAX = 1024 * 1024
 """Batches up to this many bytes go in one transaction (``Store.load``), larger ones by
@@ -107,10 +92,6 @@ def _load(store: pyoxigraph.Store, nquads: bytes) -> bool:
         return True
     store.bulk_load(nquads, pyoxigraph.RdfFormat.N_QUADS)
     return False
-
-
-def default_store_path() -> Path:
-    return Path(env_str(OTEL_PROV_STORE, DEFAULT_STORE) or DEFAULT_STORE)
 
 
 def _held_by_another(error: OSError) -> bool:

@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from otel_prov.exporters._spool import write_atomically
+from otel_prov.exporters._durable import write_atomically
 
 __all__ = ["ParkedBatches", "parked_directory"]
 

@@ -1,8 +1,9 @@
 """A session's members (the subjects of its content) and their triples, read in two steps.
 
 What belongs to a session is defined once, by :func:`session_members`, as
-``_bundle.session_content`` defines a session's content: the reader's graph of a run
-and ``verify``'s recomputed content both start from it.
+``_bundle.session_content`` defines a session's content: the reader's graph of a run,
+``verify``'s recomputed content and a writer's continuation of a stored run
+(``_content``) all start from it.
 """
 
 from __future__ import annotations
@@ -11,9 +12,8 @@ from collections.abc import Sequence
 
 import pyoxigraph
 
-from otel_prov.prov._rdf import OPROV, PROV, RDF, iri
-from otel_prov.read._backend import QueryBackend
-from otel_prov.read._sparql import SPARQL_PREFIXES, values
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.prov._rdf import OPROV, PROV, RDF, SPARQL_PREFIXES, iri, values
 
 __all__ = ["member_triples", "session_members"]
 

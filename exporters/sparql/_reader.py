@@ -1,275 +1,29 @@
-"""Where the CLI reads provenance from: the embedded store or a SPARQL query endpoint.
+"""The SPARQL store's reader: a SPARQL 1.1 query endpoint, read with SPARQLWrapper.
 
-A backend answers SPARQL and returns plain Python values, so the session views and the
-renderers do not care which store they read.  The remote backend pages through SELECT
-answers, so a server's row cap (Virtuoso's ``ResultSetMaxRows``, 10,000 by default)
-never truncates a listing silently; an answer longer than a page is read in a total
-order (:func:`total_order`), so no row is read twice or missed.
+It pages through SELECT answers, so a server's row cap (Virtuoso's ``ResultSetMaxRows``,
+10,000 by default) never truncates a listing silently; an answer longer than a page is
+read in a total order (:func:`total_order`), so no row is read twice or missed.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
 import re
 import sys
-import time
 import urllib.error
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import pyoxigraph
 from SPARQLWrapper import BASIC, JSON, POST, TURTLE, SPARQLWrapper
 from SPARQLWrapper.SPARQLExceptions import QueryBadFormed, SPARQLWrapperException
 
-from otel_prov.exporters._rocksdb import open_read_only, writer_here
+from otel_prov.exporters._reading import Dataset, QueryResult, StoreUnavailableError, json_datatypes
+from otel_prov.exporters.sparql._settings import default_query_endpoint, redact_url
 from otel_prov.prov._rdf import canonical_datetime
-from otel_prov.read._confinement import Dataset
 
-__all__ = [
-    "EmbeddedBackend",
-    "QueryBackend",
-    "QueryResult",
-    "RemoteBackend",
-    "StoreUnavailableError",
-    "sort_key",
-    "total_order",
-]
-
-
-class StoreUnavailableError(Exception):
-    """The store cannot be read (missing, locked, unreachable); the message says which."""
-
-
-@dataclass(frozen=True)
-class QueryResult:
-    """A SPARQL answer: rows for SELECT, a boolean for ASK, triples for CONSTRUCT/DESCRIBE."""
-
-    kind: str
-    """``select``, ``ask`` or ``graph``."""
-    variables: tuple[str, ...] = ()
-    rows: list[dict[str, str | None]] = field(default_factory=list)
-    boolean: bool | None = None
-    triples: list[pyoxigraph.Triple] = field(default_factory=list)
-    datatypes: list[dict[str, str]] = field(default_factory=list)
-    """Beside each row, the datatype of each of its values JSON has a type for (numbers,
-    booleans): the rows hold text, as every reader compares it, and :meth:`json_rows`
-    gives those values their JSON types."""
-
-    def json_rows(self) -> list[dict[str, JsonValue]]:
-        """The rows with counts, sums and flags as JSON numbers and booleans (``"n": 2``,
-        not ``"2"``); a value JSON has no number for (NaN, an ill-formed literal) stays
-        its text."""
-        typed: list[dict[str, JsonValue]] = []
-        for index, row in enumerate(self.rows):
-            types = self.datatypes[index] if index < len(self.datatypes) else {}
-            typed.append({name: _json_value(value, types.get(name)) for name, value in row.items()})
-        return typed
-
-
-JsonValue = str | int | float | bool | None
-"""A value of a row as JSON gives it."""
-
-_XSD = "http://www.w3.org/2001/XMLSchema#"
-_INTEGERS = frozenset(
-    f"{_XSD}{name}"
-    for name in (
-        "integer", "long", "int", "short", "byte", "nonNegativeInteger", "positiveInteger",
-        "nonPositiveInteger", "negativeInteger", "unsignedLong", "unsignedInt",
-        "unsignedShort", "unsignedByte",
-    )
-)  # fmt: skip
-_NUMBERS = frozenset(f"{_XSD}{name}" for name in ("decimal", "double", "float"))
-_BOOLEAN = f"{_XSD}boolean"
-_JSON_TYPED = _INTEGERS | _NUMBERS | {_BOOLEAN}
-
-
-def _json_datatypes(datatypes: Iterable[tuple[str, str | None]]) -> dict[str, str]:
-    """The names among ``(name, datatype)`` whose value JSON has a type for."""
-    return {name: datatype for name, datatype in datatypes if datatype in _JSON_TYPED}
-
-
-def _json_value(value: str | None, datatype: str | None) -> JsonValue:
-    if value is None or datatype is None:
-        return value
-    try:
-        if datatype in _INTEGERS:
-            return int(value.strip())
-        if datatype == _BOOLEAN:
-            return {"true": True, "1": True, "false": False, "0": False}[value.strip()]
-        number = float(value)
-    except (ValueError, KeyError):
-        return value
-    return number if math.isfinite(number) else value
-
-
-class QueryBackend(Protocol):
-    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
-        """Run any SPARQL query; raises ``ValueError`` for a malformed one.
-
-        ``dataset`` (a reader's, see :mod:`otel_prov.read._confinement`) is the graphs
-        the query reads, whatever its ``FROM`` and ``FROM NAMED`` say; without it the
-        query reads the store's own dataset (on the embedded store, the union of all
-        graphs as the default graph).  It holds for this query only: one backend serves
-        readers of different datasets at once.
-        """
-
-
-def _value(term: object) -> str | None:
-    if term is None:
-        return None
-    if isinstance(term, (pyoxigraph.NamedNode, pyoxigraph.Literal)):
-        return term.value
-    if isinstance(term, pyoxigraph.BlankNode):
-        return f"_:{term.value}"
-    return str(term)
-
-
-T = TypeVar("T")
-
-_ATTEMPTS = 10
-"""Read-only opens (and queries) tried while a writer compacts the store under them; the
-waits between them double from 50 ms up to 1 s (about 6 s in all)."""
-
-
-def _retried(
-    action: Callable[[], T], failure: str, again: Callable[[], object] = lambda: None
-) -> T:
-    """``action``, tried again (after a back-off and ``again``) while the store's files
-    change under it; after the last attempt ``StoreUnavailableError`` says ``failure``
-    and why."""
-    attempt = 1
-    while True:
-        try:
-            return action()
-        except (OSError, RuntimeError) as exc:
-            if attempt == _ATTEMPTS:
-                raise StoreUnavailableError(f"{failure}: {exc}") from exc
-        time.sleep(min(1.0, 0.05 * 2 ** (attempt - 1)))
-        again()
-        attempt += 1
-
-
-class EmbeddedBackend:
-    """Reads an on-disk pyoxigraph store, read-only (the default graph is the union of all).
-
-    ``writer`` gives the handle of a process's own writer of the store (``None`` while it
-    holds none), by default the exporter writing it in this process, if any: reading
-    through it sees every batch exported so far, where a read-only open is a snapshot, and
-    one opened beside an active writer fails while it compacts.
-    """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        writer: Callable[[], pyoxigraph.Store | None] | None = None,
-    ) -> None:
-        self.path = Path(path)
-        if not self.path.is_dir():
-            raise StoreUnavailableError(
-                f"no provenance store at {self.path} (run an instrumented agent or "
-                "'otel-prov demo' first, or pass --store)"
-            )
-        self.writer = writer if writer is not None else writer_here(self.path)
-        self._read_only = None if self._held() is not None else self._open()
-
-    def _held(self) -> pyoxigraph.Store | None:
-        return self.writer() if self.writer is not None else None
-
-    @property
-    def _store(self) -> pyoxigraph.Store:
-        held = self._held()
-        if held is not None:
-            return held
-        if self._read_only is None:
-            self._read_only = self._open()
-        return self._read_only
-
-    def _open(self) -> pyoxigraph.Store:
-        """Open read-only.  A process writing the store may compact it meanwhile, deleting
-        files the opening (or a query) was about to read: then open it again, as it is now."""
-        return _retried(lambda: open_read_only(self.path), f"cannot open the store at {self.path}")
-
-    def ntriples(self, graph: str) -> Iterator[str]:
-        """Every triple of the named graph ``graph`` (an IRI), as N-Triples written by the
-        store (terms in the syntax the mapper writes), in parts, each as soon as it is
-        written: the caller works on one while the store writes the others.
-
-        Decoding terms is what writing a graph out costs (each IRI and long literal is
-        looked up by its hash), and one dump does it on one core.  A read-only handle is
-        a snapshot, so the graph is written out one predicate at a time, on every core:
-        each query lets go of the interpreter while the store works.  A writer's handle
-        moves on between queries, so through it the graph is dumped at once.
-        """
-        store, name = self._store, pyoxigraph.NamedNode(graph)
-        if self._held() is not None:
-            data = store.dump(format=pyoxigraph.RdfFormat.N_TRIPLES, from_graph=name)
-            yield (data or b"").decode()
-            return
-        used = store.query(f"SELECT DISTINCT ?p WHERE {{ GRAPH {name} {{ ?s ?p ?o }} }}")
-        assert isinstance(used, pyoxigraph.QuerySolutions)
-
-        def written(predicate: object) -> str:
-            triple = f"?s {predicate} ?o"
-            answer = store.query(
-                f"CONSTRUCT {{ {triple} }} WHERE {{ GRAPH {name} {{ {triple} }} }}"
-            )
-            assert isinstance(answer, pyoxigraph.QueryTriples)
-            return (answer.serialize(format=pyoxigraph.RdfFormat.N_TRIPLES) or b"").decode()
-
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            for part in as_completed([pool.submit(written, row[0]) for row in used]):
-                yield part.result()
-
-    def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:
-        return _retried(
-            lambda: self._query(sparql, dataset),
-            f"cannot read the store at {self.path}",
-            again=self._reopen,
-        )
-
-    def _reopen(self) -> None:
-        self._read_only = self._open()
-
-    def _query(self, sparql: str, dataset: Dataset | None) -> QueryResult:
-        try:
-            if dataset is None or not dataset.defaults:
-                answer = self._store.query(sparql, use_default_graph_as_union=True)
-            else:  # the dataset, FROM and FROM NAMED overridden
-                default: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode | pyoxigraph.DefaultGraph]
-                default = [pyoxigraph.NamedNode(graph) for graph in dataset.defaults]
-                if dataset.named_graphs is None:
-                    answer = self._store.query(sparql, default_graph=default)
-                else:
-                    named: list[pyoxigraph.NamedNode | pyoxigraph.BlankNode] = [
-                        pyoxigraph.NamedNode(graph) for graph in dataset.named_graphs
-                    ]
-                    answer = self._store.query(sparql, default_graph=default, named_graphs=named)
-        except SyntaxError as exc:
-            raise ValueError(f"invalid SPARQL: {exc}") from exc
-        if isinstance(answer, pyoxigraph.QueryBoolean):
-            return QueryResult("ask", boolean=bool(answer))
-        if isinstance(answer, pyoxigraph.QuerySolutions):
-            variables = tuple(variable.value for variable in answer.variables)
-            rows, datatypes = [], []
-            for solution in answer:
-                terms = [(name, solution[name]) for name in variables]
-                rows.append({name: _value(term) for name, term in terms})
-                datatypes.append(
-                    _json_datatypes(
-                        (name, term.datatype.value)
-                        for name, term in terms
-                        if isinstance(term, pyoxigraph.Literal)
-                    )
-                )
-            return QueryResult("select", variables=variables, rows=rows, datatypes=datatypes)
-        return QueryResult("graph", triples=list(answer))
+__all__ = ["RemoteBackend", "sort_key", "total_order"]
 
 
 # A query's prologue (BASE and PREFIX declarations), its form, and a top-level LIMIT.
@@ -337,8 +91,6 @@ class RemoteBackend:
     def _not_an_update_endpoint(self, where: str) -> None:
         """A query the server refused, sent to what looks like its update endpoint: the
         URL is what is wrong, not the query (Oxigraph answers 400 there)."""
-        from otel_prov.exporters._sparql_client import default_query_endpoint, redact_url
-
         query_endpoint = default_query_endpoint(self.endpoint)
         if query_endpoint != self.endpoint:
             raise StoreUnavailableError(
@@ -358,7 +110,7 @@ class RemoteBackend:
                 for binding in bindings
             ],
             datatypes=[
-                _json_datatypes((name, term.get("datatype")) for name, term in binding.items())
+                json_datatypes((name, term.get("datatype")) for name, term in binding.items())
                 for binding in bindings
             ],
         )
@@ -433,8 +185,6 @@ class RemoteBackend:
 
     def _where(self) -> str:
         """The endpoint as messages name it (no credentials)."""
-        from otel_prov.exporters._sparql_client import redact_url
-
         return redact_url(self.endpoint)
 
     def query(self, sparql: str, *, dataset: Dataset | None = None) -> QueryResult:

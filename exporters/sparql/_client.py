@@ -1,5 +1,4 @@
-"""One HTTP conversation with a SPARQL store: send a batch, say what became of it; and
-the URLs around it (the query endpoint beside an update endpoint, a URL fit to show).
+"""One HTTP conversation with a SPARQL store: send a batch, say what became of it.
 
 The client builds the update text (``INSERT DATA { GRAPH <g> { ... } }`` from N-Triples
 statements, whose terms are already escaped), posts it on a persistent connection and sorts
@@ -14,23 +13,19 @@ import enum
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import quote, unquote_plus, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import requests
 from requests.auth import AuthBase
 
-from otel_prov._settings import env_str
-from otel_prov.environment_variables import OTEL_PROV_SPARQL_QUERY_ENDPOINT
+from otel_prov.exporters.sparql._settings import redact_url
 
 __all__ = [
     "Answer",
     "Outcome",
     "SparqlUpdateClient",
     "by_graph",
-    "default_query_endpoint",
     "delete_text",
-    "query_endpoint_from_settings",
-    "redact_url",
     "to_nquad_lines",
     "update_text",
 ]
@@ -63,68 +58,6 @@ class Answer:
     status: int | None = None
     retry_after: float | None = None
     auth_failed: bool = False
-
-
-_SECRET_NAME = re.compile(
-    r"auth|credential|jwt|key|pass|pwd|secret|session|sig|token", re.IGNORECASE
-)
-"""Query parameter names whose values are kept out of messages: ``access_token``,
-``api_key``, ``x-api-key``, ``password``, ``X-Amz-Signature``, ``X-Amz-Credential`` and
-whatever else holds one of these (an over-redacted URL in a log costs nothing)."""
-_REDACTED = "REDACTED"
-
-
-_UPDATE_SEGMENT = re.compile(r"/update(?=/|$)")
-
-
-def default_query_endpoint(update_endpoint: str) -> str:
-    """The update endpoint with the last ``/update`` of its path replaced by ``/query``:
-    Oxigraph and Fuseki answer queries beside updates (``/ds/update``, ``/ds/query``);
-    a URL without one is its own query endpoint (Virtuoso's ``/sparql``)."""
-    parts = urlsplit(update_endpoint)
-    found = list(_UPDATE_SEGMENT.finditer(parts.path))
-    if not found:
-        return update_endpoint
-    last = found[-1]
-    path = f"{parts.path[: last.start()]}/query{parts.path[last.end() :]}"
-    return urlunsplit(parts._replace(path=path))
-
-
-def query_endpoint_from_settings(
-    update_endpoint: str | None, query_endpoint: str | None = None
-) -> str | None:
-    """Where what is written to ``update_endpoint`` is read back: ``query_endpoint``, else
-    ``OTEL_PROV_SPARQL_QUERY_ENDPOINT``, else :func:`default_query_endpoint`; ``None``
-    when none of them is set.  The one rule, for the exporters as for the CLI."""
-    chosen = query_endpoint or env_str(OTEL_PROV_SPARQL_QUERY_ENDPOINT)
-    if chosen:
-        return chosen
-    return default_query_endpoint(update_endpoint) if update_endpoint else None
-
-
-def redact_url(url: str) -> str:
-    """The URL as it may be shown: without user info (``https://user:secret@host`` ->
-    ``https://host``), and with the value of every secret-looking query (or fragment)
-    parameter replaced by ``REDACTED``, its name kept (``?access_token=REDACTED``)."""
-    parts = urlsplit(url)
-    redacted = parts._replace(
-        query=_redact_parameters(parts.query), fragment=_redact_parameters(parts.fragment)
-    )
-    if parts.username is not None or parts.password is not None:
-        host = parts.hostname or ""
-        redacted = redacted._replace(netloc=f"{host}:{parts.port}" if parts.port else host)
-    return url if redacted == parts else urlunsplit(redacted)
-
-
-def _redact_parameters(text: str) -> str:
-    """``name=value`` pairs (split at ``&`` and at ``;``, which some servers also take)
-    with the values of secret-looking names replaced; the rest byte for byte."""
-    pieces = re.split(r"([&;])", text)
-    for index in range(0, len(pieces), 2):
-        name, equals, _ = pieces[index].partition("=")
-        if equals and _SECRET_NAME.search(unquote_plus(name)):
-            pieces[index] = f"{name}={_REDACTED}"
-    return "".join(pieces)
 
 
 def by_graph(lines: Sequence[str]) -> dict[str, list[str]]:

@@ -1,25 +1,68 @@
-"""The sessions a store already holds sealed, for a writer that continues them.
+"""What a writer asks of the store it writes before it seals: the runs it holds already.
 
-Every writer that may seal spans the store holds already (``import``, the receiver, a
-writer recovering a dead one's runs) must not seal a stored session a second time: that
-would fork its chain.  It asks the destination, trace by trace, which sessions it holds,
-with their newest bundle, how many bundles each has and whether the newest is a streamed
-entry (the run still open), and goes on from there
-(:func:`~otel_prov.read._verify.stored_content` reads their content).
+A writer that seals spans the store may hold already must go on from what is stored, not
+seal a second time: ``import`` of a file imported before (or of more spans of its trace),
+a receiver started again on its journal, the next writer of a run a dead process was
+streaming.  Sealing anew would give a stored session a second first bundle, a fork of its
+chain.  So the writer asks, trace by trace, which sessions the store holds, with their
+newest entry (how many bundles each has, whether the newest is a streamed entry: the run
+still open), and reads what is stored of each (``WritePipeline.continue_stored``).  The
+writer names what it needs (:class:`StoredRuns`); :class:`StoreReads` asks any store's
+reader (``_reading``) for it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
-from otel_prov.processing._stored import OpenStoredRun, StoredSession
-from otel_prov.prov._rdf import Triple, instant, literal
+from otel_prov.exporters._content import stored_content
+from otel_prov.exporters._reading import QueryBackend
+from otel_prov.prov._rdf import SPARQL_PREFIXES, Triple, instant, literal
 from otel_prov.prov._stream import STREAMED
-from otel_prov.read._backend import QueryBackend
-from otel_prov.read._sparql import SPARQL_PREFIXES
-from otel_prov.read._verify import stored_content
 
-__all__ = ["StoreReads"]
+__all__ = ["OpenStoredRun", "StoreReads", "StoredRuns", "StoredSession"]
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """A session the store holds, as the writer needs it to go on from there."""
+
+    session: str
+    """Its IRI (plain)."""
+    bundle: str
+    """Its newest entry's bundle (plain IRI)."""
+    revision: int
+    """How many bundles it has (the newest is the ``revision``-th)."""
+    streamed: bool
+    """The newest entry is a streamed one (``_stream``): the run was still open."""
+
+
+@dataclass(frozen=True)
+class OpenStoredRun:
+    """A run the store holds streamed and not ended."""
+
+    stored: StoredSession
+    chain: str
+    """The chain its newest entry is in: its writer's."""
+    last_ns: int
+    """When that entry was sealed (ns since the epoch)."""
+
+
+class StoredRuns(Protocol):
+    """Reads of the store a writer goes on from."""
+
+    def sessions(self, trace_ids: Sequence[str]) -> dict[str, list[StoredSession]]:
+        """Trace id (32 hex digits) -> the sessions the store holds of it."""
+
+    def content(self, session: StoredSession) -> list[Triple]:
+        """What the store holds of ``session``'s content, in the mapper's syntax."""
+
+    def open_runs(self) -> list[OpenStoredRun]:
+        """The runs whose newest entry is a streamed one: still open, as far as the store
+        knows (their writer at work, or gone)."""
+
 
 _TRACES_PER_QUERY = 100
 
@@ -53,7 +96,7 @@ SELECT ?session ?bundle ?chain ?at (COUNT(DISTINCT ?any) AS ?bundles) WHERE {{ G
 
 class StoreReads:
     """The store's answers to a writer that goes on from what it holds
-    (:class:`~otel_prov.processing._stored.StoredRuns`), in ``graph`` (an IRI term)."""
+    (:class:`StoredRuns`), in ``graph`` (an IRI term)."""
 
     def __init__(self, backend: QueryBackend, graph: str) -> None:
         self.backend = backend

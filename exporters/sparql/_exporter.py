@@ -65,7 +65,6 @@ from typing import Any
 from opentelemetry import metrics
 from opentelemetry.context import _SUPPRESS_INSTRUMENTATION_KEY, attach, set_value
 from opentelemetry.metrics import CallbackOptions, Observation
-from opentelemetry.util.re import parse_env_headers
 from requests.auth import AuthBase, HTTPDigestAuth
 
 from otel_prov._forks import reset_in_child
@@ -73,37 +72,34 @@ from otel_prov._settings import env_str, fsync_always
 from otel_prov._version import __version__
 from otel_prov.environment_variables import (
     OTEL_PROV_SPARQL_GRAPH_STORE_ENDPOINT,
-    OTEL_PROV_SPARQL_HEADERS,
     OTEL_PROV_SPARQL_UPDATE_ENDPOINT,
-    OTEL_PROV_SPOOL_DIR,
 )
-from otel_prov.exporters._base import (
-    REMOVE_BATCH,
-    RETRACTED,
-    ExportResult,
-    ProvExporter,
-    graph_term,
-    remove_text,
-)
+from otel_prov.exporters._base import ExportResult, ProvExporter, graph_term
 from otel_prov.exporters._reports import live_reports, write_report
-from otel_prov.exporters._sparql_client import (
+from otel_prov.exporters._text import REMOVE_BATCH, RETRACTED, remove_text
+from otel_prov.exporters.sparql._client import (
     Answer,
     Outcome,
     SparqlUpdateClient,
     by_graph,
     delete_text,
-    query_endpoint_from_settings,
-    redact_url,
     to_nquad_lines,
 )
-from otel_prov.exporters._spool import Spool, SpooledBatch, SpoolFullError, UnreadableBatchError
+from otel_prov.exporters.sparql._settings import (
+    query_endpoint_from_settings,
+    redact_url,
+    sparql_headers,
+    spool_dir_from_settings,
+)
+from otel_prov.exporters.sparql._spool import (
+    Spool,
+    SpooledBatch,
+    SpoolFullError,
+    UnreadableBatchError,
+)
 from otel_prov.prov._record import ProvRecord
 
-__all__ = [
-    "DEFAULT_SPOOL_DIR",
-    "SparqlUpdateExporter",
-    "sparql_headers",
-]
+__all__ = ["SparqlUpdateExporter"]
 
 _logger = logging.getLogger(__name__)
 
@@ -114,7 +110,6 @@ _MAX_DOUBLINGS = 64
 """Past this many failures in a row the retry delay doubles no more (it is long at its
 ``retry_max_delay`` bound by then)."""
 
-DEFAULT_SPOOL_DIR = ".otel-prov/spool"
 _OUTCOMES = ("exported", "retried", "spooled", "dead_lettered", "dropped")
 _STATUS_INTERVAL_S = 1.0
 _UPDATE_BATCH = 1000
@@ -123,12 +118,6 @@ _GRAPH_STORE_BATCH = 10_000
 ``otel-prov receive`` into an Oxigraph server stored 1.66x the spans/s with batches of
 10,000 than of 1,000 (``benchmarks/bench_receiver.py``); INSERT DATA stays at 1,000,
 which Virtuoso takes (SP031 above about that).  A batch a store finds too large is split."""
-
-
-def sparql_headers(value: str | None = None) -> dict[str, str]:
-    """Headers from ``OTEL_PROV_SPARQL_HEADERS`` (or ``value``), OTLP syntax."""
-    raw = value if value is not None else env_str(OTEL_PROV_SPARQL_HEADERS, "") or ""
-    return dict(parse_env_headers(raw, liberal=True))
 
 
 class SparqlUpdateExporter(ProvExporter):
@@ -198,7 +187,7 @@ class SparqlUpdateExporter(ProvExporter):
             graph_store_endpoint=self.graph_store_endpoint,
         )
         self._client = self._new_client()
-        spool_path = Path(spool_dir or env_str(OTEL_PROV_SPOOL_DIR, DEFAULT_SPOOL_DIR) or ".")
+        spool_path = spool_dir_from_settings(spool_dir)
         self._fsync = fsync if fsync is not None else fsync_always()
         self.spool = self._open_spool(spool_path, max_spool_bytes)
         self.batch_size = max_batch_triples or (

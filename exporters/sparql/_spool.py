@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from otel_prov.exporters._durable import fsync_directory, write_atomically
+
 __all__ = [
     "DeadLetter",
     "Spool",
@@ -33,7 +35,6 @@ __all__ = [
     "SpooledBatch",
     "UnreadableBatchError",
     "split_lines",
-    "write_atomically",
 ]
 
 _logger = logging.getLogger(__name__)
@@ -71,35 +72,6 @@ class SpooledBatch:
 class DeadLetter:
     path: Path
     reason: str
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_atomically(directory: Path, name: str, data: bytes, *, fsync: bool = True) -> Path:
-    """``directory/name`` appears whole or not at all (temporary file, rename); with
-    ``fsync`` it also survives a machine crash, without it only the process's death."""
-    directory.mkdir(parents=True, exist_ok=True)
-    temporary = directory / f".{name}.tmp"
-    try:
-        with temporary.open("wb") as file:
-            file.write(data)
-            file.flush()
-            if fsync:
-                os.fsync(file.fileno())
-    except OSError:
-        temporary.unlink(missing_ok=True)  # a full disk keeps no part of it
-        raise
-    target = directory / name
-    temporary.rename(target)
-    if fsync:
-        _fsync_directory(directory)
-    return target
 
 
 def _try_lock(path: Path) -> IO[str] | None:
@@ -256,7 +228,7 @@ class Spool:
             return
         self._account(-size, -1)
         if fsync:
-            _fsync_directory(self.directory)
+            fsync_directory(self.directory)
 
     def split(self, batch: SpooledBatch, *, fsync: bool = True) -> None:
         """Replace a batch by its two halves (the store found it too large)."""
@@ -269,7 +241,7 @@ class Spool:
         batch.path.unlink()
         self._account(0, -1)
         if fsync:
-            _fsync_directory(self.directory)
+            fsync_directory(self.directory)
 
     def set_aside(self, path: Path, reason: str) -> DeadLetter:
         """Move a spooled file, byte for byte, to the dead letters with ``reason``."""
@@ -278,8 +250,8 @@ class Spool:
         write_atomically(self.dead_letters, name + ".reason", reason.encode())
         target = self.dead_letters / (name + _SUFFIX)
         path.rename(target)
-        _fsync_directory(self.dead_letters)
-        _fsync_directory(self.directory)
+        fsync_directory(self.dead_letters)
+        fsync_directory(self.directory)
         self._account(-size, -1)
         return DeadLetter(target, reason)
 

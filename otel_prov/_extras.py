@@ -4,7 +4,8 @@ The core install writes and reads provenance (OpenTelemetry, rdflib, SPARQLWrapp
 pyoxigraph).  The web view and the OTLP receiver need a web stack that a traced
 application does not, so it comes with ``otel-prov[serve]`` and ``otel-prov[receive]``;
 signing and checking signatures (``OTEL_PROV_SIGNING_KEY``, ``keygen``,
-``verify --trust``) with ``otel-prov[sign]``;
+``verify --trust``) with ``otel-prov[sign]``; the MCP server (``otel-prov mcp``) with
+``otel-prov[mcp]``;
 pyproject.toml lists the same packages under the same names.
 """
 
@@ -19,6 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "serve": ("starlette", "uvicorn", "jinja2"),
     "receive": ("starlette", "uvicorn"),
     "sign": ("cryptography",),
+    "mcp": ("mcp", "starlette", "uvicorn"),
 }
 """Each extra, by name, and the import names of the packages it installs."""
 

@@ -60,11 +60,14 @@ def make_span(
     )
 
 
-def store_runs(path: Path, *runs: Sequence[SpanRecord]) -> Path:
+def store_runs(
+    path: Path, *runs: Sequence[SpanRecord], graph: str | None = None, chain: str = "store-runs"
+) -> Path:
     """An embedded store at ``path`` holding each run's span records, mapped and exported
-    together and sealed in one writer's chain, as the processor would; the path."""
-    exporter = OxigraphStoreExporter(path)
-    sealer = Sealer(chain="store-runs")
+    together and sealed in one writer's chain (``chain``), as the processor would, into
+    ``graph`` (an IRI; the provenance graph by default); the path."""
+    exporter = OxigraphStoreExporter(path, graph=graph)
+    sealer = Sealer(chain=chain)
     exporter.export([sealer.seal(map_spans(list(run)), 0) for run in runs])
     exporter.shutdown()
     return path

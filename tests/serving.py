@@ -37,12 +37,16 @@ class Served:
 
 @contextlib.contextmanager
 def serving(
-    *args: str, env: dict[str, str] | None = None, wait_s: float = 30.0
+    *args: str,
+    env: dict[str, str] | None = None,
+    wait_s: float = 30.0,
+    command: tuple[str, ...] = ("serve", "--port", "0"),
 ) -> Iterator[Served]:
-    """Start ``otel-prov serve --port 0 ARGS`` and wait for the URL it prints."""
+    """Start ``otel-prov serve --port 0 ARGS`` (or ``otel-prov COMMAND ARGS``) and wait for
+    the URL it prints."""
     log = tempfile.NamedTemporaryFile("w+", encoding="utf-8", suffix=".log")  # noqa: SIM115
     process = subprocess.Popen(
-        [*CLI, "serve", "--port", "0", *args],
+        [*CLI, *command, *args],
         stdout=subprocess.PIPE,
         stderr=log,
         text=True,
@@ -58,7 +62,8 @@ def serving(
             if selector.select(timeout=0.2):
                 line = process.stdout.readline()
         selector.close()
-        assert line.startswith(("otel-prov serve: http://", "otel-prov serve: https://")), (
+        said = f"otel-prov {command[0]}: "
+        assert line.startswith((f"{said}http://", f"{said}https://")), (
             line,
             process.poll(),
         )

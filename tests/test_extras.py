@@ -92,6 +92,7 @@ def test_a_subpackage_loads_on_first_use_after_import_otel_prov() -> None:
         ("serve", "serve", "jinja2"),
         ("receive", "receive", "starlette"),
         ("receive", "receive", "uvicorn"),
+        ("mcp", "mcp", "mcp"),
     ],
 )
 def test_a_command_without_its_extra_says_what_to_install(

@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("otel_prov.instrumentation",),
     ("otel_prov.setup",),
     ("otel_prov.view",),
-    ("otel_prov.cli", "otel_prov.demo"),
+    ("otel_prov.cli", "otel_prov.demo", "otel_prov.mcp_server"),
     ("otel_prov", "otel_prov.__main__"),
 )
 """Bottom first.  A module belongs to the layer of the longest prefix that names it."""

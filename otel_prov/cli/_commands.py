@@ -107,6 +107,13 @@ _LISTED = (
         "_serve",
     ),
     Listed(
+        "mcp",
+        "a Model Context Protocol server for LLM clients (Claude Desktop, Cursor, VS Code): "
+        "tools list_runs, show_run, why, diff_runs, summarize_run, trace_spans, verify and "
+        "sparql over the store, read only; stdio unless --http",
+        "_mcp",
+    ),
+    Listed(
         "verify",
         "check that stored sessions are unchanged since export and every writer's chain is whole",
         "_verify",

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
-import threading
 from pathlib import Path
 
 from otel_prov._extras import needs_extra
@@ -21,7 +19,15 @@ from otel_prov.cli._parser import (
     seconds,
     tls_arguments,
 )
-from otel_prov.cli._shared import backend, base_graph, tenant, tenants_from, token_text, trace_links
+from otel_prov.cli._shared import (
+    backend,
+    base_graph,
+    reload_on_hangup,
+    tenant,
+    tenants_from,
+    token_text,
+    trace_links,
+)
 from otel_prov.exporters._reading import StoreUnavailableError
 from otel_prov.setup._destination import store_path
 
@@ -135,13 +141,7 @@ def _serve(args: argparse.Namespace) -> ExitCode:
         print(f"otel-prov serve: {url}", flush=True)
 
     if tenants is not None:
-        # SIGHUP reads the tenants file again (off the event loop's thread, which may be
-        # asking the tenants at that moment), rather than stop the server.
-        reload = tenants.reload
-        signal.signal(
-            signal.SIGHUP,
-            lambda signum, frame: threading.Thread(target=reload, daemon=True).start(),
-        )
+        reload_on_hangup(tenants)
 
     try:
         serve(app, args.host, args.port, announce=announce, tls=tls)

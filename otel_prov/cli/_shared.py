@@ -4,6 +4,8 @@ graph, the trace backends' links (their messages: ``_messages``)."""
 from __future__ import annotations
 
 import argparse
+import signal
+import threading
 from pathlib import Path
 
 from otel_prov._extras import MissingExtraError
@@ -45,6 +47,7 @@ __all__ = [
     "open_destination",
     "read_checkpoints",
     "reader",
+    "reload_on_hangup",
     "signer",
     "tenant",
     "tenants_from",
@@ -197,3 +200,12 @@ def tenants_from(path: Path | None) -> Tenants | None:
     tenants.  ``ValueError`` says what is wrong with the file."""
     named = path or env_str(OTEL_PROV_TENANTS)
     return None if not named else Tenants.read(Path(named))
+
+
+def reload_on_hangup(tenants: Tenants) -> None:
+    """SIGHUP reads the tenants file again, rather than stop the server (``serve``,
+    ``mcp``): off the thread the signal lands on, which may be asking the tenants."""
+    signal.signal(
+        signal.SIGHUP,
+        lambda signum, frame: threading.Thread(target=tenants.reload, daemon=True).start(),
+    )

@@ -48,6 +48,7 @@ __all__ = [
     "check_user_query",
     "dataset_graphs",
     "line_and_column",
+    "prologue_end",
     "query_form",
     "refuse_other_graphs",
     "refuse_services",
@@ -88,6 +89,12 @@ def _prologue(text: str) -> tuple[list[str], int]:
         if declaration.group("prefix") is not None:
             declared.append(declaration.group("prefix"))
         position = declaration.end()
+
+
+def prologue_end(text: str) -> int:
+    """Where the query after its prologue (``BASE``, ``PREFIX``, comments) starts in
+    ``text``: what wraps a query in another keeps the prologue before it."""
+    return _prologue(text)[1]
 
 
 def query_form(text: str) -> str | None:

@@ -10,12 +10,10 @@ answer carries the security headers of :data:`HEADERS`.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import math
 import threading
-import time
 import urllib.parse
 from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
@@ -41,7 +39,6 @@ from otel_prov.read._rdf_documents import (
 )
 from otel_prov.read._reader import ProvenanceReader, SessionPage, parse_moment
 from otel_prov.read._sparql import STATUSES
-from otel_prov.read._text_index import TextIndex
 from otel_prov.read._user_query import UpdateRefusedError
 from otel_prov.read._views import SessionSummary
 from otel_prov.view._guards import (
@@ -64,6 +61,7 @@ from otel_prov.view._pages import (
     sparql_page,
     tenants_page,
 )
+from otel_prov.view._reading import FreshBackend, NoStoreYet, TextIndexes
 from otel_prov.view._timed_query import QueryTimeoutError, run_timed_query
 
 __all__ = ["HEADERS", "PAGE_SIZE", "create_app"]
@@ -101,45 +99,6 @@ class _SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, with_headers)
-
-
-class _NoStoreYet(Exception):
-    """The embedded store ``serve`` reads does not exist yet: no agent has written it."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(f"no runs yet: there is no store at {path} yet")
-        self.path = path
-
-
-class _Fresh:
-    """A backend opened again once it is older than ``refresh_s`` (see the module).  With
-    ``awaited`` (the embedded store's directory), one that does not exist yet is opened
-    once it does; until then :meth:`get` raises :class:`_NoStoreYet`."""
-
-    def __init__(
-        self,
-        open_backend: Callable[[], QueryBackend],
-        refresh_s: float,
-        awaited: Path | None = None,
-    ) -> None:
-        self._open = open_backend
-        self._refresh_s = refresh_s
-        self._awaited = awaited
-        self._lock = threading.Lock()
-        self._backend = None if self._absent() else open_backend()
-        self._opened = time.monotonic()
-
-    def _absent(self) -> bool:
-        return self._awaited is not None and not self._awaited.is_dir()
-
-    def get(self) -> QueryBackend:
-        with self._lock:
-            if self._backend is None or time.monotonic() - self._opened > self._refresh_s:
-                if self._backend is None and self._awaited is not None and self._absent():
-                    raise _NoStoreYet(self._awaited)
-                self._backend = self._open()
-                self._opened = time.monotonic()
-            return self._backend
 
 
 class _BadRequest(ValueError):
@@ -209,21 +168,11 @@ def create_app(
         for reader_tenant in (tenants.tenants.values() if tenants is not None else ())
         for name in reader_tenant.reads
     }
-    fresh = _Fresh(open_backend, refresh_s, awaited_store)
+    fresh = FreshBackend(open_backend, refresh_s, awaited_store)
     links = dict(trace_links or {})
     free = threading.BoundedSemaphore(max_queries)  # taken without waiting, in the event loop
 
-    indexes: dict[str, TextIndex] = {}  # a graph's for the app's life: its runs read once
-    indexes_lock = threading.Lock()
-
-    def index_of(named: str) -> TextIndex:
-        with indexes_lock:
-            index = indexes.get(named)
-            if index is None:
-                index = indexes[named] = TextIndex()
-                # Every run's text now, not at the first search (a minute over 100,000 runs).
-                threading.Thread(target=_warm, args=(index, fresh, named), daemon=True).start()
-            return index
+    index_of = TextIndexes(fresh).of  # a graph's for the app's life: its runs read once
 
     if tenants is None:
         index_of(own.graph)
@@ -438,7 +387,7 @@ def create_app(
             _BadRequest: _bad_request,
             _NotFound: _not_found,
             _Forbidden: _forbidden,
-            _NoStoreYet: _no_store_yet,
+            NoStoreYet: _no_store_yet,
         },
     )
     # The last added runs first: the headers go on every answer, refusals included.
@@ -489,13 +438,6 @@ def _tenant_of_user(tenants: Tenants) -> Callable[[str], str | None]:
     return tenant
 
 
-def _warm(index: TextIndex, fresh: _Fresh, graph: str) -> None:
-    """Fill the text index; a store that cannot be read now (or is not there yet) is
-    reported by the pages, and searched when it can be."""
-    with contextlib.suppress(StoreUnavailableError, ValueError, _NoStoreYet):
-        index.refresh(fresh.get(), graph)
-
-
 _LIST_PARAMS = ("agent", "service", "status", "since", "until", "q", "cursor")
 
 
@@ -518,7 +460,7 @@ def _forbidden(request: Request, exc: Exception) -> Response:
 def _no_store_yet(request: Request, exc: Exception) -> Response:
     """Before an agent has written the store: the list says there are no runs yet and
     keeps looking (its state says it waits); any other page that there is no run."""
-    assert isinstance(exc, _NoStoreYet)
+    assert isinstance(exc, NoStoreYet)
     if request.url.path == "/sessions/state":
         return JSONResponse(listing_state((), waiting=True))
     if request.url.path == "/":

@@ -229,17 +229,23 @@ class ReaderLogin:
     The cookie names a random login kept here (a restart logs everyone out), not the
     token, and is ``Secure`` (browsers keep it on ``http://localhost`` too, not over
     plaintext elsewhere), ``HttpOnly`` and ``SameSite=Lax``.  The login form's POST has
-    passed :class:`SameOrigin`."""
+    passed :class:`SameOrigin`.
+
+    Without ``login`` (an MCP server: its clients are programs, not browsers) only the
+    header or a certificate lets a request in: there is no ``/login`` and no cookie."""
 
     def __init__(
         self,
         app: ASGIApp,
         tokens: Callable[[], Mapping[bytes, str]],
         subjects: Callable[[], Mapping[str, str]] | None = None,
+        *,
+        login: bool = True,
     ) -> None:
         self.app = app
         self._tokens = tokens
         self._subjects = subjects
+        self._login_form = login
         self._logins: dict[str, bytes] = {}
         """Login -> the SHA-256 of the token it was made with."""
         self._lock = threading.Lock()
@@ -256,7 +262,7 @@ class ReaderLogin:
         if scheme.lower() == "bearer":
             found = self._by_token(token)
             return None if found is None else found[1]
-        login = cookies.get(COOKIE)
+        login = cookies.get(COOKIE) if self._login_form else None
         if login is None:
             return None
         with self._lock:
@@ -272,7 +278,7 @@ class ReaderLogin:
             await self.app(scope, receive, send)
             return
         request = Request(scope, receive)
-        if request.url.path == "/login":
+        if self._login_form and request.url.path == "/login":
             answer = await self._login(request)
         elif request.url.path == "/favicon.ico":
             # Asked for by the login page too, before any login: there is none to give.
@@ -303,12 +309,13 @@ class ReaderLogin:
         return reader
 
     def _refusal(self, request: Request) -> Response:
-        if request.method == "GET" and "text/html" in request.headers.get("accept", ""):
+        browser = request.method == "GET" and "text/html" in request.headers.get("accept", "")
+        if self._login_form and browser:
             back = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             return RedirectResponse("/login?" + urllib.parse.urlencode({"next": back}), 303)
         return PlainTextResponse(
-            "this server needs a reader's token: send 'Authorization: Bearer <token>', "
-            "or log in at /login\n",
+            "this server needs a reader's token: send 'Authorization: Bearer <token>'"
+            + (", or log in at /login\n" if self._login_form else "\n"),
             401,
             headers={"www-authenticate": 'Bearer realm="otel-prov"'},
         )

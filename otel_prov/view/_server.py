@@ -24,11 +24,15 @@ def serve(
     *,
     announce: Callable[[str], None],
     tls: TlsFiles | None = None,
+    name: str = "serve",
+    lifespan: bool = False,
 ) -> None:
     """Serve ``app`` on ``host:port`` until interrupted (SIGINT, SIGTERM), over TLS only
-    when ``tls`` is given; ``announce`` gets the URL once the socket is bound.  Raises
-    ``OSError`` when it cannot bind, ``ValueError`` for TLS files it cannot use."""
-    options = uvicorn_options(tls, "serve")
+    when ``tls`` is given; ``announce`` gets the URL once the socket is bound, ``name``
+    is the server's in the log of a refused handshake, and ``lifespan`` runs the app's
+    start and end (an MCP server's sessions live in it).  Raises ``OSError`` when it
+    cannot bind, ``ValueError`` for TLS files it cannot use."""
+    options = uvicorn_options(tls, name)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -45,7 +49,7 @@ def serve(
         app,
         log_level="warning",
         access_log=False,
-        lifespan="off",
+        lifespan="on" if lifespan else "off",
         **options,
     )
     try:

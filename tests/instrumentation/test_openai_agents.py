@@ -44,6 +44,7 @@ from openai.types.responses import (
     ResponseReasoningItem,
 )
 from openai.types.responses.response_reasoning_item import Summary
+from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
@@ -275,6 +276,38 @@ def test_async_run(
     spans = list(exporter.get_finished_spans())
     _assert_success_spans(spans)
     _assert_success_prov(spans)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync-tool", "async-tool"])
+def test_what_a_tool_does_is_traced_under_its_call(
+    instrumented: tuple[InMemorySpanExporter, Recorder, OpenAIAgentsInstrumentor],
+    memory_provider: tuple[TracerProvider, InMemorySpanExporter],
+    asynchronous: bool,
+) -> None:
+    """A tool's own work (an HTTP call, an MCP call, traced by their instrumentations) is
+    a child of its ``execute_tool`` span, in the run's trace, as it is in any other
+    framework: the call's span is the current OTel span while the SDK runs the tool, and
+    is no longer once the call has ended."""
+    exporter, _, _ = instrumented
+    tracer = memory_provider[0].get_tracer("a-client-library")
+
+    def weather(city: str) -> str:
+        with tracer.start_as_current_span("GET /weather"):
+            return f"fine in {city}"
+
+    async def weather_async(city: str) -> str:
+        await asyncio.sleep(0)
+        return weather(city)
+
+    tool = function_tool(weather_async if asynchronous else weather, name_override="get_weather")
+    agent = Agent(name="weather", tools=[tool])
+    Runner.run_sync(agent, "Weather in Paris?", run_config=_config([_tool_step(), _answer_step()]))
+    spans = list(exporter.get_finished_spans())
+    (call,) = by_name(spans, "execute_tool")
+    (inner,) = by_name(spans, "GET /weather")
+    assert inner.context.trace_id == call.context.trace_id
+    assert parent_of(inner) == call.context.span_id
+    assert trace.get_current_span() is trace.INVALID_SPAN  # nothing left current after it
 
 
 def test_failing_tool_is_a_failed_call_and_the_run_goes_on(

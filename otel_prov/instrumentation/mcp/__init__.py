@@ -10,7 +10,9 @@
   ``execute_tool {name}``, a CLIENT span with ``gen_ai.tool.name``,
   ``gen_ai.operation.name``, ``mcp.method.name`` (``tools/call``), ``mcp.session.id``
   (streamable HTTP) and the arguments and result as content.  Its trace context
-  (``traceparent``, ``tracestate``) goes into the request's ``params._meta``.
+  (``traceparent``, ``tracestate``) goes into the request's ``params._meta``.  Inside an
+  agent framework's ``execute_tool`` span of the same tool (an OpenAI Agents SDK agent's
+  MCP tools), that span is the call: no second one is opened.
 * Server: each ``tools/call`` request -> ``execute_tool {name}``, a SERVER span whose
   parent is the context in ``_meta``: the server's work joins the client's trace, below
   its tool call, whichever transport carried it.  The span is current while the tool

@@ -7,7 +7,10 @@ Imported only by :meth:`MCPInstrumentor.instrument`.  MCP objects are read by at
   an ``execute_tool {name}`` CLIENT span, whose context is injected into the request's
   ``_meta`` (``traceparent``, ``tracestate``).  The SDK's own ``MCP send`` span (when a
   global tracer provider records it) is a child of ours; it would inject its own
-  context over ours, and is kept from doing so.
+  context over ours, and is kept from doing so.  Called inside an agent framework's own
+  ``execute_tool`` span of the same tool (the OpenAI Agents SDK's MCP tools), that span
+  is the call: its context goes into ``_meta`` and no second span is opened, so the call
+  is counted once and the server's joins it.
 * Server: the SDK's ``OpenTelemetryMiddleware`` wraps every inbound request in a span.
   For ``tools/call`` ours takes its place (the SDK's would be a second ``execute_tool``
   span of the same call): ``execute_tool {name}``, SERVER, a child of the context in
@@ -95,6 +98,19 @@ def _client_session_id(session: Any) -> str | None:
     return session_id if isinstance(session_id, str) else None
 
 
+def _framework_call(name: str) -> Span | None:
+    """The current span when it is a framework's call of the tool ``name`` (an agent
+    framework's ``execute_tool`` span around its MCP client's call: the OpenAI Agents
+    SDK's, LangChain's MCP adapters'), None otherwise."""
+    span = trace.get_current_span()
+    attributes = getattr(span, "attributes", None) or {}
+    same = (
+        attributes.get(sc.GEN_AI_OPERATION_NAME) == "execute_tool"
+        and attributes.get(sc.GEN_AI_TOOL_NAME) == name
+    )
+    return span if same and span.is_recording() else None
+
+
 def _client_call_tool(tracer: Tracer, original: Callable[..., Any]) -> Callable[..., Any]:
     async def call_tool(
         self: Any,
@@ -104,10 +120,15 @@ def _client_call_tool(tracer: Tracer, original: Callable[..., Any]) -> Callable[
         meta: Mapping[str, Any] | None = None,
         **kwargs: Any,
     ) -> Any:
+        mcp = {sc.MCP_METHOD_NAME: _TOOLS_CALL, sc.MCP_SESSION_ID: _client_session_id(self)}
+        calling = _framework_call(name)
+        if calling is not None:  # the framework's span is the call: one call, not two
+            calling.set_attributes({k: v for k, v in mcp.items() if v is not None})
+            carrier = dict(meta or {})
+            propagate.inject(carrier)
+            return await original(self, name, arguments, *args, meta=carrier, **kwargs)
         shape = tool_call_shape(name, arguments=arguments or {}, kind=SpanKind.CLIENT)
-        span = shape.with_attributes(
-            {sc.MCP_METHOD_NAME: _TOOLS_CALL, sc.MCP_SESSION_ID: _client_session_id(self)}
-        ).start(tracer)
+        span = shape.with_attributes(mcp).start(tracer)
         with trace.use_span(
             span, end_on_exit=True, record_exception=False, set_status_on_exception=False
         ):

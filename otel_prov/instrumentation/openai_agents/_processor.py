@@ -35,10 +35,14 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
+from contextvars import Token
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, Tracer
 
 from otel_prov import semconv as sc
@@ -333,6 +337,9 @@ class OpenAIAgentsSpanConverter:
         self._users: dict[str, str] = {}
         """SDK trace id -> the user its metadata names; kept past the trace's end, since a
         run resumed from its state continues the same SDK trace."""
+        self._current: dict[str, tuple[Span, Token[Context]]] = {}
+        """SDK span id -> (the OTel span of a tool call, the token of the context that
+        made it current) while the SDK runs the tool: see :meth:`_enter`."""
         self._enabled = True
 
     def disable(self) -> None:
@@ -386,11 +393,13 @@ class OpenAIAgentsSpanConverter:
             return
         try:
             self._start(sdk_span)
+            self._enter(sdk_span)
         except Exception:  # noqa: BLE001 - never break the agent run
             _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
 
     def on_span_end(self, sdk_span: Any) -> None:
         try:
+            self._leave(sdk_span)
             self._end(sdk_span)
         except Exception:  # noqa: BLE001 - never break the agent run
             _LOG.debug("OpenAI Agents span conversion failed", exc_info=True)
@@ -627,6 +636,29 @@ class OpenAIAgentsSpanConverter:
                 parent, start, inferred=True, trace_key=trace_key
             )
         return parent.iteration
+
+    def _enter(self, sdk_span: Any) -> None:
+        """Make a tool call's OTel span the current one while the SDK runs the tool, so
+        that what the tool does (an HTTP request, an MCP call: spans of other
+        instrumentations) is traced under the call, in the run's trace.  The SDK makes
+        its own span current the same way (a context variable set at the span's start,
+        reset at its end, in the task that runs the tool)."""
+        span_id = str(sdk_span.span_id)
+        with self._lock:
+            entry = self._entries.get(span_id)
+        if entry is None or entry.kind != _TOOL or entry.span is None:
+            return
+        token = otel_context.attach(trace.set_span_in_context(entry.span))
+        with self._lock:
+            self._current[span_id] = (entry.span, token)
+
+    def _leave(self, sdk_span: Any) -> None:
+        """Undo :meth:`_enter` as the tool's SDK span ends: in the context it was made in
+        (the call's span still current there); elsewhere there is nothing of ours to undo."""
+        with self._lock:
+            made = self._current.pop(str(sdk_span.span_id), None)
+        if made is not None and trace.get_current_span() is made[0]:
+            otel_context.detach(made[1])
 
     # --- end -----------------------------------------------------------------------
     def _end(self, sdk_span: Any) -> None:

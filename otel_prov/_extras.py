@@ -5,8 +5,9 @@ pyoxigraph).  The web view and the OTLP receiver need a web stack that a traced
 application does not, so it comes with ``otel-prov[serve]`` and ``otel-prov[receive]``;
 signing and checking signatures (``OTEL_PROV_SIGNING_KEY``, ``keygen``,
 ``verify --trust``) with ``otel-prov[sign]``; the MCP server (``otel-prov mcp``) with
-``otel-prov[mcp]``;
-pyproject.toml lists the same packages under the same names.
+``otel-prov[mcp]`` (the MCP SDK brings its own web stack; the extra also carries what the
+MCP instrumentor needs). pyproject.toml's extra of each name installs at least these
+packages, under these names.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "serve": ("starlette", "uvicorn", "jinja2"),
     "receive": ("starlette", "uvicorn"),
     "sign": ("cryptography",),
-    "mcp": ("mcp", "starlette", "uvicorn"),
+    "mcp": ("mcp",),
 }
 """Each extra, by name, and the import names of the packages it installs."""
 

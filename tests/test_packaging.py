@@ -53,7 +53,7 @@ def test_the_core_is_what_the_design_card_names() -> None:
 def test_serve_and_receive_extras_install_what_their_commands_import() -> None:
     extras = _project()["optional-dependencies"]
     for extra, modules in EXTRAS.items():
-        assert {_name(r) for r in extras[extra]} == set(modules), extra
+        assert set(modules) <= {_name(r) for r in extras[extra]}, extra
     (own,) = [r for r in extras["dev"] if r.startswith("otel-prov[")]
     assert set(own[len("otel-prov[") : -1].split(",")) == set(EXTRAS)  # the suite needs all
 
